@@ -1,0 +1,27 @@
+package groth16
+
+import (
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// Backend is the math a Groth16 prover needs; prover/cpu implements it with
+// gnark-crypto, prover/gpu with CUDA. Results must be exact (a GPU proof equals
+// the CPU proof byte for byte).
+//
+// Prove calls the methods of one Backend concurrently (the MSMs for the
+// different proof elements overlap with QuotientH), so implementations must be
+// safe for concurrent use or serialize internally. Bases slices come from a
+// ProvingKey and stay unchanged for the key's lifetime, so an implementation
+// may keep them resident, keyed by their address and length.
+type Backend interface {
+	// QuotientH returns the n coefficients of h = (a·b − c)/Z given the
+	// evaluation vectors a, b, c over the domain of size n = len(a) (a power of
+	// two), Z = X^n − 1. Inputs may be overwritten. The top coefficient is
+	// zero for a satisfied system.
+	QuotientH(a, b, c []fr.Element) ([]fr.Element, error)
+	// MSMG1 returns Σ scalars[i]·bases[i]; len(bases) == len(scalars).
+	MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error)
+	// MSMG2 returns Σ scalars[i]·bases[i]; len(bases) == len(scalars).
+	MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error)
+}
