@@ -1,0 +1,200 @@
+package r1cs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// Assignment is the output of proving mode: the full assignment and the
+// constraint evaluation vectors. It is plain data, owned by the caller.
+type Assignment struct {
+	// Public holds w_0 = 1 followed by the public inputs.
+	Public []fr.Element
+	// Private holds the witness values in creation order.
+	Private []fr.Element
+	// A, B and C hold a_i = <A_i, w>, b_i and c_i for every constraint, then
+	// the public-input rows (a = input_k, b = c = 0), then zeros up to
+	// DomainSize(NbConstraints, len(Public)).
+	A, B, C []fr.Element
+	// NbConstraints counts the circuit's own constraints.
+	NbConstraints int
+}
+
+// PublicInputs returns the public inputs without the leading constant 1, in
+// the order a verifier expects them.
+func (a *Assignment) PublicInputs() []fr.Element { return a.Public[1:] }
+
+// UnsatisfiedError reports the first constraint whose values violate
+// a·b = c during Solve.
+type UnsatisfiedError struct {
+	Index   int    // constraint index, in Enforce order
+	Path    string // namespace path at Enforce time, "" at top level
+	A, B, C fr.Element
+}
+
+func (e *UnsatisfiedError) Error() string {
+	where := e.Path
+	if where == "" {
+		where = "<top>"
+	}
+	return fmt.Sprintf("constraint %d (%s) not satisfied: %s · %s ≠ %s",
+		e.Index, where, e.A.String(), e.B.String(), e.C.String())
+}
+
+// ErrShapeMismatch means a circuit allocated or enforced differently in
+// proving mode than the System it was checked against.
+var ErrShapeMismatch = errors.New("assignment does not match circuit shape")
+
+// SolveOption configures Solve.
+type SolveOption func(*solveConfig) error
+
+type solveConfig struct {
+	shape *System
+}
+
+// WithShape sizes the output vectors exactly for sys up front and makes Solve
+// fail with ErrShapeMismatch if the circuit's counts differ from sys.
+func WithShape(sys *System) SolveOption {
+	return func(c *solveConfig) error {
+		if sys == nil {
+			return errors.New("WithShape: nil system")
+		}
+		c.shape = sys
+		return nil
+	}
+}
+
+// Solve runs c in proving mode and returns the assignment and the a, b, c
+// evaluation vectors. Every constraint is checked as it is enforced; the
+// first unsatisfied one is returned as an *UnsatisfiedError (wrapped).
+func Solve(c Circuit, opts ...SolveOption) (*Assignment, error) {
+	var cfg solveConfig
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, fmt.Errorf("solve: %w", err)
+		}
+	}
+	s := newSolver(cfg.shape)
+	if err := c.Define(s); err != nil {
+		return nil, fmt.Errorf("solve circuit %T: %w", c, err)
+	}
+	if s.failed != nil {
+		return nil, fmt.Errorf("solve circuit %T: %w", c, s.failed)
+	}
+	asg := s.finish()
+	if sh := cfg.shape; sh != nil && (sh.NbConstraints != asg.NbConstraints ||
+		sh.NbPublic != len(asg.Public) || sh.NbPrivate != len(asg.Private)) {
+		return nil, fmt.Errorf("solve circuit %T: %w: got %d constraints, %d public, %d private; want %d, %d, %d",
+			c, ErrShapeMismatch, asg.NbConstraints, len(asg.Public), len(asg.Private),
+			sh.NbConstraints, sh.NbPublic, sh.NbPrivate)
+	}
+	return asg, nil
+}
+
+// solver is the API in proving mode.
+type solver struct {
+	namespaces
+	pub, priv []fr.Element
+	a, b, c   []fr.Element
+	failed    *UnsatisfiedError
+}
+
+func newSolver(shape *System) *solver {
+	s := &solver{pub: make([]fr.Element, 1, 8)}
+	if shape != nil {
+		n := shape.DomainSize()
+		s.pub = make([]fr.Element, 1, shape.NbPublic)
+		s.priv = make([]fr.Element, 0, shape.NbPrivate)
+		s.a = make([]fr.Element, 0, n)
+		s.b = make([]fr.Element, 0, n)
+		s.c = make([]fr.Element, 0, n)
+	}
+	s.pub[0].SetOne()
+	return s
+}
+
+func (s *solver) Public(value fr.Element) Variable {
+	s.pub = append(s.pub, value)
+	return Variable(len(s.pub) - 1)
+}
+
+func (s *solver) Private(value fr.Element) Variable {
+	s.priv = append(s.priv, value)
+	return Variable(len(s.priv)-1) | privateTag
+}
+
+func (s *solver) Proving() bool { return true }
+
+func (s *solver) Value(v Variable) fr.Element {
+	if v&privateTag != 0 {
+		return s.priv[v&^privateTag]
+	}
+	return s.pub[v]
+}
+
+// montOne is 1 in Montgomery form, compared against coefficients to skip
+// the multiplication for the most common coefficient.
+var montOne = fr.One()
+
+func (s *solver) Eval(lc LC) fr.Element {
+	var acc, t fr.Element
+	for i := range lc {
+		term := &lc[i]
+		var x *fr.Element
+		if term.Var&privateTag != 0 {
+			x = &s.priv[term.Var&^privateTag]
+		} else {
+			x = &s.pub[term.Var]
+		}
+		if term.Coeff == montOne {
+			acc.Add(&acc, x)
+			continue
+		}
+		t.Mul(x, &term.Coeff)
+		acc.Add(&acc, &t)
+	}
+	return acc
+}
+
+func (s *solver) Enforce(a, b, c LC) {
+	va, vb, vc := s.Eval(a), s.Eval(b), s.Eval(c)
+	if s.failed == nil {
+		var ab fr.Element
+		ab.Mul(&va, &vb)
+		if ab != vc {
+			s.failed = &UnsatisfiedError{Index: len(s.a), Path: s.pathString(), A: va, B: vb, C: vc}
+		}
+	}
+	s.a = append(s.a, va)
+	s.b = append(s.b, vb)
+	s.c = append(s.c, vc)
+}
+
+// finish appends the public-input rows and zero-pads to the domain size.
+func (s *solver) finish() *Assignment {
+	nbCons := len(s.a)
+	n := DomainSize(nbCons, len(s.pub))
+	s.a = append(s.a, s.pub...)
+	s.a = padTo(s.a, n)
+	s.b = padTo(s.b, n)
+	s.c = padTo(s.c, n)
+	return &Assignment{
+		Public: s.pub, Private: s.priv,
+		A: s.a, B: s.b, C: s.c,
+		NbConstraints: nbCons,
+	}
+}
+
+func padTo(v []fr.Element, n int) []fr.Element {
+	if cap(v) >= n {
+		old := len(v)
+		v = v[:n]
+		clear(v[old:])
+		return v
+	}
+	out := make([]fr.Element, n)
+	copy(out, v)
+	return out
+}
