@@ -1,0 +1,115 @@
+package toolchain
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNoNvcc reports that the pinned nvcc binary is not installed.
+var ErrNoNvcc = errors.New("toolchain: nvcc not found")
+
+// Local is the toolchain found on this machine.
+type Local struct {
+	// Nvcc is the absolute path of the nvcc binary.
+	Nvcc string
+	Identity
+}
+
+// Detect finds the nvcc named by the pins and reads its identity. It runs
+// `nvcc --version`, and `nvcc -dryrun` to learn which host compiler nvcc
+// puts first on its PATH (Debian wraps gcc-11 there, for example). The image
+// comes from CUZK_IMAGE, which the pinned build container sets.
+func Detect(ctx context.Context, p Pins, environ []string) (Local, error) {
+	path, err := exec.LookPath(p.CUDA.Nvcc)
+	if err != nil {
+		return Local{}, fmt.Errorf("%w: %q (%v)", ErrNoNvcc, p.CUDA.Nvcc, err)
+	}
+	out, err := run(ctx, path, "--version")
+	if err != nil {
+		return Local{}, fmt.Errorf("detect nvcc: %w", err)
+	}
+	l := Local{Nvcc: path}
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		if b, ok := strings.CutPrefix(line, "Build "); ok {
+			l.NvccBuild = b
+		}
+		if strings.HasPrefix(line, "Cuda compilation tools, ") {
+			l.NvccRelease = strings.TrimPrefix(line, "Cuda compilation tools, ")
+		}
+	}
+	if l.NvccBuild == "" {
+		return Local{}, fmt.Errorf("detect nvcc %s: no \"Build\" line in --version output:\n%s", path, out)
+	}
+	host, err := hostCompiler(ctx, path, p.CUDA.HostCompiler)
+	if err != nil {
+		return Local{}, err
+	}
+	l.HostCompiler = host
+	l.Image = envMap(environ)[EnvImage]
+	return l, nil
+}
+
+// hostCompiler resolves the host compiler on nvcc's own PATH and returns the
+// first line of its --version.
+func hostCompiler(ctx context.Context, nvcc, name string) (string, error) {
+	dry, err := run(ctx, nvcc, "-dryrun", "-E", "-x", "cu", os.DevNull)
+	if err != nil {
+		return "", fmt.Errorf("detect host compiler: %w", err)
+	}
+	search := os.Getenv("PATH")
+	for _, line := range strings.Split(dry, "\n") {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "#$ PATH="); ok {
+			search = p
+		}
+	}
+	bin := ""
+	for _, dir := range filepath.SplitList(search) {
+		cand := filepath.Join(dir, name)
+		if st, err := os.Stat(cand); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			bin = cand
+			break
+		}
+	}
+	if bin == "" {
+		return "", fmt.Errorf("detect host compiler: %q not on nvcc's PATH %s", name, search)
+	}
+	out, err := run(ctx, bin, "--version")
+	if err != nil {
+		return "", fmt.Errorf("detect host compiler: %w", err)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	return strings.TrimSpace(first), nil
+}
+
+// run executes a command and returns its combined output; the error carries
+// the exit status and output.
+func run(ctx context.Context, name string, args ...string) (string, error) {
+	var buf bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		return buf.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, buf.String())
+	}
+	return buf.String(), nil
+}
+
+// Mismatch lists the differences between the pins and a local toolchain,
+// one "what: want X, have Y" line each; empty means the local toolchain is
+// the pinned one.
+func Mismatch(p Pins, l Local) []string {
+	var diff []string
+	if l.NvccBuild != p.CUDA.NvccBuild {
+		diff = append(diff, fmt.Sprintf("nvcc build: want %q, have %q (%s)", p.CUDA.NvccBuild, l.NvccBuild, l.Nvcc))
+	}
+	if !strings.Contains(l.NvccRelease, "release "+p.CUDA.Release+",") {
+		diff = append(diff, fmt.Sprintf("cuda release: want %q, have %q", p.CUDA.Release, l.NvccRelease))
+	}
+	return diff
+}

@@ -1,0 +1,261 @@
+package toolchain
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+)
+
+//go:embed toolchain.yaml
+var defaultPins []byte
+
+// DefaultPins returns the embedded toolchain.yaml.
+func DefaultPins() []byte { return append([]byte(nil), defaultPins...) }
+
+// Pins is the typed form of toolchain.yaml. Values are plain and immutable
+// once loaded; a Pins is safe to share between goroutines.
+type Pins struct {
+	Go      string   `mapstructure:"go"`
+	CUDA    CUDA     `mapstructure:"cuda"`
+	Archs   []string `mapstructure:"archs"`
+	PTX     []string `mapstructure:"ptx"`
+	Flags   []string `mapstructure:"flags"`
+	Defines []string `mapstructure:"defines"`
+	Images  Images   `mapstructure:"images"`
+}
+
+// CUDA pins the CUDA compiler.
+type CUDA struct {
+	Release       string `mapstructure:"release"`
+	NvccBuild     string `mapstructure:"nvcc_build"`
+	Nvcc          string `mapstructure:"nvcc"`
+	HostCompiler  string `mapstructure:"host_compiler"`
+	DebianPackage string `mapstructure:"debian_package"`
+	DebianVersion string `mapstructure:"debian_version"`
+}
+
+// Images pins container images by digest.
+type Images struct {
+	Build   string `mapstructure:"build"`
+	Runtime string `mapstructure:"runtime"`
+}
+
+// Environment variables that steer cuzk but are not pins.
+const (
+	EnvPinsFile  = "CUZK_PINS"      // override file with the same keys as toolchain.yaml
+	EnvToolchain = "CUZK_TOOLCHAIN" // native | container | auto
+	EnvCache     = "CUZK_CACHE"     // cache directory
+	EnvDebugHash = "CUZK_DEBUGHASH" // 1: print every input fed to an ActionID
+	EnvVerify    = "CUZK_VERIFY"    // 1: rebuild cache hits and fail on differing bytes
+	EnvImage     = "CUZK_IMAGE"     // set inside the pinned build container: its image reference
+	EnvTiming    = "CUZK_TIMING"    // 1: per-phase proof timings
+)
+
+// operational lists CUZK_* variables that are read elsewhere and are not pins.
+var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming}
+
+// Load reads the pins: embedded defaults, then the file named by CUZK_PINS if
+// set, then CUZK_* variables from environ (nested keys join with "_", e.g.
+// CUZK_CUDA_NVCC; lists are comma separated). Unknown keys in the file and
+// unknown CUZK_* variables are errors naming the key.
+func Load(environ []string) (Pins, error) {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(strings.NewReader(string(defaultPins))); err != nil {
+		return Pins{}, fmt.Errorf("load embedded pins: %w", err)
+	}
+	env := envMap(environ)
+	if path := env[EnvPinsFile]; path != "" {
+		if err := mergeFile(v, path); err != nil {
+			return Pins{}, err
+		}
+	}
+	if err := applyEnv(v, env); err != nil {
+		return Pins{}, err
+	}
+	var p Pins
+	hook := mapstructure.StringToSliceHookFunc(",")
+	if err := v.UnmarshalExact(&p, viper.DecodeHook(hook)); err != nil {
+		return Pins{}, fmt.Errorf("load pins: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return Pins{}, err
+	}
+	return p, nil
+}
+
+// LoadEnv is Load(os.Environ()).
+func LoadEnv() (Pins, error) { return Load(os.Environ()) }
+
+func mergeFile(v *viper.Viper, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("load pins override %s: %w", path, err)
+	}
+	defer f.Close()
+	o := viper.New()
+	o.SetConfigType("yaml")
+	if err := o.ReadConfig(f); err != nil {
+		return fmt.Errorf("load pins override %s: %w", path, err)
+	}
+	known := map[string]bool{}
+	for _, k := range v.AllKeys() {
+		known[k] = true
+	}
+	for _, k := range o.AllKeys() {
+		if !known[k] {
+			return fmt.Errorf("load pins override %s: unknown key %q", path, k)
+		}
+	}
+	if err := v.MergeConfigMap(o.AllSettings()); err != nil {
+		return fmt.Errorf("load pins override %s: %w", path, err)
+	}
+	return nil
+}
+
+// applyEnv maps CUZK_<KEY> onto known keys; an unknown CUZK_* name is an error.
+func applyEnv(v *viper.Viper, env map[string]string) error {
+	byEnv := map[string]string{}
+	for _, k := range v.AllKeys() {
+		byEnv["CUZK_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))] = k
+	}
+	names := make([]string, 0, len(env))
+	for name := range env {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !strings.HasPrefix(name, "CUZK_") || contains(operational, name) {
+			continue
+		}
+		key, ok := byEnv[name]
+		if !ok {
+			return fmt.Errorf("load pins: unknown variable %s (pins: %s; others: %s)",
+				name, strings.Join(sortedKeys(byEnv), ", "), strings.Join(operational, ", "))
+		}
+		val := env[name]
+		if reflect.TypeOf(v.Get(key)).Kind() == reflect.Slice {
+			v.Set(key, splitList(val))
+		} else {
+			v.Set(key, val)
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	out := []string{}
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		out = append(out, f)
+	}
+	return out
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok {
+			m[k] = val
+		}
+	}
+	return m
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	reSASS   = regexp.MustCompile(`^sm_([0-9]{2,3})a?$`)
+	rePTX    = regexp.MustCompile(`^compute_([0-9]{2,3})a?$`)
+	reDigest = regexp.MustCompile(`^[^@\s]+@sha256:[0-9a-f]{64}$`)
+	reGo     = regexp.MustCompile(`^1\.[0-9]+(\.[0-9]+)?$`)
+	reDefine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(=.*)?$`)
+)
+
+// engineFlags are owned by the kernel engine and may not appear in flags.
+var engineFlags = []string{"-fatbin", "-gencode", "--generate-code", "-arch", "--gpu-architecture",
+	"-code", "--gpu-code", "-o", "--output-file", "-I", "--include-path", "-D", "--define-macro", "-M", "-MD", "-MF"}
+
+// Validate checks every pin and names the first bad key.
+func (p Pins) Validate() error {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("pin %s: %s", key, fmt.Sprintf(format, a...)))
+	}
+	if !reGo.MatchString(p.Go) {
+		bad("go", "%q is not a Go version like 1.26.8", p.Go)
+	}
+	for key, val := range map[string]string{"cuda.release": p.CUDA.Release, "cuda.nvcc_build": p.CUDA.NvccBuild,
+		"cuda.nvcc": p.CUDA.Nvcc, "cuda.host_compiler": p.CUDA.HostCompiler} {
+		if val == "" {
+			bad(key, "must be set")
+		}
+	}
+	if len(p.Archs) == 0 && len(p.PTX) == 0 {
+		bad("archs", "no GPU targets: set archs and/or ptx")
+	}
+	for _, a := range p.Archs {
+		if !reSASS.MatchString(a) {
+			bad("archs", "%q is not an SASS target like sm_90", a)
+		}
+	}
+	for _, a := range p.PTX {
+		if !rePTX.MatchString(a) {
+			bad("ptx", "%q is not a PTX target like compute_90", a)
+		}
+	}
+	for _, f := range p.Flags {
+		name, _, _ := strings.Cut(f, "=")
+		if contains(engineFlags, name) || strings.HasPrefix(f, "-I") || strings.HasPrefix(f, "-D") {
+			bad("flags", "%q is set by the kernel engine (use archs, ptx or defines)", f)
+		}
+	}
+	for _, d := range p.Defines {
+		if !reDefine.MatchString(d) {
+			bad("defines", "%q is not NAME or NAME=VALUE", d)
+		}
+	}
+	for key, img := range map[string]string{"images.build": p.Images.Build, "images.runtime": p.Images.Runtime} {
+		if !reDigest.MatchString(img) {
+			bad(key, "%q must be pinned by digest (name:tag@sha256:<64 hex>)", img)
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}
+
+// Gencode returns the nvcc -gencode arguments for the pinned targets, SASS
+// first then PTX, in pin order.
+func (p Pins) Gencode() []string {
+	var out []string
+	for _, a := range p.Archs {
+		out = append(out, "-gencode", "arch=compute_"+strings.TrimPrefix(a, "sm_")+",code="+a)
+	}
+	for _, a := range p.PTX {
+		out = append(out, "-gencode", "arch="+a+",code="+a)
+	}
+	return out
+}
