@@ -1,0 +1,126 @@
+package gpu
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// The NTT kernels (cuda/kernels/ntt.cu) run a transform of size n = 2^L as a
+// few global passes. A pass owns k consecutive butterfly bits [lo, lo+k) of
+// the element index: a "group" is the 2^k elements that differ only in those
+// bits, and all k radix-2 stages on a group run in shared memory. A thread
+// block loads blockElems elements = 2^logG groups into shared memory, so one
+// pass reads and writes every element once.
+//
+// Layout of a block's shared memory (element e in [0, 2^(k+logG))):
+//
+//	t  = (e >> sh) & (2^k − 1)              position inside the group
+//	gl = (e & (2^sh − 1)) | (e >> (sh+k)) << sh   group inside the block
+//	g  = block·2^logG + gl                 global group
+//	addr = (g >> lo) << (lo+k) | t << lo | (g & (2^lo − 1))
+//
+// with sh = min(lo, logG). Consecutive e are consecutive global addresses for
+// runs of 2^sh elements (the whole block when lo ≤ logG), so loads and stores
+// are coalesced.
+//
+// Decimation in frequency (DIF) runs the bits from L−1 down to 0 and turns
+// natural order into bit-reversed order; decimation in time (DIT) runs them
+// from 0 up and turns bit-reversed order into natural order. The butterfly at
+// absolute bit p pairs addr0 (bit p clear) with addr0 + 2^p and uses the
+// twiddle ω^e, e = (addr0 mod 2^p)·2^(L−1−p), read from the per-size table
+// W[i] = ω^i, i < n/2. Inverse transforms use ω^−e = −W[n/2 − e] (e > 0),
+// folding the sign into the butterfly.
+
+const (
+	// logBlockElems is log2 of the elements one block holds in shared
+	// memory: 2^10 elements of 32 bytes = 32 KiB, under the 48 KiB static
+	// limit of every supported architecture.
+	logBlockElems = 10
+	// maxPassBits is the most butterfly bits one pass runs; it keeps at least
+	// 2^(10−8) = 4 groups per block, so loads move runs of ≥ 128 bytes.
+	maxPassBits = 8
+	// maxThreads is the block size of the pass kernels.
+	maxThreads = 256
+	// MaxLogN is the largest supported transform, log2: 2^27.
+	MaxLogN = 27
+)
+
+// pass is one global pass of an NTT of size 2^logN.
+type pass struct {
+	lo, k, logG, sh uint32
+}
+
+// threads returns the block size for p: one butterfly per thread per stage,
+// capped at maxThreads (threads then loop).
+func (p pass) threads() uint32 {
+	return min(maxThreads, uint32(1)<<(p.k+p.logG-1))
+}
+
+// blocks returns the grid size of p on 2^logN elements.
+func (p pass) blocks(logN uint32) uint32 {
+	return uint32(1) << (logN - p.k - p.logG)
+}
+
+// splitBits splits logN butterfly bits into the fewest passes of at most
+// maxPassBits bits, as evenly as possible (larger passes first). A transform
+// that fits one block runs as a single pass.
+func splitBits(logN uint32) []uint32 {
+	if logN <= logBlockElems {
+		return []uint32{logN}
+	}
+	np := (logN + maxPassBits - 1) / maxPassBits
+	ks := make([]uint32, np)
+	for i := range ks {
+		ks[i] = logN / np
+		if uint32(i) < logN%np {
+			ks[i]++
+		}
+	}
+	return ks
+}
+
+// newPass returns the pass over bits [lo, lo+k) of a size-2^logN transform.
+func newPass(logN, lo, k uint32) pass {
+	logG := min(logBlockElems-k, logN-k)
+	return pass{lo: lo, k: k, logG: logG, sh: min(lo, logG)}
+}
+
+// difPlan returns the DIF passes of a size-2^logN transform, in run order
+// (highest bits first).
+func difPlan(logN uint32) []pass {
+	var ps []pass
+	top := logN
+	for _, k := range splitBits(logN) {
+		top -= k
+		ps = append(ps, newPass(logN, top, k))
+	}
+	return ps
+}
+
+// ditPlan returns the DIT passes of a size-2^logN transform, in run order
+// (lowest bits first).
+func ditPlan(logN uint32) []pass {
+	var ps []pass
+	lo := uint32(0)
+	for _, k := range splitBits(logN) {
+		ps = append(ps, newPass(logN, lo, k))
+		lo += k
+	}
+	return ps
+}
+
+// logSize checks that n is a supported transform size and returns log2(n).
+func logSize(n int) (uint32, error) {
+	if n < 2 || n&(n-1) != 0 {
+		return 0, fmt.Errorf("ntt size %d: not a power of two ≥ 2", n)
+	}
+	l := uint32(bits.TrailingZeros(uint(n)))
+	if l > MaxLogN {
+		return 0, fmt.Errorf("ntt size 2^%d: above the supported 2^%d", l, MaxLogN)
+	}
+	return l, nil
+}
+
+// splitLog returns s, the bit split of a scale table pair over 2^logN
+// indices: factor(j) = lo[j mod 2^s]·hi[j >> s].
+func splitLog(logN uint32) uint32 { return (logN + 1) / 2 }
