@@ -16,6 +16,9 @@ type Params struct {
 	T, RF, RP      int
 	RoundConstants []fr.Element
 	MDS            [][]fr.Element
+
+	tablesOnce sync.Once
+	tab        *tables
 }
 
 // Arity is the number of field elements Hash absorbs (T − 1).

@@ -1,0 +1,133 @@
+package poseidon
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/prover/circuits/internal/circuittest"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// permCircuit runs PermuteGadget on private lanes and records the values of
+// the output lanes in proving mode.
+type permCircuit struct {
+	p   *Params
+	in  []fr.Element
+	out []fr.Element
+}
+
+func (c *permCircuit) Define(api r1cs.API) error {
+	lanes := make([]r1cs.LC, len(c.in))
+	for i, v := range c.in {
+		lanes[i] = r1cs.V(api.Private(v))
+	}
+	out, err := c.p.PermuteGadget(api, lanes)
+	if err != nil {
+		return err
+	}
+	c.out = c.out[:0]
+	for _, lc := range out {
+		c.out = append(c.out, api.Eval(lc))
+	}
+	return nil
+}
+
+func TestPermuteGadgetMatchesNative(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, tc := range []struct {
+		name        string
+		p           *Params
+		constraints int
+	}{
+		{"t3", Width3(), 243},
+		{"t5", Width5(), 300},
+		{"t9", Width9(), 405},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.constraints, tc.p.Constraints())
+			for trial := 0; trial < 4; trial++ {
+				in := circuittest.Elements(rng, tc.p.T)
+				want := append([]fr.Element(nil), in...)
+				tc.p.Permute(want)
+
+				c := &permCircuit{p: tc.p, in: in}
+				asg, err := r1cs.Solve(c)
+				require.NoError(t, err)
+				assert.Equal(t, tc.constraints, asg.NbConstraints)
+				assert.Equal(t, want, c.out)
+			}
+			sys, err := r1cs.Compile(&permCircuit{p: tc.p, in: make([]fr.Element, tc.p.T)})
+			require.NoError(t, err)
+			assert.Equal(t, tc.constraints, sys.NbConstraints)
+			assert.Equal(t, tc.p.T+tc.constraints, sys.NbPrivate)
+		})
+	}
+}
+
+func TestCircuit(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for _, p := range []*Params{Width3(), Width9()} {
+		c, err := NewCircuit(p, circuittest.Elements(rng, p.Arity())...)
+		require.NoError(t, err)
+		sys, err := r1cs.Compile(c)
+		require.NoError(t, err)
+		assert.Equal(t, p.Constraints()+1, sys.NbConstraints)
+
+		asg, err := r1cs.Solve(c, r1cs.WithShape(sys))
+		require.NoError(t, err)
+		assert.Equal(t, []fr.Element{c.Digest}, asg.PublicInputs())
+
+		bad := *c
+		bad.Digest.Add(&bad.Digest, &c.Digest)
+		_, err = r1cs.Solve(&bad)
+		circuittest.RequireUnsatisfied(t, err, "digest")
+
+		// Corrupting any S-box output trips a constraint inside the gadget.
+		for _, target := range []int{p.Arity(), p.Arity() + 100, sys.NbPrivate - 1} {
+			_, err = r1cs.Solve(&circuittest.Tampered{Inner: c, Target: target})
+			circuittest.RequireUnsatisfied(t, err, "poseidon")
+		}
+	}
+}
+
+func TestHashArity(t *testing.T) {
+	p := Width3()
+	_, err := p.Hash()
+	assert.Error(t, err)
+	_, err = p.Hash(make([]fr.Element, 3)...)
+	assert.Error(t, err)
+	one, err := p.Hash(fr.One())
+	require.NoError(t, err)
+	two, err := p.Hash(fr.One(), fr.Element{})
+	require.NoError(t, err)
+	assert.NotEqual(t, one, two, "domain tag separates input counts")
+}
+
+func BenchmarkPermuteGadget(b *testing.B) {
+	for _, p := range []*Params{Width3(), Width9()} {
+		b.Run(map[int]string{3: "t3", 9: "t9"}[p.T], func(b *testing.B) {
+			c := &permCircuit{p: p, in: circuittest.Elements(rand.New(rand.NewSource(3)), p.T)}
+			for b.Loop() {
+				if _, err := r1cs.Solve(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(p.Constraints()), "constraints/op")
+		})
+	}
+}
+
+func BenchmarkPermuteNative(b *testing.B) {
+	for _, p := range []*Params{Width3(), Width9()} {
+		b.Run(map[int]string{3: "t3", 9: "t9"}[p.T], func(b *testing.B) {
+			state := circuittest.Elements(rand.New(rand.NewSource(4)), p.T)
+			for b.Loop() {
+				p.Permute(state)
+			}
+		})
+	}
+}
