@@ -1,0 +1,143 @@
+package groth16
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// ErrKeyMismatch means an assignment does not fit the proving key's shape.
+var ErrKeyMismatch = errors.New("groth16: assignment does not match proving key")
+
+// Prove computes a proof for asg under pk. The blinding scalars r and s are
+// the first two scalars drawn from rnd (64 bytes each), so a fixed rnd gives
+// a deterministic proof; use crypto/rand.Reader in production.
+//
+// Prove consumes asg.A, asg.B and asg.C (the backend may overwrite them).
+// The five MSMs and the quotient run concurrently on backend. asg must come
+// from r1cs.Solve, which has already checked that it satisfies the circuit.
+func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader) (*Proof, error) {
+	if err := checkShape(pk, asg); err != nil {
+		return nil, fmt.Errorf("prove: %w", err)
+	}
+	r, err := randomScalar(rnd)
+	if err != nil {
+		return nil, fmt.Errorf("prove: draw r: %w", err)
+	}
+	s, err := randomScalar(rnd)
+	if err != nil {
+		return nil, fmt.Errorf("prove: draw s: %w", err)
+	}
+	wire := make([]fr.Element, 0, pk.NbVariables())
+	wire = append(append(wire, asg.Public...), asg.Private...)
+
+	var sumA, sumB1, sumL, sumH bls12381.G1Jac
+	var sumB2 bls12381.G2Jac
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		h, err := backend.QuotientH(asg.A, asg.B, asg.C)
+		if err != nil {
+			return fmt.Errorf("quotient: %w", err)
+		}
+		sumH, err = msm1(backend, "H", pk.G1.H, h[:pk.DomainSize-1])
+		return err
+	})
+	g.Go(func() (err error) {
+		sumA, err = msm1(backend, "A", pk.G1.A, compact(wire, pk.InfinityA))
+		return err
+	})
+	wireB := compact(wire, pk.InfinityB)
+	g.Go(func() (err error) {
+		sumB1, err = msm1(backend, "B1", pk.G1.B, wireB)
+		return err
+	})
+	g.Go(func() (err error) {
+		if sumB2, err = backend.MSMG2(pk.G2.B, wireB); err != nil {
+			return fmt.Errorf("msm B2: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() (err error) {
+		sumL, err = msm1(backend, "L", pk.G1.L, asg.Private)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("prove: %w", err)
+	}
+	return assemble(pk, &r, &s, &sumA, &sumB1, &sumL, &sumH, &sumB2), nil
+}
+
+func msm1(b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	p, err := b.MSMG1(bases, scalars)
+	if err != nil {
+		return p, fmt.Errorf("msm %s: %w", name, err)
+	}
+	return p, nil
+}
+
+func checkShape(pk *ProvingKey, asg *r1cs.Assignment) error {
+	switch {
+	case len(asg.Public) != pk.NbPublic:
+		return fmt.Errorf("%w: %d publics, key has %d", ErrKeyMismatch, len(asg.Public), pk.NbPublic)
+	case len(asg.Private) != pk.NbPrivate:
+		return fmt.Errorf("%w: %d privates, key has %d", ErrKeyMismatch, len(asg.Private), pk.NbPrivate)
+	case len(asg.A) != pk.DomainSize || len(asg.B) != pk.DomainSize || len(asg.C) != pk.DomainSize:
+		return fmt.Errorf("%w: evaluation vectors of length %d, key domain %d", ErrKeyMismatch, len(asg.A), pk.DomainSize)
+	}
+	return nil
+}
+
+// assemble combines the MSM results into the proof:
+// A = α + ΣA + rδ, B = β + ΣB₂ + sδ, C = ΣL + ΣH + sA + r(β + ΣB₁ + sδ) − rsδ.
+func assemble(pk *ProvingKey, r, s *fr.Element, sumA, sumB1, sumL, sumH *bls12381.G1Jac, sumB2 *bls12381.G2Jac) *Proof {
+	var rBig, sBig, rsBig big.Int
+	r.BigInt(&rBig)
+	s.BigInt(&sBig)
+	var rs fr.Element
+	rs.Mul(r, s)
+	rs.BigInt(&rsBig)
+
+	ar := g1Mul(&pk.G1.Delta, &rBig)
+	ar.AddMixed(&pk.G1.Alpha)
+	ar.AddAssign(sumA)
+
+	bs1 := g1Mul(&pk.G1.Delta, &sBig)
+	bs1.AddMixed(&pk.G1.Beta)
+	bs1.AddAssign(sumB1)
+
+	var bs bls12381.G2Jac
+	bs.FromAffine(&pk.G2.Delta)
+	bs.ScalarMultiplication(&bs, &sBig)
+	bs.AddMixed(&pk.G2.Beta)
+	bs.AddAssign(sumB2)
+
+	var krs, t bls12381.G1Jac
+	krs.Set(sumL)
+	krs.AddAssign(sumH)
+	t.ScalarMultiplication(&ar, &sBig)
+	krs.AddAssign(&t)
+	t.ScalarMultiplication(&bs1, &rBig)
+	krs.AddAssign(&t)
+	t = g1Mul(&pk.G1.Delta, &rsBig)
+	krs.SubAssign(&t)
+
+	p := &Proof{}
+	p.A.FromJacobian(&ar)
+	p.B.FromJacobian(&bs)
+	p.C.FromJacobian(&krs)
+	return p
+}
+
+func g1Mul(p *bls12381.G1Affine, s *big.Int) bls12381.G1Jac {
+	var j bls12381.G1Jac
+	j.FromAffine(p)
+	j.ScalarMultiplication(&j, s)
+	return j
+}

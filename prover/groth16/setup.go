@@ -1,0 +1,176 @@
+package groth16
+
+import (
+	"fmt"
+	"io"
+	"math/big"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// toxic is the secret trapdoor of a setup.
+type toxic struct {
+	tau, alpha, beta, gamma, delta fr.Element
+}
+
+// Setup generates keys for sys with trapdoor values drawn from rnd.
+//
+// DEVELOPMENT ONLY: whoever knows rnd's output can forge proofs. Setup is for
+// tests and benchmarks; production keys come from a multi-party ceremony.
+// The domain generator is fft.Generator(n) of gnark-crypto, which every
+// Backend's QuotientH must use too.
+func Setup(sys *r1cs.System, rnd io.Reader) (*ProvingKey, *VerifyingKey, error) {
+	var t toxic
+	for _, p := range []*fr.Element{&t.tau, &t.alpha, &t.beta, &t.gamma, &t.delta} {
+		var err error
+		if *p, err = randomScalar(rnd); err != nil {
+			return nil, nil, fmt.Errorf("setup: %w", err)
+		}
+	}
+	n := sys.DomainSize()
+	lag, err := lagrangeAt(t.tau, n, sys.NbRows())
+	if err != nil {
+		return nil, nil, fmt.Errorf("setup: %w", err)
+	}
+	u := columnSums(&sys.A, lag, sys.NbVariables())
+	v := columnSums(&sys.B, lag, sys.NbVariables())
+	w := columnSums(&sys.C, lag, sys.NbVariables())
+
+	pk := &ProvingKey{DomainSize: n, NbPublic: sys.NbPublic, NbPrivate: sys.NbPrivate}
+	vk := &VerifyingKey{}
+	pk.InfinityA, pk.InfinityB = zeroMask(u), zeroMask(v)
+	fillG1(pk, vk, &t, u, v, w, n)
+	fillG2(pk, vk, &t, v)
+	return pk, vk, nil
+}
+
+// lagrangeAt returns L_i(τ) for i < rows over the domain of size n:
+// L_i(τ) = (τ^n − 1)/n · ω^i/(τ − ω^i).
+func lagrangeAt(tau fr.Element, n, rows int) ([]fr.Element, error) {
+	omega, err := fft.Generator(uint64(n))
+	if err != nil {
+		return nil, fmt.Errorf("domain generator for n=%d: %w", n, err)
+	}
+	pows := make([]fr.Element, rows)
+	den := make([]fr.Element, rows)
+	var cur fr.Element
+	cur.SetOne()
+	for i := range pows {
+		pows[i] = cur
+		den[i].Sub(&tau, &cur)
+		if den[i].IsZero() {
+			return nil, fmt.Errorf("τ lies in the domain (row %d)", i)
+		}
+		cur.Mul(&cur, &omega)
+	}
+	den = fr.BatchInvert(den)
+	var scale, nInv fr.Element
+	one := fr.One()
+	scale.Exp(tau, big.NewInt(int64(n))).Sub(&scale, &one)
+	nInv.SetUint64(uint64(n)).Inverse(&nInv)
+	scale.Mul(&scale, &nInv)
+	for i := range pows {
+		pows[i].Mul(&pows[i], &den[i]).Mul(&pows[i], &scale)
+	}
+	return pows, nil
+}
+
+// columnSums returns Σ_i m[i][j]·lag[i] for every column j.
+func columnSums(m *r1cs.Matrix, lag []fr.Element, nbVars int) []fr.Element {
+	out := make([]fr.Element, nbVars)
+	var t fr.Element
+	for i := 0; i < m.Rows(); i++ {
+		cols, coeffs := m.Row(i)
+		for k, col := range cols {
+			t.Mul(&coeffs[k], &lag[i])
+			out[col].Add(&out[col], &t)
+		}
+	}
+	return out
+}
+
+func zeroMask(v []fr.Element) []bool {
+	m := make([]bool, len(v))
+	for i := range v {
+		m[i] = v[i].IsZero()
+	}
+	return m
+}
+
+// compact returns the elements of v whose mask entry is false.
+func compact(v []fr.Element, mask []bool) []fr.Element {
+	out := make([]fr.Element, 0, len(v))
+	for i := range v {
+		if !mask[i] {
+			out = append(out, v[i])
+		}
+	}
+	return out
+}
+
+// fillG1 computes every G1 element of both keys with one batched
+// fixed-base multiplication.
+func fillG1(pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n int) {
+	nbPub := pk.NbPublic
+	var gammaInv, deltaInv fr.Element
+	gammaInv.Inverse(&t.gamma)
+	deltaInv.Inverse(&t.delta)
+	k := make([]fr.Element, len(u))
+	for j := range k {
+		var a, b fr.Element
+		a.Mul(&t.beta, &u[j])
+		b.Mul(&t.alpha, &v[j])
+		k[j].Add(&a, &b).Add(&k[j], &w[j])
+		if j < nbPub {
+			k[j].Mul(&k[j], &gammaInv)
+		} else {
+			k[j].Mul(&k[j], &deltaInv)
+		}
+	}
+	h := make([]fr.Element, n-1)
+	var zt fr.Element
+	one := fr.One()
+	zt.Exp(t.tau, big.NewInt(int64(n))).Sub(&zt, &one).Mul(&zt, &deltaInv)
+	for i := range h {
+		h[i] = zt
+		zt.Mul(&zt, &t.tau)
+	}
+	sa, sb := compact(u, pk.InfinityA), compact(v, pk.InfinityB)
+	scalars := concat([]fr.Element{t.alpha, t.beta, t.delta}, sa, sb, k, h)
+	_, _, g1, _ := bls12381.Generators()
+	pts := bls12381.BatchScalarMultiplicationG1(&g1, scalars)
+	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = pts[0], pts[1], pts[2]
+	pts = pts[3:]
+	pk.G1.A, pts = pts[:len(sa):len(sa)], pts[len(sa):]
+	pk.G1.B, pts = pts[:len(sb):len(sb)], pts[len(sb):]
+	vk.G1.IC, pts = pts[:nbPub:nbPub], pts[nbPub:]
+	pk.G1.L, pts = pts[:len(k)-nbPub:len(k)-nbPub], pts[len(k)-nbPub:]
+	pk.G1.H = pts
+	vk.G1.Alpha = pk.G1.Alpha
+}
+
+func fillG2(pk *ProvingKey, vk *VerifyingKey, t *toxic, v []fr.Element) {
+	sb := compact(v, pk.InfinityB)
+	scalars := concat([]fr.Element{t.beta, t.gamma, t.delta}, sb)
+	_, _, _, g2 := bls12381.Generators()
+	pts := bls12381.BatchScalarMultiplicationG2(&g2, scalars)
+	pk.G2.Beta, vk.G2.Gamma, pk.G2.Delta = pts[0], pts[1], pts[2]
+	pk.G2.B = pts[3:]
+	vk.G2.Beta, vk.G2.Delta = pk.G2.Beta, pk.G2.Delta
+}
+
+func concat(parts ...[]fr.Element) []fr.Element {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]fr.Element, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
