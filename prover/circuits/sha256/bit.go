@@ -1,0 +1,177 @@
+package sha256
+
+import (
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// Bit is a constant, a boolean variable, or the negation of one. It carries
+// its value in proving mode (false in shape mode). Bits are plain values.
+type Bit struct {
+	v        r1cs.Variable
+	constant bool
+	neg      bool
+	value    bool
+}
+
+// ConstBit returns the constant bit b.
+func ConstBit(b bool) Bit { return Bit{constant: true, value: b} }
+
+// Value is the bit's value (meaningful only in proving mode).
+func (b Bit) Value() bool { return b.value }
+
+// IsConstant reports whether b is a constant.
+func (b Bit) IsConstant() bool { return b.constant }
+
+// Not returns ¬b without constraints.
+func (b Bit) Not() Bit {
+	b.value = !b.value
+	if !b.constant {
+		b.neg = !b.neg
+	}
+	return b
+}
+
+var (
+	one    = fr.One()
+	two    = fr.NewElement(2)
+	minus1 = func() fr.Element { var m fr.Element; m.Neg(&one); return m }()
+)
+
+// appendTo appends coeff·b to lc.
+func (b Bit) appendTo(lc r1cs.LC, coeff fr.Element) r1cs.LC {
+	switch {
+	case b.constant:
+		if b.value {
+			lc = append(lc, r1cs.Term{Var: r1cs.One, Coeff: coeff})
+		}
+		return lc
+	case b.neg:
+		var n fr.Element
+		n.Neg(&coeff)
+		lc = append(lc, r1cs.Term{Var: r1cs.One, Coeff: coeff})
+		return append(lc, r1cs.Term{Var: b.v, Coeff: n})
+	default:
+		return append(lc, r1cs.Term{Var: b.v, Coeff: coeff})
+	}
+}
+
+// LC returns b as a linear combination.
+func (b Bit) LC() r1cs.LC { return b.appendTo(nil, one) }
+
+func boolElement(b bool) fr.Element {
+	if b {
+		return one
+	}
+	return fr.Element{}
+}
+
+// AllocBit allocates a private bit holding value and constrains it to be
+// boolean: v·(1 − v) = 0.
+func AllocBit(api r1cs.API, value bool) Bit {
+	v := api.Private(boolElement(value))
+	api.Enforce(r1cs.V(v), r1cs.LC{{Var: r1cs.One, Coeff: one}, {Var: v, Coeff: minus1}}, nil)
+	return Bit{v: v, value: value}
+}
+
+// newBit allocates an output bit whose booleanity follows from the
+// constraint that defines it.
+func newBit(api r1cs.API, value bool) Bit {
+	return Bit{v: api.Private(boolElement(value)), value: value}
+}
+
+// sameVar reports whether a and b are the same variable (possibly negated).
+func sameVar(a, b Bit) bool { return !a.constant && !b.constant && a.v == b.v }
+
+// Xor returns a ⊕ b: free when either is constant or both share a
+// variable, otherwise one constraint (2a)·b = a + b − c.
+func Xor(api r1cs.API, a, b Bit) Bit {
+	switch {
+	case a.constant:
+		return condNot(b, a.value)
+	case b.constant:
+		return condNot(a, b.value)
+	case sameVar(a, b):
+		return ConstBit(a.neg != b.neg)
+	}
+	c := newBit(api, a.value != b.value)
+	api.Enforce(a.appendTo(nil, two), b.LC(), b.appendTo(a.LC(), one).AddTerm(minus1, c.v))
+	return c
+}
+
+func condNot(b Bit, flip bool) Bit {
+	if flip {
+		return b.Not()
+	}
+	return b
+}
+
+// And returns a ∧ b: free when either is constant or both share a
+// variable, otherwise one constraint a·b = c.
+func And(api r1cs.API, a, b Bit) Bit {
+	switch {
+	case a.constant:
+		if a.value {
+			return b
+		}
+		return ConstBit(false)
+	case b.constant:
+		return And(api, b, a)
+	case sameVar(a, b):
+		if a.neg == b.neg {
+			return a
+		}
+		return ConstBit(false)
+	}
+	c := newBit(api, a.value && b.value)
+	api.Enforce(a.LC(), b.LC(), r1cs.V(c.v))
+	return c
+}
+
+// Ch returns (e ∧ f) ⊕ (¬e ∧ g) with one constraint e·(f − g) = ch − g,
+// folding constants.
+func Ch(api r1cs.API, e, f, g Bit) Bit {
+	switch {
+	case e.constant:
+		if e.value {
+			return f
+		}
+		return g
+	case f.constant && g.constant && f.value == g.value:
+		return f
+	}
+	value := g.value
+	if e.value {
+		value = f.value
+	}
+	ch := newBit(api, value)
+	fg := g.appendTo(f.LC(), minus1)
+	api.Enforce(e.LC(), fg, g.appendTo(r1cs.V(ch.v), minus1))
+	return ch
+}
+
+// Maj returns the majority of a, b, c: bc = b ∧ c, then
+// a·(b + c − 2bc) = maj − bc (two constraints at most; constants fold).
+func Maj(api r1cs.API, a, b, c Bit) Bit {
+	if a.constant && b.constant && c.constant {
+		return ConstBit(majority(a.value, b.value, c.value))
+	}
+	bc := And(api, b, c)
+	m := newBit(api, majority(a.value, b.value, c.value))
+	bxc := bc.appendTo(c.appendTo(b.LC(), one), minus2)
+	api.Enforce(a.LC(), bxc, bc.appendTo(r1cs.V(m.v), minus1))
+	return m
+}
+
+var minus2 = func() fr.Element { var m fr.Element; m.Neg(&two); return m }()
+
+func majority(a, b, c bool) bool {
+	n := 0
+	for _, x := range []bool{a, b, c} {
+		if x {
+			n++
+		}
+	}
+	return n >= 2
+}
