@@ -100,8 +100,8 @@ func secure(t, rf, rp int) bool {
 		rf1 = 6
 	}
 	rf2 := 1 + math.Ceil(log2a*math.Min(m, n)) + math.Ceil(math.Log(tf)/math.Log(alpha)) - float64(rp) // interpolation
-	rf3 := 1 + log2a*math.Min(m/3, logp/2) - float64(rp)                                          // Gröbner 1
-	rf4 := tf - 1 + math.Min(log2a*m/(tf+1), log2a*logp/2) - float64(rp)                           // Gröbner 2
+	rf3 := 1 + log2a*math.Min(m/3, logp/2) - float64(rp)                                               // Gröbner 1
+	rf4 := tf - 1 + math.Min(log2a*m/(tf+1), log2a*logp/2) - float64(rp)                               // Gröbner 2
 	need := math.Max(math.Max(math.Ceil(rf1), math.Ceil(rf2)), math.Max(math.Ceil(rf3), math.Ceil(rf4)))
 	return float64(rf) >= need
 }
