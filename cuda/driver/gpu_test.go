@@ -1,0 +1,300 @@
+package driver
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// GPU tests share one Device per test binary; each skips visibly when the
+// machine has no driver or no GPU.
+var shared = sync.OnceValues(func() (*Device, error) { return Open(0) })
+
+func gpu(t *testing.T) *Device {
+	t.Helper()
+	d, err := shared()
+	if errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) {
+		t.Skipf("GPU test skipped: no CUDA GPU here (%v)", err)
+	}
+	require.NoError(t, err)
+	return d
+}
+
+func randBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func TestGPUInfo(t *testing.T) {
+	d := gpu(t)
+	info := d.Info()
+	t.Logf("%s; CC %s; L2 %d KiB; clock %d MHz", info, info.CC(), info.L2CacheBytes>>10, info.ClockKHz/1000)
+	assert.NotEmpty(t, info.Name)
+	assert.GreaterOrEqual(t, info.Major, 5)
+	assert.Positive(t, info.Multiprocessors)
+	assert.Positive(t, info.TotalMemory)
+	assert.GreaterOrEqual(t, info.MaxThreadsPerBlock, 512)
+	v, err := Version()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, v, 11000)
+	var free, total int64
+	require.NoError(t, d.Do(func(c *Ctx) (err error) {
+		free, total, err = c.MemInfo()
+		return err
+	}))
+	assert.Positive(t, free)
+	assert.LessOrEqual(t, free, total)
+	assert.Equal(t, info.TotalMemory, total)
+}
+
+// Callbacks passed to Do return errors rather than calling require: FailNow
+// must run on the test's goroutine, not the device thread.
+
+func TestGPUMemoryRoundTrip(t *testing.T) {
+	d := gpu(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 4099, 1 << 20} {
+		src := randBytes(r, n)
+		got, filled := make([]byte, n), make([]byte, n)
+		require.NoError(t, d.Do(func(c *Ctx) error {
+			a, b, err := alloc2(c, n)
+			if err != nil {
+				return err
+			}
+			return errors.Join(c.HtoD(a, src), c.DtoD(b, a, n), c.DtoH(got, b),
+				c.Memset(a, 0xA5, n), c.DtoH(filled, a), c.Free(a), c.Free(b))
+		}))
+		assert.True(t, bytes.Equal(src, got), "round trip of %d bytes differs", n)
+		assert.Equal(t, bytes.Repeat([]byte{0xA5}, n), filled)
+	}
+}
+
+func alloc2(c *Ctx, n int) (DevicePtr, DevicePtr, error) {
+	a, err := c.Alloc(n)
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := c.Alloc(n)
+	if err != nil {
+		return 0, 0, errors.Join(err, c.Free(a))
+	}
+	return a, b, nil
+}
+
+func TestGPUAsyncPinned(t *testing.T) {
+	d := gpu(t)
+	const n = 3 << 20
+	src := randBytes(rand.New(rand.NewPCG(3, 4)), n)
+	got := make([]byte, n)
+	var notPinnedIn, notPinnedOut, doubleFree error
+	require.NoError(t, d.Do(func(c *Ctx) error {
+		in, err := c.HostAlloc(n)
+		if err != nil {
+			return err
+		}
+		out, err := c.HostAlloc(n)
+		if err != nil {
+			return err
+		}
+		copy(in.Bytes(), src)
+		s, err := c.NewStream()
+		if err != nil {
+			return err
+		}
+		a, b, err := alloc2(c, n)
+		if err != nil {
+			return err
+		}
+		err = errors.Join(c.HtoDAsync(a, in.Bytes(), s), c.DtoDAsync(b, a, n, s),
+			c.DtoHAsync(out.Bytes()[:n/2], b, s), c.DtoHAsync(out.Bytes()[n/2:], b.Add(n/2), s),
+			c.SyncStream(s))
+		copy(got, out.Bytes())
+		notPinnedIn = c.HtoDAsync(a, make([]byte, 16), s)
+		notPinnedOut = c.DtoHAsync(make([]byte, 16), a, s)
+		err = errors.Join(err, c.DestroyStream(s), c.Free(a), c.Free(b), c.HostFree(in), c.HostFree(out))
+		doubleFree = c.HostFree(in)
+		return err
+	}))
+	assert.True(t, bytes.Equal(src, got), "async round trip differs")
+	assert.ErrorIs(t, notPinnedIn, ErrNotPinned)
+	assert.ErrorIs(t, notPinnedOut, ErrNotPinned)
+	assert.ErrorIs(t, doubleFree, ErrNotPinned)
+}
+
+func TestGPULaunchPTX(t *testing.T) {
+	d := gpu(t)
+	ptx, err := os.ReadFile("testdata/axpy.ptx")
+	require.NoError(t, err)
+	const n, a, add = 100_003, uint64(0x9E3779B97F4A7C15), float32(3)
+	r := rand.New(rand.NewPCG(5, 6))
+	x := make([]uint64, n)
+	for i := range x {
+		x[i] = r.Uint64()
+	}
+	out := make([]uint64, n)
+	var attrs FuncAttrs
+	var el time.Duration
+	require.NoError(t, d.Do(func(c *Ctx) error {
+		m, err := c.LoadModule(ptx)
+		if err != nil {
+			return err
+		}
+		f, err := c.Function(m, "axpy_u64")
+		if err != nil {
+			return err
+		}
+		if attrs, err = c.Attrs(f); err != nil {
+			return err
+		}
+		dx, dout, err := alloc2(c, 8*n)
+		if err != nil {
+			return err
+		}
+		if err := c.HtoD(dx, Bytes(x)); err != nil {
+			return err
+		}
+		cfg := LaunchConfig{Grid: Dim3{X: 64}, Block: Dim3{X: 256}}
+		el, err = timed(c, func() error { return c.Launch(f, cfg, dout, dx, a, uint32(n), add) })
+		return errors.Join(err, c.DtoH(Bytes(out), dout), c.Free(dx), c.Free(dout), c.Unload(m))
+	}))
+	t.Logf("axpy_u64 on %d elements: %v, %d registers", n, el, attrs.Registers)
+	assert.Positive(t, attrs.Registers)
+	assert.GreaterOrEqual(t, attrs.MaxThreadsPerBlock, 256)
+	assert.Positive(t, el)
+	for i := range x {
+		if want := a*x[i] + uint64(i) + 3; out[i] != want {
+			t.Fatalf("out[%d] = %#x, want %#x", i, out[i], want)
+		}
+	}
+}
+
+// timed runs enqueue between two events on the default stream and returns
+// the device time between them.
+func timed(c *Ctx, enqueue func() error) (time.Duration, error) {
+	start, err := c.NewEvent()
+	if err != nil {
+		return 0, err
+	}
+	end, err := c.NewEvent()
+	if err != nil {
+		return 0, err
+	}
+	defer c.DestroyEvent(start) //nolint:errcheck // a failed destroy cannot change the measurement
+	defer c.DestroyEvent(end)   //nolint:errcheck // as above
+	if err := errors.Join(c.Record(start, nil), enqueue(), c.Record(end, nil), c.SyncEvent(end)); err != nil {
+		return 0, err
+	}
+	return c.Elapsed(start, end)
+}
+
+func TestGPUErrorsNameStepAndCode(t *testing.T) {
+	d := gpu(t)
+	ptx, err := os.ReadFile("testdata/axpy.ptx")
+	require.NoError(t, err)
+	var badImage, missing, bigBlock, oom error
+	require.NoError(t, d.Do(func(c *Ctx) error {
+		_, badImage = c.LoadModule([]byte("not a cuda image"))
+		m, err := c.LoadModule(ptx)
+		if err != nil {
+			return err
+		}
+		_, missing = c.Function(m, "no_such_kernel")
+		f, err := c.Function(m, "axpy_u64")
+		if err != nil {
+			return err
+		}
+		bigBlock = c.Launch(f, LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 4096}},
+			DevicePtr(0), DevicePtr(0), uint64(0), uint32(0), float32(0))
+		_, oom = c.Alloc(1 << 62)
+		return c.Unload(m)
+	}))
+	t.Logf("bad image: %v", badImage)
+	var e *Error
+	require.ErrorAs(t, badImage, &e)
+	assert.Contains(t, badImage.Error(), "cuModuleLoadData")
+	assert.Contains(t, e.Name, "CUDA_ERROR_")
+	assert.True(t, IsCode(missing, NotFound), "got %v", missing)
+	assert.Contains(t, missing.Error(), "no_such_kernel")
+	assert.Error(t, bigBlock, "a 4096-thread block must be refused")
+	assert.True(t, IsCode(oom, OutOfMemory), "got %v", oom)
+}
+
+func TestGPUCtxBoundToDo(t *testing.T) {
+	d := gpu(t)
+	var kept *Ctx
+	require.NoError(t, d.Do(func(c *Ctx) error { kept = c; return nil }))
+	_, err := kept.Alloc(16)
+	assert.ErrorIs(t, err, ErrCtxUnbound)
+
+	err = d.Do(func(c *Ctx) error { panic("boom") })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "boom")
+	assert.NoError(t, d.Do(func(c *Ctx) error { return c.Synchronize() }), "device must serve after a panic")
+}
+
+func TestGPUConcurrentDo(t *testing.T) {
+	d := gpu(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for g := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[g] = d.Do(func(c *Ctx) error { return echo(c, uint64(g)) })
+		}()
+	}
+	wg.Wait()
+	for g, err := range errs {
+		assert.NoError(t, err, "goroutine %d", g)
+	}
+}
+
+// echo round-trips v through device memory.
+func echo(c *Ctx, v uint64) error {
+	p, err := c.Alloc(1024)
+	if err != nil {
+		return err
+	}
+	var in, back [8]byte
+	binary.LittleEndian.PutUint64(in[:], v)
+	if err := errors.Join(c.HtoD(p, in[:]), c.DtoH(back[:], p), c.Free(p)); err != nil {
+		return err
+	}
+	if back != in {
+		return fmt.Errorf("echo %d: got %x", v, back)
+	}
+	return nil
+}
+
+func TestGPUCloseStopsDevice(t *testing.T) {
+	gpu(t)
+	d, err := Open(0)
+	require.NoError(t, err)
+	require.NoError(t, d.Do(func(c *Ctx) error { return c.Synchronize() }))
+	require.NoError(t, d.Close())
+	assert.NoError(t, d.Close(), "Close is idempotent")
+	assert.ErrorIs(t, d.Do(func(c *Ctx) error { return nil }), ErrClosed)
+
+	d2, err := Open(0)
+	require.NoError(t, err)
+	err = d2.Do(func(c *Ctx) error { runtime.Goexit(); return nil })
+	assert.ErrorIs(t, err, ErrClosed, "Goexit in a callback stops the device and says so")
+	assert.ErrorIs(t, d2.Do(func(c *Ctx) error { return nil }), ErrClosed)
+	assert.NoError(t, d2.Close())
+
+	_, err = Open(1 << 20)
+	assert.ErrorIs(t, err, ErrNoDevice)
+}
