@@ -1,0 +1,187 @@
+package groth16_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	mrand "math/rand/v2"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/prover/cpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+	"github.com/cuzk-dev/cuzk/prover/r1cs/r1cstest"
+)
+
+// seeded returns a deterministic randomness source for reproducible keys
+// and proofs.
+func seeded(seed uint64) *mrand.ChaCha8 {
+	var s [32]byte
+	s[0] = byte(seed)
+	s[1] = byte(seed >> 8)
+	return mrand.NewChaCha8(s)
+}
+
+type fixture struct {
+	sys *r1cs.System
+	pk  *groth16.ProvingKey
+	vk  *groth16.VerifyingKey
+}
+
+func setup(t testing.TB, c r1cs.Circuit) fixture {
+	sys, err := r1cs.Compile(c)
+	require.NoError(t, err)
+	pk, vk, err := groth16.Setup(sys, seeded(1))
+	require.NoError(t, err)
+	return fixture{sys, pk, vk}
+}
+
+func prove(t testing.TB, f fixture, c r1cs.Circuit, rnd interface{ Read([]byte) (int, error) }) (*groth16.Proof, []fr.Element) {
+	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+	require.NoError(t, err)
+	be, err := cpu.New()
+	require.NoError(t, err)
+	pub := append([]fr.Element(nil), asg.PublicInputs()...)
+	proof, err := groth16.Prove(f.pk, asg, be, rnd)
+	require.NoError(t, err)
+	return proof, pub
+}
+
+func TestRoundTrip(t *testing.T) {
+	cases := []struct {
+		name    string
+		circuit r1cs.Circuit
+	}{
+		{"cubic", r1cstest.NewCubic(3)},
+		{"chain1", &r1cstest.MulChain{N: 1, Seed: fr.NewElement(5)}},
+		{"chain6", &r1cstest.MulChain{N: 6, Seed: fr.NewElement(5)}},
+		{"chain100", &r1cstest.MulChain{N: 100, Seed: fr.NewElement(11)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := setup(t, tc.circuit)
+			proof, pub := prove(t, f, tc.circuit, rand.Reader)
+			require.NoError(t, groth16.Verify(f.vk, proof, pub))
+		})
+	}
+}
+
+func TestInfinityPointsAreSplit(t *testing.T) {
+	f := setup(t, r1cstest.NewCubic(3))
+	// Cubic: A holds x, x2, x3+x+One and every public (padding rows); B holds
+	// x and One; so y and x3 have no B point.
+	nbB := 0
+	for _, inf := range f.pk.InfinityB {
+		if !inf {
+			nbB++
+		}
+	}
+	assert.Equal(t, nbB, len(f.pk.G1.B))
+	assert.Equal(t, nbB, len(f.pk.G2.B))
+	assert.Equal(t, 2, nbB)
+	assert.Len(t, f.pk.G1.H, f.pk.DomainSize-1)
+	assert.Len(t, f.pk.G1.L, f.pk.NbPrivate)
+}
+
+func TestWrongPublicInputFails(t *testing.T) {
+	c := r1cstest.NewCubic(3)
+	f := setup(t, c)
+	proof, pub := prove(t, f, c, rand.Reader)
+	pub[0].SetUint64(36)
+	assert.ErrorIs(t, groth16.Verify(f.vk, proof, pub), groth16.ErrInvalidProof)
+	assert.Error(t, groth16.Verify(f.vk, proof, nil), "wrong number of inputs")
+}
+
+func TestTamperedProofFails(t *testing.T) {
+	c := &r1cstest.MulChain{N: 9, Seed: fr.NewElement(3)}
+	f := setup(t, c)
+	proof, pub := prove(t, f, c, rand.Reader)
+	tampers := map[string]func(p *groth16.Proof){
+		"A doubled": func(p *groth16.Proof) { p.A.Double(&p.A) },
+		"B negated": func(p *groth16.Proof) { p.B.Neg(&p.B) },
+		"C swapped": func(p *groth16.Proof) { p.C = p.A },
+	}
+	for name, tamper := range tampers {
+		t.Run(name, func(t *testing.T) {
+			p := *proof
+			tamper(&p)
+			assert.ErrorIs(t, groth16.Verify(f.vk, &p, pub), groth16.ErrInvalidProof)
+		})
+	}
+}
+
+func TestProofFromOtherKeyFails(t *testing.T) {
+	c := r1cstest.NewCubic(3)
+	f := setup(t, c)
+	proof, pub := prove(t, f, c, rand.Reader)
+	_, otherVK, err := groth16.Setup(f.sys, seeded(2))
+	require.NoError(t, err)
+	assert.ErrorIs(t, groth16.Verify(otherVK, proof, pub), groth16.ErrInvalidProof)
+}
+
+func TestFixedRandomnessIsDeterministic(t *testing.T) {
+	c := &r1cstest.MulChain{N: 20, Seed: fr.NewElement(9)}
+	f := setup(t, c)
+	p1, _ := prove(t, f, c, seeded(7))
+	p2, _ := prove(t, f, c, seeded(7))
+	p3, _ := prove(t, f, c, seeded(8))
+	b1, b2, b3 := encode(t, p1), encode(t, p2), encode(t, p3)
+	assert.Equal(t, b1, b2)
+	assert.NotEqual(t, b1, b3)
+}
+
+func encode(t testing.TB, p *groth16.Proof) []byte {
+	var buf bytes.Buffer
+	_, err := p.WriteTo(&buf)
+	require.NoError(t, err)
+	return buf.Bytes()
+}
+
+func TestProveRejectsForeignAssignment(t *testing.T) {
+	f := setup(t, r1cstest.NewCubic(3))
+	asg, err := r1cs.Solve(&r1cstest.MulChain{N: 3, Seed: fr.NewElement(1)})
+	require.NoError(t, err)
+	be, err := cpu.New()
+	require.NoError(t, err)
+	_, err = groth16.Prove(f.pk, asg, be, rand.Reader)
+	assert.ErrorIs(t, err, groth16.ErrKeyMismatch)
+}
+
+func TestShortRandomness(t *testing.T) {
+	c := r1cstest.NewCubic(3)
+	f := setup(t, c)
+	asg, err := r1cs.Solve(c)
+	require.NoError(t, err)
+	be, err := cpu.New()
+	require.NoError(t, err)
+	_, err = groth16.Prove(f.pk, asg, be, bytes.NewReader(bytes.Repeat([]byte{1}, 70)))
+	assert.ErrorContains(t, err, "draw s")
+	_, _, err = groth16.Setup(f.sys, bytes.NewReader(nil))
+	assert.Error(t, err)
+}
+
+func BenchmarkProve(b *testing.B) {
+	for _, logN := range []int{10, 14, 16} {
+		c := &r1cstest.MulChain{N: 1<<logN - 4, Seed: fr.NewElement(3)}
+		f := setup(b, c)
+		be, err := cpu.New()
+		require.NoError(b, err)
+		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := groth16.Prove(f.pk, asg, be, rand.Reader); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/proof")
+		})
+	}
+}
