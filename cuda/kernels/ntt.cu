@@ -1,0 +1,101 @@
+// ntt.cu: number-theoretic transforms over the BLS12-381 scalar field Fr,
+// and the pointwise step of the Groth16 quotient h = (a·b − c)/Z.
+//
+// Elements are 8 little-endian 32-bit limbs in Montgomery form (R = 2^256),
+// the memory layout of gnark-crypto's fr.Element, so host vectors copy to the
+// device byte for byte. prover/gpu drives these kernels: it plans the passes
+// (plan.go), builds the twiddle and scale tables with ntt_powers and checks
+// every result against gnark-crypto.
+#include "cuzk/msm_scalar.cuh"
+#include "cuzk/ntt.cuh"
+
+using F = cuzk::ec::Fr;
+using cuzk::ntt::Pass;
+using cuzk::ntt::Scale;
+
+#if defined(__CUDACC__)
+#define NTT_KERNEL(threads) extern "C" __global__ void __launch_bounds__(threads)
+#define NTT_SHARED __shared__
+#else
+#define NTT_KERNEL(threads) inline void
+#define NTT_SHARED static
+struct uint4 { uint32_t x, y, z, w; };
+#endif
+
+// kBlockElems is the shared-memory capacity of a pass block in elements
+// (prover/gpu/plan.go: logBlockElems); kPassThreads its largest block size
+// (plan.go: maxThreads).
+constexpr uint32_t kBlockElems = 1u << 10;
+constexpr uint32_t kPassThreads = 256;
+
+// ntt_dif_pass runs the DIF stages on bits [lo, lo+k), highest first.
+NTT_KERNEL(kPassThreads)
+ntt_dif_pass(F* __restrict__ data, const F* __restrict__ w, uint32_t logN, uint32_t lo, uint32_t k,
+             uint32_t logG, uint32_t sh, uint32_t inverse) {
+  NTT_SHARED uint4 raw[kBlockElems * sizeof(F) / sizeof(uint4)];
+  const Pass p{logN, lo, k, logG, sh};
+  const Scale<F> none{nullptr, nullptr, 0};
+  cuzk::ntt::run_pass<F, true>(data, w, p, inverse != 0, none, reinterpret_cast<F*>(raw));
+}
+
+// ntt_dit_pass runs the DIT stages on bits [lo, lo+k), lowest first. When
+// slo is non-null, each element is multiplied on load by the scale factor of
+// its bit-reversed index (the coset shift of the H path).
+NTT_KERNEL(kPassThreads)
+ntt_dit_pass(F* __restrict__ data, const F* __restrict__ w, uint32_t logN, uint32_t lo, uint32_t k,
+             uint32_t logG, uint32_t sh, uint32_t inverse, const F* __restrict__ slo,
+             const F* __restrict__ shi, uint32_t s) {
+  NTT_SHARED uint4 raw[kBlockElems * sizeof(F) / sizeof(uint4)];
+  const Pass p{logN, lo, k, logG, sh};
+  const Scale<F> scale{slo, shi, s};
+  cuzk::ntt::run_pass<F, false>(data, w, p, inverse != 0, scale, reinterpret_cast<F*>(raw));
+}
+
+// ntt_powers writes t[i] = c·base^i for i < count; thread j writes the chunk
+// [j·chunk, (j+1)·chunk).
+NTT_KERNEL(128)
+ntt_powers(F* __restrict__ t, F base, F c, uint32_t count, uint32_t chunk) {
+  const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t i0 = j * chunk;
+  if (i0 >= count) return;
+  cuzk::ntt::pow_chunk(t, base, c, i0, count - i0 < chunk ? count - i0 : chunk);
+}
+
+// ntt_bitrev permutes data (2^logN elements) into bit-reversed order in
+// place; when slo is non-null the element landing at index j is multiplied
+// by the scale factor of j. Thread i swaps the pair (i, rev(i)) for i ≤ rev(i).
+NTT_KERNEL(256)
+ntt_bitrev(F* __restrict__ data, uint32_t logN, const F* __restrict__ slo, const F* __restrict__ shi,
+           uint32_t s) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (1u << logN)) return;
+  const uint32_t r = cuzk::ntt::bitrev(i, logN);
+  if (i > r) return;
+  const Scale<F> scale{slo, shi, s};
+  F x = data[i], y = data[r];
+  if (scale.on()) {
+    y = y * scale.factor(i);
+    x = x * scale.factor(r);
+  }
+  data[i] = y;
+  data[r] = x;
+}
+
+// ntt_scale multiplies data[j] by the scale factor of j, for j < n.
+NTT_KERNEL(256)
+ntt_scale(F* __restrict__ data, uint32_t n, const F* __restrict__ slo, const F* __restrict__ shi,
+          uint32_t s) {
+  const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  const Scale<F> scale{slo, shi, s};
+  data[j] = data[j] * scale.factor(j);
+}
+
+// ntt_quotient sets a[i] = (a[i]·b[i] − c[i])·den for i < n: the division by
+// the vanishing polynomial, constant (den = 1/(g^n − 1)) on the coset g·H.
+NTT_KERNEL(256)
+ntt_quotient(F* __restrict__ a, const F* __restrict__ b, const F* __restrict__ c, F den, uint32_t n) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  a[i] = (a[i] * b[i] - c[i]) * den;
+}

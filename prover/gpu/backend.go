@@ -1,0 +1,188 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// ErrMSMUnavailable reports an MSM asked of a Backend that has no GPU MSM
+// engine wired in yet.
+var ErrMSMUnavailable = errors.New("gpu: MSM not implemented on GPU yet")
+
+// Backend implements prover/groth16's Backend on one GPU. All device work
+// runs on the Device's own locked OS thread (driver.Device.Do), so a Backend
+// is safe for concurrent use: calls are served one at a time, in order.
+// Inside one QuotientH call, uploads go through pinned chunks on a copy
+// stream while the transforms of the previous vector run on a compute
+// stream. Device memory (see the table in memory.go) is checked before it is
+// allocated and kept for reuse until Close.
+type Backend struct {
+	dev *driver.Device
+	cfg config
+	st  *state // touched only inside dev.Do
+}
+
+// state is the Backend's device-side state.
+type state struct {
+	k       *nttKernels
+	compute *driver.Stream
+	stage   *stager
+	domains map[uint32]*domain
+	vecs    [3]driver.DevicePtr
+	vecLog  uint32 // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
+	held    int64  // device bytes held by domains and vectors
+}
+
+// New returns a Backend on dev, configured by opts: it loads the NTT kernels
+// and sets up the streams and pinned staging memory. The Backend does not
+// own dev; Close releases only the Backend's resources.
+func New(dev *driver.Device, opts ...Option) (*Backend, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if dev == nil {
+		return nil, fmt.Errorf("gpu: nil device")
+	}
+	b := &Backend{dev: dev, cfg: cfg, st: &state{domains: make(map[uint32]*domain)}}
+	err := dev.Do(func(c *driver.Ctx) error {
+		var err error
+		if b.st.k, err = loadNTTKernels(c); err != nil {
+			return err
+		}
+		if b.st.compute, err = c.NewStream(); err != nil {
+			return fmt.Errorf("compute stream: %w", err)
+		}
+		b.st.stage, err = newStager(c, cfg.chunk)
+		return err
+	})
+	if err != nil {
+		_ = b.Close() // the setup error is the one to report
+		return nil, fmt.Errorf("gpu backend on %s: %w", dev.Info(), err)
+	}
+	cfg.logger.Debug("gpu backend ready", slog.String("device", dev.Info().String()))
+	return b, nil
+}
+
+// Close releases the Backend's device memory, streams and pinned memory. The
+// Backend must not be used afterwards.
+func (b *Backend) Close() error {
+	return b.dev.Do(func(c *driver.Ctx) error {
+		st := b.st
+		var errs []error
+		for _, d := range st.domains {
+			errs = append(errs, d.free(c))
+		}
+		errs = append(errs, st.freeVectors(c))
+		if st.stage != nil {
+			errs = append(errs, st.stage.free(c))
+		}
+		if st.compute != nil {
+			errs = append(errs, c.DestroyStream(st.compute))
+		}
+		if st.k != nil {
+			errs = append(errs, c.Unload(st.k.mod))
+		}
+		*st = state{domains: map[uint32]*domain{}}
+		return errors.Join(errs...)
+	})
+}
+
+// domainOf returns the resident domain of size 2^logN, building it (after
+// the memory check) on first use.
+func (b *Backend) domainOf(c *driver.Ctx, logN uint32, vectors int64) (*domain, error) {
+	st := b.st
+	d, ok := st.domains[logN]
+	extra := vectors
+	if !ok {
+		extra += twiddleBytes(logN)
+	}
+	free, _, err := c.MemInfo()
+	if err != nil {
+		return nil, err
+	}
+	if err := fits(st.held, extra, free, b.cfg.memLimit); err != nil {
+		return nil, fmt.Errorf("size 2^%d: %w", logN, err)
+	}
+	if ok {
+		return d, nil
+	}
+	if d, err = st.k.newDomain(c, st.compute, logN); err != nil {
+		return nil, err
+	}
+	st.domains[logN] = d
+	st.held += twiddleBytes(logN)
+	b.cfg.logger.Debug("ntt domain resident", slog.Int("log_n", int(logN)), slog.Int64("held_bytes", st.held))
+	return d, nil
+}
+
+// vectorsFor returns the extra bytes needed so that the three work vectors
+// hold 2^logN elements.
+func (st *state) vectorsFor(logN uint32) int64 {
+	if st.vecs[0] != 0 && st.vecLog >= logN {
+		return 0
+	}
+	extra := vectorBytes(3, logN)
+	if st.vecs[0] != 0 {
+		extra -= vectorBytes(3, st.vecLog)
+	}
+	return extra
+}
+
+// ensureVectors (re)allocates the work vectors for 2^logN elements.
+func (st *state) ensureVectors(c *driver.Ctx, logN uint32) error {
+	if st.vectorsFor(logN) == 0 {
+		return nil
+	}
+	if err := st.freeVectors(c); err != nil {
+		return err
+	}
+	p, err := c.Alloc(int(vectorBytes(3, logN)))
+	if err != nil {
+		return fmt.Errorf("work vectors 2^%d: %w", logN, err)
+	}
+	for i := range st.vecs {
+		st.vecs[i] = p.Add(int(vectorBytes(i, logN)))
+	}
+	st.vecLog = logN
+	st.held += vectorBytes(3, logN)
+	return nil
+}
+
+func (st *state) freeVectors(c *driver.Ctx) error {
+	if st.vecs[0] == 0 {
+		return nil
+	}
+	err := c.Free(st.vecs[0])
+	st.held -= vectorBytes(3, st.vecLog)
+	st.vecs = [3]driver.DevicePtr{}
+	return err
+}
+
+// prepare validates the size, reserves memory and returns the domain with
+// the work vectors sized for it.
+func (b *Backend) prepare(c *driver.Ctx, logN uint32) (*domain, error) {
+	d, err := b.domainOf(c, logN, b.st.vectorsFor(logN))
+	if err != nil {
+		return nil, err
+	}
+	return d, b.st.ensureVectors(c, logN)
+}
+
+// MSMG1 implements groth16.Backend. The GPU MSM engine is not wired in yet.
+func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	return bls12381.G1Jac{}, fmt.Errorf("msm g1 (%d points): %w", len(bases), ErrMSMUnavailable)
+}
+
+// MSMG2 implements groth16.Backend. The GPU MSM engine is not wired in yet.
+func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	return bls12381.G2Jac{}, fmt.Errorf("msm g2 (%d points): %w", len(bases), ErrMSMUnavailable)
+}

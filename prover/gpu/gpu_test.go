@@ -1,0 +1,168 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/cpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+var _ groth16.Backend = (*Backend)(nil)
+
+// sharedDevice opens GPU 0 once for the whole test binary.
+var sharedDevice = sync.OnceValues(func() (*driver.Device, error) { return driver.Open(0) })
+
+// testDevice returns GPU 0, skipping the test visibly where there is none.
+func testDevice(t testing.TB) *driver.Device {
+	t.Helper()
+	dev, err := sharedDevice()
+	if errors.Is(err, driver.ErrNoDriver) || errors.Is(err, driver.ErrNoDevice) {
+		t.Skipf("no CUDA GPU on this machine: %v", err)
+	}
+	require.NoError(t, err)
+	return dev
+}
+
+var sharedBackend = sync.OnceValues(func() (*Backend, error) {
+	dev, err := sharedDevice()
+	if err != nil {
+		return nil, err
+	}
+	return New(dev)
+})
+
+// testBackend returns a Backend on GPU 0 shared by the tests.
+func testBackend(t testing.TB) *Backend {
+	t.Helper()
+	testDevice(t)
+	b, err := sharedBackend()
+	require.NoError(t, err)
+	return b
+}
+
+// requireSameVector fails at the first index where got differs from want.
+func requireSameVector(t testing.TB, want, got []fr.Element, what string) {
+	t.Helper()
+	require.Len(t, got, len(want), what)
+	for i := range want {
+		if want[i] != got[i] {
+			require.Failf(t, "vectors differ", "%s: first difference at index %d of %d: want %s, got %s",
+				what, i, len(want), want[i].String(), got[i].String())
+		}
+	}
+}
+
+// testSizes are the transform sizes (log2) the GPU tests run.
+func testSizes() []uint32 {
+	top := uint32(16)
+	if testing.Short() {
+		top = 12
+	}
+	var s []uint32
+	for l := uint32(1); l <= top; l++ {
+		s = append(s, l)
+	}
+	return s
+}
+
+func TestNTTMatchesGnark(t *testing.T) {
+	b := testBackend(t)
+	for _, logN := range testSizes() {
+		for _, kind := range []inputKind{inputRandom, inputZero, inputConstant} {
+			if kind != inputRandom && logN%5 != 1 { // zero/constant at 2^1, 2^6, 2^11, 2^16
+				continue
+			}
+			t.Run(fmt.Sprintf("2^%d/%s", logN, kind), func(t *testing.T) {
+				in := newVector(t, 1<<logN, kind)
+				for _, op := range []struct {
+					name           string
+					inverse, coset bool
+				}{{"ntt", false, false}, {"intt", true, false}, {"coset-ntt", false, true}, {"coset-intt", true, true}} {
+					got := append([]fr.Element(nil), in...)
+					var err error
+					if op.inverse {
+						err = b.INTT(got, op.coset)
+					} else {
+						err = b.NTT(got, op.coset)
+					}
+					require.NoError(t, err, op.name)
+					want := refNTT(in, op.coset)
+					if op.inverse {
+						want = refINTT(in, op.coset)
+					}
+					requireSameVector(t, want, got, op.name)
+				}
+			})
+		}
+	}
+}
+
+func TestQuotientHMatchesCPU(t *testing.T) {
+	b := testBackend(t)
+	ref, err := cpu.New()
+	require.NoError(t, err)
+	for _, logN := range testSizes() {
+		for _, kind := range []inputKind{inputRandom, inputZero, inputConstant} {
+			if kind != inputRandom && logN%5 != 1 {
+				continue
+			}
+			t.Run(fmt.Sprintf("2^%d/%s", logN, kind), func(t *testing.T) {
+				n := 1 << logN
+				a, bv, c := newVector(t, n, kind), newVector(t, n, inputRandom), newVector(t, n, kind)
+				want, err := ref.QuotientH(clone(a), clone(bv), clone(c))
+				require.NoError(t, err)
+				bIn, cIn := clone(bv), clone(c)
+				got, err := b.QuotientH(a, bv, c)
+				require.NoError(t, err)
+				requireSameVector(t, want, got, "h")
+				assert.Same(t, &a[0], &got[0], "h is written into a's storage")
+				assert.Equal(t, bIn, bv, "b unchanged")
+				assert.Equal(t, cIn, c, "c unchanged")
+			})
+		}
+	}
+}
+
+// A satisfied system (c = a·b on H) has a·b − c divisible by Z, so h has
+// degree ≤ n−2: its top coefficient is zero while the others are not all zero.
+func TestQuotientHSatisfiedHasZeroTop(t *testing.T) {
+	b := testBackend(t)
+	for _, logN := range []uint32{1, 2, 5, 10, 15} {
+		n := 1 << logN
+		a, bv := newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+		c := make([]fr.Element, n)
+		for i := range c {
+			c[i].Mul(&a[i], &bv[i])
+		}
+		h, err := b.QuotientH(a, bv, c)
+		require.NoError(t, err)
+		assert.True(t, h[n-1].IsZero(), "2^%d: top coefficient", logN)
+		if n > 2 {
+			assert.NotEqual(t, make([]fr.Element, n), h, "2^%d: h is not all zero", logN)
+		}
+	}
+}
+
+func TestMemoryLimitRefusesBeforeAllocating(t *testing.T) {
+	dev := testDevice(t)
+	b, err := New(dev, WithMemoryLimit(1<<20))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	n := 1 << 16 // needs QuotientHBytes(16) ≈ 7 MiB
+	_, err = b.QuotientH(make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n))
+	require.ErrorIs(t, err, ErrDeviceMemory)
+	require.NoError(t, dev.Do(func(c *driver.Ctx) error {
+		assert.Zero(t, b.st.held, "nothing was allocated")
+		return nil
+	}))
+}
+
+func clone(v []fr.Element) []fr.Element { return append([]fr.Element(nil), v...) }

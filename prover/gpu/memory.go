@@ -1,0 +1,56 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrDeviceMemory reports a job that does not fit in the device memory that
+// is free or allowed (WithMemoryLimit). It is returned before allocating.
+var ErrDeviceMemory = errors.New("gpu: job does not fit in device memory")
+
+// Device memory per transform size n = 2^L (fr elements of 32 bytes): the
+// Backend keeps three work vectors (a, b, c of QuotientH; NTT and INTT use
+// the first), the twiddle table ω^i (i < n/2) and small scale tables:
+//
+//	vectors 3·32·n + twiddles 16·n + scale tables 4·(2^⌈L/2⌉ + 2^⌊L/2⌋)·32 ≈ 112·n
+//
+//	n      2^16    2^20     2^24      2^26    2^27
+//	bytes  7 MiB   112 MiB  1.75 GiB  7 GiB   14 GiB
+//
+// Twiddle and scale tables stay resident per size once built; the vectors
+// are kept for the largest size seen and reused. Host side, the Backend pins
+// two staging chunks (WithStagingChunk, 2×64 MiB by default).
+
+// twiddleBytes is the device memory of the tables of a size-2^logN domain.
+func twiddleBytes(logN uint32) int64 {
+	s := splitLog(logN)
+	tables := int64(numScaleKinds) * int64(1<<s+1<<(logN-s)) * int64(elemBytes)
+	return int64(max(1, (1<<logN)/2))*int64(elemBytes) + tables
+}
+
+// vectorBytes is the device memory of nvec vectors of 2^logN elements.
+func vectorBytes(nvec int, logN uint32) int64 {
+	return int64(nvec) << logN * int64(elemBytes)
+}
+
+// QuotientHBytes returns the device memory QuotientH needs for n = 2^logN
+// with nothing resident yet.
+func QuotientHBytes(logN uint32) int64 { return vectorBytes(3, logN) + twiddleBytes(logN) }
+
+// fits checks that growing the Backend's device memory from held by extra
+// bytes stays within limit (0: none) and within free memory, keeping
+// headroom for the driver.
+func fits(held, extra, free, limit int64) error {
+	const headroom = 256 << 20
+	if extra <= 0 {
+		return nil
+	}
+	if limit > 0 && held+extra > limit {
+		return fmt.Errorf("%w: needs %d more bytes on top of %d held, limit %d", ErrDeviceMemory, extra, held, limit)
+	}
+	if extra+headroom > free {
+		return fmt.Errorf("%w: needs %d more bytes, %d free", ErrDeviceMemory, extra, free)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+)
+
+// Pippenger's bucket method on the GPU (kernels: cuda/kernels/msm_*.cu).
+//
+// Each scalar k_i (< r < 2^255) is written in nwin signed base-2^c digits
+// d_{w,i} ∈ [−(2^(c−1)−1), 2^(c−1)], nwin·c ≥ 256. Then
+//
+//	Σ_i k_i·P_i = Σ_w 2^(c·w)·W_w,  W_w = Σ_{b=1}^{2^(c−1)} b·S_{w,b},
+//	S_{w,b} = Σ_{i: |d_{w,i}| = b} sign(d_{w,i})·P_i.
+//
+// The device pipeline, all on the default stream:
+//
+//  1. msm_digits: scalars from Montgomery to standard form, digits, and a
+//     count per (window, bucket) "segment";
+//  2. exclusive prefix sums of the counts (msm_scan_up/down, recursive) and
+//     the largest count; msm_scatter sorts (point, sign) entries by segment;
+//  3. each segment is cut into tasks of ≤ T1 entries; msm_*_accumulate sums
+//     a task's affine points (mixed additions) into one XYZZ partial;
+//  4. msm_*_reduce sums ≤ T2 partials per task until each segment holds one
+//     point: skewed scalars (many equal digits) stay parallel;
+//  5. msm_*_bucket_sum: K threads per window weight a run of nb/K buckets
+//     each (running sums), msm_*_reduce folds the K results per window;
+//  6. the host combines the nwin window sums: Horner in 2^c with gnark.
+
+// msmPlan fixes the window and work split of one MSM of n points.
+type msmPlan struct {
+	n    uint32
+	c    uint32 // window bits
+	nwin uint32 // windows, nwin·c ≥ 256
+	nb   uint32 // buckets per window, 2^(c−1)
+	nseg uint32 // nwin·nb segments
+	t1   uint32 // most entries one accumulate task sums
+	t2   uint32 // most partials one reduce task sums
+	k    uint32 // bucket_sum threads per window (a power of two ≤ nb)
+}
+
+// msm bounds: n·nwin entries are indexed with 32 bits, and a sorted entry
+// keeps the point index in 31 bits.
+const (
+	msmMaxPoints  = 1 << 28
+	msmMaxWindow  = 20 // caps bucket memory at 13·2^19 XYZZ points
+	msmMinWindow  = 2
+	msmBucketRun  = 16 // buckets one bucket_sum thread weights
+	msmReduceTask = 32 // t2
+	msmCostBucket = 4  // weight of a bucket against a point in the window choice
+)
+
+// newMSMPlan picks c minimizing nwin·(n + msmCostBucket·2^(c−1)): one mixed
+// addition per (point, window) against about two full additions (plus the
+// reduction) per bucket.
+func newMSMPlan(n int) (msmPlan, error) {
+	if n < 1 || n > msmMaxPoints {
+		return msmPlan{}, fmt.Errorf("msm plan: %d points, want 1 … %d", n, msmMaxPoints)
+	}
+	best, bestCost := uint32(0), math.Inf(1)
+	for c := uint32(msmMinWindow); c <= msmMaxWindow; c++ {
+		nwin := (256 + c - 1) / c
+		cost := float64(nwin) * (float64(n) + msmCostBucket*float64(uint64(1)<<(c-1)))
+		if cost < bestCost {
+			best, bestCost = c, cost
+		}
+	}
+	p := msmPlan{n: uint32(n), c: best, nwin: (256 + best - 1) / best, nb: 1 << (best - 1)}
+	p.nseg = p.nwin * p.nb
+	// Tasks of about 1.5× the mean segment length: random scalars give one
+	// task per bucket, skewed ones split.
+	mean := p.n / p.nb
+	p.t1 = max(8, mean+mean/2)
+	p.t2 = msmReduceTask
+	p.k = max(1, p.nb/msmBucketRun)
+	return p, nil
+}
+
+// entries is the bound on sorted (point, window) entries: one per non-zero
+// digit.
+func (p msmPlan) entries() uint64 { return uint64(p.n) * uint64(p.nwin) }
+
+// partials bounds the XYZZ points any stage holds at once: accumulate
+// writes Σ ceil(len_s/t1) ≤ entries/t1 + nseg, later levels fewer, and the
+// window stage nwin·k.
+func (p msmPlan) partials() uint64 {
+	return max(p.entries()/uint64(p.t1)+uint64(p.nseg), uint64(p.nwin)*uint64(p.k))
+}
+
+// scanScratch bounds the temporary words of a prefix sum over m elements:
+// each recursion level keeps ceil(m/64) sums and as many offsets plus one.
+func scanScratch(m uint32) uint64 {
+	var words uint64
+	for m > 1 {
+		m = (m + msmScanChunk - 1) / msmScanChunk
+		words += 2*uint64(m) + 1
+	}
+	return words + 2
+}
+
+// msmScanChunk matches kScanChunk in cuda/include/cuzk/msm_sort.cuh.
+const msmScanChunk = 64
+
+func ceilDiv32(a, b uint32) uint32 { return (a + b - 1) / b }

@@ -1,0 +1,72 @@
+package gpu
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+)
+
+// config holds a Backend's settings; New fills the defaults and then applies
+// the options, which validate their values.
+type config struct {
+	logger   *slog.Logger
+	memLimit int64 // bytes of device memory the Backend may hold; 0: no cap beyond free memory
+	chunk    int   // bytes per pinned staging chunk
+}
+
+// Option configures a Backend. Options reject bad values with an error that
+// New returns.
+type Option func(*config) error
+
+// Staging chunk bounds: two chunks are pinned per Backend.
+const (
+	minStagingChunk     = 1 << 20
+	maxStagingChunk     = 1 << 30
+	defaultStagingChunk = 64 << 20
+)
+
+func defaultConfig() config {
+	return config{
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		chunk:  defaultStagingChunk,
+	}
+}
+
+// WithLogger sets the logger for device setup, memory and timing records
+// (default: discard).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return fmt.Errorf("gpu: nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithMemoryLimit caps the device memory the Backend holds (vectors,
+// twiddle tables) at bytes. A job that would exceed it is refused before any
+// allocation with an error wrapping ErrDeviceMemory.
+func WithMemoryLimit(bytes int64) Option {
+	return func(c *config) error {
+		if bytes <= 0 {
+			return fmt.Errorf("gpu: memory limit %d bytes: must be positive", bytes)
+		}
+		c.memLimit = bytes
+		return nil
+	}
+}
+
+// WithStagingChunk sets the size of each of the two pinned host chunks that
+// transfers go through (default 64 MiB; a multiple of 32 bytes in
+// [1 MiB, 1 GiB]).
+func WithStagingChunk(bytes int) Option {
+	return func(c *config) error {
+		if bytes < minStagingChunk || bytes > maxStagingChunk || bytes%elemBytes != 0 {
+			return fmt.Errorf("gpu: staging chunk %d bytes: want a multiple of %d in [%d, %d]",
+				bytes, elemBytes, minStagingChunk, maxStagingChunk)
+		}
+		c.chunk = bytes
+		return nil
+	}
+}

@@ -1,0 +1,98 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// QuotientH implements groth16.Backend: given the evaluations a, b, c over
+// the domain H of size n = len(a) (gnark-crypto's fft.NewDomain(n)), it
+// returns the n coefficients of h = (a·b − c)/Z, Z = X^n − 1, computed on the
+// coset g·H (g = 7, gnark-crypto's generator of Fr*) exactly as prover/cpu
+// does, so the results are equal element for element. The result is written
+// into a's storage; b and c are left unchanged.
+func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
+	n := len(a)
+	if len(bv) != n || len(c) != n {
+		return nil, fmt.Errorf("quotient: lengths %d, %d, %d differ", n, len(bv), len(c))
+	}
+	logN, err := logSize(n)
+	if err != nil {
+		return nil, fmt.Errorf("quotient: %w", err)
+	}
+	err = b.dev.Do(func(cx *driver.Ctx) error {
+		d, err := b.prepare(cx, logN)
+		if err != nil {
+			return err
+		}
+		st := b.st
+		for i, v := range [][]fr.Element{a, bv, c} {
+			if err := st.stage.upload(cx, st.vecs[i], driver.Bytes(v)); err != nil {
+				return err
+			}
+			if err := st.stage.wait(cx); err != nil {
+				return err
+			}
+			// Queued behind the previous vector's transforms; the next upload
+			// overlaps them.
+			if err := st.k.toCoset(cx, st.compute, st.vecs[i], d); err != nil {
+				return err
+			}
+		}
+		if err := st.k.divideAndInterpolate(cx, st.compute, st.vecs[0], st.vecs[1], st.vecs[2], d); err != nil {
+			return err
+		}
+		if err := cx.SyncStream(st.compute); err != nil {
+			return fmt.Errorf("quotient kernels: %w", err)
+		}
+		return st.stage.download(cx, driver.Bytes(a), st.vecs[0])
+	})
+	if err != nil {
+		return nil, fmt.Errorf("quotient 2^%d on GPU: %w", logN, err)
+	}
+	return a, nil
+}
+
+// NTT replaces the coefficients in v by the evaluations of their polynomial
+// over the domain of size len(v) (over the coset g·H when coset), both in
+// natural order, as gnark-crypto's fft does.
+func (b *Backend) NTT(v []fr.Element, coset bool) error { return b.transform(v, false, coset) }
+
+// INTT replaces the evaluations in v over the domain of size len(v) (over the
+// coset g·H when coset) by the coefficients of their polynomial, both in
+// natural order.
+func (b *Backend) INTT(v []fr.Element, coset bool) error { return b.transform(v, true, coset) }
+
+func (b *Backend) transform(v []fr.Element, inverse, coset bool) error {
+	logN, err := logSize(len(v))
+	if err != nil {
+		return fmt.Errorf("ntt: %w", err)
+	}
+	err = b.dev.Do(func(cx *driver.Ctx) error {
+		d, err := b.prepare(cx, logN)
+		if err != nil {
+			return err
+		}
+		st := b.st
+		if err := st.stage.upload(cx, st.vecs[0], driver.Bytes(v)); err != nil {
+			return err
+		}
+		if err := st.stage.wait(cx); err != nil {
+			return err
+		}
+		if err := st.k.transform(cx, st.compute, st.vecs[0], d, inverse, coset); err != nil {
+			return err
+		}
+		if err := cx.SyncStream(st.compute); err != nil {
+			return fmt.Errorf("ntt kernels: %w", err)
+		}
+		return st.stage.download(cx, driver.Bytes(v), st.vecs[0])
+	})
+	if err != nil {
+		return fmt.Errorf("ntt 2^%d on GPU: %w", logN, err)
+	}
+	return nil
+}
