@@ -1,0 +1,85 @@
+// ec_arch.cuh: compilation-target glue for cuzk's elliptic-curve and MSM code.
+//
+// The field, curve and MSM headers are written once and compiled two ways:
+// by nvcc for the device (the fatbins cuzk ships), and by a plain C++
+// compiler for the host, where the PTX carry-chain instructions below are
+// emulated with an explicit carry flag and the CUDA built-ins used by the
+// MSM kernels (thread indices, atomics) are replaced by sequential stand-ins.
+// The host build runs the exact instruction sequence of the device code, so
+// the arithmetic can be checked without a GPU.
+#ifndef CUZK_EC_ARCH_CUH
+#define CUZK_EC_ARCH_CUH
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define CUZK_HD __device__ __forceinline__
+#define CUZK_KERNEL extern "C" __global__
+#else
+#define CUZK_HD inline
+#define CUZK_KERNEL inline
+#define __restrict__
+#endif
+
+namespace cuzk {
+namespace ec {
+
+#if defined(__CUDACC__)
+// Each primitive is one PTX integer instruction; "cc" variants read and/or
+// write the condition-code carry flag (PTX ISA, "Extended-Precision Integer
+// Arithmetic Instructions"). They are volatile so that the compiler keeps
+// their relative order, which is what carries the flag from one to the next.
+#define CUZK_ASM2(op)                                                        \
+  uint32_t r;                                                                \
+  asm volatile(op " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));                \
+  return r
+#define CUZK_ASM3(op)                                                        \
+  uint32_t r;                                                                \
+  asm volatile(op " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));    \
+  return r
+
+__device__ __forceinline__ uint32_t add_cc(uint32_t a, uint32_t b) { CUZK_ASM2("add.cc.u32"); }
+__device__ __forceinline__ uint32_t addc_cc(uint32_t a, uint32_t b) { CUZK_ASM2("addc.cc.u32"); }
+__device__ __forceinline__ uint32_t addc(uint32_t a, uint32_t b) { CUZK_ASM2("addc.u32"); }
+__device__ __forceinline__ uint32_t sub_cc(uint32_t a, uint32_t b) { CUZK_ASM2("sub.cc.u32"); }
+__device__ __forceinline__ uint32_t subc_cc(uint32_t a, uint32_t b) { CUZK_ASM2("subc.cc.u32"); }
+__device__ __forceinline__ uint32_t subc(uint32_t a, uint32_t b) { CUZK_ASM2("subc.u32"); }
+__device__ __forceinline__ uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { CUZK_ASM3("mad.lo.cc.u32"); }
+__device__ __forceinline__ uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { CUZK_ASM3("madc.lo.cc.u32"); }
+__device__ __forceinline__ uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { CUZK_ASM3("mad.hi.cc.u32"); }
+__device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { CUZK_ASM3("madc.hi.cc.u32"); }
+#undef CUZK_ASM2
+#undef CUZK_ASM3
+#else
+// Host emulation: the flag the PTX instructions share lives in one
+// thread-local variable, set and consumed in the same order.
+inline thread_local uint32_t carry_flag;
+
+inline uint32_t set_cf(uint64_t s) { carry_flag = (uint32_t)(s >> 32) & 1; return (uint32_t)s; }
+inline uint32_t add_cc(uint32_t a, uint32_t b) { return set_cf((uint64_t)a + b); }
+inline uint32_t addc_cc(uint32_t a, uint32_t b) { return set_cf((uint64_t)a + b + carry_flag); }
+inline uint32_t addc(uint32_t a, uint32_t b) { return a + b + carry_flag; }
+inline uint32_t sub_cc(uint32_t a, uint32_t b) { return set_cf((uint64_t)a - b); }
+inline uint32_t subc_cc(uint32_t a, uint32_t b) { return set_cf((uint64_t)a - b - carry_flag); }
+inline uint32_t subc(uint32_t a, uint32_t b) { return a - b - carry_flag; }
+inline uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((uint64_t)(a * b) + c); }
+inline uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((uint64_t)(a * b) + c + carry_flag); }
+inline uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((((uint64_t)a * b) >> 32) + c); }
+inline uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((((uint64_t)a * b) >> 32) + c + carry_flag); }
+#endif
+
+}  // namespace ec
+}  // namespace cuzk
+
+#if !defined(__CUDACC__)
+// Sequential stand-ins for the CUDA built-ins the MSM kernels use. A host
+// driver sets blockIdx/threadIdx/blockDim before calling a kernel body once
+// per thread; the kernels never synchronize within a block, so running the
+// threads one after another is a valid schedule.
+struct cuzk_dim3 { unsigned x, y, z; };
+inline thread_local cuzk_dim3 threadIdx, blockIdx, blockDim, gridDim;
+inline uint32_t atomicAdd(uint32_t* p, uint32_t v) { uint32_t o = *p; *p = o + v; return o; }
+inline uint32_t atomicMax(uint32_t* p, uint32_t v) { uint32_t o = *p; if (v > o) *p = v; return o; }
+#endif
+
+#endif  // CUZK_EC_ARCH_CUH

@@ -1,0 +1,125 @@
+// ec_xyzz.cuh: short-Weierstrass (a = 0) point arithmetic in extended
+// Jacobian ("XYZZ") coordinates, generic over the coordinate field.
+//
+// An XYZZ point (X, Y, ZZ, ZZZ) stands for the affine point (X/ZZ, Y/ZZZ)
+// with ZZ³ = ZZZ²; ZZ = 0 is the point at infinity. Formulas are from the
+// Explicit-Formulas Database, "XYZZ coordinates for short Weierstrass curves"
+// (add-2008-s, madd-2008-s, dbl-2008-s-1, mdbl-2008-s-1), with the a = 0
+// terms dropped. gnark-crypto's g1JacExtended/g2JacExtended use the same
+// representation. Affine points use gnark's convention: (0, 0) is infinity.
+#ifndef CUZK_EC_XYZZ_CUH
+#define CUZK_EC_XYZZ_CUH
+
+#include "cuzk/ec_arch.cuh"
+
+namespace cuzk {
+namespace ec {
+
+template <class F>
+struct Affine {
+  F x, y;
+  CUZK_HD bool is_inf() const { return x.is_zero() && y.is_zero(); }
+};
+
+template <class F>
+struct XYZZ {
+  F x, y, zz, zzz;
+
+  CUZK_HD static XYZZ inf() { return XYZZ{F::zero(), F::zero(), F::zero(), F::zero()}; }
+  CUZK_HD static XYZZ from_affine(const Affine<F>& a) {
+    if (a.is_inf()) return inf();
+    return XYZZ{a.x, a.y, F::one(), F::one()};
+  }
+  CUZK_HD bool is_inf() const { return zz.is_zero(); }
+};
+
+// mdbl returns 2·a for affine a ≠ infinity (mdbl-2008-s-1).
+template <class F>
+CUZK_HD XYZZ<F> mdbl(const Affine<F>& a) {
+  F u = dbl(a.y);
+  F v = sqr(u);
+  F w = u * v;
+  F s = a.x * v;
+  F x2 = sqr(a.x);
+  F m = dbl(x2) + x2;
+  F x3 = sqr(m) - dbl(s);
+  F y3 = m * (s - x3) - w * a.y;
+  return XYZZ<F>{x3, y3, v, w};
+}
+
+// dbl returns 2·p (dbl-2008-s-1).
+template <class F>
+CUZK_HD XYZZ<F> dbl(const XYZZ<F>& p) {
+  if (p.is_inf()) return p;
+  F u = dbl(p.y);
+  F v = sqr(u);
+  F w = u * v;
+  F s = p.x * v;
+  F x2 = sqr(p.x);
+  F m = dbl(x2) + x2;
+  F x3 = sqr(m) - dbl(s);
+  F y3 = m * (s - x3) - w * p.y;
+  return XYZZ<F>{x3, y3, v * p.zz, w * p.zzz};
+}
+
+// madd returns p + a for affine a (madd-2008-s), handling infinity on either
+// side, a = p (doubling) and a = −p (infinity).
+template <class F>
+CUZK_HD XYZZ<F> madd(const XYZZ<F>& p, const Affine<F>& a) {
+  if (a.is_inf()) return p;
+  if (p.is_inf()) return XYZZ<F>::from_affine(a);
+  F u2 = a.x * p.zz;
+  F s2 = a.y * p.zzz;
+  F P = u2 - p.x;
+  F R = s2 - p.y;
+  if (P.is_zero()) {
+    if (R.is_zero()) return mdbl(a);
+    return XYZZ<F>::inf();
+  }
+  F pp = sqr(P);
+  F ppp = P * pp;
+  F q = p.x * pp;
+  F x3 = sqr(R) - ppp - dbl(q);
+  F y3 = R * (q - x3) - p.y * ppp;
+  return XYZZ<F>{x3, y3, p.zz * pp, p.zzz * ppp};
+}
+
+// add returns p + q (add-2008-s), handling infinity, p = q and p = −q.
+template <class F>
+CUZK_HD XYZZ<F> add(const XYZZ<F>& p, const XYZZ<F>& q) {
+  if (q.is_inf()) return p;
+  if (p.is_inf()) return q;
+  F u1 = p.x * q.zz;
+  F u2 = q.x * p.zz;
+  F s1 = p.y * q.zzz;
+  F s2 = q.y * p.zzz;
+  F P = u2 - u1;
+  F R = s2 - s1;
+  if (P.is_zero()) {
+    if (R.is_zero()) return dbl(p);
+    return XYZZ<F>::inf();
+  }
+  F pp = sqr(P);
+  F ppp = P * pp;
+  F q1 = u1 * pp;
+  F x3 = sqr(R) - ppp - dbl(q1);
+  F y3 = R * (q1 - x3) - s1 * ppp;
+  return XYZZ<F>{x3, y3, p.zz * q.zz * pp, p.zzz * q.zzz * ppp};
+}
+
+// mul_small returns k·p for a small non-negative k, by double-and-add from
+// the top bit.
+template <class F>
+CUZK_HD XYZZ<F> mul_small(const XYZZ<F>& p, uint32_t k) {
+  XYZZ<F> r = XYZZ<F>::inf();
+  for (int bit = 31; bit >= 0; bit--) {
+    r = dbl(r);
+    if ((k >> bit) & 1) r = add(r, p);
+  }
+  return r;
+}
+
+}  // namespace ec
+}  // namespace cuzk
+
+#endif  // CUZK_EC_XYZZ_CUH

@@ -1,0 +1,177 @@
+// fp.cuh: Montgomery prime fields on 32-bit limbs, and BLS12-381's base
+// field Fp.
+//
+// MontField<P> holds an element of GF(p) as P::N little-endian 32-bit limbs
+// in Montgomery form (a·R mod p, R = 2^(32·N)), fully reduced (< p). For Fp,
+// N = 12 and R = 2^384, which is exactly gnark-crypto's fp.Element layout
+// (six little-endian uint64 words, Montgomery form, R = 2^384), so gnark
+// points copy to the device byte for byte.
+//
+// Requirements on P: p < 2^(32·N − 1) (one spare top bit, so a + b never
+// overflows N limbs), p odd, P::inv = −p^(−1) mod 2^32.
+#ifndef CUZK_FP_CUH
+#define CUZK_FP_CUH
+
+#include "cuzk/ec_arch.cuh"
+
+namespace cuzk {
+namespace ec {
+
+template <class P>
+struct MontField {
+  static constexpr int N = P::N;
+  uint32_t v[N];
+
+  CUZK_HD static MontField zero() {
+    MontField r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = 0;
+    return r;
+  }
+  // one returns 1 in Montgomery form, R mod p.
+  CUZK_HD static MontField one() {
+    MontField r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = P::one(i);
+    return r;
+  }
+  CUZK_HD bool is_zero() const {
+    uint32_t acc = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) acc |= v[i];
+    return acc == 0;
+  }
+};
+
+// cond_sub_p returns t − p when t ≥ p, else t (t < 2p, N limbs).
+template <class P>
+CUZK_HD MontField<P> cond_sub_p(const uint32_t (&t)[P::N]) {
+  constexpr int N = P::N;
+  uint32_t s[N];
+  s[0] = sub_cc(t[0], P::mod(0));
+#pragma unroll
+  for (int j = 1; j < N; j++) s[j] = subc_cc(t[j], P::mod(j));
+  uint32_t borrow = subc(0, 0);  // 0xffffffff when t < p
+  MontField<P> r;
+#pragma unroll
+  for (int j = 0; j < N; j++) r.v[j] = borrow ? t[j] : s[j];
+  return r;
+}
+
+template <class P>
+CUZK_HD MontField<P> operator+(const MontField<P>& a, const MontField<P>& b) {
+  constexpr int N = P::N;
+  uint32_t t[N];
+  t[0] = add_cc(a.v[0], b.v[0]);
+#pragma unroll
+  for (int j = 1; j < N - 1; j++) t[j] = addc_cc(a.v[j], b.v[j]);
+  t[N - 1] = addc(a.v[N - 1], b.v[N - 1]);  // no carry out: p < 2^(32N-1)
+  return cond_sub_p<P>(t);
+}
+
+template <class P>
+CUZK_HD MontField<P> operator-(const MontField<P>& a, const MontField<P>& b) {
+  constexpr int N = P::N;
+  uint32_t t[N];
+  t[0] = sub_cc(a.v[0], b.v[0]);
+#pragma unroll
+  for (int j = 1; j < N; j++) t[j] = subc_cc(a.v[j], b.v[j]);
+  uint32_t mask = subc(0, 0);  // all ones when a < b: add p back
+  MontField<P> r;
+  r.v[0] = add_cc(t[0], P::mod(0) & mask);
+#pragma unroll
+  for (int j = 1; j < N - 1; j++) r.v[j] = addc_cc(t[j], P::mod(j) & mask);
+  r.v[N - 1] = addc(t[N - 1], P::mod(N - 1) & mask);
+  return r;
+}
+
+template <class P>
+CUZK_HD MontField<P> operator-(const MontField<P>& a) {
+  return MontField<P>::zero() - a;
+}
+
+// mont_mul is CIOS Montgomery multiplication (Koç, Acar, Kaliski, "Analyzing
+// and Comparing Montgomery Multiplication Algorithms", 1996): for each limb
+// b_i, t += a·b_i, then t += m·p with m = t_0·inv so the low limb cancels,
+// then t >>= 32. Each product row is added as two carry chains, low halves
+// into t_j and high halves into t_(j+1). With a, b < p, t stays < 2p.
+template <class P>
+CUZK_HD MontField<P> operator*(const MontField<P>& a, const MontField<P>& b) {
+  constexpr int N = P::N;
+  uint32_t t[N + 2];
+#pragma unroll
+  for (int j = 0; j < N + 2; j++) t[j] = 0;
+#pragma unroll
+  for (int i = 0; i < N; i++) {
+    const uint32_t bi = b.v[i];
+    t[0] = mad_lo_cc(a.v[0], bi, t[0]);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = madc_lo_cc(a.v[j], bi, t[j]);
+    t[N] = addc_cc(t[N], 0);
+    t[N + 1] = addc(0, 0);
+    t[1] = mad_hi_cc(a.v[0], bi, t[1]);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(a.v[j], bi, t[j + 1]);
+    t[N + 1] = addc(t[N + 1], 0);
+
+    const uint32_t m = t[0] * P::inv;
+    t[0] = mad_lo_cc(m, P::mod(0), t[0]);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j] = madc_lo_cc(m, P::mod(j), t[j]);
+    t[N] = addc_cc(t[N], 0);
+    t[N + 1] = addc(t[N + 1], 0);
+    t[1] = mad_hi_cc(m, P::mod(0), t[1]);
+#pragma unroll
+    for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(m, P::mod(j), t[j + 1]);
+    t[N + 1] = addc(t[N + 1], 0);
+#pragma unroll
+    for (int j = 0; j <= N; j++) t[j] = t[j + 1];
+    t[N + 1] = 0;
+  }
+  uint32_t r[N];
+#pragma unroll
+  for (int j = 0; j < N; j++) r[j] = t[j];
+  return cond_sub_p<P>(r);
+}
+
+template <class P>
+CUZK_HD MontField<P> sqr(const MontField<P>& a) { return a * a; }
+
+template <class P>
+CUZK_HD MontField<P> dbl(const MontField<P>& a) { return a + a; }
+
+// from_mont returns a·R^(−1) mod p: the element's standard (non-Montgomery)
+// representative, as little-endian limbs.
+template <class P>
+CUZK_HD MontField<P> from_mont(const MontField<P>& a) {
+  MontField<P> one_std = MontField<P>::zero();
+  one_std.v[0] = 1;
+  return a * one_std;
+}
+
+// FpParams: BLS12-381 base field,
+// p = 0x1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab
+// (draft-irtf-cfrg-pairing-friendly-curves, BLS12_381 section; the same
+// constant as gnark-crypto ecc/bls12-381/fp). inv = −p^(−1) mod 2^32 and
+// one = 2^384 mod p were derived from p.
+struct FpParams {
+  static constexpr int N = 12;
+  static constexpr uint32_t inv = 0xfffcfffdu;
+  CUZK_HD static constexpr uint32_t mod(int i) {
+    constexpr uint32_t p[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
+                                0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+    return p[i];
+  }
+  CUZK_HD static constexpr uint32_t one(int i) {
+    constexpr uint32_t r[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857,
+                                0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+    return r[i];
+  }
+};
+
+using Fp = MontField<FpParams>;
+
+}  // namespace ec
+}  // namespace cuzk
+
+#endif  // CUZK_FP_CUH

@@ -1,0 +1,44 @@
+// fp2.cuh: BLS12-381's quadratic extension Fp2 = Fp[u]/(u² + 1).
+//
+// Fp2 is (c0, c1) meaning c0 + c1·u, the same order and layout as
+// gnark-crypto's bls12381.E2 {A0, A1}, so G2 points copy to the device as is.
+#ifndef CUZK_FP2_CUH
+#define CUZK_FP2_CUH
+
+#include "cuzk/fp.cuh"
+
+namespace cuzk {
+namespace ec {
+
+struct Fp2 {
+  Fp c0, c1;
+
+  CUZK_HD static Fp2 zero() { return Fp2{Fp::zero(), Fp::zero()}; }
+  CUZK_HD static Fp2 one() { return Fp2{Fp::one(), Fp::zero()}; }
+  CUZK_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+};
+
+CUZK_HD Fp2 operator+(const Fp2& a, const Fp2& b) { return Fp2{a.c0 + b.c0, a.c1 + b.c1}; }
+CUZK_HD Fp2 operator-(const Fp2& a, const Fp2& b) { return Fp2{a.c0 - b.c0, a.c1 - b.c1}; }
+CUZK_HD Fp2 operator-(const Fp2& a) { return Fp2{-a.c0, -a.c1}; }
+
+// Karatsuba: (a0 + a1u)(b0 + b1u) = (a0b0 − a1b1) + ((a0 + a1)(b0 + b1) − a0b0 − a1b1)u.
+CUZK_HD Fp2 operator*(const Fp2& a, const Fp2& b) {
+  Fp v0 = a.c0 * b.c0;
+  Fp v1 = a.c1 * b.c1;
+  Fp s = (a.c0 + a.c1) * (b.c0 + b.c1);
+  return Fp2{v0 - v1, s - v0 - v1};
+}
+
+// (a0 + a1u)² = (a0 + a1)(a0 − a1) + 2a0a1·u.
+CUZK_HD Fp2 sqr(const Fp2& a) {
+  Fp m = a.c0 * a.c1;
+  return Fp2{(a.c0 + a.c1) * (a.c0 - a.c1), m + m};
+}
+
+CUZK_HD Fp2 dbl(const Fp2& a) { return a + a; }
+
+}  // namespace ec
+}  // namespace cuzk
+
+#endif  // CUZK_FP2_CUH

@@ -1,0 +1,73 @@
+// msm_bucket.cuh: the curve stages of cuzk's Pippenger MSM, generic over the
+// coordinate field (Fp for G1, Fp2 for G2): summing sorted points into
+// bucket partials, reducing partials per segment, and weighting buckets per
+// window. Each function is the body of one kernel thread.
+#ifndef CUZK_MSM_BUCKET_CUH
+#define CUZK_MSM_BUCKET_CUH
+
+#include "cuzk/ec_xyzz.cuh"
+#include "cuzk/msm_sort.cuh"
+
+namespace cuzk {
+namespace ec {
+namespace msm {
+
+// accumulate: task t sums the affine points its range of sorted entries
+// names (negated where the entry's sign bit is set) into out[t].
+template <class F>
+CUZK_HD void accumulate(const Affine<F>* __restrict__ bases, const uint32_t* __restrict__ sorted,
+                        const uint32_t* __restrict__ seg_off, const uint32_t* __restrict__ task_off,
+                        uint32_t nseg, uint32_t T, XYZZ<F>* __restrict__ out) {
+  Task task;
+  const uint32_t t = thread_id();
+  if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
+  XYZZ<F> acc = XYZZ<F>::inf();
+  for (uint32_t e = task.begin; e < task.end; e++) {
+    const uint32_t entry = sorted[e];
+    Affine<F> p = bases[entry & 0x7fffffffu];
+    if (entry >> 31) p.y = -p.y;
+    acc = madd(acc, p);
+  }
+  out[t] = acc;
+}
+
+// reduce: task t sums its range of XYZZ partials into out[t].
+template <class F>
+CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__ seg_off,
+                    const uint32_t* __restrict__ task_off, uint32_t nseg, uint32_t T,
+                    XYZZ<F>* __restrict__ out) {
+  Task task;
+  const uint32_t t = thread_id();
+  if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
+  XYZZ<F> acc = in[task.begin];
+  for (uint32_t e = task.begin + 1; e < task.end; e++) acc = add(acc, in[e]);
+  out[t] = acc;
+}
+
+// bucket_sum: thread j = w·K + k weights the buckets [lo, lo + nb/K) of
+// window w, where bucket b (digit b + 1) holds S_b = pts[seg_off[s]] for
+// s = w·nb + b if that segment is non-empty. It writes
+// Σ (b + 1)·S_b = Σ (b − lo + 1)·S_b + lo·Σ S_b, the first sum by the running
+// sum from the top bucket down, the second by a small scalar multiple.
+template <class F>
+CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ pts, const uint32_t* __restrict__ seg_off,
+                        uint32_t nwin, uint32_t nb, uint32_t K, XYZZ<F>* __restrict__ out) {
+  const uint32_t j = thread_id();
+  if (j >= nwin * K) return;
+  const uint32_t w = j / K, k = j - w * K;
+  const uint32_t len = nb / K, lo = k * len;
+  XYZZ<F> run = XYZZ<F>::inf(), acc = XYZZ<F>::inf();
+  for (uint32_t b = lo + len; b-- > lo;) {
+    const uint32_t s = w * nb + b;
+    const uint32_t off = seg_off[s];
+    if (seg_off[s + 1] > off) run = add(run, pts[off]);
+    acc = add(acc, run);
+  }
+  out[j] = add(acc, mul_small(run, lo));
+}
+
+}  // namespace msm
+}  // namespace ec
+}  // namespace cuzk
+
+#endif  // CUZK_MSM_BUCKET_CUH

@@ -1,0 +1,133 @@
+// msm_sort.cuh: the curve-independent stages of cuzk's Pippenger MSM:
+// scalars to signed digits, a counting sort of (bucket, point) pairs, and the
+// prefix sums and work splitting around it. Every function here is the body
+// of one kernel thread; no stage synchronizes inside a block.
+//
+// Terms: a window w has nb = 2^(c−1) buckets; segment s = w·nb + (|d| − 1)
+// collects the points whose digit in window w is d. Segments are laid out
+// one after another in one array of entries (point index | sign << 31).
+#ifndef CUZK_MSM_SORT_CUH
+#define CUZK_MSM_SORT_CUH
+
+#include "cuzk/msm_scalar.cuh"
+
+namespace cuzk {
+namespace ec {
+namespace msm {
+
+// kScanChunk is how many consecutive elements one scan thread owns.
+constexpr uint32_t kScanChunk = 64;
+
+CUZK_HD uint32_t thread_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
+
+// digits: thread i converts scalar i (gnark fr.Element, Montgomery form) to
+// standard form and writes its nwin encoded digits to digits[w·n + i],
+// counting each non-zero digit in counts[segment].
+CUZK_HD void digits(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t nwin,
+                    uint32_t* __restrict__ digits_out, uint32_t* __restrict__ counts) {
+  const uint32_t i = thread_id();
+  if (i >= n) return;
+  const Fr s = from_mont(scalars[i]);
+  uint32_t limbs[8];
+  for (int j = 0; j < 8; j++) limbs[j] = s.v[j];
+  const uint32_t nb = 1u << (c - 1);
+  uint32_t carry = 0;
+  for (uint32_t w = 0; w < nwin; w++) {
+    const uint32_t d = encode_digit(window_bits(limbs, w * c, c), carry, c);
+    digits_out[(size_t)w * n + i] = d;
+    if (d != 0) atomicAdd(&counts[w * nb + (d >> 1) - 1], 1u);
+  }
+}
+
+// scan_up: thread j writes the sum of in[64j, 64j+64) to sums[j] and, when
+// max_out is set, folds the chunk's largest element into *max_out.
+CUZK_HD void scan_up(const uint32_t* __restrict__ in, uint32_t m, uint32_t* __restrict__ sums,
+                     uint32_t* __restrict__ max_out) {
+  const uint32_t j = thread_id();
+  const uint32_t begin = j * kScanChunk;
+  if (begin >= m) return;
+  const uint32_t end = begin + kScanChunk < m ? begin + kScanChunk : m;
+  uint32_t sum = 0, mx = 0;
+  for (uint32_t k = begin; k < end; k++) {
+    const uint32_t v = in[k];
+    sum += v;
+    mx = v > mx ? v : mx;
+  }
+  sums[j] = sum;
+  if (max_out) atomicMax(max_out, mx);
+}
+
+// scan_down: thread j writes the exclusive prefix sums of its chunk, starting
+// from offs[j] (0 when offs is null), to out; the last chunk's thread also
+// writes the grand total to out[m].
+CUZK_HD void scan_down(const uint32_t* __restrict__ in, uint32_t m, const uint32_t* __restrict__ offs,
+                       uint32_t* __restrict__ out) {
+  const uint32_t j = thread_id();
+  const uint32_t begin = j * kScanChunk;
+  if (begin >= m) return;
+  const uint32_t end = begin + kScanChunk < m ? begin + kScanChunk : m;
+  uint32_t acc = offs ? offs[j] : 0;
+  for (uint32_t k = begin; k < end; k++) {
+    out[k] = acc;
+    acc += in[k];
+  }
+  if (end == m) out[m] = acc;
+}
+
+// scatter: for entry e = w·n + i with a non-zero digit, claims the next free
+// slot of its segment (cursor starts as the segments' offsets) and stores
+// i | sign << 31 there. Order inside a segment is arbitrary: buckets only sum.
+CUZK_HD void scatter(const uint32_t* __restrict__ digits_in, uint32_t n, uint32_t nwin, uint32_t c,
+                     uint32_t* __restrict__ cursor, uint32_t* __restrict__ sorted) {
+  const uint32_t e = thread_id();
+  if (e >= n * nwin) return;
+  const uint32_t d = digits_in[e];
+  if (d == 0) return;
+  const uint32_t w = e / n, i = e - w * n;
+  const uint32_t seg = (w << (c - 1)) + (d >> 1) - 1;
+  const uint32_t pos = atomicAdd(&cursor[seg], 1u);
+  sorted[pos] = i | ((d & 1u) << 31);
+}
+
+// task_counts: segment s of length len is split into ceil(len/T) tasks of at
+// most T consecutive elements each.
+CUZK_HD void task_counts(const uint32_t* __restrict__ seg_off, uint32_t nseg, uint32_t T,
+                         uint32_t* __restrict__ tasks) {
+  const uint32_t s = thread_id();
+  if (s >= nseg) return;
+  tasks[s] = (seg_off[s + 1] - seg_off[s] + T - 1) / T;
+}
+
+// find_segment returns the largest s ≤ nseg with off[s] ≤ t, given
+// off[0] ≤ t < off[nseg]: the non-empty segment that holds element t.
+CUZK_HD uint32_t find_segment(const uint32_t* __restrict__ off, uint32_t nseg, uint32_t t) {
+  uint32_t lo = 0, hi = nseg;
+  while (hi - lo > 1) {
+    const uint32_t mid = (lo + hi) >> 1;
+    if (off[mid] <= t) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+// Task is the range of elements [begin, end) that task t sums.
+struct Task {
+  uint32_t begin, end;
+};
+
+// task_range maps task t to its element range; it returns false past the
+// last task.
+CUZK_HD bool task_range(const uint32_t* __restrict__ seg_off, const uint32_t* __restrict__ task_off,
+                        uint32_t nseg, uint32_t T, uint32_t t, Task& out) {
+  if (t >= task_off[nseg]) return false;
+  const uint32_t s = find_segment(task_off, nseg, t);
+  out.begin = seg_off[s] + (t - task_off[s]) * T;
+  const uint32_t seg_end = seg_off[s + 1];
+  out.end = out.begin + T < seg_end ? out.begin + T : seg_end;
+  return true;
+}
+
+}  // namespace msm
+}  // namespace ec
+}  // namespace cuzk
+
+#endif  // CUZK_MSM_SORT_CUH

@@ -1,0 +1,34 @@
+// msm_g1.cu: BLS12-381 G1 (coordinates in Fp) bucket kernels of cuzk's
+// Pippenger MSM, and an Fp self-test kernel; see msm_bucket.cuh.
+#include "cuzk/fp.cuh"
+#include "cuzk/msm_bucket.cuh"
+
+using namespace cuzk::ec;
+using G1Affine = Affine<Fp>;
+using G1XYZZ = XYZZ<Fp>;
+
+CUZK_KERNEL void msm_g1_accumulate(const G1Affine* bases, const uint32_t* sorted, const uint32_t* seg_off,
+                                   const uint32_t* task_off, uint32_t nseg, uint32_t T, G1XYZZ* out) {
+  msm::accumulate(bases, sorted, seg_off, task_off, nseg, T, out);
+}
+
+CUZK_KERNEL void msm_g1_reduce(const G1XYZZ* in, const uint32_t* seg_off, const uint32_t* task_off,
+                               uint32_t nseg, uint32_t T, G1XYZZ* out) {
+  msm::reduce(in, seg_off, task_off, nseg, T, out);
+}
+
+CUZK_KERNEL void msm_g1_bucket_sum(const G1XYZZ* pts, const uint32_t* seg_off, uint32_t nwin, uint32_t nb,
+                                   uint32_t K, G1XYZZ* out) {
+  msm::bucket_sum(pts, seg_off, nwin, nb, K, out);
+}
+
+// msm_g1_fp_selftest writes a·b, a + b, a − b and −a for n pairs, so tests can
+// check the device field arithmetic against gnark-crypto directly.
+CUZK_KERNEL void msm_g1_fp_selftest(const Fp* a, const Fp* b, uint32_t n, Fp* out) {
+  const uint32_t i = msm::thread_id();
+  if (i >= n) return;
+  out[4 * i + 0] = a[i] * b[i];
+  out[4 * i + 1] = a[i] + b[i];
+  out[4 * i + 2] = a[i] - b[i];
+  out[4 * i + 3] = -a[i];
+}

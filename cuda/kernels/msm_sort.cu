@@ -1,0 +1,27 @@
+// msm_sort.cu: curve-independent kernels of cuzk's Pippenger MSM (scalar
+// digits, counting sort, prefix sums, task splitting); see msm_sort.cuh.
+#include "cuzk/msm_sort.cuh"
+
+using namespace cuzk::ec;
+
+CUZK_KERNEL void msm_digits(const Fr* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t* digits,
+                            uint32_t* counts) {
+  msm::digits(scalars, n, c, nwin, digits, counts);
+}
+
+CUZK_KERNEL void msm_scan_up(const uint32_t* in, uint32_t m, uint32_t* sums, uint32_t* max_out) {
+  msm::scan_up(in, m, sums, max_out);
+}
+
+CUZK_KERNEL void msm_scan_down(const uint32_t* in, uint32_t m, const uint32_t* offs, uint32_t* out) {
+  msm::scan_down(in, m, offs, out);
+}
+
+CUZK_KERNEL void msm_scatter(const uint32_t* digits, uint32_t n, uint32_t nwin, uint32_t c, uint32_t* cursor,
+                             uint32_t* sorted) {
+  msm::scatter(digits, n, nwin, c, cursor, sorted);
+}
+
+CUZK_KERNEL void msm_task_counts(const uint32_t* seg_off, uint32_t nseg, uint32_t T, uint32_t* tasks) {
+  msm::task_counts(seg_off, nseg, T, tasks);
+}
