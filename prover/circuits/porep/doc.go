@@ -1,0 +1,22 @@
+// Package porep provides porep-synth, a synthetic circuit shaped like a
+// Filecoin PoRep (SDR) commitment proof and sized by a target constraint
+// count, for benchmarking the prover at 2^10 … 2^27 constraints.
+//
+// Statement. Public inputs are the replica id, comm_r and the challenged
+// node indices. The prover knows an 8-ary Poseidon tree (poseidon.Width9) of
+// depth D with root comm_r_last, and comm_c, such that
+// comm_r = Poseidon_3(comm_c, comm_r_last), every challenged node is a leaf
+// of that tree at its public index, and for the first Labelled challenges
+// the leaf is the node's label: SHA-256(replica_id ‖ node as 8 bytes
+// little-endian) truncated to 254 bits, computed in the circuit from the
+// public replica id and challenge. comm_c is the end of a chain of "column"
+// Poseidon hashes over private values, which also serves as fine-grained
+// filler to approach the target size.
+//
+// Sizing (Plan). D grows with the target, (log2 T − 7)/2 clamped to 1…10
+// (8^10 = 2^30 leaves, a 32 GiB sector's node count). Labels take about a
+// quarter of the budget, inclusion proofs the rest, and the column chain,
+// mixing widths 9, 5 and 3 (405, 300 and 243 constraints), fills what is left,
+// so that constraints plus public-input rows stay within T, a few percent
+// below it. Everything, witness included, is derived from the seed.
+package porep

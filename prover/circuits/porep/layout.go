@@ -1,0 +1,138 @@
+package porep
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/prover/circuits/merkle"
+	"github.com/cuzk-dev/cuzk/prover/circuits/poseidon"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// Size limits of porep-synth.
+const (
+	MinTarget = 1 << 10
+	MaxTarget = 1 << 27
+)
+
+// labelShare is the fraction of the target spent on SHA-256 labels.
+const labelShare = 0.25
+
+// Layout is the shape of one porep-synth instance.
+type Layout struct {
+	Target     int // requested size: constraints + public inputs ≤ Target
+	Depth      int // levels of the 8-ary tree
+	Challenges int // inclusion proofs, the first Labelled of them with SHA-256 labels
+	Labelled   int
+	Fill       [3]int // column hashes of width 9, 5 and 3
+}
+
+// Publics is the number of public variables, One included.
+func (l Layout) Publics() int { return 3 + l.Challenges }
+
+// Constraints is the exact constraint count of the circuit for l.
+func (l Layout) Constraints() int {
+	n := l.Challenges*challengeCost(l.Depth) + commRCost + fillCost(l.Fill)
+	if l.Labelled > 0 {
+		n += replicaCost + l.Labelled*labelCost()
+	}
+	return n
+}
+
+// Rows is constraints plus public-input rows, what the domain must hold.
+func (l Layout) Rows() int { return l.Constraints() + l.Publics() }
+
+var fillWidths = [3]func() *poseidon.Params{poseidon.Width9, poseidon.Width5, poseidon.Width3}
+
+const (
+	replicaCost = 254 + 1 // replica id bits and their packing equality
+	commRCost   = 243 + 1 // Poseidon_3(comm_c, comm_r_last) and its equality
+)
+
+// challengeCost is one inclusion proof with its root and index equalities.
+func challengeCost(depth int) int {
+	return depth*merkle.LevelConstraints(poseidon.Width9()) + 2
+}
+
+func fillCost(fill [3]int) int {
+	n := 0
+	for i, k := range fill {
+		n += k * fillWidths[i]().Constraints()
+	}
+	return n
+}
+
+// labelCost is the extra cost of a labelled challenge, measured once by
+// compiling the label gadget alone.
+var labelCost = sync.OnceValue(func() int {
+	sys, err := r1cs.Compile(labelProbe{})
+	if err != nil {
+		panic(fmt.Sprintf("porep: compile label probe: %v", err))
+	}
+	return sys.NbConstraints - (replicaCost - 1) // minus the probe's replica id bits
+})
+
+type labelProbe struct{}
+
+func (labelProbe) Define(api r1cs.API) error {
+	replica := allocReplica(api, [32]byte{})
+	labelGadget(api, replica, 0, api.Public(fr.Element{}))
+	return nil
+}
+
+// Plan chooses the layout for target constraints (rows, public inputs
+// included), MinTarget ≤ target ≤ MaxTarget.
+func Plan(target int) (Layout, error) {
+	if target < MinTarget || target > MaxTarget {
+		return Layout{}, fmt.Errorf("porep plan: target %d outside [%d, %d]", target, MinTarget, MaxTarget)
+	}
+	l := Layout{Target: target, Depth: min(max((bits.Len(uint(target))-1-7)/2, 1), 10)}
+	per := challengeCost(l.Depth) + 1 // its public input row too
+	if lab := labelCost() + per; float64(target)*labelShare >= float64(lab+replicaCost) {
+		l.Labelled = int((float64(target)*labelShare - replicaCost) / float64(lab))
+		l.Challenges = l.Labelled
+	}
+	for l.Rows()+per <= target {
+		l.Challenges++
+	}
+	most := l.Challenges
+	// Trading the last few proofs for column hashes can fit the target
+	// more tightly.
+	best := Layout{}
+	for n := most; n >= max(most-3, l.Labelled, 1); n-- {
+		cand := l
+		cand.Challenges = n
+		cand.Fill = bestFill(target - cand.Rows())
+		if best.Challenges == 0 || cand.Rows() > best.Rows() {
+			best = cand
+		}
+	}
+	if best.Challenges == 0 {
+		return Layout{}, fmt.Errorf("porep plan: target %d too small for one depth-%d proof", target, l.Depth)
+	}
+	return best, nil
+}
+
+// bestFill returns the mix of column hashes (widths 9, 5, 3) that leaves
+// the least of budget unused.
+func bestFill(budget int) [3]int {
+	c9, c5, c3 := fillWidths[0]().Constraints(), fillWidths[1]().Constraints(), fillWidths[2]().Constraints()
+	var best [3]int
+	bestLeft := budget
+	for k5 := 0; k5 <= 4; k5++ {
+		for k3 := 0; k3 <= 6; k3++ {
+			rest := budget - k5*c5 - k3*c3
+			if rest < 0 {
+				continue
+			}
+			k9 := rest / c9
+			if left := rest - k9*c9; left < bestLeft {
+				best, bestLeft = [3]int{k9, k5, k3}, left
+			}
+		}
+	}
+	return best
+}

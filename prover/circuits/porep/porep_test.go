@@ -1,0 +1,110 @@
+package porep
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/prover/circuits/internal/circuittest"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+func TestPlanFitsTarget(t *testing.T) {
+	for log := 10; log <= 27; log++ {
+		target := 1 << log
+		l, err := Plan(target)
+		require.NoError(t, err, "2^%d", log)
+		assert.LessOrEqual(t, l.Rows(), target, "2^%d", log)
+		fill := float64(l.Rows()) / float64(target)
+		// The smallest target has room for one proof and 347 rows of
+		// column hashes, of which a width-5 hash takes 300.
+		minFill := 0.99
+		if log == 10 {
+			minFill = 0.95
+		}
+		assert.GreaterOrEqual(t, fill, minFill, "2^%d: %+v", log, l)
+		assert.Positive(t, l.Challenges)
+		if log >= 17 {
+			assert.Positive(t, l.Labelled, "2^%d labels", log)
+		}
+		t.Logf("2^%d: depth %d, %d challenges (%d labelled), fill %v, rows %d (%.4f)",
+			log, l.Depth, l.Challenges, l.Labelled, l.Fill, l.Rows(), fill)
+	}
+	_, err := Plan(MinTarget - 1)
+	assert.Error(t, err)
+	_, err = Plan(MaxTarget + 1)
+	assert.Error(t, err)
+}
+
+func TestCircuit(t *testing.T) {
+	logs := []int{10, 12, 14, 17}
+	if testing.Short() {
+		logs = []int{10, 12}
+	}
+	for _, log := range logs {
+		t.Run(fmt.Sprintf("2^%d", log), func(t *testing.T) {
+			c, err := New(1<<log, int64(log))
+			require.NoError(t, err)
+			sys, err := r1cs.Compile(c)
+			require.NoError(t, err)
+			assert.Equal(t, c.Layout.Constraints(), sys.NbConstraints)
+			assert.Equal(t, c.Layout.Publics(), sys.NbPublic)
+			assert.Equal(t, 1<<log, sys.DomainSize())
+
+			asg, err := r1cs.Solve(c, r1cs.WithShape(sys))
+			require.NoError(t, err)
+			assert.Equal(t, c.PublicInputs(), asg.PublicInputs())
+
+			requireTamperingFails(t, c, sys.NbPrivate)
+		})
+	}
+}
+
+func requireTamperingFails(t *testing.T, c *Circuit, nbPrivate int) {
+	bad := *c
+	bad.CommR.SetUint64(3)
+	_, err := r1cs.Solve(&bad)
+	circuittest.RequireUnsatisfied(t, err, "comm_r")
+
+	bad = *c
+	bad.Challenges = append([]uint64(nil), c.Challenges...)
+	bad.Challenges[0] ^= 1
+	_, err = r1cs.Solve(&bad)
+	circuittest.RequireUnsatisfied(t, err, "challenge0")
+
+	for _, target := range []int{nbPrivate / 3, nbPrivate / 2, nbPrivate - 1} {
+		_, err = r1cs.Solve(&circuittest.Tampered{Inner: c, Target: target})
+		circuittest.RequireUnsatisfied(t, err, "")
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	a, err := New(1<<12, 7)
+	require.NoError(t, err)
+	b, err := New(1<<12, 7)
+	require.NoError(t, err)
+	assert.Equal(t, a.PublicInputs(), b.PublicInputs())
+	c, err := New(1<<12, 8)
+	require.NoError(t, err)
+	assert.NotEqual(t, a.PublicInputs(), c.PublicInputs())
+}
+
+func BenchmarkSynthesis(b *testing.B) {
+	for log := 12; log <= 16; log++ {
+		b.Run(fmt.Sprintf("2^%d", log), func(b *testing.B) {
+			c, err := New(1<<log, 1)
+			require.NoError(b, err)
+			sys, err := r1cs.Compile(c)
+			require.NoError(b, err)
+			for b.Loop() {
+				if _, err := r1cs.Solve(c, r1cs.WithShape(sys)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(sys.NbConstraints), "constraints")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sys.NbConstraints), "ns/constraint")
+		})
+	}
+}
