@@ -6,10 +6,10 @@
 // device byte for byte. prover/gpu drives these kernels: it plans the passes
 // (plan.go), builds the twiddle and scale tables with ntt_powers and checks
 // every result against gnark-crypto.
-#include "cuzk/msm_scalar.cuh"
+#include "cuzk/fr.cuh"
 #include "cuzk/ntt.cuh"
 
-using F = cuzk::ec::Fr;
+using F = cuzk::Fr;
 using cuzk::ntt::Pass;
 using cuzk::ntt::Scale;
 

@@ -29,6 +29,10 @@
 #else
 #define CUZK_NTT_HD inline
 #define CUZK_NTT_SYNC() ((void)0)
+// Host stand-ins for the thread-index built-ins; a host driver sets them
+// before running a kernel body.
+struct cuzk_ntt_dim3 { uint32_t x, y, z; };
+inline thread_local cuzk_ntt_dim3 threadIdx, blockIdx, blockDim;
 #endif
 
 namespace cuzk {

@@ -1,0 +1,213 @@
+package gpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// benchSizes are the benchmarked transform sizes (log2).
+var benchSizes = []uint32{20, 24, 27}
+
+var benchInputs sync.Map // "logN/i" → []fr.Element, reused across b.N rounds
+
+// benchVector returns random vector i of 2^logN elements. Limbs come from a
+// seeded generator, the top limb masked so the value is below 2^252 < r: a
+// valid Montgomery representative, cheap to make at 2^27 elements.
+func benchVector(logN uint32, i int) []fr.Element {
+	key := fmt.Sprintf("%d/%d", logN, i)
+	if v, ok := benchInputs.Load(key); ok {
+		return v.([]fr.Element)
+	}
+	v := make([]fr.Element, 1<<logN)
+	workers := runtime.GOMAXPROCS(0)
+	per := (len(v) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := 0; w*per < len(v); w++ {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(logN)<<32|uint64(i), uint64(w)))
+			for j := w * per; j < min(len(v), (w+1)*per); j++ {
+				v[j] = fr.Element{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64() >> 4}
+			}
+		})
+	}
+	wg.Wait()
+	benchInputs.Store(key, v)
+	return v
+}
+
+// eventTimer times device work on a stream with a pair of CUDA events.
+type eventTimer struct{ start, end *driver.Event }
+
+func newEventTimer(c *driver.Ctx) (*eventTimer, error) {
+	s, err := c.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	e, err := c.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	return &eventTimer{start: s, end: e}, nil
+}
+
+// time runs work enqueued by f on s and returns its device time.
+func (et *eventTimer) time(c *driver.Ctx, s *driver.Stream, f func() error) (time.Duration, error) {
+	if err := c.Record(et.start, s); err != nil {
+		return 0, err
+	}
+	if err := f(); err != nil {
+		return 0, err
+	}
+	if err := c.Record(et.end, s); err != nil {
+		return 0, err
+	}
+	if err := c.SyncEvent(et.end); err != nil {
+		return 0, err
+	}
+	return c.Elapsed(et.start, et.end)
+}
+
+func (et *eventTimer) free(c *driver.Ctx) {
+	_ = c.DestroyEvent(et.start) // benchmark teardown: nothing to act on
+	_ = c.DestroyEvent(et.end)
+}
+
+func medianMs(ts []time.Duration) float64 {
+	slices.Sort(ts)
+	return float64(ts[len(ts)/2]) / float64(time.Millisecond)
+}
+
+// BenchmarkNTT times natural-order forward and inverse transforms of a
+// device-resident vector with CUDA events, after one warm-up of each.
+func BenchmarkNTT(b *testing.B) {
+	be := testBackend(b)
+	for _, logN := range benchSizes {
+		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
+			in := benchVector(logN, 0)
+			var fwd, inv []time.Duration
+			err := be.dev.Do(func(c *driver.Ctx) error {
+				d, err := be.prepare(c, logN)
+				if err != nil {
+					return err
+				}
+				st := be.st
+				if err := st.stage.upload(c, st.vecs[0], driver.Bytes(in)); err != nil {
+					return err
+				}
+				if err := st.stage.wait(c); err != nil {
+					return err
+				}
+				et, err := newEventTimer(c)
+				if err != nil {
+					return err
+				}
+				defer et.free(c)
+				for i := -1; i < b.N; i++ { // i = −1 is the warm-up
+					for _, inverse := range []bool{false, true} {
+						dt, err := et.time(c, st.compute, func() error {
+							return st.k.transform(c, st.compute, st.vecs[0], d, inverse, false)
+						})
+						if err != nil {
+							return err
+						}
+						if i < 0 {
+							continue
+						}
+						if inverse {
+							inv = append(inv, dt)
+						} else {
+							fwd = append(fwd, dt)
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(medianMs(fwd), "ms/ntt")
+			b.ReportMetric(medianMs(inv), "ms/intt")
+		})
+	}
+}
+
+// BenchmarkQuotientH reports the device time of the whole H pipeline on
+// resident vectors (ms/gpu: 3 inverse + 3 coset transforms, the pointwise
+// division and the coset inverse, CUDA events, after a warm-up) and the wall
+// time of a full QuotientH call with its transfers (ms/e2e).
+func BenchmarkQuotientH(b *testing.B) {
+	be := testBackend(b)
+	for _, logN := range benchSizes {
+		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
+			vs := [][]fr.Element{benchVector(logN, 0), benchVector(logN, 1), benchVector(logN, 2)}
+			dev, err := quotientDeviceTimes(be, logN, vs, b.N)
+			if err != nil {
+				b.Fatal(err)
+			}
+			a := clone(vs[0])
+			var e2e []time.Duration
+			for i := -1; i < b.N; i++ {
+				t0 := time.Now()
+				if _, err := be.QuotientH(a, vs[1], vs[2]); err != nil {
+					b.Fatal(err)
+				}
+				if i >= 0 {
+					e2e = append(e2e, time.Since(t0))
+				}
+			}
+			b.ReportMetric(medianMs(dev), "ms/gpu")
+			b.ReportMetric(medianMs(e2e), "ms/e2e")
+		})
+	}
+}
+
+func quotientDeviceTimes(be *Backend, logN uint32, vs [][]fr.Element, rounds int) ([]time.Duration, error) {
+	var ts []time.Duration
+	err := be.dev.Do(func(c *driver.Ctx) error {
+		d, err := be.prepare(c, logN)
+		if err != nil {
+			return err
+		}
+		st := be.st
+		for i, v := range vs {
+			if err := st.stage.upload(c, st.vecs[i], driver.Bytes(v)); err != nil {
+				return err
+			}
+		}
+		if err := st.stage.wait(c); err != nil {
+			return err
+		}
+		et, err := newEventTimer(c)
+		if err != nil {
+			return err
+		}
+		defer et.free(c)
+		for i := -1; i < rounds; i++ {
+			dt, err := et.time(c, st.compute, func() error {
+				for _, v := range st.vecs {
+					if err := st.k.toCoset(c, st.compute, v, d); err != nil {
+						return err
+					}
+				}
+				return st.k.divideAndInterpolate(c, st.compute, st.vecs[0], st.vecs[1], st.vecs[2], d)
+			})
+			if err != nil {
+				return err
+			}
+			if i >= 0 {
+				ts = append(ts, dt)
+			}
+		}
+		return nil
+	})
+	return ts, err
+}
