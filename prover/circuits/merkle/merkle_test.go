@@ -217,3 +217,13 @@ func BenchmarkRootGadget(b *testing.B) {
 		})
 	}
 }
+
+func TestProveVerify(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for _, p := range []*poseidon.Params{poseidon.Width3(), poseidon.Width9()} {
+		tree := randomTree(t, rng, p, 3, 10)
+		c, err := NewCircuit(tree, 0)
+		require.NoError(t, err)
+		circuittest.ProveAndVerify(t, c)
+	}
+}

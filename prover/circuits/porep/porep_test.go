@@ -108,3 +108,9 @@ func BenchmarkSynthesis(b *testing.B) {
 		})
 	}
 }
+
+func TestProveVerify(t *testing.T) {
+	c, err := New(1<<12, 9)
+	require.NoError(t, err)
+	circuittest.ProveAndVerify(t, c)
+}

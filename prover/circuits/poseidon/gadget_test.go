@@ -131,3 +131,9 @@ func BenchmarkPermuteNative(b *testing.B) {
 		})
 	}
 }
+
+func TestProveVerify(t *testing.T) {
+	c, err := NewCircuit(Width9(), circuittest.Elements(rand.New(rand.NewSource(5)), 8)...)
+	require.NoError(t, err)
+	circuittest.ProveAndVerify(t, c)
+}

@@ -162,3 +162,12 @@ func BenchmarkSum(b *testing.B) {
 		})
 	}
 }
+
+func TestProveVerify(t *testing.T) {
+	if testing.Short() {
+		t.Skip("one SHA-256 block needs a 2^15 setup; skipped in -short mode")
+	}
+	msg := make([]byte, 40)
+	rand.New(rand.NewSource(6)).Read(msg)
+	circuittest.ProveAndVerify(t, NewCircuit(msg))
+}
