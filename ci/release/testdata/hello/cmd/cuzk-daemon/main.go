@@ -1,0 +1,10 @@
+// Command cuzk-daemon stands in for the real daemon in release tests: a pure
+// Go main, so the bundle carries one cgo and one non-cgo binary.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() { fmt.Println("daemon", len(os.Args)) }
