@@ -14,9 +14,14 @@
 
 #if defined(__CUDACC__)
 #define CUZK_HD __device__ __forceinline__
+// CUZK_CALL marks a function compiled once per kernel and called, not
+// inlined: a point addition or Fp2 product inlined at every use makes the
+// units many times larger and slower to compile for little speed.
+#define CUZK_CALL __device__ __noinline__
 #define CUZK_KERNEL extern "C" __global__
 #else
 #define CUZK_HD inline
+#define CUZK_CALL inline
 #define CUZK_KERNEL inline
 #define __restrict__
 #endif

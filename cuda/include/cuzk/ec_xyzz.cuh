@@ -35,7 +35,7 @@ struct XYZZ {
 
 // mdbl returns 2·a for affine a ≠ infinity (mdbl-2008-s-1).
 template <class F>
-CUZK_HD XYZZ<F> mdbl(const Affine<F>& a) {
+CUZK_CALL XYZZ<F> mdbl(const Affine<F>& a) {
   F u = dbl(a.y);
   F v = sqr(u);
   F w = u * v;
@@ -49,7 +49,7 @@ CUZK_HD XYZZ<F> mdbl(const Affine<F>& a) {
 
 // dbl returns 2·p (dbl-2008-s-1).
 template <class F>
-CUZK_HD XYZZ<F> dbl(const XYZZ<F>& p) {
+CUZK_CALL XYZZ<F> dbl(const XYZZ<F>& p) {
   if (p.is_inf()) return p;
   F u = dbl(p.y);
   F v = sqr(u);
@@ -86,7 +86,7 @@ CUZK_HD XYZZ<F> madd(const XYZZ<F>& p, const Affine<F>& a) {
 
 // add returns p + q (add-2008-s), handling infinity, p = q and p = −q.
 template <class F>
-CUZK_HD XYZZ<F> add(const XYZZ<F>& p, const XYZZ<F>& q) {
+CUZK_CALL XYZZ<F> add(const XYZZ<F>& p, const XYZZ<F>& q) {
   if (q.is_inf()) return p;
   if (p.is_inf()) return q;
   F u1 = p.x * q.zz;
@@ -110,7 +110,7 @@ CUZK_HD XYZZ<F> add(const XYZZ<F>& p, const XYZZ<F>& q) {
 // mul_small returns k·p for a small non-negative k, by double-and-add from
 // the top bit.
 template <class F>
-CUZK_HD XYZZ<F> mul_small(const XYZZ<F>& p, uint32_t k) {
+CUZK_CALL XYZZ<F> mul_small(const XYZZ<F>& p, uint32_t k) {
   XYZZ<F> r = XYZZ<F>::inf();
   for (int bit = 31; bit >= 0; bit--) {
     r = dbl(r);

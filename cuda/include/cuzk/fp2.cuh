@@ -23,7 +23,7 @@ CUZK_HD Fp2 operator-(const Fp2& a, const Fp2& b) { return Fp2{a.c0 - b.c0, a.c1
 CUZK_HD Fp2 operator-(const Fp2& a) { return Fp2{-a.c0, -a.c1}; }
 
 // Karatsuba: (a0 + a1u)(b0 + b1u) = (a0b0 − a1b1) + ((a0 + a1)(b0 + b1) − a0b0 − a1b1)u.
-CUZK_HD Fp2 operator*(const Fp2& a, const Fp2& b) {
+CUZK_CALL Fp2 operator*(const Fp2& a, const Fp2& b) {
   Fp v0 = a.c0 * b.c0;
   Fp v1 = a.c1 * b.c1;
   Fp s = (a.c0 + a.c1) * (b.c0 + b.c1);
@@ -31,7 +31,7 @@ CUZK_HD Fp2 operator*(const Fp2& a, const Fp2& b) {
 }
 
 // (a0 + a1u)² = (a0 + a1)(a0 − a1) + 2a0a1·u.
-CUZK_HD Fp2 sqr(const Fp2& a) {
+CUZK_CALL Fp2 sqr(const Fp2& a) {
   Fp m = a.c0 * a.c1;
   return Fp2{(a.c0 + a.c1) * (a.c0 - a.c1), m + m};
 }

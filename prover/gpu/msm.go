@@ -1,0 +1,216 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+	"unsafe"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// ErrMSMInput reports bases and scalars that cannot form an MSM (different
+// lengths, none, or more points than the engine indexes).
+var ErrMSMInput = errors.New("gpu msm: bad input")
+
+// MSM computes BLS12-381 multi-scalar multiplications Σ k_i·P_i on one GPU
+// with Pippenger's bucket method (see msm_plan.go for the pipeline). Results
+// equal gnark-crypto's MultiExp as group elements.
+//
+// Bases stay resident: the first call with a bases slice uploads it and keeps
+// it on the device, keyed by the address of its first element; later calls
+// with the same slice, or a prefix of it, send only the scalars. The engine
+// keeps a reference to each resident slice, so its memory is not reused while
+// resident; its contents must not change (EvictBases drops them all).
+//
+// All device work runs on the Device's locked OS thread through
+// driver.Device.Do, so an MSM is safe for concurrent use: calls run one at a
+// time.
+type MSM struct {
+	dev *driver.Device
+	log *slog.Logger
+	st  *msmState // touched only inside dev.Do
+}
+
+// MSMTimings are the device times of the last MSM, measured with CUDA events.
+type MSMTimings struct {
+	// Upload is the copy of the scalars to the device.
+	Upload time.Duration
+	// Compute is everything from the scalars on the device to the window
+	// sums ready for the host: digits, sort, buckets, reductions.
+	Compute time.Duration
+	// Points is the MSM's size and Window its window bits c.
+	Points, Window int
+}
+
+// msmState is the engine's device-side state.
+type msmState struct {
+	sort     *msmSortKernels
+	g1, g2   *msmCurve
+	log      *slog.Logger
+	resident map[uintptr]*residentBases
+	arena    driver.DevicePtr
+	arenaLen uint64
+	ev       [3]*driver.Event
+	last     MSMTimings
+}
+
+// residentBases is a bases slice kept on the device.
+type residentBases struct {
+	host  any // the uploaded slice: keeps its memory (and address) alive
+	n     int
+	ptr   driver.DevicePtr
+	first []byte // bytes of the first point, checked on reuse
+	curve *msmCurve
+}
+
+// NewMSM loads the MSM kernels on dev (kernel units msm_sort, msm_g1,
+// msm_g2). log receives debug records of uploads and plans; nil discards
+// them. The MSM does not own dev; Close releases only its own resources.
+func NewMSM(dev *driver.Device, log *slog.Logger) (*MSM, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("gpu msm: nil device")
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}}}
+	err := dev.Do(func(c *driver.Ctx) error { return m.st.load(c) })
+	if err != nil {
+		_ = m.Close() // the load error is the one to report
+		return nil, fmt.Errorf("gpu msm on %s: %w", dev.Info(), err)
+	}
+	return m, nil
+}
+
+func (st *msmState) load(c *driver.Ctx) error {
+	var err error
+	if st.sort, err = loadMSMSortKernels(c); err != nil {
+		return err
+	}
+	if st.g1, err = loadMSMCurve(c, "g1", int(unsafe.Sizeof(bls12381.G1Affine{})), int(unsafe.Sizeof(g1XYZZ{}))); err != nil {
+		return err
+	}
+	if st.g2, err = loadMSMCurve(c, "g2", int(unsafe.Sizeof(bls12381.G2Affine{})), int(unsafe.Sizeof(g2XYZZ{}))); err != nil {
+		return err
+	}
+	for i := range st.ev {
+		if st.ev[i], err = c.NewEvent(); err != nil {
+			return fmt.Errorf("msm events: %w", err)
+		}
+	}
+	return nil
+}
+
+// G1 returns Σ scalars[i]·bases[i] in G1.
+func (m *MSM) G1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	var res bls12381.G1Jac
+	if err := checkMSMInput(len(bases), len(scalars)); err != nil {
+		return res, fmt.Errorf("msm g1: %w", err)
+	}
+	wins := make([]g1XYZZ, 0, 256)
+	var c uint32
+	err := m.do(ctx, func(dc *driver.Ctx) error {
+		var err error
+		c, err = m.st.run(dc, m.st.g1, bases, driver.Bytes(bases), scalars, func(nwin uint32) []byte {
+			wins = wins[:nwin]
+			return driver.Bytes(wins)
+		})
+		return err
+	})
+	if err != nil {
+		return res, fmt.Errorf("msm g1 (%d points): %w", len(bases), err)
+	}
+	return combineG1(wins, c), nil
+}
+
+// G2 returns Σ scalars[i]·bases[i] in G2.
+func (m *MSM) G2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	var res bls12381.G2Jac
+	if err := checkMSMInput(len(bases), len(scalars)); err != nil {
+		return res, fmt.Errorf("msm g2: %w", err)
+	}
+	wins := make([]g2XYZZ, 0, 256)
+	var c uint32
+	err := m.do(ctx, func(dc *driver.Ctx) error {
+		var err error
+		c, err = m.st.run(dc, m.st.g2, bases, driver.Bytes(bases), scalars, func(nwin uint32) []byte {
+			wins = wins[:nwin]
+			return driver.Bytes(wins)
+		})
+		return err
+	})
+	if err != nil {
+		return res, fmt.Errorf("msm g2 (%d points): %w", len(bases), err)
+	}
+	return combineG2(wins, c), nil
+}
+
+func checkMSMInput(nb, ns int) error {
+	if nb != ns {
+		return fmt.Errorf("%w: %d bases, %d scalars", ErrMSMInput, nb, ns)
+	}
+	if nb == 0 || nb > msmMaxPoints {
+		return fmt.Errorf("%w: %d points, want 1 … %d", ErrMSMInput, nb, msmMaxPoints)
+	}
+	return nil
+}
+
+// do runs fn on the device thread unless ctx is already done.
+func (m *MSM) do(ctx context.Context, fn func(*driver.Ctx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return m.dev.Do(fn)
+}
+
+// LastTimings returns the device times of the most recent MSM.
+func (m *MSM) LastTimings() (MSMTimings, error) {
+	var t MSMTimings
+	err := m.dev.Do(func(*driver.Ctx) error { t = m.st.last; return nil })
+	return t, err
+}
+
+// EvictBases frees every resident bases set; later calls upload again.
+func (m *MSM) EvictBases() error {
+	return m.dev.Do(func(c *driver.Ctx) error { return m.st.evict(c) })
+}
+
+func (st *msmState) evict(c *driver.Ctx) error {
+	var errs []error
+	for k, r := range st.resident {
+		errs = append(errs, c.Free(r.ptr))
+		delete(st.resident, k)
+	}
+	return errors.Join(errs...)
+}
+
+// Close frees the engine's device memory, events and modules. The MSM must
+// not be used afterwards.
+func (m *MSM) Close() error {
+	return m.dev.Do(func(c *driver.Ctx) error {
+		st := m.st
+		errs := []error{st.evict(c), c.Free(st.arena)}
+		for _, e := range st.ev {
+			if e != nil {
+				errs = append(errs, c.DestroyEvent(e))
+			}
+		}
+		for _, cv := range []*msmCurve{st.g1, st.g2} {
+			if cv != nil {
+				errs = append(errs, c.Unload(cv.mod))
+			}
+		}
+		if st.sort != nil {
+			errs = append(errs, c.Unload(st.sort.mod))
+		}
+		*st = msmState{log: st.log, resident: map[uintptr]*residentBases{}}
+		return errors.Join(errs...)
+	})
+}

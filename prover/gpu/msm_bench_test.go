@@ -1,0 +1,91 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/stretchr/testify/require"
+)
+
+// msmBenchDistinct is how many distinct random points the benchmarks
+// compute; larger inputs repeat them (the scalars are all fresh).
+const msmBenchDistinct = 1 << 16
+
+// msmVerifyMax is the largest benchmark size whose result is also checked
+// against gnark-crypto (once, before timing).
+const msmVerifyMax = 1 << 22
+
+// BenchmarkMSMG1 times G1 MSMs on resident bases with CUDA events after one
+// warm-up call. Metrics: gpu-ms (digits through window sums, median),
+// upload-ms (scalars to the device, median) and the window size.
+func BenchmarkMSMG1(b *testing.B) {
+	m := testMSM(b)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	for _, logN := range []int{16, 20, 22, 24, 26} {
+		n := 1 << logN
+		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
+			bases := randG1(n, msmBenchDistinct, rng)
+			scalars := randScalars(n, rng)
+			got, err := m.G1(context.Background(), bases, scalars) // warm-up: uploads the bases
+			require.NoError(b, err)
+			if n <= msmVerifyMax {
+				var want bls12381.G1Jac
+				_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+				require.NoError(b, err)
+				require.True(b, got.Equal(&want), "2^%d: GPU G1 MSM differs from gnark-crypto", logN)
+			}
+			benchMSM(b, m, func() error {
+				_, err := m.G1(context.Background(), bases, scalars)
+				return err
+			})
+		})
+	}
+	require.NoError(b, m.EvictBases())
+}
+
+// BenchmarkMSMG2 is BenchmarkMSMG1 over G2.
+func BenchmarkMSMG2(b *testing.B) {
+	m := testMSM(b)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	for _, logN := range []int{16, 20, 24} {
+		n := 1 << logN
+		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
+			bases := randG2(n, msmBenchDistinct, rng)
+			scalars := randScalars(n, rng)
+			got, err := m.G2(context.Background(), bases, scalars)
+			require.NoError(b, err)
+			if n <= 1<<20 {
+				var want bls12381.G2Jac
+				_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+				require.NoError(b, err)
+				require.True(b, got.Equal(&want), "2^%d: GPU G2 MSM differs from gnark-crypto", logN)
+			}
+			benchMSM(b, m, func() error {
+				_, err := m.G2(context.Background(), bases, scalars)
+				return err
+			})
+		})
+	}
+	require.NoError(b, m.EvictBases())
+}
+
+// benchMSM runs call b.N times and reports the median device times.
+func benchMSM(b *testing.B, m *MSM, call func() error) {
+	var gpu, up []time.Duration
+	var window int
+	b.ResetTimer()
+	for range b.N {
+		require.NoError(b, call())
+		t, err := m.LastTimings()
+		require.NoError(b, err)
+		gpu, up, window = append(gpu, t.Compute), append(up, t.Upload), t.Window
+	}
+	b.StopTimer()
+	b.ReportMetric(medianMs(gpu), "gpu-ms")
+	b.ReportMetric(medianMs(up), "upload-ms")
+	b.ReportMetric(float64(window), "window")
+}

@@ -1,0 +1,84 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/cuzk-dev/cuzk/cuda"
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// msmSortKernels are the curve-independent functions of kernel unit
+// msm_sort (cuda/kernels/msm_sort.cu).
+type msmSortKernels struct {
+	mod                                         *driver.Module
+	digits, scanUp, scanDown, scatter, taskCnts *driver.Function
+}
+
+// msmCurve is one curve's bucket kernels (unit msm_g1 or msm_g2) and the
+// byte sizes of its affine and XYZZ points.
+type msmCurve struct {
+	name                          string
+	mod                           *driver.Module
+	accumulate, reduce, bucketSum *driver.Function
+	pointBytes, xyzzBytes         int
+}
+
+// Launch shapes: the curve kernels hold a whole XYZZ point and field
+// temporaries in registers (about 128–255 per thread), so they run in small
+// blocks.
+const (
+	msmSortBlock  = 256
+	msmCurveBlock = 128
+)
+
+func loadMSMModule(c *driver.Ctx, unit string, fns map[string]**driver.Function) (*driver.Module, error) {
+	fb, err := cuda.Fatbin(unit)
+	if err != nil {
+		return nil, fmt.Errorf("msm kernels %s: %w", unit, err)
+	}
+	mod, err := c.LoadModule(fb)
+	if err != nil {
+		return nil, fmt.Errorf("msm kernels %s: load module: %w", unit, err)
+	}
+	for name, dst := range fns {
+		if *dst, err = c.Function(mod, name); err != nil {
+			_ = c.Unload(mod) // the lookup error is the one to report
+			return nil, fmt.Errorf("msm kernels %s: %w", unit, err)
+		}
+	}
+	return mod, nil
+}
+
+func loadMSMSortKernels(c *driver.Ctx) (*msmSortKernels, error) {
+	k := &msmSortKernels{}
+	var err error
+	k.mod, err = loadMSMModule(c, "msm_sort", map[string]**driver.Function{
+		"msm_digits": &k.digits, "msm_scan_up": &k.scanUp, "msm_scan_down": &k.scanDown,
+		"msm_scatter": &k.scatter, "msm_task_counts": &k.taskCnts,
+	})
+	return k, err
+}
+
+func loadMSMCurve(c *driver.Ctx, name string, pointBytes, xyzzBytes int) (*msmCurve, error) {
+	k := &msmCurve{name: name, pointBytes: pointBytes, xyzzBytes: xyzzBytes}
+	var err error
+	k.mod, err = loadMSMModule(c, "msm_"+name, map[string]**driver.Function{
+		"msm_" + name + "_accumulate": &k.accumulate, "msm_" + name + "_reduce": &k.reduce,
+		"msm_" + name + "_bucket_sum": &k.bucketSum,
+	})
+	return k, err
+}
+
+// launch1D runs f over threads threads in blocks of block; none when
+// threads is 0.
+func launch1D(c *driver.Ctx, f *driver.Function, threads uint64, block uint32, args ...any) error {
+	if threads == 0 {
+		return nil
+	}
+	grid := (threads + uint64(block) - 1) / uint64(block)
+	if grid > 1<<31-1 {
+		return fmt.Errorf("launch %s: %d threads exceed the grid", f.Name(), threads)
+	}
+	cfg := driver.LaunchConfig{Grid: driver.Dim3{X: uint32(grid)}, Block: driver.Dim3{X: block}}
+	return c.Launch(f, cfg, args...)
+}

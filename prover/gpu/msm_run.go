@@ -1,0 +1,283 @@
+package gpu
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// msmBufs are one MSM's device buffers, carved from the engine's arena.
+type msmBufs struct {
+	scalars, digits, counts, segOff, cursor, sorted, maxv driver.DevicePtr
+	tcount, offA, offB, scanTmp, partA, partB             driver.DevicePtr
+}
+
+// layout places the buffers for plan p from base and returns the end
+// offset; with base 0 it measures the arena size.
+func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) {
+	var b msmBufs
+	off := uint64(0)
+	take := func(n uint64) driver.DevicePtr {
+		ptr := base + driver.DevicePtr(off)
+		off += (n + 255) &^ 255
+		return ptr
+	}
+	segWords := uint64(p.nseg) + 1
+	b.scalars = take(uint64(p.n) * uint64(elemBytes))
+	b.digits = take(4 * p.entries())
+	b.counts = take(4 * segWords)
+	b.segOff = take(4 * segWords)
+	b.cursor = take(4 * segWords)
+	b.sorted = take(4 * p.entries())
+	b.maxv = take(4)
+	b.tcount = take(4 * segWords)
+	b.offA = take(4 * segWords)
+	b.offB = take(4 * segWords)
+	b.scanTmp = take(4 * scanScratch(p.nseg+1))
+	b.partA = take(p.partials() * uint64(xyzzBytes))
+	b.partB = take(p.partials() * uint64(xyzzBytes))
+	return b, off
+}
+
+// buffers returns the buffers of plan p, growing the arena when needed.
+func (st *msmState) buffers(c *driver.Ctx, p msmPlan, cv *msmCurve) (msmBufs, error) {
+	_, need := p.layout(0, cv.xyzzBytes)
+	if need > st.arenaLen {
+		if err := c.Free(st.arena); err != nil {
+			return msmBufs{}, fmt.Errorf("free msm scratch: %w", err)
+		}
+		st.arena, st.arenaLen = 0, 0
+		ptr, err := c.Alloc(int(need))
+		if err != nil {
+			return msmBufs{}, fmt.Errorf("msm scratch for %d points: %w", p.n, err)
+		}
+		st.arena, st.arenaLen = ptr, need
+	}
+	b, _ := p.layout(st.arena, cv.xyzzBytes)
+	return b, nil
+}
+
+// bases returns the device copy of host (n points of raw bytes), uploading
+// it unless a resident copy of the same slice, or a longer slice it
+// prefixes, exists.
+func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte) (driver.DevicePtr, error) {
+	key := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
+	n := len(raw) / cv.pointBytes
+	first := raw[:cv.pointBytes]
+	if r, ok := st.resident[key]; ok {
+		if r.curve == cv && r.n >= n && bytes.Equal(r.first, first) {
+			return r.ptr, nil
+		}
+		if err := c.Free(r.ptr); err != nil {
+			return 0, fmt.Errorf("free stale bases: %w", err)
+		}
+		delete(st.resident, key)
+	}
+	ptr, err := c.Alloc(len(raw))
+	if err != nil {
+		return 0, fmt.Errorf("resident %s bases (%d points): %w", cv.name, n, err)
+	}
+	if err := c.HtoD(ptr, raw); err != nil {
+		_ = c.Free(ptr) // the copy error is the one to report
+		return 0, fmt.Errorf("upload %s bases: %w", cv.name, err)
+	}
+	st.resident[key] = &residentBases{host: host, n: n, ptr: ptr, first: bytes.Clone(first), curve: cv}
+	st.log.Debug("msm bases resident", slog.String("curve", cv.name), slog.Int("points", n))
+	return ptr, nil
+}
+
+// run computes the window sums of Σ scalars[i]·bases[i] into the bytes that
+// out(nwin) returns and reports the window bits.
+func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scalars []fr.Element,
+	out func(nwin uint32) []byte) (uint32, error) {
+	p, err := newMSMPlan(len(scalars))
+	if err != nil {
+		return 0, err
+	}
+	bases, err := st.bases(c, cv, host, raw)
+	if err != nil {
+		return 0, err
+	}
+	b, err := st.buffers(c, p, cv)
+	if err != nil {
+		return 0, err
+	}
+	r := msmRun{c: c, k: st.sort, cv: cv, p: p, b: b}
+	if err := c.Record(st.ev[0], nil); err != nil {
+		return 0, err
+	}
+	if err := c.HtoD(b.scalars, driver.Bytes(scalars)); err != nil {
+		return 0, fmt.Errorf("upload scalars: %w", err)
+	}
+	if err := c.Record(st.ev[1], nil); err != nil {
+		return 0, err
+	}
+	win, err := r.pipeline(bases)
+	if err != nil {
+		return 0, err
+	}
+	if err := c.Record(st.ev[2], nil); err != nil {
+		return 0, err
+	}
+	if err := c.DtoH(out(p.nwin), win); err != nil {
+		return 0, fmt.Errorf("read window sums: %w", err)
+	}
+	return p.c, st.time(c, p)
+}
+
+// time records the last MSM's event times.
+func (st *msmState) time(c *driver.Ctx, p msmPlan) error {
+	up, err := c.Elapsed(st.ev[0], st.ev[1])
+	if err != nil {
+		return err
+	}
+	comp, err := c.Elapsed(st.ev[1], st.ev[2])
+	if err != nil {
+		return err
+	}
+	st.last = MSMTimings{Upload: up, Compute: comp, Points: int(p.n), Window: int(p.c)}
+	return nil
+}
+
+// msmRun is one MSM's launch sequence.
+type msmRun struct {
+	c  *driver.Ctx
+	k  *msmSortKernels
+	cv *msmCurve
+	p  msmPlan
+	b  msmBufs
+}
+
+// pipeline runs the stages after the scalar upload and returns the device
+// address of the nwin window sums (XYZZ, one per window, in order).
+func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
+	p, b := r.p, r.b
+	maxCount, err := r.sortEntries()
+	if err != nil {
+		return 0, err
+	}
+	ntask, err := r.tasks(b.segOff, p.nseg, p.t1, b.offA)
+	if err != nil {
+		return 0, err
+	}
+	if err := launch1D(r.c, r.cv.accumulate, uint64(ntask), msmCurveBlock,
+		bases, b.sorted, b.segOff, b.offA, p.nseg, p.t1, b.partA); err != nil {
+		return 0, err
+	}
+	cur, spare, off, offSpare, err := r.levels(b.partA, b.partB, b.offA, b.offB, p.nseg, ceilDiv32(maxCount, p.t1))
+	if err != nil {
+		return 0, err
+	}
+	if err := launch1D(r.c, r.cv.bucketSum, uint64(p.nwin)*uint64(p.k), msmCurveBlock,
+		cur, off, p.nwin, p.nb, p.k, spare); err != nil {
+		return 0, err
+	}
+	if err := r.putWindowOffsets(offSpare); err != nil {
+		return 0, err
+	}
+	win, _, _, _, err := r.levels(spare, cur, offSpare, off, p.nwin, p.k)
+	return win, err
+}
+
+// sortEntries computes the digits, the segment offsets and the sorted
+// entries, and returns the longest segment's length.
+func (r *msmRun) sortEntries() (uint32, error) {
+	p, b, k := r.p, r.b, r.k
+	if err := r.c.Memset(b.counts, 0, 4*int(p.nseg)); err != nil {
+		return 0, err
+	}
+	if err := r.c.Memset(b.maxv, 0, 4); err != nil {
+		return 0, err
+	}
+	if err := launch1D(r.c, k.digits, uint64(p.n), msmSortBlock, b.scalars, p.n, p.c, p.nwin, b.digits, b.counts); err != nil {
+		return 0, err
+	}
+	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, b.scanTmp); err != nil {
+		return 0, err
+	}
+	if err := r.c.DtoD(b.cursor, b.segOff, 4*int(p.nseg)); err != nil {
+		return 0, err
+	}
+	if err := launch1D(r.c, k.scatter, p.entries(), msmSortBlock, b.digits, p.n, p.nwin, p.c, b.cursor, b.sorted); err != nil {
+		return 0, err
+	}
+	return r.word(b.maxv)
+}
+
+// tasks splits the nseg segments at off into tasks of at most t elements,
+// writes the task offsets (nseg+1 words) to taskOff and returns their number.
+func (r *msmRun) tasks(off driver.DevicePtr, nseg, t uint32, taskOff driver.DevicePtr) (uint32, error) {
+	if err := launch1D(r.c, r.k.taskCnts, uint64(nseg), msmSortBlock, off, nseg, t, r.b.tcount); err != nil {
+		return 0, err
+	}
+	if err := r.scan(r.b.tcount, nseg, taskOff, 0, r.b.scanTmp); err != nil {
+		return 0, err
+	}
+	return r.word(taskOff.Add(4 * int(nseg)))
+}
+
+// levels sums the points of each segment (cur, offsets off) with reduce
+// tasks of t2 until no segment holds more than one; maxLen bounds the
+// longest segment. It returns the buffers and offsets holding the result,
+// then the spare ones.
+func (r *msmRun) levels(cur, spare, off, offSpare driver.DevicePtr, nseg, maxLen uint32) (
+	driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, error) {
+	t := r.p.t2
+	for maxLen > 1 {
+		ntask, err := r.tasks(off, nseg, t, offSpare)
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		if err := launch1D(r.c, r.cv.reduce, uint64(ntask), msmCurveBlock, cur, off, offSpare, nseg, t, spare); err != nil {
+			return 0, 0, 0, 0, err
+		}
+		cur, spare, off, offSpare = spare, cur, offSpare, off
+		maxLen = ceilDiv32(maxLen, t)
+	}
+	return cur, spare, off, offSpare, nil
+}
+
+// scan writes the exclusive prefix sums of the m words at in to out (m+1
+// words, out[m] the total), folding the largest word into maxOut when it is
+// not 0. tmp holds the per-level chunk sums (scanScratch words).
+func (r *msmRun) scan(in driver.DevicePtr, m uint32, out, maxOut, tmp driver.DevicePtr) error {
+	k := r.k
+	nch := ceilDiv32(m, msmScanChunk)
+	sums := tmp
+	if err := launch1D(r.c, k.scanUp, uint64(nch), msmSortBlock, in, m, sums, maxOut); err != nil {
+		return err
+	}
+	offs := driver.DevicePtr(0)
+	if nch > 1 {
+		offs = sums.Add(4 * int(nch))
+		if err := r.scan(sums, nch, offs, 0, offs.Add(4*int(nch+1))); err != nil {
+			return err
+		}
+	}
+	return launch1D(r.c, k.scanDown, uint64(nch), msmSortBlock, in, m, offs, out)
+}
+
+// putWindowOffsets writes the segment offsets w·k (w ≤ nwin) of the window
+// stage to dst.
+func (r *msmRun) putWindowOffsets(dst driver.DevicePtr) error {
+	offs := make([]uint32, r.p.nwin+1)
+	for w := range offs {
+		offs[w] = uint32(w) * r.p.k
+	}
+	return r.c.HtoD(dst, driver.Bytes(offs))
+}
+
+// word reads one 32-bit word from the device (synchronizing).
+func (r *msmRun) word(p driver.DevicePtr) (uint32, error) {
+	var buf [4]byte
+	if err := r.c.DtoH(buf[:], p); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(buf[:]), nil
+}

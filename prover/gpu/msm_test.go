@@ -1,0 +1,355 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+func TestMSMPlan(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 255, 1 << 10, 1<<16 + 1, 1 << 20, 1 << 24, 1 << 26, msmMaxPoints} {
+		p, err := newMSMPlan(n)
+		require.NoError(t, err, n)
+		assert.GreaterOrEqual(t, p.nwin*p.c, uint32(256), "n=%d: windows cover the digits", n)
+		assert.Less(t, (p.nwin-1)*p.c, uint32(256), "n=%d: no empty top window", n)
+		assert.Equal(t, uint32(1)<<(p.c-1), p.nb)
+		assert.Zero(t, p.nb%p.k, "n=%d: bucket_sum runs split the window", n)
+		assert.Less(t, p.entries(), uint64(1)<<32, "n=%d: entries indexed in 32 bits", n)
+		assert.GreaterOrEqual(t, p.t1, uint32(8))
+	}
+	for _, n := range []int{0, -1, msmMaxPoints + 1} {
+		_, err := newMSMPlan(n)
+		assert.Error(t, err, n)
+	}
+}
+
+func TestScanScratchCoversRecursion(t *testing.T) {
+	// Mirrors msmRun.scan: sums (ceil(m/64)), offsets (+1), then recursion.
+	var used func(m uint32) uint64
+	used = func(m uint32) uint64 {
+		nch := ceilDiv32(m, msmScanChunk)
+		if nch == 1 {
+			return 1
+		}
+		return uint64(2*nch+1) + used(nch)
+	}
+	for _, m := range []uint32{1, 2, 64, 65, 4096, 4097, 1 << 20, 13<<19 + 1} {
+		assert.LessOrEqual(t, used(m), scanScratch(m), "m=%d", m)
+	}
+}
+
+// toXYZZ writes p with extra random scaling: (X·λ², Y·λ³, λ², λ³) from an
+// affine point, so jac must undo arbitrary ZZ, ZZZ.
+func toXYZZ(p *bls12381.G1Affine) g1XYZZ {
+	var l fp.Element
+	l.SetRandom()
+	var r g1XYZZ
+	r.ZZ.Square(&l)
+	r.ZZZ.Mul(&r.ZZ, &l)
+	r.X.Mul(&p.X, &r.ZZ)
+	r.Y.Mul(&p.Y, &r.ZZZ)
+	return r
+}
+
+func TestCombineMatchesHorner(t *testing.T) {
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	const c, nwin = 7, 5
+	pts := randG1(nwin, nwin, rng)
+	wins := make([]g1XYZZ, nwin)
+	var want bls12381.G1Jac
+	for w := range wins {
+		wins[w] = toXYZZ(&pts[w])
+		var term bls12381.G1Jac
+		term.FromAffine(&pts[w])
+		term.ScalarMultiplication(&term, new(big.Int).Lsh(big.NewInt(1), uint(c*w)))
+		want.AddAssign(&term)
+	}
+	wins[2] = g1XYZZ{} // infinity
+	var w2 bls12381.G1Jac
+	w2.FromAffine(&pts[2])
+	w2.ScalarMultiplication(&w2, new(big.Int).Lsh(big.NewInt(1), 2*c))
+	want.SubAssign(&w2)
+	got := combineG1(wins, c)
+	assert.True(t, got.Equal(&want))
+}
+
+var sharedMSM = sync.OnceValues(func() (*MSM, error) {
+	dev, err := sharedDevice()
+	if err != nil {
+		return nil, err
+	}
+	return NewMSM(dev, nil)
+})
+
+// testMSM returns an MSM engine on GPU 0, skipping visibly without a GPU.
+func testMSM(t testing.TB) *MSM {
+	t.Helper()
+	testDevice(t)
+	m, err := sharedMSM()
+	require.NoError(t, err)
+	return m
+}
+
+// msmSizes are 1, 2, 3 and 2^k − 1, 2^k, 2^k + 1 for the given k.
+func msmSizes(ks ...int) []int {
+	s := []int{1, 2, 3}
+	for _, k := range ks {
+		s = append(s, 1<<k-1, 1<<k, 1<<k+1)
+	}
+	return s
+}
+
+func msmTestKs() []int {
+	if testing.Short() {
+		return []int{2, 5, 8, 11}
+	}
+	return []int{2, 5, 8, 11, 13, 16}
+}
+
+func TestMSMG1MatchesGnark(t *testing.T) {
+	m := testMSM(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := newTestRand(seed)
+	for _, n := range msmSizes(msmTestKs()...) {
+		bases, scalars := randG1(n, n, rng), randScalars(n, rng)
+		requireG1(t, m, bases, scalars, fmt.Sprintf("n=%d", n))
+	}
+}
+
+func TestMSMG2MatchesGnark(t *testing.T) {
+	m := testMSM(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := newTestRand(seed)
+	for _, n := range msmSizes(msmTestKs()[:len(msmTestKs())-1]...) {
+		bases, scalars := randG2(n, n, rng), randScalars(n, rng)
+		requireG2(t, m, bases, scalars, fmt.Sprintf("n=%d", n))
+	}
+}
+
+func requireG1(t *testing.T, m *MSM, bases []bls12381.G1Affine, scalars []fr.Element, what string) {
+	t.Helper()
+	got, err := m.G1(context.Background(), bases, scalars)
+	require.NoError(t, err, what)
+	var want bls12381.G1Jac
+	_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+	require.NoError(t, err, what)
+	require.True(t, got.Equal(&want), "%s: GPU G1 MSM differs from gnark-crypto", what)
+}
+
+func requireG2(t *testing.T, m *MSM, bases []bls12381.G2Affine, scalars []fr.Element, what string) {
+	t.Helper()
+	got, err := m.G2(context.Background(), bases, scalars)
+	require.NoError(t, err, what)
+	var want bls12381.G2Jac
+	_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+	require.NoError(t, err, what)
+	require.True(t, got.Equal(&want), "%s: GPU G2 MSM differs from gnark-crypto", what)
+}
+
+// edgeScalars builds scalars of one kind for n points.
+func edgeScalars(kind string, n int, rng *rand.Rand) []fr.Element {
+	s := randScalars(n, rng)
+	for i := range s {
+		switch kind {
+		case "zero":
+			s[i].SetZero()
+		case "one":
+			s[i].SetOne()
+		case "minus-one":
+			s[i].SetOne()
+			s[i].Neg(&s[i])
+		case "small":
+			s[i].SetUint64(uint64(i % 4))
+		case "sparse":
+			if i%7 != 0 {
+				s[i].SetZero()
+			}
+		}
+	}
+	return s
+}
+
+// edgeBases alters random bases: some at infinity, all equal, or P next to −P.
+func edgeBases(kind string, b []bls12381.G1Affine) []bls12381.G1Affine {
+	for i := range b {
+		switch kind {
+		case "infinity":
+			if i%3 == 0 {
+				b[i] = bls12381.G1Affine{}
+			}
+		case "repeated":
+			b[i] = b[0]
+		case "negated":
+			if i%2 == 1 {
+				b[i].Neg(&b[i-1])
+			}
+		}
+	}
+	return b
+}
+
+func TestMSMG1EdgeInputs(t *testing.T) {
+	m := testMSM(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := newTestRand(seed)
+	for _, sk := range []string{"random", "zero", "one", "minus-one", "small", "sparse"} {
+		for _, bk := range []string{"random", "infinity", "repeated", "negated"} {
+			for _, n := range []int{1, 2, 3, 1000, 5000} {
+				bases := edgeBases(bk, randG1(n, n, rng))
+				scalars := edgeScalars(sk, n, rng)
+				requireG1(t, m, bases, scalars, fmt.Sprintf("scalars %s, bases %s, n=%d", sk, bk, n))
+			}
+		}
+	}
+}
+
+func TestMSMG2EdgeInputs(t *testing.T) {
+	m := testMSM(t)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	for _, sk := range []string{"zero", "one", "minus-one", "small"} {
+		for _, n := range []int{1, 3, 1000} {
+			bases := randG2(n, n, rng)
+			bases[n/2] = bls12381.G2Affine{}
+			bases[n-1] = bases[0]
+			requireG2(t, m, bases, edgeScalars(sk, n, rng), fmt.Sprintf("scalars %s, n=%d", sk, n))
+		}
+	}
+}
+
+func TestMSMResidentBases(t *testing.T) {
+	m := testMSM(t)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	const n = 3000
+	bases := randG1(n, n, rng)
+	for round := range 3 {
+		requireG1(t, m, bases, randScalars(n, rng), fmt.Sprintf("round %d", round))
+	}
+	requireG1(t, m, bases[:n/2], randScalars(n/2, rng), "prefix of resident bases")
+	other := randG1(n, n, rng)
+	copy(bases, other) // same address, new contents: must not reuse the old upload
+	requireG1(t, m, bases, randScalars(n, rng), "rewritten bases")
+	require.NoError(t, m.EvictBases())
+	requireG1(t, m, bases, randScalars(n, rng), "after evict")
+}
+
+func TestMSMRejectsBadInput(t *testing.T) {
+	var m MSM // no device needed: input checks come first
+	_, err := m.G1(context.Background(), make([]bls12381.G1Affine, 2), make([]fr.Element, 3))
+	assert.ErrorIs(t, err, ErrMSMInput)
+	_, err = m.G2(context.Background(), nil, nil)
+	assert.ErrorIs(t, err, ErrMSMInput)
+}
+
+// TestFpKernelMatchesGnark checks the device Fp multiply, add, subtract and
+// negate (msm_g1_fp_selftest) against gnark-crypto's fp on random and edge
+// operands.
+func TestFpKernelMatchesGnark(t *testing.T) {
+	m := testMSM(t)
+	const n = 4096
+	a, b := make([]fp.Element, n), make([]fp.Element, n)
+	for i := range a {
+		a[i].SetRandom()
+		b[i].SetRandom()
+	}
+	a[0].SetZero()
+	b[1].SetZero()
+	a[2].SetOne()
+	b[3].Neg(&a[3]) // a + b = 0
+	b[4] = a[4]     // a − b = 0
+	a[5].SetOne()
+	a[5].Neg(&a[5]) // p − 1
+	b[5] = a[5]
+	out := make([]fp.Element, 4*n)
+	err := m.dev.Do(func(c *driver.Ctx) error {
+		f, err := c.Function(m.st.g1.mod, "msm_g1_fp_selftest")
+		if err != nil {
+			return err
+		}
+		return deviceRoundTrip(c, f, n, driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
+	})
+	require.NoError(t, err)
+	for i := range a {
+		var mul, add, sub, neg fp.Element
+		mul.Mul(&a[i], &b[i])
+		add.Add(&a[i], &b[i])
+		sub.Sub(&a[i], &b[i])
+		neg.Neg(&a[i])
+		require.Equal(t, mul, out[4*i], "mul %d", i)
+		require.Equal(t, add, out[4*i+1], "add %d", i)
+		require.Equal(t, sub, out[4*i+2], "sub %d", i)
+		require.Equal(t, neg, out[4*i+3], "neg %d", i)
+	}
+}
+
+// TestFp2KernelMatchesGnark checks the device Fp2 arithmetic
+// (msm_g2_fp2_selftest) against gnark-crypto's E2.
+func TestFp2KernelMatchesGnark(t *testing.T) {
+	m := testMSM(t)
+	const n = 2048
+	a, b := make([]bls12381.E2, n), make([]bls12381.E2, n)
+	for i := range a {
+		a[i].SetRandom()
+		b[i].SetRandom()
+	}
+	a[0].SetZero()
+	b[1].SetOne()
+	b[2].Neg(&a[2])
+	out := make([]bls12381.E2, 4*n)
+	err := m.dev.Do(func(c *driver.Ctx) error {
+		f, err := c.Function(m.st.g2.mod, "msm_g2_fp2_selftest")
+		if err != nil {
+			return err
+		}
+		return deviceRoundTrip(c, f, n, driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
+	})
+	require.NoError(t, err)
+	for i := range a {
+		var mul, add, sub, neg bls12381.E2
+		mul.Mul(&a[i], &b[i])
+		add.Add(&a[i], &b[i])
+		sub.Sub(&a[i], &b[i])
+		neg.Neg(&a[i])
+		require.Equal(t, mul, out[4*i], "mul %d", i)
+		require.Equal(t, add, out[4*i+1], "add %d", i)
+		require.Equal(t, sub, out[4*i+2], "sub %d", i)
+		require.Equal(t, neg, out[4*i+3], "neg %d", i)
+	}
+}
+
+// deviceRoundTrip copies a and b to the device, runs f(a, b, n, out) and
+// copies out back.
+func deviceRoundTrip(c *driver.Ctx, f *driver.Function, n uint32, a, b, out []byte) error {
+	pa, err := c.Alloc(len(a) + len(b) + len(out))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Free(pa) }() // test scratch: a free error changes nothing
+	pb, po := pa.Add(len(a)), pa.Add(len(a)+len(b))
+	if err := c.HtoD(pa, a); err != nil {
+		return err
+	}
+	if err := c.HtoD(pb, b); err != nil {
+		return err
+	}
+	if err := launch1D(c, f, uint64(n), msmSortBlock, pa, pb, n, po); err != nil {
+		return err
+	}
+	return c.DtoH(out, po)
+}
+
