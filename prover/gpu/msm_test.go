@@ -352,4 +352,3 @@ func deviceRoundTrip(c *driver.Ctx, f *driver.Function, n uint32, a, b, out []by
 	}
 	return c.DtoH(out, po)
 }
-
