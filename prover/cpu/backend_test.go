@@ -241,3 +241,45 @@ func TestOptionsValidate(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, got.Z.IsZero())
 }
+
+func BenchmarkQuotientH(b *testing.B) {
+	be := newBackend(b)
+	for _, logN := range []int{10, 14, 16} {
+		n := 1 << logN
+		a, bv, c := randomVector(n), randomVector(n), randomVector(n)
+		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
+			be.Domain(uint64(n)) // build the twiddles outside the timing
+			for b.Loop() {
+				if _, err := be.QuotientH(a, bv, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkMSM(b *testing.B) {
+	be := newBackend(b)
+	for _, logN := range []int{10, 14, 16} {
+		n := 1 << logN
+		scalars := randomVector(n)
+		g1 := randomG1(n)
+		b.Run(fmt.Sprintf("G1/2^%d", logN), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := be.MSMG1(g1, scalars); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+		})
+		g2 := randomG2(n)
+		b.Run(fmt.Sprintf("G2/2^%d", logN), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := be.MSMG2(g2, scalars); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+		})
+	}
+}
