@@ -11,8 +11,26 @@ import (
 const (
 	ImageBinDir   = "/usr/local/bin"
 	ImageShareDir = "/usr/share"
-	daemonBinary  = "cuzk-daemon"
+	// DaemonBinary is the image's entrypoint when the bundle has it.
+	DaemonBinary = "cuzk-daemon"
+	// KernelManifest is where the kernel manifest sits in a bundle.
+	KernelManifest = "share/cuzk/manifest.json"
 )
+
+// ImageEnv is the daemon image's environment. The NVIDIA container toolkit
+// reads the NVIDIA_* variables to inject the driver; the CUDA base images set
+// the same values.
+var ImageEnv = []string{
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"NVIDIA_VISIBLE_DEVICES=all",
+	"NVIDIA_DRIVER_CAPABILITIES=compute,utility",
+}
+
+// ImageLabels returns the daemon image's own labels for a release version
+// (the base image labels are added by oci and by the Dagger pipeline).
+func ImageLabels(version string) map[string]string {
+	return map[string]string{oci.AnnotationTitle: "cuzk", oci.AnnotationVersion: version}
+}
 
 // Image returns the OCI payload image of b on the runtime base image base
 // (a digest-pinned reference, normally toolchain Pins.Images.Runtime):
@@ -26,12 +44,9 @@ func (b Bundle) Image(base string) (oci.Image, error) {
 		OS:         b.Options.GOOS,
 		RefName:    b.Options.Version,
 		CreatedBy:  "cuzk release " + b.Options.Version,
-		WorkingDir: "/",
-		// The NVIDIA container toolkit reads these to inject the driver;
-		// the CUDA base images set the same values.
-		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-			"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"},
-		Labels:       map[string]string{oci.AnnotationTitle: "cuzk", oci.AnnotationVersion: b.Options.Version},
+		WorkingDir:   "/",
+		Env:          append([]string(nil), ImageEnv...),
+		Labels:       ImageLabels(b.Options.Version),
 		Architecture: b.Options.GOARCH,
 	}
 	var bins []string
@@ -45,12 +60,12 @@ func (b Bundle) Image(base string) (oci.Image, error) {
 		}
 	}
 	switch {
-	case contains(bins, daemonBinary):
-		img.Entrypoint = []string{ImageBinDir + "/" + daemonBinary}
+	case contains(bins, DaemonBinary):
+		img.Entrypoint = []string{ImageBinDir + "/" + DaemonBinary}
 	case len(bins) == 1:
 		img.Entrypoint = []string{ImageBinDir + "/" + bins[0]}
 	default:
-		return oci.Image{}, fmt.Errorf("release image: no %s among binaries %v", daemonBinary, bins)
+		return oci.Image{}, fmt.Errorf("release image: no %s among binaries %v", DaemonBinary, bins)
 	}
 	return img, img.Validate()
 }

@@ -17,8 +17,15 @@ import (
 // DefaultPackages are the main packages a release carries, when present.
 var DefaultPackages = []string{"./daemon/cmd/cuzk-daemon", "./daemon/cmd/cuzk-bench"}
 
-// EnvSourceDateEpoch is the reproducible-builds.org variable for timestamps.
-const EnvSourceDateEpoch = "SOURCE_DATE_EPOCH"
+// Environment variables a release build reads (from the container plan or
+// a release workflow).
+const (
+	// EnvSourceDateEpoch is the reproducible-builds.org variable for timestamps.
+	EnvSourceDateEpoch = "SOURCE_DATE_EPOCH"
+	// EnvVersion names the release ("v0.1.0"); not CUZK_*, because
+	// toolchain rejects unknown CUZK_* variables.
+	EnvVersion = "RELEASE_VERSION"
+)
 
 // Options steer Build. Zero fields take the defaults named on each.
 type Options struct {
@@ -93,16 +100,29 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if len(o.Packages) == 0 {
-		for _, p := range DefaultPackages {
-			if st, err := os.Stat(filepath.Join(o.Root, filepath.FromSlash(p))); err == nil && st.IsDir() {
-				o.Packages = append(o.Packages, p)
-			}
-		}
+		o.Packages = Packages(o.Root)
 	}
 	if len(o.Packages) == 0 {
 		return o, fmt.Errorf("release options: none of %v exists under %s", DefaultPackages, o.Root)
 	}
 	return o, checkNames(o.Packages)
+}
+
+// Packages returns those of DefaultPackages that exist under root.
+func Packages(root string) []string {
+	var out []string
+	for _, p := range DefaultPackages {
+		if st, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err == nil && st.IsDir() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// KernelManifestExtra returns the Extra that puts the materialized kernel
+// manifest (cuda/fatbin/manifest.json under root) into the bundle.
+func KernelManifestExtra(root string) Extra {
+	return Extra{Src: filepath.Join(root, "cuda", "fatbin", "manifest.json"), Dst: KernelManifest}
 }
 
 // checkNames rejects two packages whose binaries would share a name.

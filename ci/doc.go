@@ -1,0 +1,19 @@
+// Package ci holds cuzk's Dagger pipelines: building the kernels inside the
+// pinned build image, running the tests there, and building the release
+// bundle and OCI image. It is the only package that imports
+// dagger.io/dagger.
+//
+// Every pipeline is first a Plan: plain data naming the base image (pinned by
+// digest), the Go toolchain (pinned version and archive checksum), the
+// environment, the cache volumes, the source mount, the exec steps (always
+// `go run mage.go <target>` inside the container, with CUZK_TOOLCHAIN=native
+// and CUZK_IMAGE set to the image reference, so kernel build keys carry the
+// image digest) and the exports. Plans are built by pure functions and tested
+// without an engine; a thin layer (dagger.go) translates a Plan into Dagger
+// calls. Kernels, Test and Release check for an engine first and return
+// ErrNoEngine when none is reachable, so nothing here needs a container
+// runtime to compile or to be tested.
+//
+// Functions are safe for concurrent use; two pipelines exporting into the
+// same host directory at the same time will interleave their files.
+package ci

@@ -1,0 +1,215 @@
+package ci
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/toolchain"
+)
+
+var epoch = time.Unix(1_760_000_000, 0).UTC()
+
+func testPins(t *testing.T) toolchain.Pins {
+	t.Helper()
+	p, err := toolchain.Load(nil)
+	require.NoError(t, err)
+	return p
+}
+
+// testRoot is a repository root holding the daemon's main package directory.
+func testRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "daemon", "cmd", "cuzk-daemon"), 0o755))
+	return root
+}
+
+func testOptions(t *testing.T) Options {
+	return Options{Root: testRoot(t), Pins: testPins(t), Environ: []string{"HOME=/home/x"}, Epoch: epoch, Version: "v0.3.0"}
+}
+
+func TestBasePlanPinsEverything(t *testing.T) {
+	o := testOptions(t)
+	p, err := KernelsPlan(o)
+	require.NoError(t, err)
+
+	assert.Equal(t, o.Pins.Images.Build, p.Image)
+	_, err = oci.ParseReference(p.Image)
+	assert.NoError(t, err, "build image pinned by digest")
+	assert.Equal(t, "linux/amd64", p.Platform)
+
+	assert.Equal(t, o.Pins.Go, p.Go.Version)
+	assert.Equal(t, "golang.org/toolchain@v0.0.1-go"+o.Pins.Go+".linux-amd64", p.Go.Module())
+	assert.Regexp(t, regexp.MustCompile(`^[0-9a-f]{64}$`), p.Go.ZipSHA256)
+
+	want := map[string]string{
+		"CUZK_TOOLCHAIN": "native", "CUZK_IMAGE": o.Pins.Images.Build, "CUZK_CACHE": KernelCache,
+		"GOTOOLCHAIN": "local", "GOMODCACHE": GoModCache, "GOCACHE": GoBuildCache, "GOFLAGS": "-buildvcs=false",
+	}
+	for k, v := range want {
+		got, ok := p.LookupEnv(k)
+		assert.True(t, ok, k)
+		assert.Equal(t, v, got, k)
+	}
+	path, _ := p.LookupEnv("PATH")
+	assert.True(t, strings.HasPrefix(path, GoRoot+"/bin:"), "pinned Go first on PATH: %s", path)
+	assert.Contains(t, path, "/usr/local/cuda/bin")
+	_, ok := p.LookupEnv("HOME")
+	assert.False(t, ok, "host variables other than CUZK_* and Go proxy settings stay out")
+
+	assert.Equal(t, []Cache{
+		{Key: "cuzk-go-mod", Path: "/go/pkg/mod"},
+		{Key: "cuzk-go-build-go" + o.Pins.Go + "-linux-amd64", Path: "/root/.cache/go-build"},
+		{Key: "cuzk-kernels", Path: "/cache/cuzk"},
+	}, p.Caches)
+	assert.Equal(t, Source{Host: o.Root, Exclude: SourceExclude}, p.Source)
+	assert.Contains(t, p.Source.Exclude, ".git")
+	assert.Equal(t, "/src", p.Workdir)
+
+	require.Len(t, p.Steps, 2)
+	assert.Equal(t, []string{"sh", "-c"}, p.Steps[0].Args[:2])
+	assert.Contains(t, p.Steps[0].Args[2], `"go`+o.Pins.Go+`"`, "first step checks the Go version")
+	assert.Equal(t, []string{"go", "run", "mage.go", "kernels"}, p.Steps[1].Args)
+	assert.Equal(t, []Export{{Path: "cuda/fatbin", Host: filepath.Join(o.Root, "cuda", "fatbin"), Dir: true}}, p.Exports)
+	assert.Nil(t, p.Publish)
+}
+
+func TestTestPlan(t *testing.T) {
+	p, err := TestPlan(testOptions(t))
+	require.NoError(t, err)
+	assert.Equal(t, "test", p.Name)
+	assert.Equal(t, []string{"go", "run", "mage.go", "test"}, p.Steps[len(p.Steps)-1].Args)
+	assert.Empty(t, p.Exports)
+}
+
+func TestEnvForwarding(t *testing.T) {
+	o := testOptions(t)
+	o.Environ = []string{"CUZK_ARCHS=sm_90", "CUZK_TOOLCHAIN=container", "CUZK_IMAGE=evil", "CUZK_CACHE=/host/cache",
+		"GOPROXY=https://proxy.example", "GOFLAGS=-race", "PATH=/host/bin", "CUZK_DEBUGHASH=1"}
+	p, err := TestPlan(o)
+	require.NoError(t, err)
+	for k, v := range map[string]string{"CUZK_ARCHS": "sm_90", "CUZK_TOOLCHAIN": "native", "CUZK_IMAGE": o.Pins.Images.Build,
+		"CUZK_CACHE": KernelCache, "GOPROXY": "https://proxy.example", "GOFLAGS": "-buildvcs=false", "CUZK_DEBUGHASH": "1"} {
+		got, _ := p.LookupEnv(k)
+		assert.Equal(t, v, got, k)
+	}
+	path, _ := p.LookupEnv("PATH")
+	assert.NotContains(t, path, "/host/bin")
+
+	o.Environ = []string{"CUZK_PINS=/home/x/pins.yaml"}
+	_, err = TestPlan(o)
+	assert.ErrorContains(t, err, "CUZK_PINS")
+}
+
+func TestReleasePlan(t *testing.T) {
+	o := testOptions(t)
+	p, err := ReleasePlan(o)
+	require.NoError(t, err)
+	v, _ := p.LookupEnv("RELEASE_VERSION")
+	assert.Equal(t, "v0.3.0", v)
+	e, _ := p.LookupEnv("SOURCE_DATE_EPOCH")
+	assert.Equal(t, "1760000000", e)
+	require.Len(t, p.Steps, 3)
+	assert.Equal(t, []string{"go", "run", "mage.go", "release"}, p.Steps[1].Args)
+	assert.Contains(t, p.Steps[2].Args[2], "tar -xzf dist/cuzk-v0.3.0-linux-amd64.tar.gz")
+	assert.Equal(t, []Export{{Path: "dist", Host: filepath.Join(o.Root, "dist"), Dir: true}}, p.Exports)
+
+	im := p.Publish
+	require.NotNil(t, im)
+	ref, err := oci.ParseReference(o.Pins.Images.Runtime)
+	require.NoError(t, err)
+	assert.Equal(t, o.Pins.Images.Runtime, im.Base)
+	assert.Equal(t, ref.Name, im.Labels[oci.AnnotationBaseName])
+	assert.Equal(t, ref.Digest, im.Labels[oci.AnnotationBaseDigest])
+	assert.Equal(t, ref.Digest, im.Annotations[oci.AnnotationBaseDigest])
+	assert.Equal(t, "v0.3.0", im.Labels[oci.AnnotationVersion])
+	assert.Equal(t, []ImageFile{
+		{From: "/tmp/cuzk-bundle/cuzk-v0.3.0-linux-amd64/bin/cuzk-daemon", To: "/usr/local/bin/cuzk-daemon", Mode: 0o755},
+		{From: "/tmp/cuzk-bundle/cuzk-v0.3.0-linux-amd64/share/cuzk/manifest.json", To: "/usr/share/cuzk/manifest.json", Mode: 0o644},
+	}, im.Files)
+	assert.Equal(t, []string{"/usr/local/bin/cuzk-daemon"}, im.Entrypoint)
+	assert.Equal(t, filepath.Join(o.Root, "dist", "cuzk-v0.3.0-linux-amd64.oci.tar"), im.Tarball)
+	assert.Empty(t, im.Address)
+
+	o.Address = "ghcr.io/cuzk-dev/cuzk:v0.3.0"
+	p, err = ReleasePlan(o)
+	require.NoError(t, err)
+	assert.Equal(t, o.Address, p.Publish.Address)
+	assert.Empty(t, p.Publish.Tarball)
+}
+
+func TestReleasePlanErrors(t *testing.T) {
+	tests := map[string]func(*Options){
+		"no epoch":     func(o *Options) { o.Epoch = time.Time{} },
+		"no daemon":    func(o *Options) { o.Root = t.TempDir() },
+		"no root":      func(o *Options) { o.Root = "" },
+		"no pins":      func(o *Options) { o.Pins = toolchain.Pins{} },
+		"unpinned run": func(o *Options) { o.Pins.Images.Runtime = "nvidia/cuda:latest" },
+		"unpinned go":  func(o *Options) { o.Pins.Go = "1.19.1" },
+		"bad platform": func(o *Options) { o.Platform = "amd64" },
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := testOptions(t)
+			mutate(&o)
+			_, err := ReleasePlan(o)
+			assert.Error(t, err)
+		})
+	}
+}
+
+func TestPlanValidate(t *testing.T) {
+	good, err := TestPlan(testOptions(t))
+	require.NoError(t, err)
+	require.NoError(t, good.Validate())
+	tests := map[string]func(*Plan){
+		"unpinned image": func(p *Plan) { p.Image = "nvidia/cuda:11.8.0-devel-ubuntu22.04" },
+		"bad go sum":     func(p *Plan) { p.Go.ZipSHA256 = "abc" },
+		"relative wd":    func(p *Plan) { p.Workdir = "src" },
+		"no source":      func(p *Plan) { p.Source.Host = "" },
+		"no steps":       func(p *Plan) { p.Steps = nil },
+		"unsorted env":   func(p *Plan) { p.Env = append(p.Env, EnvVar{Name: "AAA"}) },
+		"bad cache":      func(p *Plan) { p.Caches = append(p.Caches, Cache{Key: "k", Path: "rel"}) },
+		"unpinned base":  func(p *Plan) { p.Publish = &ImagePlan{Base: "ubuntu:22.04"} },
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := good
+			p.Env = append([]EnvVar(nil), good.Env...)
+			mutate(&p)
+			assert.Error(t, p.Validate())
+		})
+	}
+}
+
+func TestPlanString(t *testing.T) {
+	p, err := ReleasePlan(testOptions(t))
+	require.NoError(t, err)
+	s := p.String()
+	for _, want := range []string{
+		"pipeline release\n", "from " + p.Image, "cache cuzk-go-mod at /go/pkg/mod", "env CUZK_TOOLCHAIN=native",
+		"exec go run mage.go release", "export dist -> ", "image from " + p.Publish.Base,
+		"file /tmp/cuzk-bundle/cuzk-v0.3.0-linux-amd64/bin/cuzk-daemon -> /usr/local/bin/cuzk-daemon (755)",
+	} {
+		assert.Contains(t, s, want)
+	}
+}
+
+func TestPinnedGo(t *testing.T) {
+	pins := testPins(t)
+	g, err := PinnedGo(pins.Go, "linux/amd64")
+	require.NoError(t, err, "toolchain.yaml's Go version needs a pinned checksum")
+	assert.Equal(t, "go"+pins.Go, g.GOVERSION())
+	_, err = PinnedGo(pins.Go, "linux/s390x")
+	assert.ErrorContains(t, err, "goZipSHA256")
+	_, err = PinnedGo("1.26.8", "linux")
+	assert.Error(t, err)
+}

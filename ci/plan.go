@@ -1,0 +1,167 @@
+package ci
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/cuzk-dev/cuzk/ci/oci"
+)
+
+// Plan is one pipeline as plain, inspectable data.
+type Plan struct {
+	// Name identifies the pipeline ("kernels", "test", "release").
+	Name string
+	// Image is the base image, pinned by digest.
+	Image string
+	// Platform is the container platform, e.g. "linux/amd64".
+	Platform string
+	// Go is the Go toolchain mounted at GoRoot.
+	Go GoToolchain
+	// Source is the host directory mounted at Workdir.
+	Source Source
+	// Workdir is where the source is mounted and steps run.
+	Workdir string
+	// Env holds the container's environment, sorted by name.
+	Env []EnvVar
+	// Caches are persistent cache volumes.
+	Caches []Cache
+	// Steps run in order; each sees the previous one's filesystem.
+	Steps []Step
+	// Exports copy container paths back to the host after the last step.
+	Exports []Export
+	// Publish, when set, is an image assembled from the final container's files and
+	// published or exported.
+	Publish *ImagePlan
+}
+
+// GoRoot is where the Go toolchain is mounted in build containers.
+const GoRoot = "/usr/local/go"
+
+// Source is a host directory and what to leave out of it.
+type Source struct {
+	Host    string
+	Exclude []string
+}
+
+// EnvVar is one environment variable.
+type EnvVar struct{ Name, Value string }
+
+// Cache is a named cache volume mounted at Path.
+type Cache struct{ Key, Path string }
+
+// Step is one command, run without a shell unless Args says so.
+type Step struct {
+	// Why says what the step is for (shown in logs and plan dumps).
+	Why  string
+	Args []string
+}
+
+// Export copies Path (relative to Workdir, or absolute) from the final
+// container to Host. Dir says whether Path is a directory.
+type Export struct {
+	Path, Host string
+	Dir        bool
+}
+
+// ImagePlan builds the daemon image on a runtime base with Dagger.
+type ImagePlan struct {
+	// Base is the runtime image, pinned by digest.
+	Base string
+	// Files are copied from the build container into the image.
+	Files       []ImageFile
+	Entrypoint  []string
+	Env         []EnvVar
+	Labels      map[string]string
+	Annotations map[string]string
+	// Address, when set, is the registry reference to publish to.
+	Address string
+	// Tarball, when set, is the host path of an OCI tarball export.
+	Tarball string
+}
+
+// ImageFile copies From (a path in the build container) to To in the image.
+type ImageFile struct {
+	From, To string
+	Mode     int
+}
+
+// Validate reports every problem that keeps p from running.
+func (p Plan) Validate() error {
+	var errs []error
+	if _, err := oci.ParseReference(p.Image); err != nil {
+		errs = append(errs, fmt.Errorf("plan %s: %w", p.Name, err))
+	}
+	if err := p.Go.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("plan %s: %w", p.Name, err))
+	}
+	if !path.IsAbs(p.Workdir) {
+		errs = append(errs, fmt.Errorf("plan %s: workdir %q is not absolute", p.Name, p.Workdir))
+	}
+	if p.Source.Host == "" {
+		errs = append(errs, fmt.Errorf("plan %s: no source directory", p.Name))
+	}
+	if len(p.Steps) == 0 {
+		errs = append(errs, fmt.Errorf("plan %s: no steps", p.Name))
+	}
+	if !sort.SliceIsSorted(p.Env, func(i, j int) bool { return p.Env[i].Name < p.Env[j].Name }) {
+		errs = append(errs, fmt.Errorf("plan %s: env not sorted", p.Name))
+	}
+	for _, c := range p.Caches {
+		if c.Key == "" || !path.IsAbs(c.Path) {
+			errs = append(errs, fmt.Errorf("plan %s: cache %q at %q: want a key and an absolute path", p.Name, c.Key, c.Path))
+		}
+	}
+	if p.Publish != nil {
+		if _, err := oci.ParseReference(p.Publish.Base); err != nil {
+			errs = append(errs, fmt.Errorf("plan %s image: %w", p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// LookupEnv returns the value of the variable name in p.Env.
+func (p Plan) LookupEnv(name string) (string, bool) {
+	for _, e := range p.Env {
+		if e.Name == name {
+			return e.Value, true
+		}
+	}
+	return "", false
+}
+
+// String renders p for people: one line per image, mount, variable, step
+// and export, in the order the pipeline applies them.
+func (p Plan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pipeline %s\n  from %s (%s)\n", p.Name, p.Image, p.Platform)
+	fmt.Fprintf(&b, "  mount go%s (%s sha256 %s) at %s\n", p.Go.Version, p.Go.Module(), p.Go.ZipSHA256, GoRoot)
+	fmt.Fprintf(&b, "  mount %s at %s (excluding %s)\n", p.Source.Host, p.Workdir, strings.Join(p.Source.Exclude, " "))
+	for _, c := range p.Caches {
+		fmt.Fprintf(&b, "  cache %s at %s\n", c.Key, c.Path)
+	}
+	for _, e := range p.Env {
+		fmt.Fprintf(&b, "  env %s=%s\n", e.Name, e.Value)
+	}
+	for _, s := range p.Steps {
+		fmt.Fprintf(&b, "  exec %s    # %s\n", strings.Join(s.Args, " "), s.Why)
+	}
+	for _, x := range p.Exports {
+		fmt.Fprintf(&b, "  export %s -> %s\n", x.Path, x.Host)
+	}
+	if im := p.Publish; im != nil {
+		fmt.Fprintf(&b, "  image from %s\n", im.Base)
+		for _, f := range im.Files {
+			fmt.Fprintf(&b, "    file %s -> %s (%o)\n", f.From, f.To, f.Mode)
+		}
+		if im.Address != "" {
+			fmt.Fprintf(&b, "    publish %s\n", im.Address)
+		}
+		if im.Tarball != "" {
+			fmt.Fprintf(&b, "    export %s\n", im.Tarball)
+		}
+	}
+	return b.String()
+}
