@@ -232,6 +232,36 @@ func TestGPUErrorsNameStepAndCode(t *testing.T) {
 	assert.True(t, IsCode(oom, OutOfMemory), "got %v", oom)
 }
 
+func TestGPUDynamicSharedOptIn(t *testing.T) {
+	d := gpu(t)
+	ptx, err := os.ReadFile("testdata/axpy.ptx")
+	require.NoError(t, err)
+	const big = 100 << 10 // above the 48 KiB default, below Hopper's 227 KiB opt-in
+	if d.Info().SharedOptinBytes < big {
+		t.Skipf("device allows only %d bytes of opt-in shared memory", d.Info().SharedOptinBytes)
+	}
+	var before, optIn, after error
+	require.NoError(t, d.Do(func(c *Ctx) error {
+		m, err := c.LoadModule(ptx)
+		if err != nil {
+			return err
+		}
+		f, err := c.Function(m, "axpy_u64")
+		if err != nil {
+			return err
+		}
+		cfg := LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 32}, SharedBytes: big}
+		args := []any{DevicePtr(0), DevicePtr(0), uint64(0), uint32(0), float32(0)} // n = 0: touches no memory
+		before = c.Launch(f, cfg, args...)
+		optIn = c.SetMaxDynamicShared(f, big)
+		after = c.Launch(f, cfg, args...)
+		return errors.Join(c.Synchronize(), c.Unload(m))
+	}))
+	assert.Error(t, before, "100 KiB without opting in must be refused")
+	assert.NoError(t, optIn)
+	assert.NoError(t, after)
+}
+
 func TestGPUCtxBoundToDo(t *testing.T) {
 	d := gpu(t)
 	var kept *Ctx

@@ -20,6 +20,7 @@ const (
 	funcSharedSizeBytes    = 1
 	funcLocalSizeBytes     = 3
 	funcNumRegs            = 4
+	funcMaxDynamicShared   = 8
 )
 
 // maxArgs matches CUZK_MAX_ARGS in shim.c.
@@ -110,6 +111,17 @@ func (c *Ctx) Attrs(f *Function) (FuncAttrs, error) {
 		*q.dst = int(v)
 	}
 	return a, nil
+}
+
+// SetMaxDynamicShared lets f's launches ask for up to bytes of dynamic
+// shared memory; above 48 KiB a kernel must opt in this way, up to
+// Info.SharedOptinBytes (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+func (c *Ctx) SetMaxDynamicShared(f *Function, bytes int) error {
+	if err := c.bound(); err != nil {
+		return err
+	}
+	step := fmt.Sprintf("cuFuncSetAttribute %s max dynamic shared %d bytes", f.name, bytes)
+	return check(step, C.cuzk_func_set_attr(f.h, funcMaxDynamicShared, C.int(bytes)))
 }
 
 // Dim3 is a grid or block shape; zero components count as 1.

@@ -35,6 +35,7 @@
   X(cuModuleUnload, CUresult, (CUmodule))                                        \
   X(cuModuleGetFunction, CUresult, (CUfunction *, CUmodule, const char *))       \
   X(cuFuncGetAttribute, CUresult, (int *, int, CUfunction))                      \
+  X(cuFuncSetAttribute, CUresult, (CUfunction, int, int))                        \
   X(cuLaunchKernel, CUresult, (CUfunction, unsigned, unsigned, unsigned,         \
                                unsigned, unsigned, unsigned, unsigned, CUstream, \
                                void **, void **))                                \
@@ -112,6 +113,7 @@ CUresult cuzk_module_function(CUfunction *f, CUmodule m, const char *name) {
   return api.cuModuleGetFunction(f, m, name);
 }
 CUresult cuzk_func_attr(int *v, int attr, CUfunction f) { return api.cuFuncGetAttribute(v, attr, f); }
+CUresult cuzk_func_set_attr(CUfunction f, int attr, int v) { return api.cuFuncSetAttribute(f, attr, v); }
 
 #define CUZK_MAX_ARGS 64
 

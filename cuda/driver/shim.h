@@ -54,6 +54,7 @@ CUresult cuzk_module_load(CUmodule *m, const void *image);
 CUresult cuzk_module_unload(CUmodule m);
 CUresult cuzk_module_function(CUfunction *f, CUmodule m, const char *name);
 CUresult cuzk_func_attr(int *v, int attr, CUfunction f);
+CUresult cuzk_func_set_attr(CUfunction f, int attr, int v);
 // cuzk_launch builds the kernel parameter array from nargs values packed in
 // buf at the given byte offsets, then launches f.
 CUresult cuzk_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
