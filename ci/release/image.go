@@ -39,11 +39,11 @@ func ImageLabels(version string) map[string]string {
 // of the image; the layer digest covers the files.
 func (b Bundle) Image(base string) (oci.Image, error) {
 	img := oci.Image{
-		Base:       base,
-		Created:    b.Options.Epoch,
-		OS:         b.Options.GOOS,
-		RefName:    b.Options.Version,
-		CreatedBy:  "cuzk release " + b.Options.Version,
+		Base:         base,
+		Created:      b.Options.Epoch,
+		OS:           b.Options.GOOS,
+		RefName:      b.Options.Version,
+		CreatedBy:    "cuzk release " + b.Options.Version,
 		WorkingDir:   "/",
 		Env:          append([]string(nil), ImageEnv...),
 		Labels:       ImageLabels(b.Options.Version),

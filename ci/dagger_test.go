@@ -1,0 +1,243 @@
+package ci
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"dagger.io/dagger"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeEngine stands in for a Dagger engine: it records every GraphQL query
+// and answers each with a made-up string at the query's leaf, which is what
+// the client expects for ids, sync, export and publish. It lets the
+// translation from Plan to Dagger calls run without a container runtime.
+type fakeEngine struct {
+	mu      sync.Mutex
+	queries []string
+}
+
+func (f *fakeEngine) Do(r *http.Request) (*http.Response, error) {
+	var req struct{ Query string }
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.queries = append(f.queries, req.Query)
+	n := len(f.queries)
+	f.mu.Unlock()
+	fields := selection(req.Query)
+	var v any = fmt.Sprintf("fake-%s-%d", fields[len(fields)-1], n)
+	for i := len(fields) - 2; i >= 0; i-- {
+		v = map[string]any{fields[i]: v}
+	}
+	body, err := json.Marshal(map[string]any{"data": v})
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(bytes.NewReader(body)), Request: r}, nil
+}
+
+func (f *fakeEngine) Host() string { return "fake-engine" }
+func (f *fakeEngine) Close() error { return nil }
+
+// selection returns the chain of field names of a single-path GraphQL query
+// ("query Query {a(x:1){b{c}}}" gives a, b, c), skipping arguments, string
+// literals and inline fragments' type conditions ("... on Container").
+func selection(q string) []string {
+	var fields []string
+	var ident strings.Builder
+	depth, inStr, esc, prev := 0, false, false, ""
+	for _, r := range q {
+		switch {
+		case inStr:
+			inStr = esc || r != '"'
+			esc = !esc && r == '\\'
+		case r == '"':
+			inStr = true
+		case r == '(':
+			depth++
+		case r == ')':
+			depth--
+		case depth > 0:
+		case r == ' ':
+			prev = ident.String()
+			ident.Reset()
+		case r == '{', r == '}':
+			if ident.Len() > 0 && prev != "on" {
+				fields = append(fields, ident.String())
+			}
+			ident.Reset()
+			prev = ""
+		default:
+			ident.WriteRune(r)
+		}
+	}
+	return fields // "query Query " ends in a space, so the operation name is not a field
+}
+
+// hasCall reports whether q calls field with at least the given arguments
+// (each "name:value", matched regardless of order).
+func hasCall(q, field string, args ...string) bool {
+	for rest := q; ; {
+		i := strings.Index(rest, field+"(")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(field)+1:]
+		list := argList(rest)
+		ok := true
+		for _, a := range args {
+			ok = ok && strings.Contains(list, a)
+		}
+		if ok {
+			return true
+		}
+	}
+}
+
+// argList returns the text up to the ")" closing an argument list.
+func argList(s string) string {
+	depth, inStr, esc := 1, false, false
+	for i, r := range s {
+		switch {
+		case inStr:
+			inStr = esc || r != '"'
+			esc = !esc && r == '\\'
+		case r == '"':
+			inStr = true
+		case r == '(':
+			depth++
+		case r == ')':
+			depth--
+			if depth == 0 {
+				return s[:i]
+			}
+		}
+	}
+	return s
+}
+
+func TestSelection(t *testing.T) {
+	assert.Equal(t, []string{"cacheVolume", "id"}, selection(`query Query {cacheVolume(key:"k{(\"x"){id}}`))
+	assert.Equal(t, []string{"a", "b", "c"}, selection(`query Query {a(x:{y:"}"}){b{c}}}`))
+	assert.Equal(t, []string{"node", "file", "id"}, selection(`query Query {node(id:"x"){... on Container{file(path:"p"){id}}}}`))
+	assert.True(t, hasCall(`{f(a:"x)", b:1){g}}`, "f", `b:1`, `a:"x)"`))
+	assert.False(t, hasCall(`{f(a:1){g(b:2)}}`, "f", `b:2`))
+}
+
+func fakeOptions(t *testing.T, f *fakeEngine) (Options, *bool) {
+	o := testOptions(t)
+	connected := false
+	o.engineReady = func(context.Context) bool { return true }
+	o.resolveGo = func(context.Context, GoToolchain) (string, error) { return "/host/goroot", nil }
+	o.connect = func(ctx context.Context, _ io.Writer) (*dagger.Client, error) {
+		connected = true
+		return dagger.Connect(ctx, dagger.WithConn(f))
+	}
+	return o, &connected
+}
+
+func TestKernelsThroughEngine(t *testing.T) {
+	f := &fakeEngine{}
+	o, _ := fakeOptions(t, f)
+	require.NoError(t, Kernels(context.Background(), o))
+	all := strings.Join(f.queries, "\n")
+
+	assert.Contains(t, all, `from(address:"`+o.Pins.Images.Build+`")`)
+	assert.Contains(t, all, `platform:"linux/amd64"`)
+	assert.Contains(t, all, `directory(path:"/host/goroot")`)
+	assert.True(t, hasCall(all, "directory", `path:"`+o.Root+`"`, `exclude:[".git","bin","dist"`))
+	assert.Contains(t, all, `cacheVolume(key:"cuzk-go-mod")`)
+	assert.True(t, hasCall(all, "withMountedCache", `path:"/go/pkg/mod"`, `cache:"fake-id-`))
+	assert.True(t, hasCall(all, "withEnvVariable", `name:"CUZK_IMAGE"`, `value:"`+o.Pins.Images.Build+`"`))
+	assert.True(t, hasCall(all, "withEnvVariable", `name:"CUZK_TOOLCHAIN"`, `value:"native"`))
+	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/usr/local/go"`, `source:"fake-id-`))
+	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/src"`, `source:"fake-id-`))
+	assert.Contains(t, all, `withWorkdir(path:"/src")`)
+	assert.Contains(t, all, `node(id:"fake-sync-`, "exports read the synced container")
+	assert.Contains(t, all, `withExec(args:["go","run","mage.go","kernels"])`)
+	assert.Contains(t, all, `directory(path:"/src/cuda/fatbin"){export(path:"`+o.Root+`/cuda/fatbin")}`)
+
+	// Order: the Go check runs before the mage step, caches before execs.
+	last := f.queries[len(f.queries)-2] // the sync of the build container
+	assert.Less(t, strings.Index(last, "withMountedCache"), strings.Index(last, "withExec"))
+	assert.Less(t, strings.Index(last, `withExec(args:["sh","-c"`), strings.Index(last, `"mage.go","kernels"`))
+}
+
+func TestReleaseThroughEngine(t *testing.T) {
+	f := &fakeEngine{}
+	o, _ := fakeOptions(t, f)
+	o.Address = "registry.example/cuzk:v0.3.0"
+	ref, err := Release(context.Background(), o)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(ref, "fake-publish-"), ref)
+	all := strings.Join(f.queries, "\n")
+	assert.Contains(t, all, `withExec(args:["go","run","mage.go","release"])`)
+	assert.True(t, hasCall(all, "withEnvVariable", `name:"RELEASE_VERSION"`, `value:"v0.3.0"`))
+	assert.True(t, hasCall(all, "withEnvVariable", `name:"SOURCE_DATE_EPOCH"`, `value:"1760000000"`))
+	assert.Contains(t, all, `directory(path:"/src/dist"){export(path:"`+o.Root+`/dist")}`)
+
+	pub := f.queries[len(f.queries)-1]
+	assert.Contains(t, pub, `from(address:"`+o.Pins.Images.Runtime+`")`)
+	assert.True(t, hasCall(pub, "withFile", `path:"/usr/local/bin/cuzk-daemon"`, `permissions:493`, `source:"fake-id-`))
+	assert.True(t, hasCall(pub, "withLabel", `name:"org.opencontainers.image.base.digest"`, `value:"sha256:`))
+	assert.True(t, hasCall(pub, "withAnnotation", `name:"org.opencontainers.image.base.name"`, `value:"nvidia/cuda:`))
+	assert.Contains(t, pub, `withEntrypoint(args:["/usr/local/bin/cuzk-daemon"])`)
+	assert.Contains(t, pub, `publish(address:"registry.example/cuzk:v0.3.0")`)
+}
+
+func TestReleaseExportsTarball(t *testing.T) {
+	f := &fakeEngine{}
+	o, _ := fakeOptions(t, f)
+	ref, err := Release(context.Background(), o)
+	require.NoError(t, err)
+	assert.Empty(t, ref)
+	assert.Contains(t, f.queries[len(f.queries)-1], `export(path:"`+o.Root+`/dist/cuzk-v0.3.0-linux-amd64.oci.tar")`)
+}
+
+func TestNoEngine(t *testing.T) {
+	f := &fakeEngine{}
+	o, connected := fakeOptions(t, f)
+	o.engineReady = func(context.Context) bool { return false }
+	for name, run := range map[string]func() error{
+		"kernels": func() error { return Kernels(context.Background(), o) },
+		"test":    func() error { return Test(context.Background(), o) },
+		"release": func() error { _, err := Release(context.Background(), o); return err },
+	} {
+		err := run()
+		assert.ErrorIs(t, err, ErrNoEngine, name)
+		assert.ErrorContains(t, err, "pipeline "+name, name)
+	}
+	assert.False(t, *connected, "no connection attempt without an engine")
+	assert.Empty(t, f.queries)
+}
+
+func TestNoEngineOnThisHostByDefault(t *testing.T) {
+	if _, err := exec.LookPath("docker"); err == nil {
+		t.Skip("docker is installed here; the default engine check could reach it")
+	}
+	if _, err := exec.LookPath("podman"); err == nil {
+		t.Skip("podman is installed here; the default engine check could reach it")
+	}
+	o := testOptions(t) // Environ has no DAGGER_SESSION_PORT
+	err := Test(context.Background(), o)
+	assert.ErrorIs(t, err, ErrNoEngine)
+}
+
+func TestEngineErrorsNameTheStep(t *testing.T) {
+	o, _ := fakeOptions(t, &fakeEngine{})
+	o.resolveGo = func(context.Context, GoToolchain) (string, error) { return "", fmt.Errorf("offline") }
+	err := Test(context.Background(), o)
+	assert.ErrorContains(t, err, "pipeline test: offline")
+}
