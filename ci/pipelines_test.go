@@ -1,6 +1,7 @@
 package ci
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -212,4 +213,26 @@ func TestPinnedGo(t *testing.T) {
 	assert.ErrorContains(t, err, "goZipSHA256")
 	_, err = PinnedGo("1.26.8", "linux")
 	assert.Error(t, err)
+}
+
+func TestOptionsFromEnv(t *testing.T) {
+	root := t.TempDir() // not a git repository: no epoch unless set
+	o, err := OptionsFromEnv(context.Background(), root, []string{"RELEASE_VERSION=v1.0.0", "SOURCE_DATE_EPOCH=1700000000",
+		"RELEASE_IMAGE=ghcr.io/cuzk-dev/cuzk:v1.0.0", "CUZK_ARCHS=sm_90"})
+	require.NoError(t, err)
+	assert.Equal(t, "v1.0.0", o.Version)
+	assert.Equal(t, int64(1700000000), o.Epoch.Unix())
+	assert.Equal(t, "ghcr.io/cuzk-dev/cuzk:v1.0.0", o.Address)
+	assert.Equal(t, []string{"sm_90"}, o.Pins.Archs)
+
+	o, err = OptionsFromEnv(context.Background(), root, nil)
+	require.NoError(t, err)
+	assert.True(t, o.Epoch.IsZero())
+	_, err = ReleasePlan(o)
+	assert.ErrorContains(t, err, "Epoch")
+
+	_, err = OptionsFromEnv(context.Background(), root, []string{"SOURCE_DATE_EPOCH=soon"})
+	assert.Error(t, err)
+	_, err = OptionsFromEnv(context.Background(), root, []string{"CUZK_NOPE=1"})
+	assert.Error(t, err, "unknown CUZK_* variables are rejected by the pins")
 }

@@ -1,0 +1,43 @@
+package ci
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cuzk-dev/cuzk/ci/release"
+	"github.com/cuzk-dev/cuzk/toolchain"
+)
+
+// EnvImageAddress names the registry reference Release publishes to (unset:
+// the image is exported as an OCI tarball into dist/).
+const EnvImageAddress = "RELEASE_IMAGE"
+
+// OptionsFromEnv gathers Options for the mage targets from environ: the pins
+// (toolchain.Load), RELEASE_VERSION, SOURCE_DATE_EPOCH (else the committer
+// time of HEAD in root, else none; only Release needs it), and
+// RELEASE_IMAGE. Progress goes to stderr.
+func OptionsFromEnv(ctx context.Context, root string, environ []string) (Options, error) {
+	pins, err := toolchain.Load(environ)
+	if err != nil {
+		return Options{}, err
+	}
+	o := Options{Root: root, Pins: pins, Environ: environ, Log: os.Stderr}
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	o.Version = env[release.EnvVersion]
+	o.Address = env[EnvImageAddress]
+	if _, ok := env[release.EnvSourceDateEpoch]; ok {
+		if o.Epoch, err = release.ParseEpoch(environ); err != nil {
+			return Options{}, fmt.Errorf("ci options: %w", err)
+		}
+	} else if t, err := release.EpochFromGit(ctx, root); err == nil {
+		o.Epoch = t
+	}
+	return o, nil
+}
