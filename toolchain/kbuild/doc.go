@@ -1,0 +1,20 @@
+// Package kbuild is cuzk's kernel build engine. Each .cu file under the
+// kernel directory is one unit. A unit's ActionID hashes everything that can
+// change its fatbin: the engine version, the toolchain identity, the exact
+// nvcc argument list, the target architectures and defines, and the path and
+// bytes of the .cu and of every file it transitively includes (found by
+// scanning #include directives against the include path, never listed by
+// hand). Headers outside the project (the CUDA toolkit's, libc's) are
+// covered by the toolchain identity instead.
+//
+// Build looks every unit up in the content-addressed store (toolchain/cas):
+// a hit costs no compiler run; a miss runs nvcc, stores the result and says
+// why the unit was rebuilt. Outputs are then materialized into the output
+// directory with a manifest (package cuda's Manifest) that the Go build
+// embeds. Explain reports, without building, which units are fresh and what
+// changed for the stale ones.
+//
+// An Engine is safe for use by one goroutine at a time; several processes
+// may build the same tree and cache concurrently (per-action locks, atomic
+// writes).
+package kbuild

@@ -1,0 +1,85 @@
+package kbuild
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cuzk-dev/cuzk/toolchain"
+	"github.com/cuzk-dev/cuzk/toolchain/cas"
+)
+
+// EngineVersion is fed to every key; bump it when the engine changes how it
+// builds, so every unit rebuilds.
+const EngineVersion = "cuzk-kbuild/1"
+
+// OutPlaceholder stands for the output path in the keyed argument list.
+const OutPlaceholder = "$OUT"
+
+// Unit is one kernel unit with its key.
+type Unit struct {
+	Name   string       // source path under the kernel dir, without .cu
+	Source string       // source path relative to the root
+	Inputs []Input      // the source closure
+	Args   []string     // nvcc arguments, with OutPlaceholder for the output
+	Lines  []string     // every line fed to the key, in order
+	ID     cas.ActionID // sha256 of Lines
+}
+
+// keyLines lists what goes into a unit's ActionID. Each line is "kind
+// value", which Explain reads back to say what changed.
+func keyLines(id toolchain.Identity, p toolchain.Pins, args []string, inputs []Input) []string {
+	lines := []string{"engine " + EngineVersion}
+	lines = append(lines, id.Lines()...)
+	for _, a := range p.Archs {
+		lines = append(lines, "arch "+a)
+	}
+	for _, a := range p.PTX {
+		lines = append(lines, "ptx "+a)
+	}
+	for _, f := range p.Flags {
+		lines = append(lines, "flag "+f)
+	}
+	for _, d := range p.Defines {
+		lines = append(lines, "define "+d)
+	}
+	lines = append(lines, "argv "+strings.Join(args, " "))
+	for _, in := range inputs {
+		lines = append(lines, "input "+in.Path+" "+in.Sum)
+	}
+	return lines
+}
+
+func hashLines(lines []string, debug io.Writer, name string) cas.ActionID {
+	h := sha256.New()
+	for _, l := range lines {
+		fmt.Fprintln(h, l)
+		if debug != nil {
+			fmt.Fprintf(debug, "HASH %s: %s\n", name, l)
+		}
+	}
+	var id cas.ActionID
+	copy(id[:], h.Sum(nil))
+	if debug != nil {
+		fmt.Fprintf(debug, "HASH %s: => %s\n", name, id)
+	}
+	return id
+}
+
+// nvccArgs returns the nvcc argument list for a unit (without the nvcc
+// binary): device-only fatbin, pinned flags, targets, defines, include path,
+// output, source. Paths are relative to the root, so the list (and the key)
+// is the same in every checkout.
+func nvccArgs(p toolchain.Pins, includes []string, out, source string) []string {
+	args := []string{"-fatbin"}
+	args = append(args, p.Flags...)
+	args = append(args, p.Gencode()...)
+	for _, d := range p.Defines {
+		args = append(args, "-D"+d)
+	}
+	for _, inc := range includes {
+		args = append(args, "-I", inc)
+	}
+	return append(args, "-o", out, source)
+}

@@ -1,0 +1,94 @@
+package kbuild
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cuzk-dev/cuzk/cuda"
+)
+
+// materialize writes each unit's fatbin and the manifest into the output
+// directory, replacing only files whose bytes differ (each by an atomic
+// rename) and removing fatbins of units that no longer exist. It returns how
+// many files it wrote.
+func (e *Engine) materialize(results []Result) (int, error) {
+	dir := filepath.Join(e.root, e.layout.Out)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, fmt.Errorf("kbuild: materialize: %w", err)
+	}
+	man := cuda.Manifest{Version: cuda.ManifestVersion, Toolchain: e.tc.Identity.Hash(),
+		NvccBuild: e.tc.NvccBuild, Image: e.tc.Image, Archs: append(append([]string{}, e.pins.Archs...), e.pins.PTX...)}
+	keep := map[string]bool{cuda.ManifestFile: true, "README.md": true}
+	written := 0
+	for _, r := range results {
+		name := r.Unit.Name + ".fatbin"
+		keep[name] = true
+		n, err := writeIfChanged(filepath.Join(dir, name), r.Fatbin)
+		if err != nil {
+			return written, err
+		}
+		written += n
+		man.Kernels = append(man.Kernels, manifestKernel(r))
+	}
+	b, err := man.Encode()
+	if err != nil {
+		return written, err
+	}
+	n, err := writeIfChanged(filepath.Join(dir, cuda.ManifestFile), b)
+	written += n
+	if err != nil {
+		return written, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return written, fmt.Errorf("kbuild: materialize: %w", err)
+	}
+	for _, ent := range ents {
+		if strings.HasSuffix(ent.Name(), ".fatbin") && !keep[ent.Name()] {
+			if err := os.Remove(filepath.Join(dir, ent.Name())); err != nil {
+				return written, fmt.Errorf("kbuild: remove stale %s: %w", ent.Name(), err)
+			}
+		}
+	}
+	return written, nil
+}
+
+func manifestKernel(r Result) cuda.Kernel {
+	h := sha256.New()
+	paths := make([]string, len(r.Unit.Inputs))
+	for i, in := range r.Unit.Inputs {
+		fmt.Fprintf(h, "%s %s\n", in.Path, in.Sum)
+		paths[i] = in.Path
+	}
+	sum := sha256.Sum256(r.Fatbin)
+	return cuda.Kernel{Name: r.Unit.Name, Source: r.Unit.Source, ActionID: r.Unit.ID.String(),
+		ClosureHash: hex.EncodeToString(h.Sum(nil)), Inputs: paths,
+		FatbinSHA256: hex.EncodeToString(sum[:]), Size: int64(len(r.Fatbin))}
+}
+
+// writeIfChanged atomically replaces path with b unless it already holds b.
+func writeIfChanged(path string, b []byte) (int, error) {
+	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, b) {
+		return 0, nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return 0, fmt.Errorf("kbuild: materialize %s: %w", path, err)
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return 0, fmt.Errorf("kbuild: materialize %s: %v %v", path, werr, cerr)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return 0, fmt.Errorf("kbuild: materialize %s: %w", path, err)
+	}
+	return 1, nil
+}
