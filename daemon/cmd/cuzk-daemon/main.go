@@ -1,0 +1,59 @@
+// Command cuzk-daemon is cuzk's GPU Groth16 proving daemon.
+//
+//	cuzk-daemon version           pins and every embedded kernel's hashes
+//	cuzk-daemon selftest [-n N]   run the field kernels on the GPU against gnark-crypto
+//
+// Exit status: 0 success, 1 failure, 2 usage, 3 no GPU (or no kernels) here.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFail    = 1
+	exitUsage   = 2
+	exitNoGPU   = 3
+	usageFormat = "usage: %s version | selftest [-n elements] [-seed S]\n"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, usageFormat, "cuzk-daemon")
+		return exitUsage
+	}
+	switch args[0] {
+	case "version":
+		if err := version(stdout); err != nil {
+			fmt.Fprintln(stderr, "cuzk-daemon version:", err)
+			return exitFail
+		}
+		return exitOK
+	case "selftest":
+		return selftestCmd(ctx, args[1:], stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "cuzk-daemon: unknown command %q\n"+usageFormat, args[0], "cuzk-daemon")
+		return exitUsage
+	}
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/cuda"
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/cuda/selftest"
+)
+
+// selftestCmd runs every field kernel on GPU 0 on fresh random inputs and
+// compares each element with gnark-crypto.
+func selftestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("selftest", stderr)
+	n := fs.Int("n", 1<<20, "elements per kernel")
+	seed := fs.Int64("seed", 0, "random seed (0: from the clock; printed either way)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *seed == 0 {
+		*seed = time.Now().UnixNano()
+	}
+	fmt.Fprintf(stdout, "selftest: seed %d\n", *seed)
+	rep, err := selftest.Run(ctx, nil, rand.New(rand.NewPCG(uint64(*seed), 0x9e3779b97f4a7c15)), *n)
+	switch {
+	case errors.Is(err, driver.ErrNoDriver), errors.Is(err, driver.ErrNoDevice):
+		fmt.Fprintf(stderr, "selftest: no GPU on this machine: %v\n", err)
+		return exitNoGPU
+	case errors.Is(err, cuda.ErrNoKernels):
+		fmt.Fprintf(stderr, "selftest: %v\n", err)
+		return exitNoGPU
+	case err != nil:
+		fmt.Fprintf(stderr, "selftest: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprint(stdout, rep.String())
+	if !rep.OK() {
+		fmt.Fprintln(stderr, "selftest: FAILED")
+		return exitFail
+	}
+	fmt.Fprintln(stdout, "selftest: PASS")
+	return exitOK
+}
