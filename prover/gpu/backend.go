@@ -1,19 +1,17 @@
 package gpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 )
-
-// ErrMSMUnavailable reports an MSM asked of a Backend that has no GPU MSM
-// engine wired in yet.
-var ErrMSMUnavailable = errors.New("gpu: MSM not implemented on GPU yet")
 
 // Backend implements prover/groth16's Backend on one GPU. All device work
 // runs on the Device's own locked OS thread (driver.Device.Do), so a Backend
@@ -26,6 +24,9 @@ type Backend struct {
 	dev *driver.Device
 	cfg config
 	st  *state // touched only inside dev.Do
+
+	msmMu sync.Mutex
+	msm   *MSM // the MSM engine, loaded on the first MSM call
 }
 
 // state is the Backend's device-side state.
@@ -72,9 +73,20 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 	return b, nil
 }
 
-// Close releases the Backend's device memory, streams and pinned memory. The
-// Backend must not be used afterwards.
+// Close releases the Backend's device memory, streams, pinned memory and MSM
+// engine. The Backend must not be used afterwards.
 func (b *Backend) Close() error {
+	var msmErr error
+	b.msmMu.Lock()
+	if b.msm != nil {
+		msmErr = b.msm.Close()
+		b.msm = nil
+	}
+	b.msmMu.Unlock()
+	return errors.Join(msmErr, b.closeNTT())
+}
+
+func (b *Backend) closeNTT() error {
 	return b.dev.Do(func(c *driver.Ctx) error {
 		st := b.st
 		var errs []error
@@ -177,12 +189,48 @@ func (b *Backend) prepare(c *driver.Ctx, logN uint32) (*domain, error) {
 	return d, b.st.ensureVectors(c, logN)
 }
 
-// MSMG1 implements groth16.Backend. The GPU MSM engine is not wired in yet.
-func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
-	return bls12381.G1Jac{}, fmt.Errorf("msm g1 (%d points): %w", len(bases), ErrMSMUnavailable)
+// msmEngine returns the MSM engine, loading its kernels on first use so that
+// a Backend used only for quotients needs no MSM kernels.
+func (b *Backend) msmEngine() (*MSM, error) {
+	b.msmMu.Lock()
+	defer b.msmMu.Unlock()
+	if b.msm == nil {
+		m, err := NewMSM(b.dev, b.cfg.logger)
+		if err != nil {
+			return nil, err
+		}
+		b.msm = m
+	}
+	return b.msm, nil
 }
 
-// MSMG2 implements groth16.Backend. The GPU MSM engine is not wired in yet.
+// MSMG1 implements groth16.Backend on the MSM engine (bases stay resident,
+// see MSM). The empty sum is the point at infinity, as on the CPU backend.
+func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	var p bls12381.G1Jac
+	if len(bases) == 0 && len(scalars) == 0 {
+		p.X.SetOne() // (1:1:0), gnark-crypto's Jacobian infinity
+		p.Y.SetOne()
+		return p, nil
+	}
+	m, err := b.msmEngine()
+	if err != nil {
+		return p, fmt.Errorf("msm g1: %w", err)
+	}
+	return m.G1(context.Background(), bases, scalars)
+}
+
+// MSMG2 implements groth16.Backend on the MSM engine; see MSMG1.
 func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
-	return bls12381.G2Jac{}, fmt.Errorf("msm g2 (%d points): %w", len(bases), ErrMSMUnavailable)
+	var p bls12381.G2Jac
+	if len(bases) == 0 && len(scalars) == 0 {
+		p.X.SetOne()
+		p.Y.SetOne()
+		return p, nil
+	}
+	m, err := b.msmEngine()
+	if err != nil {
+		return p, fmt.Errorf("msm g2: %w", err)
+	}
+	return m.G2(context.Background(), bases, scalars)
 }

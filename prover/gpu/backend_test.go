@@ -3,7 +3,6 @@ package gpu
 import (
 	"testing"
 
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,12 +46,14 @@ func TestBadSizesAreRefusedBeforeDeviceWork(t *testing.T) {
 	assert.ErrorContains(t, err, "above the supported")
 }
 
-func TestMSMNotYetOnGPU(t *testing.T) {
-	var b Backend
-	_, err := b.MSMG1(make([]bls12381.G1Affine, 1), make([]fr.Element, 1))
-	assert.ErrorIs(t, err, ErrMSMUnavailable)
-	_, err = b.MSMG2(make([]bls12381.G2Affine, 1), make([]fr.Element, 1))
-	assert.ErrorIs(t, err, ErrMSMUnavailable)
+func TestMSMEmptySumIsInfinity(t *testing.T) {
+	var b Backend // no device: the empty sum needs none
+	p1, err := b.MSMG1(nil, nil)
+	require.NoError(t, err)
+	assert.True(t, p1.Z.IsZero(), "G1 infinity")
+	p2, err := b.MSMG2(nil, nil)
+	require.NoError(t, err)
+	assert.True(t, p2.Z.IsZero(), "G2 infinity")
 }
 
 func TestMemoryTable(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
@@ -166,3 +167,28 @@ func TestMemoryLimitRefusesBeforeAllocating(t *testing.T) {
 }
 
 func clone(v []fr.Element) []fr.Element { return append([]fr.Element(nil), v...) }
+
+// The Backend's MSMs delegate to the MSM engine; the results must equal the
+// CPU backend's as group elements.
+func TestBackendMSMMatchesCPU(t *testing.T) {
+	b := testBackend(t)
+	ref, err := cpu.New()
+	require.NoError(t, err)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	for _, n := range []int{1, 3, 1000} {
+		scalars := randScalars(n, rng)
+		g1 := randG1(n, min(n, 64), rng)
+		got1, err := b.MSMG1(g1, scalars)
+		require.NoError(t, err, "g1 n=%d", n)
+		want1, err := ref.MSMG1(g1, scalars)
+		require.NoError(t, err)
+		assert.True(t, got1.Equal(&want1), "g1 n=%d", n)
+
+		g2 := randG2(n, min(n, 16), rng)
+		got2, err := b.MSMG2(g2, scalars)
+		require.NoError(t, err, "g2 n=%d", n)
+		want2, err := ref.MSMG2(g2, scalars)
+		require.NoError(t, err)
+		assert.True(t, got2.Equal(&want2), "g2 n=%d", n)
+	}
+}

@@ -110,15 +110,39 @@ CUZK_NTT_HD void dit_butterfly(F& x, F& y, const F& tw, bool neg) {
   y = neg ? u + t : u - t;
 }
 
+// butterfly runs butterfly number u of the stage on relative bit q. On bit 0
+// every twiddle is ω^0 = 1, so the multiplication is skipped there.
+template <class F, bool dif>
+CUZK_NTT_HD void butterfly(F* smem, const F* w, const Pass& p, uint32_t blk, uint32_t q, uint32_t u,
+                           bool inverse) {
+  const uint32_t bit = p.sh + q, pos = p.lo + q;
+  const uint32_t e0 = insert_zero(u, bit), e1 = e0 | (1u << bit);
+  F x = smem[e0], y = smem[e1];
+  if (pos == 0) {
+    F a = x;
+    x = a + y;
+    y = a - y;
+  } else {
+    bool neg;
+    F tw = twiddle(w, p.logN, pos, addr(p, blk, e0), inverse, neg);
+    if (dif) {
+      dif_butterfly(x, y, tw, neg);
+    } else {
+      dit_butterfly(x, y, tw, neg);
+    }
+  }
+  smem[e0] = x;
+  smem[e1] = y;
+}
+
 // run_pass executes pass p of a DIF (dif = true, bits from high to low) or DIT
 // transform on data, block blockIdx.x, with smem holding 2^(k+logG) elements.
 // Loads are multiplied by scale.factor(bitrev(addr)) when scale is on.
 template <class F, bool dif>
-CUZK_NTT_HD void run_pass(F* data, const F* w, const Pass& p, bool inverse,
-                                         const Scale<F>& scale, F* smem) {
+CUZK_NTT_HD void run_pass(F* data, const F* w, const Pass& p, bool inverse, const Scale<F>& scale, F* smem) {
   const uint32_t blk = blockIdx.x;
-  const uint32_t elems = 1u << (p.k + p.logG);
-  for (uint32_t e = threadIdx.x; e < elems; e += blockDim.x) {
+  const uint32_t elems = 1u << (p.k + p.logG), step = blockDim.x;
+  for (uint32_t e = threadIdx.x; e < elems; e += step) {
     uint32_t a = addr(p, blk, e);
     F x = data[a];
     if (scale.on()) x = x * scale.factor(bitrev(a, p.logN));
@@ -127,24 +151,10 @@ CUZK_NTT_HD void run_pass(F* data, const F* w, const Pass& p, bool inverse,
   CUZK_NTT_SYNC();
   for (uint32_t st = 0; st < p.k; st++) {
     const uint32_t q = dif ? p.k - 1 - st : st;
-    const uint32_t bit = p.sh + q;
-    for (uint32_t u = threadIdx.x; u < elems / 2; u += blockDim.x) {
-      uint32_t e0 = insert_zero(u, bit);
-      uint32_t e1 = e0 | (1u << bit);
-      bool neg;
-      F tw = twiddle(w, p.logN, p.lo + q, addr(p, blk, e0), inverse, neg);
-      F x = smem[e0], y = smem[e1];
-      if (dif) {
-        dif_butterfly(x, y, tw, neg);
-      } else {
-        dit_butterfly(x, y, tw, neg);
-      }
-      smem[e0] = x;
-      smem[e1] = y;
-    }
+    for (uint32_t u = threadIdx.x; u < elems / 2; u += step) butterfly<F, dif>(smem, w, p, blk, q, u, inverse);
     CUZK_NTT_SYNC();
   }
-  for (uint32_t e = threadIdx.x; e < elems; e += blockDim.x) data[addr(p, blk, e)] = smem[e];
+  for (uint32_t e = threadIdx.x; e < elems; e += step) data[addr(p, blk, e)] = smem[e];
 }
 
 // pow_chunk writes t[i] = c·base^i for i in [i0, i0+cnt), starting from one
