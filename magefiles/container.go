@@ -4,11 +4,17 @@ package main
 
 import (
 	"context"
-	"errors"
+	"os"
 
+	"github.com/cuzk-dev/cuzk/ci"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
-func containerKernels(ctx context.Context, pins toolchain.Pins) error {
-	return errors.New("container builds: wiring pending")
+// containerKernels builds the kernels inside the pinned build image.
+func containerKernels(ctx context.Context, _ toolchain.Pins) error {
+	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
+	if err != nil {
+		return err
+	}
+	return ci.Kernels(ctx, opts)
 }

@@ -1,0 +1,59 @@
+//go:build mage
+
+// Targets for cuzk: kernels built by content hash, the daemon, tests and benchmarks.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/magefile/mage/mg"
+	"github.com/magefile/mage/sh"
+)
+
+// Default is what `go run mage.go` with no target runs.
+var Default = Build
+
+// binaries are the mains `build` puts into bin/.
+var binaries = []string{"cuzk-daemon", "cuzk-bench"}
+
+// Build compiles changed kernels (zero nvcc runs when nothing changed) and builds bin/cuzk-daemon with them embedded.
+func Build(ctx context.Context) error {
+	start := time.Now()
+	mg.CtxDeps(ctx, Kernels)
+	for _, b := range binaries {
+		pkg := "./daemon/cmd/" + b
+		if _, err := os.Stat(pkg); err != nil {
+			continue // not every main exists yet in every checkout
+		}
+		if err := sh.RunV("go", "build", "-o", filepath.Join("bin", b), pkg); err != nil {
+			return fmt.Errorf("build %s: %w", b, err)
+		}
+	}
+	fmt.Printf("build: done in %s (bin/)\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// Clean removes project outputs (bin/, .gpu/, dist/, cuda/fatbin); the kernel cache survives.
+func Clean() error {
+	for _, d := range []string{"bin", ".gpu", "dist"} {
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+	}
+	ents, err := os.ReadDir("cuda/fatbin")
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, e := range ents {
+		if e.Name() != "README.md" {
+			if err := os.RemoveAll(filepath.Join("cuda/fatbin", e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
