@@ -307,3 +307,60 @@ func TestEpochFromGit(t *testing.T) {
 	_, err = EpochFromGit(context.Background(), t.TempDir())
 	assert.Error(t, err)
 }
+
+// TestDaemonReproducible builds the real daemon (when it exists) from the
+// repository and from a copy of it elsewhere, and compares the archives.
+func TestDaemonReproducible(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	pkgs := Packages(repo)
+	if len(pkgs) == 0 {
+		t.Skipf("no daemon main package yet (looked for %v under %s)", DefaultPackages, repo)
+	}
+	if testing.Short() {
+		t.Skip("-short: the real daemon build takes a while")
+	}
+	copyRoot := filepath.Join(t.TempDir(), "elsewhere", "cuzk")
+	copyRepo(t, repo, copyRoot)
+	var archives [][]byte
+	for _, root := range []string{repo, copyRoot} {
+		o := Options{Root: root, OutDir: filepath.Join(t.TempDir(), "dist"), Version: "v0.0.0-test", Epoch: epoch,
+			Packages: pkgs, Env: testEnv()}
+		b, err := Build(context.Background(), o)
+		require.NoError(t, err)
+		data, err := os.ReadFile(b.Archive)
+		require.NoError(t, err)
+		archives = append(archives, data)
+		t.Logf("%s: %s (%d bytes)", root, b.ArchiveSHA256, len(data))
+	}
+	assert.True(t, bytes.Equal(archives[0], archives[1]), "daemon archives differ between directories")
+}
+
+// copyRepo copies the module tree without version control and build outputs.
+func copyRepo(t *testing.T, src, dst string) {
+	t.Helper()
+	skip := map[string]bool{".git": true, ".gpu": true, "dist": true, "bin": true}
+	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if skip[rel] {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil // sockets, links: not part of a build
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	}))
+}

@@ -3,8 +3,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
+	"strconv"
 )
 
-func main() { fmt.Println("daemon", len(os.Args)) }
+func main() { os.Stdout.WriteString("daemon " + strconv.Itoa(len(os.Args)) + "\n") }
