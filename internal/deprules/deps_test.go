@@ -1,0 +1,81 @@
+package deprules
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const mod = "github.com/cuzk-dev/cuzk/"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+	Standard   bool
+}
+
+func listModule(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", mod+"...")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	require.NotEmpty(t, pkgs)
+	return pkgs
+}
+
+func under(path, prefix string) bool {
+	return path == mod+prefix || strings.HasPrefix(path, mod+prefix+"/")
+}
+
+func TestDependencyRules(t *testing.T) {
+	pkgs := listModule(t)
+	stdOnly := map[string]bool{mod + "toolchain/cas": true, mod + "cuda/driver": true}
+	for _, p := range pkgs {
+		for _, imp := range p.Imports {
+			if imp == "github.com/spf13/viper" {
+				assert.True(t, under(p.ImportPath, "toolchain") && !under(p.ImportPath, "toolchain/cas") &&
+					!under(p.ImportPath, "toolchain/kbuild") || strings.Contains(p.ImportPath, "/cmd/"),
+					"%s imports viper: only toolchain and mains may", p.ImportPath)
+			}
+			if strings.HasPrefix(imp, "dagger.io/") {
+				assert.Equal(t, mod+"ci", p.ImportPath, "%s imports dagger: only ci may", p.ImportPath)
+			}
+			assert.False(t, strings.Contains(imp, "/cmd/") && strings.HasPrefix(imp, mod), "%s imports a main (%s)", p.ImportPath, imp)
+			assert.False(t, under(imp, "magefiles"), "%s imports magefiles", p.ImportPath)
+		}
+		for _, dep := range p.Deps {
+			if stdOnly[p.ImportPath] {
+				assert.False(t, strings.Contains(strings.SplitN(dep, "/", 2)[0], "."),
+					"%s must use only the standard library, depends on %s", p.ImportPath, dep)
+			}
+			if under(p.ImportPath, "prover") {
+				for _, banned := range []string{"daemon", "ci", "toolchain/kbuild", "magefiles"} {
+					assert.False(t, under(dep, banned), "%s depends on %s", p.ImportPath, dep)
+				}
+			}
+			if under(p.ImportPath, "daemon") {
+				for _, banned := range []string{"toolchain/kbuild", "ci"} {
+					assert.False(t, under(dep, banned), "%s depends on %s", p.ImportPath, dep)
+				}
+			}
+		}
+	}
+}
