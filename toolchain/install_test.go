@@ -1,0 +1,141 @@
+package toolchain_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/toolchain"
+)
+
+func TestIsDebianFamily(t *testing.T) {
+	assert.True(t, toolchain.IsDebianFamily("PRETTY_NAME=\"Debian GNU/Linux 12\"\nID=debian\n"))
+	assert.True(t, toolchain.IsDebianFamily("ID=ubuntu\nID_LIKE=debian\n"))
+	assert.True(t, toolchain.IsDebianFamily("ID=pop\nID_LIKE=\"ubuntu debian\"\n"))
+	assert.False(t, toolchain.IsDebianFamily("ID=fedora\nID_LIKE=\"rhel centos\"\n"))
+	assert.False(t, toolchain.IsDebianFamily(""))
+}
+
+func TestEnableNonFree(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"deb822", "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\n",
+			"Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main contrib non-free\n"},
+		{"one-line", "deb http://deb.debian.org/debian bookworm main\n# deb-src x y main\n",
+			"deb http://deb.debian.org/debian bookworm main contrib non-free\n# deb-src x y main\n"},
+		{"partly there", "Components: main non-free-firmware contrib\n", "Components: main non-free-firmware contrib non-free\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, changed := toolchain.EnableNonFree(tc.in)
+			assert.True(t, changed)
+			assert.Equal(t, tc.want, out)
+			again, changed := toolchain.EnableNonFree(out)
+			assert.False(t, changed, "idempotent")
+			assert.Equal(t, out, again)
+		})
+	}
+	_, changed := toolchain.EnableNonFree("deb [signed-by=/k.gpg] http://x y main\n")
+	assert.False(t, changed, "lines with options are left alone")
+}
+
+type fakeHost struct {
+	local      toolchain.Local
+	detectErr  error
+	engine     bool
+	debian     bool
+	installed  bool
+	installErr error
+}
+
+func (f *fakeHost) host() toolchain.Host {
+	return toolchain.Host{
+		Detect: func(context.Context) (toolchain.Local, error) {
+			if f.installed {
+				return pinnedLocal(), nil
+			}
+			return f.local, f.detectErr
+		},
+		EngineReady:  func(context.Context) bool { return f.engine },
+		DebianFamily: func() bool { return f.debian },
+		InstallNative: func(context.Context) error {
+			f.installed = f.installErr == nil
+			return f.installErr
+		},
+	}
+}
+
+func pinnedLocal() toolchain.Local {
+	return toolchain.Local{Nvcc: "/usr/bin/nvcc", Identity: toolchain.Identity{
+		NvccBuild: "cuda_11.8.r11.8/compiler.31833905_0", NvccRelease: "release 11.8, V11.8.89", HostCompiler: "gcc-11"}}
+}
+
+func TestEnsureOrder(t *testing.T) {
+	pins, err := toolchain.Load(nil)
+	require.NoError(t, err)
+	other := pinnedLocal()
+	other.NvccBuild, other.NvccRelease = "cuda_12.4.r12.4/compiler.1", "release 12.4, V12.4.131"
+	noNvcc := toolchain.ErrNoNvcc
+	cases := []struct {
+		name      string
+		mode      toolchain.Mode
+		host      fakeHost
+		want      toolchain.Mode
+		installed bool
+		err       string
+	}{
+		{"matching native wins", toolchain.Auto, fakeHost{local: pinnedLocal(), engine: true, debian: true}, toolchain.Native, false, ""},
+		{"wrong nvcc, engine", toolchain.Auto, fakeHost{local: other, engine: true, debian: true}, toolchain.Container, false, ""},
+		{"no nvcc, engine", toolchain.Auto, fakeHost{detectErr: noNvcc, engine: true}, toolchain.Container, false, ""},
+		{"no nvcc, debian installs", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true}, toolchain.Native, true, ""},
+		{"nothing", toolchain.Auto, fakeHost{detectErr: noNvcc}, "", false, "Ways out"},
+		{"install fails", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true, installErr: errors.New("apt down")}, "", false, "apt down"},
+		{"forced native, wrong nvcc", toolchain.Native, fakeHost{local: other, engine: true}, "", false, "nvcc build: want"},
+		{"forced container, no engine", toolchain.Container, fakeHost{local: pinnedLocal()}, "", false, "no Dagger engine"},
+		{"forced container", toolchain.Container, fakeHost{local: pinnedLocal(), engine: true}, toolchain.Container, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.host
+			c, err := toolchain.Ensure(context.Background(), pins, tc.mode, h.host())
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, c.Mode)
+			assert.Equal(t, tc.installed, h.installed)
+		})
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]toolchain.Mode{"": toolchain.Auto, "native": toolchain.Native, " container ": toolchain.Container} {
+		m, err := toolchain.ParseMode(in)
+		require.NoError(t, err)
+		assert.Equal(t, want, m)
+	}
+	_, err := toolchain.ParseMode("docker")
+	assert.ErrorContains(t, err, "CUZK_TOOLCHAIN")
+}
+
+func TestDetectRealNvcc(t *testing.T) {
+	if _, err := exec.LookPath("nvcc"); err != nil {
+		t.Skip("nvcc not installed (run `go run mage.go toolchain:install`)")
+	}
+	pins, err := toolchain.Load(nil)
+	require.NoError(t, err)
+	l, err := toolchain.Detect(context.Background(), pins, []string{"CUZK_IMAGE=img@sha256:" + "00"})
+	require.NoError(t, err)
+	assert.Empty(t, toolchain.Mismatch(pins, l), "the pinned nvcc is installed")
+	assert.NotEmpty(t, l.HostCompiler)
+	assert.Equal(t, "img@sha256:00", l.Image)
+
+	pins.CUDA.Nvcc = "definitely-not-nvcc"
+	_, err = toolchain.Detect(context.Background(), pins, nil)
+	assert.ErrorIs(t, err, toolchain.ErrNoNvcc)
+}
