@@ -96,7 +96,7 @@ func TestCIWorkflowJobs(t *testing.T) {
 	assert.Contains(t, runs("test"), "go run mage.go test")
 	assert.Contains(t, runs("dagger"), "go run mage.go test")
 	assert.Contains(t, runs("gpu"), "go run mage.go kernels")
-	assert.Contains(t, runs("gpu"), "go test -c")
+	assert.Contains(t, runs("gpu"), "go test -v -count=1 -timeout 30m ./cuda/... ./prover/gpu/...")
 	labels, ok := w.Jobs["gpu"].RunsOn.([]any)
 	require.True(t, ok, "gpu runs-on is a label list")
 	assert.Contains(t, labels, "self-hosted")
