@@ -1,0 +1,51 @@
+//go:build mage
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/magefile/mage/mg"
+	"github.com/magefile/mage/sh"
+)
+
+// gpuPackages hold the tests that need a GPU.
+var gpuPackages = []string{"cuda/driver", "cuda/selftest", "prover/gpu"}
+
+// Gpu builds the GPU test binaries and cuzk-daemon (fatbins embedded) into .gpu/ with run.sh, to run where a GPU is.
+func Gpu(ctx context.Context) error {
+	mg.CtxDeps(ctx, Kernels)
+	if err := os.MkdirAll(".gpu", 0o755); err != nil {
+		return err
+	}
+	var lines []string
+	for _, p := range gpuPackages {
+		bin := strings.ReplaceAll(p, "/", "_") + ".test"
+		if err := sh.RunV("go", "test", "-c", "-o", filepath.Join(".gpu", bin), "./"+p); err != nil {
+			return fmt.Errorf("gpu: build %s: %w", p, err)
+		}
+		lines = append(lines, fmt.Sprintf("(cd \"$root/%s\" && \"$root/.gpu/%s\" -test.v -test.run \"$run\" -test.bench \"$bench\" -test.benchtime \"$benchtime\") || rc=1", p, bin))
+	}
+	if err := sh.RunV("go", "build", "-o", ".gpu/cuzk-daemon", "./daemon/cmd/cuzk-daemon"); err != nil {
+		return err
+	}
+	script := `#!/bin/sh
+# Runs cuzk's GPU tests (and benchmarks matching $1) from the binaries that
+# ` + "`go run mage.go gpu`" + ` built. Usage: .gpu/run.sh [bench-regex] [test-regex]
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+bench=${1:-NONE}; run=${2:-.}; benchtime=${BENCHTIME:-10x}
+rc=0
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
+"$root/.gpu/cuzk-daemon" version || rc=1
+"$root/.gpu/cuzk-daemon" selftest -n 1048576 || rc=1
+` + strings.Join(lines, "\n") + `
+echo "run.sh: exit $rc"
+exit $rc
+`
+	return os.WriteFile(".gpu/run.sh", []byte(script), 0o755)
+}
