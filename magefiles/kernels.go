@@ -57,7 +57,7 @@ func kernels(ctx context.Context) (kbuild.Report, error) {
 		return kbuild.Report{}, err
 	}
 	if choice.Mode == toolchain.Container {
-		return kbuild.Report{}, containerKernels(ctx, pins)
+		return kbuild.Report{}, Ci{}.Kernels(ctx)
 	}
 	e, err := newEngine(pins, choice.Local)
 	if err != nil {
