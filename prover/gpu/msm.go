@@ -43,11 +43,30 @@ type MSMTimings struct {
 	// Upload is the copy of the scalars to the device.
 	Upload time.Duration
 	// Compute is everything from the scalars on the device to the window
-	// sums ready for the host: digits, sort, buckets, reductions.
+	// sums ready for the host; the four stages below add up to it.
 	Compute time.Duration
-	// Points is the MSM's size and Window its window bits c.
-	Points, Window int
+	// Sort covers digits, segment offsets and the counting sort.
+	Sort time.Duration
+	// Accumulate is the mixed additions of points into bucket partials.
+	Accumulate time.Duration
+	// Reduce folds partials until each bucket is one point.
+	Reduce time.Duration
+	// Window weights the buckets and sums each window.
+	Window time.Duration
+	// Points is the MSM's size and Bits its window bits c.
+	Points, Bits int
 }
+
+// Events recorded on the default stream around each stage of an MSM.
+const (
+	evStart = iota
+	evUploaded
+	evSorted
+	evAccumulated
+	evReduced
+	evDone
+	numMSMEvents
+)
 
 // msmState is the engine's device-side state.
 type msmState struct {
@@ -57,7 +76,8 @@ type msmState struct {
 	resident map[uintptr]*residentBases
 	arena    driver.DevicePtr
 	arenaLen uint64
-	ev       [3]*driver.Event
+	ev       [numMSMEvents]*driver.Event
+	window   uint32 // forced window bits (benchmarks); 0: by the cost model
 	last     MSMTimings
 }
 
@@ -175,6 +195,21 @@ func (m *MSM) LastTimings() (MSMTimings, error) {
 	var t MSMTimings
 	err := m.dev.Do(func(*driver.Ctx) error { t = m.st.last; return nil })
 	return t, err
+}
+
+// setWindow forces the window bits of later MSMs (0: the cost model's
+// choice); benchmarks use it to check the model.
+func (m *MSM) setWindow(c uint32) error {
+	if _, err := newMSMPlanWindow(1, c); err != nil {
+		return err
+	}
+	return m.dev.Do(func(*driver.Ctx) error { m.st.window = c; return nil })
+}
+
+// setAccumulateOcc4 selects G1's 128-register accumulate kernel
+// (benchmarks compare the two register caps).
+func (m *MSM) setAccumulateOcc4(on bool) error {
+	return m.dev.Do(func(*driver.Ctx) error { m.st.g1.useOcc4 = on; return nil })
 }
 
 // EvictBases frees every resident bases set; later calls upload again.

@@ -73,19 +73,80 @@ func BenchmarkMSMG2(b *testing.B) {
 	require.NoError(b, m.EvictBases())
 }
 
-// benchMSM runs call b.N times and reports the median device times.
+// BenchmarkMSMG1Window times G1 MSMs of 2^24 points at forced window
+// sizes, to check the cost model's choice.
+func BenchmarkMSMG1Window(b *testing.B) {
+	m := testMSM(b)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	const n = 1 << 24
+	bases := randG1(n, msmBenchDistinct, rng)
+	scalars := randScalars(n, rng)
+	defer func() { require.NoError(b, m.setWindow(0)) }()
+	for c := uint32(15); c <= msmMaxWindow; c++ {
+		b.Run(fmt.Sprintf("2^24/c=%d", c), func(b *testing.B) {
+			require.NoError(b, m.setWindow(c))
+			_, err := m.G1(context.Background(), bases, scalars)
+			require.NoError(b, err)
+			benchMSM(b, m, func() error {
+				_, err := m.G1(context.Background(), bases, scalars)
+				return err
+			})
+		})
+	}
+	require.NoError(b, m.EvictBases())
+}
+
+// BenchmarkMSMG1Occupancy times G1 MSMs of 2^24 points with the two
+// register caps of the accumulate kernel.
+func BenchmarkMSMG1Occupancy(b *testing.B) {
+	m := testMSM(b)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	const n = 1 << 24
+	bases := randG1(n, msmBenchDistinct, rng)
+	scalars := randScalars(n, rng)
+	defer func() { require.NoError(b, m.setAccumulateOcc4(false)) }()
+	for _, occ4 := range []bool{false, true} {
+		b.Run(fmt.Sprintf("2^24/occ4=%v", occ4), func(b *testing.B) {
+			require.NoError(b, m.setAccumulateOcc4(occ4))
+			got, err := m.G1(context.Background(), bases, scalars)
+			require.NoError(b, err)
+			var want bls12381.G1Jac
+			_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+			require.NoError(b, err)
+			require.True(b, got.Equal(&want), "GPU G1 MSM differs from gnark-crypto")
+			benchMSM(b, m, func() error {
+				_, err := m.G1(context.Background(), bases, scalars)
+				return err
+			})
+		})
+	}
+	require.NoError(b, m.EvictBases())
+}
+
+// benchMSM runs call b.N times and reports the median device times of the
+// whole MSM and of each stage.
 func benchMSM(b *testing.B, m *MSM, call func() error) {
-	var gpu, up []time.Duration
-	var window int
+	var ts []MSMTimings
 	b.ResetTimer()
 	for range b.N {
 		require.NoError(b, call())
 		t, err := m.LastTimings()
 		require.NoError(b, err)
-		gpu, up, window = append(gpu, t.Compute), append(up, t.Upload), t.Window
+		ts = append(ts, t)
 	}
 	b.StopTimer()
-	b.ReportMetric(medianMs(gpu), "gpu-ms")
-	b.ReportMetric(medianMs(up), "upload-ms")
-	b.ReportMetric(float64(window), "window")
+	median := func(f func(MSMTimings) time.Duration) float64 {
+		d := make([]time.Duration, len(ts))
+		for i, t := range ts {
+			d[i] = f(t)
+		}
+		return medianMs(d)
+	}
+	b.ReportMetric(median(func(t MSMTimings) time.Duration { return t.Compute }), "gpu-ms")
+	b.ReportMetric(median(func(t MSMTimings) time.Duration { return t.Upload }), "upload-ms")
+	b.ReportMetric(median(func(t MSMTimings) time.Duration { return t.Sort }), "sort-ms")
+	b.ReportMetric(median(func(t MSMTimings) time.Duration { return t.Accumulate }), "acc-ms")
+	b.ReportMetric(median(func(t MSMTimings) time.Duration { return t.Reduce }), "reduce-ms")
+	b.ReportMetric(median(func(t MSMTimings) time.Duration { return t.Window }), "window-ms")
+	b.ReportMetric(float64(ts[0].Bits), "c")
 }

@@ -21,6 +21,10 @@ type msmCurve struct {
 	mod                           *driver.Module
 	accumulate, reduce, bucketSum *driver.Function
 	pointBytes, xyzzBytes         int
+	// accOcc4 is G1's accumulate capped at 128 registers (4 blocks per SM),
+	// chosen instead of accumulate when useOcc4 is set (benchmarks).
+	accOcc4 *driver.Function
+	useOcc4 bool
 }
 
 // Launch shapes: the curve kernels hold a whole XYZZ point and field
@@ -62,11 +66,23 @@ func loadMSMSortKernels(c *driver.Ctx) (*msmSortKernels, error) {
 func loadMSMCurve(c *driver.Ctx, name string, pointBytes, xyzzBytes int) (*msmCurve, error) {
 	k := &msmCurve{name: name, pointBytes: pointBytes, xyzzBytes: xyzzBytes}
 	var err error
-	k.mod, err = loadMSMModule(c, "msm_"+name, map[string]**driver.Function{
+	fns := map[string]**driver.Function{
 		"msm_" + name + "_accumulate": &k.accumulate, "msm_" + name + "_reduce": &k.reduce,
 		"msm_" + name + "_bucket_sum": &k.bucketSum,
-	})
+	}
+	if name == "g1" {
+		fns["msm_g1_accumulate_occ4"] = &k.accOcc4
+	}
+	k.mod, err = loadMSMModule(c, "msm_"+name, fns)
 	return k, err
+}
+
+// accumulateFn returns the accumulate kernel to launch.
+func (k *msmCurve) accumulateFn() *driver.Function {
+	if k.useOcc4 && k.accOcc4 != nil {
+		return k.accOcc4
+	}
+	return k.accumulate
 }
 
 // launch1D runs f over threads threads in blocks of block; none when

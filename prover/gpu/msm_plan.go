@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Pippenger's bucket method on the GPU (kernels: cuda/kernels/msm_*.cu).
@@ -45,25 +46,29 @@ const (
 	msmMaxPoints  = 1 << 28
 	msmMaxWindow  = 20 // caps bucket memory at 13·2^19 XYZZ points
 	msmMinWindow  = 2
-	msmBucketRun  = 16 // buckets one bucket_sum thread weights
-	msmReduceTask = 32 // t2
-	msmCostBucket = 4  // weight of a bucket against a point in the window choice
+	msmBucketRun  = 8       // fewest buckets one bucket_sum thread weights
+	msmBucketThr  = 1 << 16 // bucket_sum threads to aim for, all windows together
+	msmReduceTask = 32      // t2
+	msmCostBucket = 4       // weight of a bucket against a point in the window choice
 )
 
 // newMSMPlan picks c minimizing nwin·(n + msmCostBucket·2^(c−1)): one mixed
 // addition per (point, window) against about two full additions (plus the
 // reduction) per bucket.
-func newMSMPlan(n int) (msmPlan, error) {
+func newMSMPlan(n int) (msmPlan, error) { return newMSMPlanWindow(n, 0) }
+
+// newMSMPlanWindow is newMSMPlan with the window bits forced to c (0: by
+// the cost model).
+func newMSMPlanWindow(n int, c uint32) (msmPlan, error) {
 	if n < 1 || n > msmMaxPoints {
 		return msmPlan{}, fmt.Errorf("msm plan: %d points, want 1 … %d", n, msmMaxPoints)
 	}
-	best, bestCost := uint32(0), math.Inf(1)
-	for c := uint32(msmMinWindow); c <= msmMaxWindow; c++ {
-		nwin := (256 + c - 1) / c
-		cost := float64(nwin) * (float64(n) + msmCostBucket*float64(uint64(1)<<(c-1)))
-		if cost < bestCost {
-			best, bestCost = c, cost
-		}
+	if c != 0 && (c < msmMinWindow || c > msmMaxWindow) {
+		return msmPlan{}, fmt.Errorf("msm plan: window of %d bits, want %d … %d", c, msmMinWindow, msmMaxWindow)
+	}
+	best := c
+	if best == 0 {
+		best = bestWindow(n)
 	}
 	p := msmPlan{n: uint32(n), c: best, nwin: (256 + best - 1) / best, nb: 1 << (best - 1)}
 	p.nseg = p.nwin * p.nb
@@ -72,8 +77,25 @@ func newMSMPlan(n int) (msmPlan, error) {
 	mean := p.n / p.nb
 	p.t1 = max(8, mean+mean/2)
 	p.t2 = msmReduceTask
-	p.k = max(1, p.nb/msmBucketRun)
+	// Each bucket_sum thread ends with a scalar multiple by its first bucket
+	// (about c doublings): runs long enough to amortize it, short enough to
+	// keep about msmBucketThr threads busy.
+	run := min(p.nb, max(msmBucketRun, uint32(1)<<bits.Len32((p.nseg-1)/msmBucketThr)))
+	p.k = p.nb / run
 	return p, nil
+}
+
+// bestWindow returns the c of least modeled cost for n points.
+func bestWindow(n int) uint32 {
+	best, bestCost := uint32(0), math.Inf(1)
+	for c := uint32(msmMinWindow); c <= msmMaxWindow; c++ {
+		nwin := (256 + c - 1) / c
+		cost := float64(nwin) * (float64(n) + msmCostBucket*float64(uint64(1)<<(c-1)))
+		if cost < bestCost {
+			best, bestCost = c, cost
+		}
+	}
+	return best
 }
 
 // entries is the bound on sorted (point, window) entries: one per non-zero

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"time"
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -96,7 +97,7 @@ func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte) (dr
 // out(nwin) returns and reports the window bits.
 func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scalars []fr.Element,
 	out func(nwin uint32) []byte) (uint32, error) {
-	p, err := newMSMPlan(len(scalars))
+	p, err := newMSMPlanWindow(len(scalars), st.window)
 	if err != nil {
 		return 0, err
 	}
@@ -108,21 +109,21 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	if err != nil {
 		return 0, err
 	}
-	r := msmRun{c: c, k: st.sort, cv: cv, p: p, b: b}
-	if err := c.Record(st.ev[0], nil); err != nil {
+	r := msmRun{c: c, k: st.sort, cv: cv, p: p, b: b, ev: &st.ev}
+	if err := r.mark(evStart); err != nil {
 		return 0, err
 	}
 	if err := c.HtoD(b.scalars, driver.Bytes(scalars)); err != nil {
 		return 0, fmt.Errorf("upload scalars: %w", err)
 	}
-	if err := c.Record(st.ev[1], nil); err != nil {
+	if err := r.mark(evUploaded); err != nil {
 		return 0, err
 	}
 	win, err := r.pipeline(bases)
 	if err != nil {
 		return 0, err
 	}
-	if err := c.Record(st.ev[2], nil); err != nil {
+	if err := r.mark(evDone); err != nil {
 		return 0, err
 	}
 	if err := c.DtoH(out(p.nwin), win); err != nil {
@@ -133,15 +134,18 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 
 // time records the last MSM's event times.
 func (st *msmState) time(c *driver.Ctx, p msmPlan) error {
-	up, err := c.Elapsed(st.ev[0], st.ev[1])
-	if err != nil {
-		return err
+	var d [numMSMEvents]time.Duration
+	for i := 1; i < numMSMEvents; i++ {
+		var err error
+		if d[i], err = c.Elapsed(st.ev[i-1], st.ev[i]); err != nil {
+			return err
+		}
 	}
-	comp, err := c.Elapsed(st.ev[1], st.ev[2])
-	if err != nil {
-		return err
+	st.last = MSMTimings{
+		Upload: d[evUploaded], Sort: d[evSorted], Accumulate: d[evAccumulated], Reduce: d[evReduced],
+		Window: d[evDone], Compute: d[evSorted] + d[evAccumulated] + d[evReduced] + d[evDone],
+		Points: int(p.n), Bits: int(p.c),
 	}
-	st.last = MSMTimings{Upload: up, Compute: comp, Points: int(p.n), Window: int(p.c)}
 	return nil
 }
 
@@ -152,7 +156,11 @@ type msmRun struct {
 	cv *msmCurve
 	p  msmPlan
 	b  msmBufs
+	ev *[numMSMEvents]*driver.Event
 }
+
+// mark records stage event i on the default stream.
+func (r *msmRun) mark(i int) error { return r.c.Record(r.ev[i], nil) }
 
 // pipeline runs the stages after the scalar upload and returns the device
 // address of the nwin window sums (XYZZ, one per window, in order).
@@ -162,16 +170,25 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := r.mark(evSorted); err != nil {
+		return 0, err
+	}
 	ntask, err := r.tasks(b.segOff, p.nseg, p.t1, b.offA)
 	if err != nil {
 		return 0, err
 	}
-	if err := launch1D(r.c, r.cv.accumulate, uint64(ntask), msmCurveBlock,
+	if err := launch1D(r.c, r.cv.accumulateFn(), uint64(ntask), msmCurveBlock,
 		bases, b.sorted, b.segOff, b.offA, p.nseg, p.t1, b.partA); err != nil {
+		return 0, err
+	}
+	if err := r.mark(evAccumulated); err != nil {
 		return 0, err
 	}
 	cur, spare, off, offSpare, err := r.levels(b.partA, b.partB, b.offA, b.offB, p.nseg, ceilDiv32(maxCount, p.t1))
 	if err != nil {
+		return 0, err
+	}
+	if err := r.mark(evReduced); err != nil {
 		return 0, err
 	}
 	if err := launch1D(r.c, r.cv.bucketSum, uint64(p.nwin)*uint64(p.k), msmCurveBlock,

@@ -24,6 +24,7 @@
 #define CUZK_CALL inline
 #define CUZK_KERNEL inline
 #define __restrict__
+#define __launch_bounds__(...)
 #endif
 
 namespace cuzk {
@@ -72,6 +73,37 @@ inline uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((
 inline uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((((uint64_t)a * b) >> 32) + c); }
 inline uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((((uint64_t)a * b) >> 32) + c + carry_flag); }
 #endif
+
+// load16 reads *p (16-byte aligned, a multiple of 16 bytes) with 16-byte
+// read-only loads instead of one load per 32-bit limb.
+template <class T>
+CUZK_HD T load16(const T* __restrict__ p) {
+  static_assert(sizeof(T) % 16 == 0, "load16 needs a multiple of 16 bytes");
+#if defined(__CUDACC__)
+  T r;
+  const uint4* s = reinterpret_cast<const uint4*>(p);
+  uint4* d = reinterpret_cast<uint4*>(&r);
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(T) / 16); i++) d[i] = __ldg(s + i);
+  return r;
+#else
+  return *p;
+#endif
+}
+
+// store16 writes v to *p (16-byte aligned) with 16-byte stores.
+template <class T>
+CUZK_HD void store16(T* __restrict__ p, const T& v) {
+  static_assert(sizeof(T) % 16 == 0, "store16 needs a multiple of 16 bytes");
+#if defined(__CUDACC__)
+  const uint4* s = reinterpret_cast<const uint4*>(&v);
+  uint4* d = reinterpret_cast<uint4*>(p);
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(T) / 16); i++) d[i] = s[i];
+#else
+  *p = v;
+#endif
+}
 
 }  // namespace ec
 }  // namespace cuzk

@@ -13,7 +13,9 @@ namespace ec {
 namespace msm {
 
 // accumulate: task t sums the affine points its range of sorted entries
-// names (negated where the entry's sign bit is set) into out[t].
+// names (negated where the entry's sign bit is set) into out[t]. The next
+// point and the entry after it are loaded while the current point is added,
+// so the two dependent global loads per point overlap the arithmetic.
 template <class F>
 CUZK_HD void accumulate(const Affine<F>* __restrict__ bases, const uint32_t* __restrict__ sorted,
                         const uint32_t* __restrict__ seg_off, const uint32_t* __restrict__ task_off,
@@ -21,14 +23,22 @@ CUZK_HD void accumulate(const Affine<F>* __restrict__ bases, const uint32_t* __r
   Task task;
   const uint32_t t = thread_id();
   if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
+  uint32_t entry = sorted[task.begin];
+  uint32_t after = task.begin + 1 < task.end ? sorted[task.begin + 1] : 0;
+  Affine<F> next = load16(&bases[entry & 0x7fffffffu]);
   XYZZ<F> acc = XYZZ<F>::inf();
   for (uint32_t e = task.begin; e < task.end; e++) {
-    const uint32_t entry = sorted[e];
-    Affine<F> p = bases[entry & 0x7fffffffu];
-    if (entry >> 31) p.y = -p.y;
+    Affine<F> p = next;
+    const bool neg = entry >> 31;
+    if (e + 1 < task.end) {
+      entry = after;
+      next = load16(&bases[entry & 0x7fffffffu]);
+      if (e + 2 < task.end) after = sorted[e + 2];
+    }
+    if (neg) p.y = -p.y;
     acc = madd(acc, p);
   }
-  out[t] = acc;
+  store16(&out[t], acc);
 }
 
 // reduce: task t sums its range of XYZZ partials into out[t].
@@ -39,9 +49,9 @@ CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__
   Task task;
   const uint32_t t = thread_id();
   if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
-  XYZZ<F> acc = in[task.begin];
-  for (uint32_t e = task.begin + 1; e < task.end; e++) acc = add(acc, in[e]);
-  out[t] = acc;
+  XYZZ<F> acc = load16(&in[task.begin]);
+  for (uint32_t e = task.begin + 1; e < task.end; e++) acc = add(acc, load16(&in[e]));
+  store16(&out[t], acc);
 }
 
 // bucket_sum: thread j = w·K + k weights the buckets [lo, lo + nb/K) of
@@ -60,10 +70,10 @@ CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ pts, const uint32_t* __restr
   for (uint32_t b = lo + len; b-- > lo;) {
     const uint32_t s = w * nb + b;
     const uint32_t off = seg_off[s];
-    if (seg_off[s + 1] > off) run = add(run, pts[off]);
+    if (seg_off[s + 1] > off) run = add(run, load16(&pts[off]));
     acc = add(acc, run);
   }
-  out[j] = add(acc, mul_small(run, lo));
+  store16(&out[j], add(acc, mul_small(run, lo)));
 }
 
 }  // namespace msm
