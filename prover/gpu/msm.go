@@ -40,7 +40,8 @@ type MSM struct {
 
 // MSMTimings are the device times of the last MSM, measured with CUDA events.
 type MSMTimings struct {
-	// Upload is the copy of the scalars to the device.
+	// Upload is the copy of the scalars to the device through pinned
+	// staging chunks (host wall time).
 	Upload time.Duration
 	// Compute is everything from the scalars on the device to the window
 	// sums ready for the host; the four stages below add up to it.
@@ -59,8 +60,7 @@ type MSMTimings struct {
 
 // Events recorded on the default stream around each stage of an MSM.
 const (
-	evStart = iota
-	evUploaded
+	evStart = iota // scalars on the device
 	evSorted
 	evAccumulated
 	evReduced
@@ -78,6 +78,7 @@ type msmState struct {
 	arenaLen uint64
 	ev       [numMSMEvents]*driver.Event
 	window   uint32 // forced window bits (benchmarks); 0: by the cost model
+	stage    *stager
 	last     MSMTimings
 }
 
@@ -125,8 +126,13 @@ func (st *msmState) load(c *driver.Ctx) error {
 			return fmt.Errorf("msm events: %w", err)
 		}
 	}
-	return nil
+	st.stage, err = newStager(c, msmStagingChunk)
+	return err
 }
+
+// msmStagingChunk is the size of each of the two pinned chunks the scalars
+// go through.
+const msmStagingChunk = 32 << 20
 
 // G1 returns Σ scalars[i]·bases[i] in G1.
 func (m *MSM) G1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
@@ -232,6 +238,9 @@ func (m *MSM) Close() error {
 	return m.dev.Do(func(c *driver.Ctx) error {
 		st := m.st
 		errs := []error{st.evict(c), c.Free(st.arena)}
+		if st.stage != nil {
+			errs = append(errs, st.stage.free(c))
+		}
 		for _, e := range st.ev {
 			if e != nil {
 				errs = append(errs, c.DestroyEvent(e))

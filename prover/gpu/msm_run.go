@@ -110,13 +110,15 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 		return 0, err
 	}
 	r := msmRun{c: c, k: st.sort, cv: cv, p: p, b: b, ev: &st.ev}
+	start := time.Now()
+	if err := st.stage.upload(c, b.scalars, driver.Bytes(scalars)); err != nil {
+		return 0, fmt.Errorf("scalars: %w", err)
+	}
+	if err := st.stage.wait(c); err != nil {
+		return 0, fmt.Errorf("scalars: %w", err)
+	}
+	upload := time.Since(start)
 	if err := r.mark(evStart); err != nil {
-		return 0, err
-	}
-	if err := c.HtoD(b.scalars, driver.Bytes(scalars)); err != nil {
-		return 0, fmt.Errorf("upload scalars: %w", err)
-	}
-	if err := r.mark(evUploaded); err != nil {
 		return 0, err
 	}
 	win, err := r.pipeline(bases)
@@ -129,20 +131,20 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	if err := c.DtoH(out(p.nwin), win); err != nil {
 		return 0, fmt.Errorf("read window sums: %w", err)
 	}
-	return p.c, st.time(c, p)
+	return p.c, st.time(c, p, upload)
 }
 
 // time records the last MSM's event times.
-func (st *msmState) time(c *driver.Ctx, p msmPlan) error {
+func (st *msmState) time(c *driver.Ctx, p msmPlan, upload time.Duration) error {
 	var d [numMSMEvents]time.Duration
-	for i := 1; i < numMSMEvents; i++ {
+	for i := evSorted; i < numMSMEvents; i++ {
 		var err error
 		if d[i], err = c.Elapsed(st.ev[i-1], st.ev[i]); err != nil {
 			return err
 		}
 	}
 	st.last = MSMTimings{
-		Upload: d[evUploaded], Sort: d[evSorted], Accumulate: d[evAccumulated], Reduce: d[evReduced],
+		Upload: upload, Sort: d[evSorted], Accumulate: d[evAccumulated], Reduce: d[evReduced],
 		Window: d[evDone], Compute: d[evSorted] + d[evAccumulated] + d[evReduced] + d[evDone],
 		Points: int(p.n), Bits: int(p.c),
 	}
