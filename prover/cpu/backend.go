@@ -113,7 +113,7 @@ func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls123
 		p.Y.SetOne()
 		return p, nil
 	}
-	if _, err := p.MultiExp(bases, scalars, ecc.MultiExpConfig{NbTasks: b.nbTasks}); err != nil {
+	if _, err := p.MultiExp(bases, scalars, ecc.MultiExpConfig{NbTasks: b.g1Tasks()}); err != nil {
 		return p, fmt.Errorf("msm g1: %w", err)
 	}
 	return p, nil
@@ -130,10 +130,23 @@ func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls123
 		p.Y.SetOne()
 		return p, nil
 	}
-	if _, err := p.MultiExp(bases, scalars, ecc.MultiExpConfig{NbTasks: b.nbTasks}); err != nil {
+	if _, err := p.MultiExp(bases, scalars, ecc.MultiExpConfig{NbTasks: b.g2Tasks()}); err != nil {
 		return p, fmt.Errorf("msm g2: %w", err)
 	}
 	return p, nil
+}
+
+// g1Tasks and g2Tasks split the cores the way gnark v0.14's Groth16 prover
+// does (backend/groth16/bls12-381/prove.go): groth16.Prove runs four G1 MSMs
+// and the G2 MSM at once, so each G1 MSM takes half the cores and the G2 MSM,
+// about three times as costly per point, oversubscribes.
+func (b *Backend) g1Tasks() int { return max(1, b.nbTasks/2) }
+
+func (b *Backend) g2Tasks() int {
+	if b.nbTasks <= 16 {
+		return 2 * b.nbTasks
+	}
+	return b.nbTasks
 }
 
 // parallel runs f over [0, n) split into at most tasks contiguous chunks.
