@@ -1,0 +1,194 @@
+package buildbench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/toolchain"
+	"github.com/cuzk-dev/cuzk/toolchain/cas"
+)
+
+// Side is one builder's figures for one step.
+type Side struct {
+	Nvcc int           // compiler runs
+	Wall time.Duration // the build's wall time, process or engine start included
+}
+
+// Step is one row of the comparison.
+type Step struct {
+	Name    string
+	Changed int  // units whose inputs differ from the previous step's
+	Min     int  // units in a state never built before: the least any builder must compile
+	Cuzk    Side // the kernel engine
+	Ninja   Side
+	Same    bool // both trees hold the same fatbins after the step (their own paths aside)
+}
+
+// Result is a whole benchmark.
+type Result struct {
+	Archs      []string
+	Jobs       int
+	Units      []string
+	Picks      Picks
+	Steps      []Step
+	EngineNoOp Timing  // a no-op kbuild Build of the copied tree
+	MageNoOp   *Timing // `go run mage.go build` with nothing to do; nil when not measured
+	CacheDir   string  // the kbuild side's cache (removed with the work directory)
+}
+
+// bench is one run's state: two trees, their counters and the oracle.
+type bench struct {
+	cfg        config
+	cuzk       *cuzkTree
+	ninja      *ninjaTree
+	cuzkCount  counter
+	ninjaCount counter
+	oracle     *oracle
+	res        Result
+}
+
+// Run copies the kernel tree at src into work (which must exist) twice and
+// runs the scripted sequence on both copies, with the pins narrowed to the
+// configured archs. It needs the pinned nvcc and ninja, and takes as long as
+// the compiles it measures.
+func Run(ctx context.Context, src, work string, pins toolchain.Pins, opts ...Option) (Result, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	b, err := setup(ctx, cfg, src, work, pins)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := b.sequence(ctx); err != nil {
+		return b.res, err
+	}
+	b.res.EngineNoOp, err = b.engineNoOp(ctx)
+	return b.res, err
+}
+
+func setup(ctx context.Context, cfg config, src, work string, pins toolchain.Pins) (*bench, error) {
+	pins.Archs, pins.PTX = cfg.archs, nil
+	if err := pins.Validate(); err != nil {
+		return nil, fmt.Errorf("buildbench: %w", err)
+	}
+	real, err := exec.LookPath(pins.CUDA.Nvcc)
+	if err != nil {
+		return nil, fmt.Errorf("buildbench: %w: %v", toolchain.ErrNoNvcc, err)
+	}
+	b := &bench{cfg: cfg, oracle: newOracle(), res: Result{Archs: cfg.archs, Jobs: cfg.jobs}}
+	// The trees' absolute paths have equal lengths: nvcc embeds the
+	// directory in line info (-lineinfo), and sameOutputs swaps one path for
+	// the other before comparing bytes.
+	roots := []string{filepath.Join(work, "tree", "k"), filepath.Join(work, "tree", "n")}
+	for _, root := range roots {
+		if err := copyLayout(src, root, cfg.dirs()); err != nil {
+			return nil, fmt.Errorf("buildbench: %w", err)
+		}
+	}
+	if b.cuzkCount, err = newCounter(filepath.Join(work, "cuzk"), real); err != nil {
+		return nil, err
+	}
+	if b.ninjaCount, err = newCounter(filepath.Join(work, "ninja"), real); err != nil {
+		return nil, err
+	}
+	pins.CUDA.Nvcc = b.cuzkCount.bin
+	tc, err := toolchain.Detect(ctx, pins, nil)
+	if err != nil {
+		return nil, fmt.Errorf("buildbench: %w", err)
+	}
+	b.res.CacheDir = filepath.Join(work, "cuzk", "cache")
+	store, err := cas.Open(b.res.CacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("buildbench: %w", err)
+	}
+	b.cuzk = &cuzkTree{root: roots[0], layout: cfg.layout, pins: pins, tc: tc, store: store, jobs: cfg.jobs}
+	b.ninja = &ninjaTree{root: roots[1], ninja: cfg.ninja, nvcc: b.ninjaCount.bin, jobs: cfg.jobs}
+	return b, b.regenerate(ctx)
+}
+
+// regenerate writes build.ninja from the engine's current plan.
+func (b *bench) regenerate(ctx context.Context) error {
+	units, err := b.cuzk.plan(ctx)
+	if err != nil {
+		return fmt.Errorf("buildbench: plan: %w", err)
+	}
+	b.res.Units = b.res.Units[:0]
+	for _, u := range units {
+		b.res.Units = append(b.res.Units, u.Name)
+	}
+	return b.ninja.generate(units)
+}
+
+// step applies change to both trees, builds each (the engine first, then
+// ninja, never at once), and records the counts, times and the minimum.
+func (b *bench) step(ctx context.Context, name string, change func(root string) error) error {
+	b.cfg.log.Info("buildbench step", "step", name)
+	for _, root := range []string{b.cuzk.root, b.ninja.root} {
+		if err := change(root); err != nil {
+			return fmt.Errorf("buildbench: step %q: %w", name, err)
+		}
+	}
+	s := Step{Name: name}
+	var err error
+	if s.Cuzk, err = measure(ctx, b.cuzk.build, b.cuzkCount); err != nil {
+		return fmt.Errorf("buildbench: step %q: kbuild: %w", name, err)
+	}
+	if s.Ninja, err = measure(ctx, b.ninja.build, b.ninjaCount); err != nil {
+		return fmt.Errorf("buildbench: step %q: %w", name, err)
+	}
+	deps, err := b.ninja.deps(ctx)
+	if err != nil {
+		return fmt.Errorf("buildbench: step %q: %w", name, err)
+	}
+	keys, err := stateKeys(b.ninja.root, b.ninja.cmds, deps)
+	if err != nil {
+		return fmt.Errorf("buildbench: step %q: %w", name, err)
+	}
+	s.Changed, s.Min = b.oracle.observe(keys)
+	if s.Same, err = b.sameOutputs(); err != nil {
+		return fmt.Errorf("buildbench: step %q: %w", name, err)
+	}
+	b.res.Steps = append(b.res.Steps, s)
+	b.cfg.log.Info("buildbench step done", "step", name, "min", s.Min, "kbuild", s.Cuzk.Nvcc, "ninja", s.Ninja.Nvcc)
+	return nil
+}
+
+func measure(ctx context.Context, build func(context.Context) error, c counter) (Side, error) {
+	if _, err := c.take(); err != nil { // drop anything logged outside a build
+		return Side{}, err
+	}
+	start := time.Now()
+	if err := build(ctx); err != nil {
+		return Side{}, err
+	}
+	wall := time.Since(start)
+	n, err := c.take()
+	return Side{Nvcc: n, Wall: wall}, err
+}
+
+// sameOutputs compares every unit's fatbin across the two trees, with the
+// engine tree's absolute path (which -lineinfo embeds) read as ninja's.
+func (b *bench) sameOutputs() (bool, error) {
+	kroot, nroot := []byte(b.cuzk.root), []byte(b.ninja.root)
+	for _, name := range b.res.Units {
+		x, err := os.ReadFile(filepath.Join(b.cuzk.root, filepath.FromSlash(path.Join(b.cfg.layout.Out, name+".fatbin"))))
+		if err != nil {
+			return false, fmt.Errorf("read kbuild output: %w", err)
+		}
+		y, err := os.ReadFile(filepath.Join(b.ninja.root, ninjaOut, name+".fatbin"))
+		if err != nil {
+			return false, fmt.Errorf("read ninja output: %w", err)
+		}
+		if !bytes.Equal(bytes.ReplaceAll(x, kroot, nroot), y) {
+			return false, nil
+		}
+	}
+	return true, nil
+}

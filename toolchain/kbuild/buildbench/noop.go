@@ -1,0 +1,131 @@
+package buildbench
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Targets for the no-op paths, from the project's performance goals
+// (docs/perf.md, "Kernel build engine"): what a developer pays for every
+// build that has nothing to do.
+const (
+	EngineNoOpTarget = 50 * time.Millisecond
+	MageNoOpTarget   = 1500 * time.Millisecond
+)
+
+// Timing is a repeated measurement and the target its median must meet.
+type Timing struct {
+	Name   string
+	Runs   []time.Duration
+	Target time.Duration
+}
+
+// Median returns the median run (the lower middle for an even count).
+func (t Timing) Median() time.Duration {
+	if len(t.Runs) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), t.Runs...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)/2]
+}
+
+// Pass says whether the median meets the target.
+func (t Timing) Pass() bool { return len(t.Runs) > 0 && t.Median() <= t.Target }
+
+// engineNoOp times no-op builds of the engine's tree, each with a fresh
+// engine (plan, cache lookups, output check) and fails if one compiles.
+func (b *bench) engineNoOp(ctx context.Context) (Timing, error) {
+	t := Timing{Name: "kbuild no-op Build (plan + cache lookups)", Target: EngineNoOpTarget}
+	for range b.cfg.noops {
+		s, err := measure(ctx, b.cuzk.build, b.cuzkCount)
+		if err != nil {
+			return t, fmt.Errorf("buildbench: no-op build: %w", err)
+		}
+		if s.Nvcc != 0 || b.cuzk.last.Hits != len(b.res.Units) || b.cuzk.last.Written != 0 {
+			return t, fmt.Errorf("buildbench: no-op build ran nvcc %d times, %d of %d hits, wrote %d files",
+				s.Nvcc, b.cuzk.last.Hits, len(b.res.Units), b.cuzk.last.Written)
+		}
+		t.Runs = append(t.Runs, s.Wall)
+	}
+	return t, nil
+}
+
+// TimeCommand runs argv in dir warm times untimed, then runs times timed;
+// env is added to the current environment. A failing run is an error with
+// its output.
+func TimeCommand(ctx context.Context, name, dir string, env, argv []string, warm, runs int, target time.Duration) (Timing, error) {
+	t := Timing{Name: name, Target: target}
+	for i := range warm + runs {
+		var out bytes.Buffer
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			return t, fmt.Errorf("time %s: %w\n%s", strings.Join(argv, " "), err, out.Bytes())
+		}
+		if i >= warm {
+			t.Runs = append(t.Runs, time.Since(start))
+		}
+	}
+	return t, nil
+}
+
+// Snapshot writes the files of the repository's HEAD commit into dst (git
+// archive), so a measurement sees committed sources only, never edits in
+// progress in the working tree.
+func Snapshot(ctx context.Context, repo, dst string) error {
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, "git", "-C", repo, "archive", "--format=tar", "HEAD")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("snapshot %s: git archive: %w: %s", repo, err, errb.Bytes())
+	}
+	tr := tar.NewReader(&out)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("snapshot %s: %w", repo, err)
+		}
+		if err := extract(dst, h, tr); err != nil {
+			return fmt.Errorf("snapshot %s: %w", repo, err)
+		}
+	}
+}
+
+func extract(dst string, h *tar.Header, r io.Reader) error {
+	p := filepath.Join(dst, filepath.FromSlash(h.Name))
+	if !strings.HasPrefix(p, filepath.Clean(dst)+string(filepath.Separator)) {
+		return fmt.Errorf("entry %q leaves the destination", h.Name)
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		return os.MkdirAll(p, 0o755)
+	case tar.TypeReg:
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, b, os.FileMode(h.Mode)&0o777)
+	case tar.TypeSymlink:
+		return os.Symlink(h.Linkname, p)
+	}
+	return nil // pax headers and the like carry no files
+}

@@ -1,0 +1,119 @@
+package buildbench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Total sums the steps from index from on.
+func (r Result) Total(from int) Step {
+	t := Step{Name: "total", Same: true}
+	for _, s := range r.Steps[min(from, len(r.Steps)):] {
+		t.Changed += s.Changed
+		t.Min += s.Min
+		t.Cuzk.Nvcc += s.Cuzk.Nvcc
+		t.Cuzk.Wall += s.Cuzk.Wall
+		t.Ninja.Nvcc += s.Ninja.Nvcc
+		t.Ninja.Wall += s.Ninja.Wall
+		t.Same = t.Same && s.Same
+	}
+	return t
+}
+
+// Check is one pass/miss line under the table.
+type Check struct {
+	Pass   bool
+	Detail string
+}
+
+// Checks evaluates the benchmark's claims: the engine compiles exactly the
+// minimum in every step; after the cold build it compiles at most half of
+// what ninja does (the cold build costs both the same); and the no-op
+// timings meet their targets.
+func (r Result) Checks() []Check {
+	var off []string
+	for _, s := range r.Steps {
+		if s.Cuzk.Nvcc != s.Min {
+			off = append(off, fmt.Sprintf("%s: %d vs %d", s.Name, s.Cuzk.Nvcc, s.Min))
+		}
+	}
+	detail := "cuzk nvcc runs == minimum in every step"
+	if len(off) > 0 {
+		detail += " (off: " + strings.Join(off, "; ") + ")"
+	}
+	inc := r.Total(1)
+	checks := []Check{
+		{len(off) == 0 && len(r.Steps) > 0, detail},
+		{len(r.Steps) > 1 && 2*inc.Cuzk.Nvcc <= inc.Ninja.Nvcc,
+			fmt.Sprintf("cuzk nvcc runs <= half of ninja's after the cold build (%d vs %d)", inc.Cuzk.Nvcc, inc.Ninja.Nvcc)},
+	}
+	for _, t := range []*Timing{&r.EngineNoOp, r.MageNoOp} {
+		if t != nil && len(t.Runs) > 0 {
+			checks = append(checks, Check{t.Pass(), fmt.Sprintf("%s: median %s of %d runs, target <= %s",
+				t.Name, round(t.Median()), len(t.Runs), round(t.Target))})
+		}
+	}
+	return checks
+}
+
+// WriteTable prints the comparison as aligned text: one row per step, the
+// totals, the edited files and the checks.
+func (r Result) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "cuzk kernel engine vs ninja: %d units, archs %s only (no PTX), %d parallel nvcc each\n",
+		len(r.Units), strings.Join(r.Archs, ","), r.Jobs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "step\tchanged units\tmin\tcuzk nvcc\tcuzk time\tninja nvcc\tninja time\tsame bytes\t")
+	rows := append(append([]Step(nil), r.Steps...), named(r.Total(0), "total"), named(r.Total(1), "total after cold build"))
+	for _, s := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t\n", s.Name, s.Changed, s.Min,
+			s.Cuzk.Nvcc, round(s.Cuzk.Wall), s.Ninja.Nvcc, round(s.Ninja.Wall), yesNo(s.Same))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	p := r.Picks
+	fmt.Fprintf(w, "edited: header %s (units %s); branch B: header %s and source %s\n",
+		p.Header, strings.Join(p.HeaderUnits, ","), p.SwitchHeader, p.SwitchSource)
+	for _, c := range r.Checks() {
+		verdict := "MISS"
+		if c.Pass {
+			verdict = "PASS"
+		}
+		fmt.Fprintf(w, "%s  %s\n", verdict, c.Detail)
+	}
+	return nil
+}
+
+func named(s Step, name string) Step { s.Name = name; return s }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "NO"
+}
+
+// round keeps durations readable: milliseconds below a second, tenths above.
+func round(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// Err returns an error naming every check that missed, or nil.
+func (r Result) Err() error {
+	var miss []string
+	for _, c := range r.Checks() {
+		if !c.Pass {
+			miss = append(miss, c.Detail)
+		}
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	return fmt.Errorf("buildbench: %d checks missed:\n  %s", len(miss), strings.Join(miss, "\n  "))
+}
