@@ -6,6 +6,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
@@ -161,6 +162,27 @@ func TestShortRandomness(t *testing.T) {
 	_, err = groth16.Prove(f.pk, asg, be, bytes.NewReader(bytes.Repeat([]byte{1}, 70)))
 	assert.ErrorContains(t, err, "draw s")
 	_, _, err = groth16.Setup(f.sys, bytes.NewReader(nil))
+	assert.Error(t, err)
+}
+
+func TestProveTimings(t *testing.T) {
+	c := &r1cstest.MulChain{N: 300, Seed: fr.NewElement(2)}
+	f := setup(t, c)
+	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+	require.NoError(t, err)
+	be, err := cpu.New()
+	require.NoError(t, err)
+	var tm groth16.Timings
+	proof, err := groth16.Prove(f.pk, asg, be, rand.Reader, groth16.WithTimings(&tm))
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(f.vk, proof, asg.PublicInputs()))
+	for name, d := range map[string]time.Duration{"quotient": tm.Quotient, "H": tm.MSMH, "A": tm.MSMA,
+		"B1": tm.MSMB1, "B2": tm.MSMB2, "L": tm.MSML} {
+		assert.Positive(t, d, name)
+		assert.LessOrEqual(t, d, tm.Total, name)
+	}
+	assert.LessOrEqual(t, tm.Quotient+tm.MSMH, tm.Total, "H's MSM follows the quotient")
+	_, err = groth16.Prove(f.pk, asg, be, rand.Reader, groth16.WithTimings(nil))
 	assert.Error(t, err)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -16,6 +17,32 @@ import (
 // ErrKeyMismatch means an assignment does not fit the proving key's shape.
 var ErrKeyMismatch = errors.New("groth16: assignment does not match proving key")
 
+// ProveOption configures Prove.
+type ProveOption func(*proveConfig) error
+
+type proveConfig struct {
+	timings *Timings
+}
+
+// Timings holds the wall-clock duration of each part of one Prove call. The
+// parts overlap: the MSMs over A, B and L run while the quotient is computed.
+type Timings struct {
+	Quotient                       time.Duration // Backend.QuotientH
+	MSMH, MSMA, MSMB1, MSMB2, MSML time.Duration
+	Total                          time.Duration
+}
+
+// WithTimings makes Prove record its phase durations in t.
+func WithTimings(t *Timings) ProveOption {
+	return func(c *proveConfig) error {
+		if t == nil {
+			return errors.New("WithTimings: nil *Timings")
+		}
+		c.timings = t
+		return nil
+	}
+}
+
 // Prove computes a proof for asg under pk. The blinding scalars r and s are
 // the first two scalars drawn from rnd (64 bytes each), so a fixed rnd gives
 // a deterministic proof; use crypto/rand.Reader in production.
@@ -23,7 +50,14 @@ var ErrKeyMismatch = errors.New("groth16: assignment does not match proving key"
 // Prove consumes asg.A, asg.B and asg.C (the backend may overwrite them).
 // The five MSMs and the quotient run concurrently on backend. asg must come
 // from r1cs.Solve, which has already checked that it satisfies the circuit.
-func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader) (*Proof, error) {
+func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader, opts ...ProveOption) (*Proof, error) {
+	cfg := proveConfig{timings: &Timings{}}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, fmt.Errorf("prove: %w", err)
+		}
+	}
+	start := time.Now()
 	if err := checkShape(pk, asg); err != nil {
 		return nil, fmt.Errorf("prove: %w", err)
 	}
@@ -37,49 +71,55 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader)
 	}
 	wire := make([]fr.Element, 0, pk.NbVariables())
 	wire = append(append(wire, asg.Public...), asg.Private...)
+	wireB := compact(wire, pk.InfinityB)
+	tm := cfg.timings
 
 	var sumA, sumB1, sumL, sumH bls12381.G1Jac
 	var sumB2 bls12381.G2Jac
 	var g errgroup.Group
-	g.Go(func() (err error) {
-		h, err := backend.QuotientH(asg.A, asg.B, asg.C)
-		if err != nil {
+	g.Go(func() error {
+		var h []fr.Element
+		if err := timed(&tm.Quotient, func() (err error) {
+			h, err = backend.QuotientH(asg.A, asg.B, asg.C)
+			return err
+		}); err != nil {
 			return fmt.Errorf("quotient: %w", err)
 		}
-		sumH, err = msm1(backend, "H", pk.G1.H, h[:pk.DomainSize-1])
-		return err
+		return msm1(backend, "H", pk.G1.H, h[:pk.DomainSize-1], &sumH, &tm.MSMH)
 	})
-	g.Go(func() (err error) {
-		sumA, err = msm1(backend, "A", pk.G1.A, compact(wire, pk.InfinityA))
-		return err
-	})
-	wireB := compact(wire, pk.InfinityB)
-	g.Go(func() (err error) {
-		sumB1, err = msm1(backend, "B1", pk.G1.B, wireB)
-		return err
-	})
-	g.Go(func() (err error) {
-		if sumB2, err = backend.MSMG2(pk.G2.B, wireB); err != nil {
-			return fmt.Errorf("msm B2: %w", err)
-		}
-		return nil
-	})
-	g.Go(func() (err error) {
-		sumL, err = msm1(backend, "L", pk.G1.L, asg.Private)
-		return err
+	g.Go(func() error { return msm1(backend, "A", pk.G1.A, compact(wire, pk.InfinityA), &sumA, &tm.MSMA) })
+	g.Go(func() error { return msm1(backend, "B1", pk.G1.B, wireB, &sumB1, &tm.MSMB1) })
+	g.Go(func() error { return msm1(backend, "L", pk.G1.L, asg.Private, &sumL, &tm.MSML) })
+	g.Go(func() error {
+		return timed(&tm.MSMB2, func() (err error) {
+			if sumB2, err = backend.MSMG2(pk.G2.B, wireB); err != nil {
+				return fmt.Errorf("msm B2: %w", err)
+			}
+			return nil
+		})
 	})
 	if err := g.Wait(); err != nil {
 		return nil, fmt.Errorf("prove: %w", err)
 	}
-	return assemble(pk, &r, &s, &sumA, &sumB1, &sumL, &sumH, &sumB2), nil
+	proof := assemble(pk, &r, &s, &sumA, &sumB1, &sumL, &sumH, &sumB2)
+	tm.Total = time.Since(start)
+	return proof, nil
 }
 
-func msm1(b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
-	p, err := b.MSMG1(bases, scalars)
-	if err != nil {
-		return p, fmt.Errorf("msm %s: %w", name, err)
-	}
-	return p, nil
+func timed(d *time.Duration, f func() error) error {
+	start := time.Now()
+	err := f()
+	*d = time.Since(start)
+	return err
+}
+
+func msm1(b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Element, out *bls12381.G1Jac, d *time.Duration) error {
+	return timed(d, func() (err error) {
+		if *out, err = b.MSMG1(bases, scalars); err != nil {
+			return fmt.Errorf("msm %s: %w", name, err)
+		}
+		return nil
+	})
 }
 
 func checkShape(pk *ProvingKey, asg *r1cs.Assignment) error {
