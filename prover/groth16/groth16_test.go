@@ -71,6 +71,28 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// sparse has a public input and a private witness that no constraint uses,
+// so its key holds points at infinity in A, B and L.
+type sparse struct{}
+
+func (sparse) Define(api r1cs.API) error {
+	x := api.Private(fr.NewElement(6))
+	api.Public(fr.NewElement(99))
+	api.Private(fr.NewElement(1234)) // unused on purpose
+	y := api.Public(fr.NewElement(36))
+	api.Enforce(r1cs.V(x), r1cs.V(x), r1cs.V(y))
+	return nil
+}
+
+func TestUnusedVariables(t *testing.T) {
+	f := setup(t, sparse{})
+	assert.True(t, f.pk.G1.L[1].IsInfinity(), "the unused private's L point")
+	proof, pub := prove(t, f, sparse{}, rand.Reader)
+	require.NoError(t, groth16.Verify(f.vk, proof, pub))
+	pub[0].SetUint64(98) // the unconstrained public is still bound by its padding row
+	assert.ErrorIs(t, groth16.Verify(f.vk, proof, pub), groth16.ErrInvalidProof)
+}
+
 func TestInfinityPointsAreSplit(t *testing.T) {
 	f := setup(t, r1cstest.NewCubic(3))
 	// Cubic: A holds x, x2, x3+x+One and every public (padding rows); B holds

@@ -2,6 +2,7 @@ package r1cs
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -173,13 +174,4 @@ func (n *namespaces) Namespace(name string) func() {
 	return n.pops[d]
 }
 
-func (n *namespaces) pathString() string {
-	out := ""
-	for i, p := range n.path {
-		if i > 0 {
-			out += "/"
-		}
-		out += p
-	}
-	return out
-}
+func (n *namespaces) pathString() string { return strings.Join(n.path, "/") }
