@@ -1,14 +1,13 @@
 package groth16
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
-	"runtime"
-	"sync"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
@@ -217,36 +216,63 @@ func (d *decoder) length(what string, want int) int {
 	return n
 }
 
-// g1s reads a length-prefixed G1 slice in chunks and decompresses the points
-// in parallel.
-func (d *decoder) g1s(what string, want int) []bls12381.G1Affine {
-	n := d.length(what, want)
-	var raw []byte
-	for len(raw) < n*g1Size && d.err == nil {
-		k := min(n*g1Size-len(raw), readChunk*g1Size)
+// points reads a length-prefixed slice of size-byte compressed points in
+// chunks and returns it with its 4-byte length prefix, the layout
+// gnark-crypto's Decoder reads. Every point must carry the compressed flag
+// (so a decoded key re-encodes to the same bytes).
+func (d *decoder) points(what string, want, size int) (raw []byte, n int) {
+	n = d.length(what, want)
+	raw = binary.BigEndian.AppendUint32(make([]byte, 0, 4+min(n, readChunk)*size), uint32(n))
+	for len(raw) < 4+n*size && d.err == nil {
+		k := min(4+n*size-len(raw), readChunk*size)
 		raw = append(raw, make([]byte, k)...)
 		d.read(raw[len(raw)-k:])
 	}
+	for i := 0; i < n && d.err == nil; i++ {
+		if raw[4+i*size]&compressedFlag == 0 {
+			d.fail("%s: point %d is not in compressed form", what, i)
+		}
+	}
+	return raw, n
+}
+
+// compressedFlag is the top bit of a compressed point's first byte.
+const compressedFlag = 0x80
+
+// decodeOpts returns gnark-crypto decoder options: subgroup checks on or off.
+// Points are checked to be on the curve either way (decompression needs a
+// square root).
+func decodeOpts(subgroupCheck bool) []func(*bls12381.Decoder) {
+	if subgroupCheck {
+		return nil
+	}
+	return []func(*bls12381.Decoder){bls12381.NoSubgroupChecks()}
+}
+
+// g1s reads a G1 slice; gnark-crypto's Decoder decompresses in parallel.
+func (d *decoder) g1s(what string, want int, subgroupCheck bool) []bls12381.G1Affine {
+	raw, n := d.points(what, want, g1Size)
 	if d.err != nil {
 		return nil
 	}
 	out := make([]bls12381.G1Affine, n)
-	if err := parallelDecode(n, func(i int) error {
-		_, err := out[i].SetBytes(raw[i*g1Size : (i+1)*g1Size])
-		return err
-	}); err != nil {
+	dec := bls12381.NewDecoder(bytes.NewReader(raw), decodeOpts(subgroupCheck)...)
+	if err := dec.Decode(&out); err != nil {
 		d.fail("%s: %v", what, err)
 	}
 	return out
 }
 
-func (d *decoder) g2s(what string, want int) []bls12381.G2Affine {
-	n := d.length(what, want)
-	var out []bls12381.G2Affine
-	for i := 0; i < n && d.err == nil; i++ {
-		var p bls12381.G2Affine
-		d.g2(&p)
-		out = append(out, p)
+// g2s reads a G2 slice like g1s.
+func (d *decoder) g2s(what string, want int, subgroupCheck bool) []bls12381.G2Affine {
+	raw, n := d.points(what, want, g2Size)
+	if d.err != nil {
+		return nil
+	}
+	out := make([]bls12381.G2Affine, n)
+	dec := bls12381.NewDecoder(bytes.NewReader(raw), decodeOpts(subgroupCheck)...)
+	if err := dec.Decode(&out); err != nil {
+		d.fail("%s: %v", what, err)
 	}
 	return out
 }
@@ -283,27 +309,4 @@ func (d *decoder) finish() (int64, error) {
 		return d.n, ErrChecksum
 	}
 	return d.n, nil
-}
-
-// parallelDecode runs f for every i < n on all CPUs and returns the error of
-// the lowest failing chunk.
-func parallelDecode(n int, f func(i int) error) error {
-	tasks := runtime.NumCPU()
-	chunk := max(1024, (n+tasks-1)/tasks)
-	errs := make([]error, (n+chunk-1)/chunk)
-	var wg sync.WaitGroup
-	for c := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
-				if err := f(i); err != nil {
-					errs[c] = fmt.Errorf("point %d: %w", i, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package groth16_test
 import (
 	"bytes"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"testing"
 
@@ -143,3 +144,23 @@ func fuzzDecode(f *testing.F, name string) {
 func FuzzDecodeProof(f *testing.F)        { fuzzDecode(f, "proof") }
 func FuzzDecodeVerifyingKey(f *testing.F) { fuzzDecode(f, "vk") }
 func FuzzDecodeProvingKey(f *testing.F)   { fuzzDecode(f, "pk") }
+
+func BenchmarkDecodeProvingKey(b *testing.B) {
+	for _, logN := range []int{12} {
+		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
+			f := setup(b, &r1cstest.MulChain{N: 1<<logN - 4, Seed: fr.NewElement(3)})
+			var buf bytes.Buffer
+			_, err := f.pk.WriteTo(&buf)
+			require.NoError(b, err)
+			data := buf.Bytes()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				var pk groth16.ProvingKey
+				if _, err := pk.ReadFrom(bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/key")
+		})
+	}
+}

@@ -58,7 +58,7 @@ func (vk *VerifyingKey) ReadFrom(r io.Reader) (int64, error) {
 	d.g2(&k.G2.Beta)
 	d.g2(&k.G2.Gamma)
 	d.g2(&k.G2.Delta)
-	k.G1.IC = d.g1s("IC", -1)
+	k.G1.IC = d.g1s("IC", -1, true)
 	if d.err == nil && len(k.G1.IC) == 0 {
 		d.fail("IC is empty")
 	}
@@ -96,7 +96,10 @@ func (pk *ProvingKey) WriteTo(w io.Writer) (int64, error) {
 }
 
 // ReadFrom decodes a proving key written by WriteTo, checking every length
-// against the header counts; pk is changed only on success.
+// against the header counts; pk is changed only on success. Its point
+// slices are checked to lie on the curve but, for load speed, not to lie in
+// the prime-order subgroup: a proving key only shapes the prover's own
+// output, which Verify checks in full, and the checksum catches corruption.
 func (pk *ProvingKey) ReadFrom(r io.Reader) (int64, error) {
 	d := newDecoder(r, magicPK)
 	var k ProvingKey
@@ -112,11 +115,11 @@ func (pk *ProvingKey) ReadFrom(r io.Reader) (int64, error) {
 	d.g2(&k.G2.Delta)
 	k.InfinityA = d.bools("InfinityA", k.NbVariables())
 	k.InfinityB = d.bools("InfinityB", k.NbVariables())
-	k.G1.A = d.g1s("A", countFalse(k.InfinityA))
-	k.G1.B = d.g1s("B1", countFalse(k.InfinityB))
-	k.G1.L = d.g1s("L", k.NbPrivate)
-	k.G1.H = d.g1s("H", k.DomainSize-1)
-	k.G2.B = d.g2s("B2", countFalse(k.InfinityB))
+	k.G1.A = d.g1s("A", countFalse(k.InfinityA), false)
+	k.G1.B = d.g1s("B1", countFalse(k.InfinityB), false)
+	k.G1.L = d.g1s("L", k.NbPrivate, false)
+	k.G1.H = d.g1s("H", k.DomainSize-1, false)
+	k.G2.B = d.g2s("B2", countFalse(k.InfinityB), false)
 	n, err := d.finish()
 	if err != nil {
 		return n, fmt.Errorf("read proving key: %w", err)
