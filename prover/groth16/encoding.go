@@ -249,18 +249,25 @@ func decodeOpts(subgroupCheck bool) []func(*bls12381.Decoder) {
 	return []func(*bls12381.Decoder){bls12381.NoSubgroupChecks()}
 }
 
-// g1s reads a G1 slice; gnark-crypto's Decoder decompresses in parallel.
+// g1s reads a G1 slice of any length (want < 0) or of length want.
 func (d *decoder) g1s(what string, want int, subgroupCheck bool) []bls12381.G1Affine {
 	raw, n := d.points(what, want, g1Size)
 	if d.err != nil {
 		return nil
 	}
 	out := make([]bls12381.G1Affine, n)
+	d.decodeG1(what, raw, out, subgroupCheck)
+	return out
+}
+
+// decodeG1 decompresses raw (length-prefixed, len(dst) points) into dst in
+// place with gnark-crypto's Decoder, which computes the y coordinates in
+// parallel.
+func (d *decoder) decodeG1(what string, raw []byte, dst []bls12381.G1Affine, subgroupCheck bool) {
 	dec := bls12381.NewDecoder(bytes.NewReader(raw), decodeOpts(subgroupCheck)...)
-	if err := dec.Decode(&out); err != nil {
+	if err := dec.Decode(&dst); err != nil {
 		d.fail("%s: %v", what, err)
 	}
-	return out
 }
 
 // g2s reads a G2 slice like g1s.

@@ -27,6 +27,9 @@ type ProvingKey struct {
 		L                  []bls12381.G1Affine // [(βu_j+αv_j+w_j)/δ], private j
 		H                  []bls12381.G1Affine // [τ^i·Z(τ)/δ], i < n−1
 	}
+	// lh is L followed by H in one array; Setup and ReadFrom make L and H
+	// views of it so that Prove sums both with a single MSM.
+	lh []bls12381.G1Affine
 	G2 struct {
 		Beta, Delta bls12381.G2Affine
 		B           []bls12381.G2Affine // [v_j(τ)], j with v_j ≠ 0
@@ -35,6 +38,23 @@ type ProvingKey struct {
 	// InfinityA[j] (InfinityB[j]) is true when u_j (v_j) is the zero
 	// polynomial; len = NbPublic + NbPrivate.
 	InfinityA, InfinityB []bool
+}
+
+// lhBases returns L‖H as one slice when L and H are adjacent views of pk.lh,
+// as in keys from Setup and ReadFrom; ok is false for keys built otherwise.
+func (pk *ProvingKey) lhBases() (lh []bls12381.G1Affine, ok bool) {
+	nl, nh := len(pk.G1.L), len(pk.G1.H)
+	if len(pk.lh) != nl+nh || nh == 0 || &pk.lh[nl] != &pk.G1.H[0] || (nl > 0 && &pk.lh[0] != &pk.G1.L[0]) {
+		return nil, false
+	}
+	return pk.lh, true
+}
+
+// setLH makes L and H views of lh (len nbPrivate + n − 1).
+func (pk *ProvingKey) setLH(lh []bls12381.G1Affine) {
+	pk.lh = lh
+	pk.G1.L = lh[:pk.NbPrivate:pk.NbPrivate]
+	pk.G1.H = lh[pk.NbPrivate:]
 }
 
 // NbVariables is the length of the full assignment.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
 
 // WriteTo writes the proof's binary encoding (232 bytes) to w.
@@ -117,8 +119,15 @@ func (pk *ProvingKey) ReadFrom(r io.Reader) (int64, error) {
 	k.InfinityB = d.bools("InfinityB", k.NbVariables())
 	k.G1.A = d.g1s("A", countFalse(k.InfinityA), false)
 	k.G1.B = d.g1s("B1", countFalse(k.InfinityB), false)
-	k.G1.L = d.g1s("L", k.NbPrivate, false)
-	k.G1.H = d.g1s("H", k.DomainSize-1, false)
+	// L and H share one array (see lhBases); it is allocated only once their
+	// bytes have arrived, so a forged count cannot force a huge allocation.
+	rawL, _ := d.points("L", k.NbPrivate, g1Size)
+	rawH, _ := d.points("H", k.DomainSize-1, g1Size)
+	if d.err == nil {
+		k.setLH(make([]bls12381.G1Affine, k.NbPrivate+k.DomainSize-1))
+		d.decodeG1("L", rawL, k.G1.L, false)
+		d.decodeG1("H", rawH, k.G1.H, false)
+	}
 	k.G2.B = d.g2s("B2", countFalse(k.InfinityB), false)
 	n, err := d.finish()
 	if err != nil {

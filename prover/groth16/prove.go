@@ -25,11 +25,12 @@ type proveConfig struct {
 }
 
 // Timings holds the wall-clock duration of each part of one Prove call. The
-// parts overlap: the MSMs over A, B and L run while the quotient is computed.
+// parts overlap: the MSMs over A and B run while the quotient is computed.
 type Timings struct {
-	Quotient                       time.Duration // Backend.QuotientH
-	MSMH, MSMA, MSMB1, MSMB2, MSML time.Duration
-	Total                          time.Duration
+	Quotient           time.Duration // Backend.QuotientH
+	MSMA, MSMB1, MSMB2 time.Duration
+	MSMLH              time.Duration // L and H: one MSM after the quotient
+	Total              time.Duration
 }
 
 // WithTimings makes Prove record its phase durations in t.
@@ -48,7 +49,8 @@ func WithTimings(t *Timings) ProveOption {
 // a deterministic proof; use crypto/rand.Reader in production.
 //
 // Prove consumes asg.A, asg.B and asg.C (the backend may overwrite them).
-// The five MSMs and the quotient run concurrently on backend. asg must come
+// The MSMs over A, B₁ and B₂ run concurrently with the quotient, then one
+// MSM over L‖H (see Timings) on backend. asg must come
 // from r1cs.Solve, which has already checked that it satisfies the circuit.
 func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader, opts ...ProveOption) (*Proof, error) {
 	cfg := proveConfig{timings: &Timings{}}
@@ -74,7 +76,7 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	wireB := compact(wire, pk.InfinityB)
 	tm := cfg.timings
 
-	var sumA, sumB1, sumL, sumH bls12381.G1Jac
+	var sumA, sumB1, sumLH bls12381.G1Jac
 	var sumB2 bls12381.G2Jac
 	var g errgroup.Group
 	g.Go(func() error {
@@ -85,11 +87,16 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 		}); err != nil {
 			return fmt.Errorf("quotient: %w", err)
 		}
-		return msm1(backend, "H", pk.G1.H, h[:pk.DomainSize-1], &sumH, &tm.MSMH)
+		return timed(&tm.MSMLH, func() error {
+			return msmLH(pk, backend, asg.Private, h[:pk.DomainSize-1], &sumLH)
+		})
 	})
-	g.Go(func() error { return msm1(backend, "A", pk.G1.A, compact(wire, pk.InfinityA), &sumA, &tm.MSMA) })
-	g.Go(func() error { return msm1(backend, "B1", pk.G1.B, wireB, &sumB1, &tm.MSMB1) })
-	g.Go(func() error { return msm1(backend, "L", pk.G1.L, asg.Private, &sumL, &tm.MSML) })
+	g.Go(func() error {
+		return timed(&tm.MSMA, func() error { return msm1(backend, "A", pk.G1.A, compact(wire, pk.InfinityA), &sumA) })
+	})
+	g.Go(func() error {
+		return timed(&tm.MSMB1, func() error { return msm1(backend, "B1", pk.G1.B, wireB, &sumB1) })
+	})
 	g.Go(func() error {
 		return timed(&tm.MSMB2, func() (err error) {
 			if sumB2, err = backend.MSMG2(pk.G2.B, wireB); err != nil {
@@ -101,7 +108,7 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	if err := g.Wait(); err != nil {
 		return nil, fmt.Errorf("prove: %w", err)
 	}
-	proof := assemble(pk, &r, &s, &sumA, &sumB1, &sumL, &sumH, &sumB2)
+	proof := assemble(pk, &r, &s, &sumA, &sumB1, &sumLH, &sumB2)
 	tm.Total = time.Since(start)
 	return proof, nil
 }
@@ -113,13 +120,31 @@ func timed(d *time.Duration, f func() error) error {
 	return err
 }
 
-func msm1(b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Element, out *bls12381.G1Jac, d *time.Duration) error {
-	return timed(d, func() (err error) {
-		if *out, err = b.MSMG1(bases, scalars); err != nil {
-			return fmt.Errorf("msm %s: %w", name, err)
-		}
-		return nil
-	})
+func msm1(b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Element, out *bls12381.G1Jac) (err error) {
+	if *out, err = b.MSMG1(bases, scalars); err != nil {
+		return fmt.Errorf("msm %s: %w", name, err)
+	}
+	return nil
+}
+
+// msmLH computes ΣL·private + ΣH·h. Keys from Setup and ReadFrom store L and H
+// adjacently, so one MSM over L‖H does it (cheaper than two: one bucket
+// reduction, and a larger window); other keys take two.
+func msmLH(pk *ProvingKey, b Backend, private, h []fr.Element, out *bls12381.G1Jac) error {
+	if lh, ok := pk.lhBases(); ok {
+		scalars := make([]fr.Element, 0, len(lh))
+		scalars = append(append(scalars, private...), h...)
+		return msm1(b, "L‖H", lh, scalars, out)
+	}
+	var sumH bls12381.G1Jac
+	if err := msm1(b, "L", pk.G1.L, private, out); err != nil {
+		return err
+	}
+	if err := msm1(b, "H", pk.G1.H, h, &sumH); err != nil {
+		return err
+	}
+	out.AddAssign(&sumH)
+	return nil
 }
 
 func checkShape(pk *ProvingKey, asg *r1cs.Assignment) error {
@@ -135,8 +160,8 @@ func checkShape(pk *ProvingKey, asg *r1cs.Assignment) error {
 }
 
 // assemble combines the MSM results into the proof:
-// A = α + ΣA + rδ, B = β + ΣB₂ + sδ, C = ΣL + ΣH + sA + r(β + ΣB₁ + sδ) − rsδ.
-func assemble(pk *ProvingKey, r, s *fr.Element, sumA, sumB1, sumL, sumH *bls12381.G1Jac, sumB2 *bls12381.G2Jac) *Proof {
+// A = α + ΣA + rδ, B = β + ΣB₂ + sδ, C = Σ(L‖H) + sA + r(β + ΣB₁ + sδ) − rsδ.
+func assemble(pk *ProvingKey, r, s *fr.Element, sumA, sumB1, sumLH *bls12381.G1Jac, sumB2 *bls12381.G2Jac) *Proof {
 	var rBig, sBig, rsBig big.Int
 	r.BigInt(&rBig)
 	s.BigInt(&sBig)
@@ -159,8 +184,7 @@ func assemble(pk *ProvingKey, r, s *fr.Element, sumA, sumB1, sumL, sumH *bls1238
 	bs.AddAssign(sumB2)
 
 	var krs, t bls12381.G1Jac
-	krs.Set(sumL)
-	krs.AddAssign(sumH)
+	krs.Set(sumLH)
 	t.ScalarMultiplication(&ar, &sBig)
 	krs.AddAssign(&t)
 	t.ScalarMultiplication(&bs1, &rBig)

@@ -148,8 +148,7 @@ func fillG1(pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n 
 	pk.G1.A, pts = pts[:len(sa):len(sa)], pts[len(sa):]
 	pk.G1.B, pts = pts[:len(sb):len(sb)], pts[len(sb):]
 	vk.G1.IC, pts = pts[:nbPub:nbPub], pts[nbPub:]
-	pk.G1.L, pts = pts[:len(k)-nbPub:len(k)-nbPub], pts[len(k)-nbPub:]
-	pk.G1.H = pts
+	pk.setLH(pts)
 	vk.G1.Alpha = pk.G1.Alpha
 }
 
