@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/cuda/selftest"
+)
+
+// Modmul-bound estimates: count the field multiplications an algorithm
+// performs and divide by the GPU's multiplication rate. They ignore memory
+// traffic, sorting and launch gaps, so a kernel near its estimate is limited
+// by arithmetic.
+
+// Field multiplications per curve operation, from the formulas the kernels
+// use (cuda/include/cuzk/ec_xyzz.cuh, Explicit-Formulas Database):
+// madd-2008-s is 8M + 2S, add-2008-s 12M + 2S (squarings counted as
+// multiplications). A G2 coordinate is in Fp2, whose multiplication costs
+// three Fp multiplications (Karatsuba).
+const (
+	mulsPerMixedAdd = 10
+	mulsPerAdd      = 14
+	fp2Muls         = 3
+)
+
+// fallbackFrRate is the fr_mul figure of cuzk-daemon selftest on an H200
+// (Gmul/s), used when the measurement is not possible.
+const fallbackFrRate = 35e9
+
+// fpPerFr scales the Fr rate to Fp: a Montgomery multiplication costs about
+// limbs², and Fp has 12 32-bit limbs against Fr's 8.
+const fpPerFr = (12.0 / 8.0) * (12.0 / 8.0)
+
+// mulRate is the multiplication rate estimates use and where it came from.
+type mulRate struct {
+	fr, fp float64 // per second
+	source string
+}
+
+// measureMulRate runs the fr_mul selftest kernel (one launch over n random
+// elements, CUDA-event timed after a warm-up, every output compared with
+// gnark-crypto) and derives the Fp rate from it. fr_mul streams three
+// vectors through memory, so it is memory-bound: its rate is a lower bound
+// of the ALU rate and the estimates are upper bounds of pure-arithmetic time.
+func measureMulRate(ctx context.Context, dev *driver.Device, n int, seed uint64) (mulRate, error) {
+	rep, err := selftest.Run(ctx, dev, rand.New(rand.NewPCG(seed, 0x6d756c)), n)
+	if err != nil {
+		return mulRate{}, fmt.Errorf("fr_mul rate: %w", err)
+	}
+	for _, r := range rep.Results {
+		if r.Kernel != "fr_mul" {
+			continue
+		}
+		if !r.Pass() {
+			return mulRate{}, fmt.Errorf("fr_mul rate: %w: %d mismatches (%s)", errMismatch, r.Mismatches, r.Detail)
+		}
+		rate := r.PerSecond()
+		return mulRate{fr: rate, fp: rate / fpPerFr, source: fmt.Sprintf(
+			"measured: fr_mul selftest kernel, %s elements, %.1f Gmul/s (memory-bound, a lower bound); Fp = Fr/(12/8)^2",
+			sizeString(n), rate/1e9)}, nil
+	}
+	return mulRate{}, fmt.Errorf("fr_mul rate: selftest ran no fr_mul kernel")
+}
+
+// fixedMulRate is the rate from a given Fr figure.
+func fixedMulRate(fr float64, source string) mulRate {
+	return mulRate{fr: fr, fp: fr / fpPerFr, source: fmt.Sprintf("%s: Fr %.1f Gmul/s; Fp = Fr/(12/8)^2", source, fr/1e9)}
+}
+
+// msmMuls counts the Fp multiplications of a Pippenger MSM of n points with
+// window c as the engine runs it (prover/gpu msm_plan.go): ⌈256/c⌉ windows of
+// signed digits, one mixed addition per (point, window), and per window
+// 2^(c−1) buckets weighted by running sums (two full additions each).
+func msmMuls(n, c int, g2 bool) float64 {
+	nwin := (256 + c - 1) / c
+	adds := float64(n) * float64(nwin) * mulsPerMixedAdd
+	buckets := float64(nwin) * float64(uint64(1)<<(c-1)) * 2 * mulsPerAdd
+	m := adds + buckets
+	if g2 {
+		m *= fp2Muls
+	}
+	return m
+}
+
+// nttMuls counts the Fr multiplications of a radix-2 NTT of size 2^logN:
+// one per butterfly, (n/2)·log n.
+func nttMuls(logN int) float64 { return float64(uint64(1)<<logN) / 2 * float64(logN) }
+
+// estimate turns a multiplication count into a time at rate per second.
+func estimate(muls, rate float64) time.Duration {
+	return time.Duration(muls / rate * float64(time.Second))
+}
+
+// Reference figures of sppark (supranational/sppark) on the same H200 model
+// (ms), recorded for this project as the bar to compare with: MSM G1 and
+// Fr NTT.
+var (
+	spparkMSMG1 = map[int]float64{20: 24, 22: 58, 24: 176, 26: 623}
+	spparkNTT   = map[int]float64{20: 0.28, 24: 4.7, 27: 44}
+)
+
+// spparkCell formats a reference figure, "-" where there is none.
+func spparkCell(ref map[int]float64, logN int) string {
+	if v, ok := ref[logN]; ok {
+		return msf(v)
+	}
+	return "-"
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/gpu"
+)
+
+// bandwidth is the pinned host↔device copy rate, bytes per second.
+type bandwidth struct{ h2d, d2h float64 }
+
+// copyTime is the time to move b bytes up and back at bw.
+func (bw bandwidth) copyTime(b int64) time.Duration {
+	return time.Duration((float64(b)/bw.h2d + float64(b)/bw.d2h) * float64(time.Second))
+}
+
+// measureBandwidth times async copies of size bytes between a pinned host
+// buffer and device memory with CUDA events: median of runs after a warm-up.
+func measureBandwidth(dev *driver.Device, size, runs int) (bandwidth, error) {
+	var bw bandwidth
+	err := dev.Do(func(c *driver.Ctx) error {
+		host, err := c.HostAlloc(size)
+		if err != nil {
+			return err
+		}
+		defer c.HostFree(host) // scratch buffer: a free error changes no figure
+		d, err := c.Alloc(size)
+		if err != nil {
+			return err
+		}
+		defer c.Free(d) // as above
+		s, err := c.NewStream()
+		if err != nil {
+			return err
+		}
+		defer c.DestroyStream(s) // as above
+		et, err := newEventPair(c)
+		if err != nil {
+			return err
+		}
+		defer et.free(c)
+		up := func() error { return c.HtoDAsync(d, host.Bytes(), s) }
+		down := func() error { return c.DtoHAsync(host.Bytes(), d, s) }
+		h2d, err := et.median(c, s, runs, up)
+		if err != nil {
+			return err
+		}
+		d2h, err := et.median(c, s, runs, down)
+		bw = bandwidth{h2d: float64(size) / h2d.Seconds(), d2h: float64(size) / d2h.Seconds()}
+		return err
+	})
+	if err != nil {
+		return bw, fmt.Errorf("pinned copy bandwidth: %w", err)
+	}
+	return bw, nil
+}
+
+// eventPair times work on a stream with two CUDA events.
+type eventPair struct{ start, end *driver.Event }
+
+func newEventPair(c *driver.Ctx) (*eventPair, error) {
+	s, err := c.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	e, err := c.NewEvent()
+	if err != nil {
+		return nil, errors.Join(err, c.DestroyEvent(s))
+	}
+	return &eventPair{start: s, end: e}, nil
+}
+
+func (p *eventPair) free(c *driver.Ctx) {
+	_ = c.DestroyEvent(p.start) // teardown: nothing to act on
+	_ = c.DestroyEvent(p.end)
+}
+
+// median runs f once to warm up, then runs times, and returns the median
+// device time between events recorded around it on s.
+func (p *eventPair) median(c *driver.Ctx, s *driver.Stream, runs int, f func() error) (time.Duration, error) {
+	var ts samples
+	for i := 0; i <= runs; i++ {
+		if err := c.Record(p.start, s); err != nil {
+			return 0, err
+		}
+		if err := f(); err != nil {
+			return 0, err
+		}
+		if err := c.Record(p.end, s); err != nil {
+			return 0, err
+		}
+		if err := c.SyncEvent(p.end); err != nil {
+			return 0, err
+		}
+		d, err := c.Elapsed(p.start, p.end)
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			ts = append(ts, d)
+		}
+	}
+	return ts.median(), nil
+}
+
+// benchNTTs times gpu.Backend.NTT at each size of cfg.ntt.
+func benchNTTs(ctx context.Context, w io.Writer, dev *driver.Device, cfg kernelsConfig, rate mulRate) ([]kernelRow, error) {
+	bw, err := measureBandwidth(dev, 256<<20, 5)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "pinned copies (256 MiB, CUDA events): H2D %.1f GB/s, D2H %.1f GB/s\n", bw.h2d/1e9, bw.d2h/1e9)
+	be, err := gpu.New(dev)
+	if err != nil {
+		return nil, err
+	}
+	var rows []kernelRow
+	var errs []error
+	for _, lg := range cfg.ntt {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		row, err := benchNTT(be, lg, cfg, rate, bw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("NTT 2^%d: %w", lg, err))
+		}
+		rows = append(rows, row)
+	}
+	return rows, errors.Join(append(errs, be.Close())...)
+}
+
+// benchNTT checks the warm-up transform of a random vector against
+// gnark-crypto's fft, then times cfg.runs transforms of the evolving vector.
+func benchNTT(be *gpu.Backend, lg int, cfg kernelsConfig, rate mulRate, bw bandwidth) (kernelRow, error) {
+	n := 1 << lg
+	row := kernelRow{kernel: "NTT Fr", logN: lg, checked: "not run", sppark: spparkCell(spparkNTT, lg)}
+	in := randomScalars(n, cfg.seed+uint64(lg))
+	work := slices.Clone(in)
+	if err := be.NTT(work, false); err != nil {
+		return row, err
+	}
+	d := fft.NewDomain(uint64(n), fft.WithoutPrecompute())
+	d.FFT(in, fft.DIF) // the reference, in place: natural in, bit-reversed out
+	fft.BitReverse(in)
+	if i := firstDiff(in, work); i >= 0 {
+		row.checked = "MISMATCH"
+		return row, fmt.Errorf("%w: element %d of %d", errMismatch, i, n)
+	}
+	row.checked = "ok: gnark fft, every element"
+	var e2e samples
+	for range cfg.runs {
+		start := time.Now()
+		if err := be.NTT(work, false); err != nil {
+			return row, err
+		}
+		e2e = append(e2e, time.Since(start))
+	}
+	xfer := bw.copyTime(int64(n) * fr.Bytes)
+	dev := e2e.median() - xfer
+	est := estimate(nttMuls(lg), rate.fr)
+	row.e2e, row.transfer, row.device = ms(e2e.median()), ms(xfer), "≈"+ms(dev)
+	row.est, row.vsEst = ms(est), ratio(dev, est)
+	return row, nil
+}
+
+// firstDiff returns the first index where a and b differ, or -1.
+func firstDiff(a, b []fr.Element) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}

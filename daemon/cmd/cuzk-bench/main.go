@@ -1,0 +1,195 @@
+// Command cuzk-bench measures cuzk's Groth16 prover end to end and kernel by
+// kernel, on the CPU (gnark-crypto) and GPU backends, and checks every result
+// against gnark-crypto.
+//
+//	cuzk-bench prove     porep-synth proofs per backend: per-phase medians,
+//	                     pairing check of every proof, GPU proof = CPU proof
+//	cuzk-bench kernels   MSM G1/G2 and NTT on the GPU: device and end-to-end
+//	                     medians beside a modmul-bound estimate and sppark's
+//	                     figures on an H200
+//	cuzk-bench partition the GPU work of one PoRep C2-sized partition with a
+//	                     synthetic key: QuotientH and all five MSMs
+//
+// Run "cuzk-bench <command> -help" for the flags of each command. Timings are
+// medians over -runs runs after one warm-up run.
+//
+// Exit status: 0 success, 1 failure (an error, a proof that does not verify,
+// a GPU result that differs from gnark-crypto), 2 usage, 3 a GPU was needed
+// and there is none (or the binary embeds no kernels).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/cuzk-dev/cuzk/cuda"
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// Exit codes, as cuzk-daemon's.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+	exitNoGPU = 3
+)
+
+const usage = `usage: cuzk-bench <command> [flags]
+
+commands:
+  prove      prove porep-synth on the CPU and/or GPU backend, per-phase timings,
+             verify every proof, check GPU proof == CPU proof byte for byte
+  kernels    MSM G1/G2 and NTT kernels on the GPU against a modmul-bound
+             estimate and sppark's H200 figures, each result checked once
+  partition  GPU work of one 2^27-domain PoRep C2-sized partition (synthetic key)
+
+Run "cuzk-bench <command> -help" for a command's flags.
+Exit status: 0 ok, 1 failure, 2 usage, 3 no GPU (or no embedded kernels).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "prove":
+		return proveCmd(ctx, args[1:], stdout, stderr)
+	case "kernels":
+		return kernelsCmd(ctx, args[1:], stdout, stderr)
+	case "partition":
+		return partitionCmd(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "cuzk-bench: unknown command %q\n%s", args[0], usage)
+		return exitUsage
+	}
+}
+
+// newFlags returns a flag set whose -help prints summary, then the flags.
+func newFlags(name, summary string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: cuzk-bench %s [flags]\n\n%s\nflags:\n", name, summary)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args into fs; the second result is the exit code when
+// the command should stop (help asked: 0, bad flags: 2).
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK, true
+	case err != nil:
+		return exitUsage, true
+	case fs.NArg() > 0:
+		fmt.Fprintf(fs.Output(), "cuzk-bench %s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		return exitUsage, true
+	}
+	return 0, false
+}
+
+// parseSize reads a size written as 2^k or as a plain integer.
+func parseSize(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if exp, ok := strings.CutPrefix(s, "2^"); ok {
+		k, err := strconv.Atoi(exp)
+		if err != nil || k < 0 || k > 40 {
+			return 0, fmt.Errorf("size %q: want 2^k with 0 ≤ k ≤ 40", s)
+		}
+		return 1 << k, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("size %q: want a positive integer or 2^k", s)
+	}
+	return n, nil
+}
+
+// parseLogList reads a comma-separated list of sizes that must be powers of
+// two and returns their logs.
+func parseLogList(s string) ([]int, error) {
+	var logs []int
+	for _, f := range strings.Split(s, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		n, err := parseSize(f)
+		if err != nil {
+			return nil, err
+		}
+		if n&(n-1) != 0 {
+			return nil, fmt.Errorf("size %q: want a power of two", f)
+		}
+		logs = append(logs, log2(n))
+	}
+	return logs, nil
+}
+
+func log2(n int) int {
+	k := 0
+	for 1<<k < n {
+		k++
+	}
+	return k
+}
+
+// sizeString writes n as 2^k when it is a power of two.
+func sizeString(n int) string {
+	if n > 0 && n&(n-1) == 0 {
+		return fmt.Sprintf("2^%d", log2(n))
+	}
+	return strconv.Itoa(n)
+}
+
+// errNoGPU marks errors meaning this machine cannot run GPU work.
+var errNoGPU = errors.New("no GPU")
+
+// openGPU opens GPU 0, mapping "no driver", "no device" and "no embedded
+// kernels" to errors matching errNoGPU.
+func openGPU() (*driver.Device, error) {
+	if _, err := cuda.Fatbin("ntt"); err != nil {
+		return nil, fmt.Errorf("%w: %w", errNoGPU, err)
+	}
+	dev, err := driver.Open(0)
+	if errors.Is(err, driver.ErrNoDriver) || errors.Is(err, driver.ErrNoDevice) {
+		return nil, fmt.Errorf("%w: %w", errNoGPU, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open GPU 0: %w", err)
+	}
+	return dev, nil
+}
+
+// exitFor reports err on stderr under the command's name and returns the
+// exit code it calls for.
+func exitFor(stderr io.Writer, cmd string, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "cuzk-bench %s: %v\n", cmd, err)
+	if errors.Is(err, errNoGPU) {
+		return exitNoGPU
+	}
+	return exitFail
+}

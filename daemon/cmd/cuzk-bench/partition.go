@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+const partitionSummary = `Runs the GPU work of one Groth16 partition with a synthetic key shaped like a
+Filecoin PoRep C2 partition (32 GiB sector: about 130 M constraints in a 2^27
+domain, about as many wires): QuotientH over 2^-log and the MSMs A, B in G1 and
+B in G2 over the wires, then one MSM over L‖H (the private wires and the
+quotient's 2^-log − 1 coefficients), as groth16.Prove runs a key from Setup or
+ReadFrom (L and H adjacent). Calls run one after another, each timed. Bases are -tile random points tiled (timing does not
+depend on repeats); a, b are random and c = a·b pointwise, as for a satisfied
+circuit. The memory needed is printed first, and the job is refused before any
+allocation if it does not fit the GPU's free memory or the host's.
+Results are checked on the warm-up run: every MSM against gnark-crypto's
+MultiExp on the scalars folded to the tile (exact), the quotient by
+h(ζ)·Z(ζ) = a(ζ)·b(ζ) − c(ζ) at a random ζ. The default run takes about two
+minutes on an H200 host (16 cores, 128 GiB RAM), mostly generating and
+uploading ~75 GB of bases.`
+
+// partitionConfig holds the partition command's flags.
+type partitionConfig struct {
+	shape partitionShape
+	runs  int
+	seed  uint64
+	tile  int
+	check bool
+}
+
+func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("partition", partitionSummary, stderr)
+	logN := fs.Int("log", 27, "log2 of the evaluation domain (QuotientH size, H MSM 2^log − 1 points)")
+	wires := fs.Int("wires", 0, "wires of the A MSM, L has one less (0: 31/32 of 2^log, about a PoRep C2 partition)")
+	bFrac := fs.Float64("b-frac", 1, "fraction of the wires in the B MSMs (G1 and G2)")
+	runs := fs.Int("runs", 2, "timed runs after the warm-up run")
+	seed := fs.Uint64("seed", 1, "seed of the random bases and vectors")
+	tile := fs.String("tile", "2^16", "distinct random points tiled into the bases")
+	check := fs.Bool("check", true, "check the warm-up results against gnark-crypto")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	cfg, err := partitionFlags(*logN, *wires, *bFrac, *tile)
+	if err == nil {
+		err = checkRuns(*runs)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cuzk-bench partition: %v\n", err)
+		return exitUsage
+	}
+	cfg.runs, cfg.seed, cfg.check = *runs, *seed, *check
+	return exitFor(stderr, "partition", runPartition(ctx, cfg, stdout))
+}
+
+func partitionFlags(logN, wires int, bFrac float64, tile string) (partitionConfig, error) {
+	var cfg partitionConfig
+	if logN < 2 || logN > 27 {
+		return cfg, fmt.Errorf("-log %d: want 2 … 27", logN)
+	}
+	if wires == 0 {
+		wires = (1 << logN) / 32 * 31
+	}
+	if wires < 2 || wires > 1<<28 {
+		return cfg, fmt.Errorf("-wires %d: want 2 … 2^28", wires)
+	}
+	if bFrac <= 0 || bFrac > 1 {
+		return cfg, fmt.Errorf("-b-frac %v: want (0, 1]", bFrac)
+	}
+	t, err := parseSize(tile)
+	if err != nil || t < 2 {
+		return cfg, fmt.Errorf("-tile: %v (want ≥ 2)", err)
+	}
+	cfg.shape = partitionShape{log: logN, wires: wires, bWires: max(1, int(float64(wires)*bFrac))}
+	cfg.tile = t
+	return cfg, nil
+}
+
+// partitionInputs are the synthetic key and vectors of one partition.
+type partitionInputs struct {
+	pk      *groth16.ProvingKey // only the MSM bases and DomainSize are set
+	lh      []bls12381.G1Affine // L‖H; pk.G1.L and pk.G1.H are views of it
+	g1Tile  []bls12381.G1Affine
+	g2Tile  []bls12381.G2Affine
+	a, b, c []fr.Element
+	wire    []fr.Element
+	lhScal  []fr.Element // the L‖H MSM's scalars, refilled each run
+}
+
+func runPartition(ctx context.Context, cfg partitionConfig, w io.Writer) error {
+	dev, err := openGPU()
+	if err != nil {
+		return err
+	}
+	defer dev.Close() // nothing left to report after the results
+	fmt.Fprintln(w, dev.Info())
+	var free int64
+	if err := dev.Do(func(c *driver.Ctx) (err error) { free, _, err = c.MemInfo(); return err }); err != nil {
+		return fmt.Errorf("device memory: %w", err)
+	}
+	plan, host := planMemory(cfg.shape), hostAvailable()
+	fmt.Fprintf(w, "partition 2^%d: %d wires (%d in B)\n", cfg.shape.log, cfg.shape.wires, cfg.shape.bWires)
+	printMemPlan(w, cfg.shape, plan, free, host)
+	if err := checkFit(plan, free, host); err != nil {
+		return err
+	}
+	start := time.Now()
+	in := newPartitionInputs(cfg)
+	fmt.Fprintf(w, "inputs: %s tiles tiled to the key, random a, b, c = a·b, wires in %s\n",
+		sizeString(cfg.tile), ms(time.Since(start)))
+	gp, err := newGPUProver(dev)
+	if err != nil {
+		return err
+	}
+	res, err := runPartitionWork(ctx, cfg, in, gp, w)
+	err = errors.Join(err, gp.Close())
+	if res != nil {
+		printPartition(w, in.pk, res)
+	}
+	return err
+}
+
+func newPartitionInputs(cfg partitionConfig) *partitionInputs {
+	s := cfg.shape
+	in := &partitionInputs{g1Tile: randomG1(cfg.tile, cfg.seed+1), g2Tile: randomG2(cfg.tile, cfg.seed+2)}
+	pk := &groth16.ProvingKey{DomainSize: s.n()}
+	pk.G1.A = tiled(in.g1Tile, s.wires)
+	pk.G1.B = tiled(in.g1Tile, s.bWires)
+	in.lh = tiled(in.g1Tile, s.lh())
+	pk.G1.L, pk.G1.H = in.lh[:s.wires-1], in.lh[s.wires-1:]
+	in.lhScal = make([]fr.Element, s.lh())
+	pk.G2.B = tiled(in.g2Tile, s.bWires)
+	in.pk = pk
+	in.a, in.b = randomScalars(s.n(), cfg.seed+3), randomScalars(s.n(), cfg.seed+4)
+	in.c = make([]fr.Element, s.n())
+	parallelFor(s.n(), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			in.c[i].Mul(&in.a[i], &in.b[i])
+		}
+	})
+	in.wire = randomScalars(s.wires, cfg.seed+5)
+	return in
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+// partitionResult is what the partition runs measured. The warm-up run
+// (which uploads the bases) is timed apart and its results are checked.
+type partitionResult struct {
+	warmup                time.Duration
+	runs                  samples
+	wall, upload, compute [numPhases]samples
+	points                [numPhases]int
+	checks                [numPhases]string
+}
+
+// partitionOut holds one run's results.
+type partitionOut struct {
+	h  []fr.Element
+	g1 [numPhases]bls12381.G1Jac
+	g2 bls12381.G2Jac
+}
+
+func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInputs, gp *gpuProver, w io.Writer) (*partitionResult, error) {
+	var probe quotientProbe
+	if cfg.check {
+		var err error
+		if probe, err = newQuotientProbe(in.a, in.b, in.c, randomScalars(1, cfg.seed+6)[0]); err != nil {
+			return nil, err
+		}
+	}
+	tb := newTimedBackend(gp, in.pk)
+	res := &partitionResult{}
+	for run := 0; run <= cfg.runs; run++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		start := time.Now()
+		out, err := partitionOnce(tb, in)
+		elapsed := time.Since(start)
+		if err != nil {
+			return res, fmt.Errorf("run %d: %w", run, err)
+		}
+		pt, err := tb.take()
+		if err != nil {
+			return res, err
+		}
+		if run == 0 {
+			res.warmup = elapsed
+			fmt.Fprintf(w, "warm-up run (bases upload included): %s\n", ms(elapsed))
+			if cfg.check {
+				if err := checkPartition(in, out, probe, &res.checks); err != nil {
+					return res, err
+				}
+			}
+			continue
+		}
+		res.runs, res.points = append(res.runs, elapsed), pt.points
+		for ph := range numPhases {
+			res.wall[ph] = append(res.wall[ph], pt.wall[ph])
+			res.upload[ph] = append(res.upload[ph], pt.upload[ph])
+			res.compute[ph] = append(res.compute[ph], pt.compute[ph])
+		}
+	}
+	return res, nil
+}
+
+// partitionOnce issues the partition's GPU work as groth16.Prove does for a
+// key with L and H adjacent: the quotient (which overwrites a and returns h
+// in its storage), the MSMs over the wires, then one MSM over L‖H with the
+// scalars private wires ‖ h (assembled on the host between the calls).
+func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, error) {
+	h, err := be.QuotientH(in.a, in.b, in.c)
+	if err != nil {
+		return nil, fmt.Errorf("quotient: %w", err)
+	}
+	out := &partitionOut{h: h}
+	for _, j := range partitionG1Jobs(in, h) {
+		if j.ph == phL {
+			if out.g2, err = be.MSMG2(in.pk.G2.B, in.wire[:len(in.pk.G2.B)]); err != nil {
+				return nil, fmt.Errorf("msm B G2: %w", err)
+			}
+			copy(in.lhScal[copy(in.lhScal, in.wire[1:]):], h[:in.pk.DomainSize-1])
+		}
+		if out.g1[j.ph], err = be.MSMG1(j.bases, j.scalars); err != nil {
+			return nil, fmt.Errorf("msm %s: %w", phaseShort[j.ph], err)
+		}
+	}
+	return out, nil
+}
+
+// g1Job is one G1 MSM of a partition.
+type g1Job struct {
+	ph      phase
+	bases   []bls12381.G1Affine
+	scalars []fr.Element
+}
+
+func partitionG1Jobs(in *partitionInputs, h []fr.Element) []g1Job {
+	pk := in.pk
+	return []g1Job{
+		{phA, pk.G1.A, in.wire},
+		{phB1, pk.G1.B, in.wire[:len(pk.G1.B)]},
+		{phL, in.lh, in.lhScal},
+	}
+}
+
+// checkPartition compares the warm-up results with gnark-crypto (MSMs on
+// scalars folded to the tile) and the quotient with the probe. It runs
+// before the next run overwrites h and the L‖H scalars.
+func checkPartition(in *partitionInputs, out *partitionOut, probe quotientProbe, checks *[numPhases]string) error {
+	var errs []error
+	checks[phQuotient] = "ok: h(ζ)·Z(ζ) = a(ζ)·b(ζ) − c(ζ)"
+	if err := probe.check(out.h); err != nil {
+		checks[phQuotient], errs = "MISMATCH", append(errs, fmt.Errorf("quotient: %w", err))
+	}
+	for _, j := range partitionG1Jobs(in, out.h) {
+		want, how, err := refG1(in.g1Tile, len(j.bases), j.scalars, false)
+		checks[j.ph] = "ok: " + how
+		if err == nil && !want.Equal(&out.g1[j.ph]) {
+			err = fmt.Errorf("%w: %s", errMismatch, how)
+		}
+		if err != nil {
+			checks[j.ph], errs = "MISMATCH", append(errs, fmt.Errorf("msm %s: %w", phaseShort[j.ph], err))
+		}
+	}
+	b2 := in.pk.G2.B
+	want, how, err := refG2(in.g2Tile, len(b2), in.wire[:len(b2)], false)
+	checks[phB2] = "ok: " + how
+	if err == nil && !want.Equal(&out.g2) {
+		err = fmt.Errorf("%w: %s", errMismatch, how)
+	}
+	if err != nil {
+		checks[phB2], errs = "MISMATCH", append(errs, fmt.Errorf("msm B G2: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func printPartition(w io.Writer, pk *groth16.ProvingKey, res *partitionResult) {
+	if len(res.runs) == 0 {
+		return
+	}
+	t := newTable(fmt.Sprintf("phase (median of %d)", len(res.runs)), "wall", "MSM device", "MSM upload", "check")
+	for ph := range numPhases {
+		if res.points[ph] == 0 {
+			continue
+		}
+		dev, up := "-", "-"
+		if ph != phQuotient {
+			dev, up = ms(res.compute[ph].median()), ms(res.upload[ph].median())
+		}
+		t.add(phaseLabel(ph, res.points[ph], pk), ms(res.wall[ph].median()), dev, up, checkCell(res.checks[ph]))
+	}
+	t.add("total GPU work (one after another)", ms(res.runs.median()),
+		ms(sumMSMs(&res.compute).median()), ms(sumMSMs(&res.upload).median()), "")
+	t.print(w)
+}
+
+func checkCell(s string) string {
+	if s == "" {
+		return "not checked"
+	}
+	return s
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/gpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+// phase is one backend call of groth16.Prove.
+type phase int
+
+const (
+	phQuotient phase = iota // QuotientH: 3 iNTT + 3 coset NTT + 1 coset iNTT
+	phA                     // MSM G1 over the A wires
+	phB1                    // MSM G1 over the B wires
+	phB2                    // MSM G2 over the B wires
+	phL                     // MSM G1 over the private wires, or over L‖H when one MSM
+	phH                     // MSM G1 over the quotient coefficients, when apart from L
+	numPhases
+)
+
+// phaseShort names the phases in errors.
+var phaseShort = [numPhases]string{phQuotient: "quotient", phA: "A", phB1: "B G1", phB2: "B G2", phL: "L", phH: "H"}
+
+// phaseLabel is a phase's table label; points is the MSM's size (the
+// domain size for the quotient).
+func phaseLabel(ph phase, points int, pk *groth16.ProvingKey) string {
+	switch ph {
+	case phQuotient:
+		return fmt.Sprintf("quotient H (7 NTTs, %s)", sizeString(points))
+	case phA:
+		return fmt.Sprintf("MSM A     G1 %d", points)
+	case phB1:
+		return fmt.Sprintf("MSM B     G1 %d", points)
+	case phB2:
+		return fmt.Sprintf("MSM B     G2 %d", points)
+	case phL:
+		if points > len(pk.G1.L) {
+			return fmt.Sprintf("MSM L‖H   G1 %d", points)
+		}
+		return fmt.Sprintf("MSM L (C) G1 %d", points)
+	default:
+		return fmt.Sprintf("MSM H     G1 %d", points)
+	}
+}
+
+// phaseTimes are the times of one proof's phases. upload and compute come
+// from the GPU MSM engine's own records (host wall time of the scalar
+// upload through pinned memory; CUDA-event time of the device pipeline);
+// points is each call's size (0: the phase did not run).
+type phaseTimes struct {
+	wall, upload, compute [numPhases]time.Duration
+	points                [numPhases]int
+}
+
+// msmTimer is what a backend offers when it can report its last MSM's
+// transfer and device times.
+type msmTimer interface {
+	LastTimings() (gpu.MSMTimings, error)
+}
+
+// timedBackend wraps a groth16.Backend and times each call. It serializes
+// the calls that Prove makes concurrently, so that every phase is timed
+// alone (a GPU serves them one at a time anyway); the MSM is told apart by
+// its bases slice (an MSM over L‖H starts where L does).
+type timedBackend struct {
+	inner  groth16.Backend
+	pk     *groth16.ProvingKey
+	mu     sync.Mutex
+	times  phaseTimes
+	gpuErr error // first failure to read the GPU's MSM records
+}
+
+func newTimedBackend(inner groth16.Backend, pk *groth16.ProvingKey) *timedBackend {
+	return &timedBackend{inner: inner, pk: pk}
+}
+
+// take returns the times since the last take and resets them.
+func (t *timedBackend) take() (phaseTimes, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pt, err := t.times, t.gpuErr
+	t.times, t.gpuErr = phaseTimes{}, nil
+	return pt, err
+}
+
+func (t *timedBackend) QuotientH(a, b, c []fr.Element) ([]fr.Element, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	start := time.Now()
+	h, err := t.inner.QuotientH(a, b, c)
+	t.times.wall[phQuotient] += time.Since(start)
+	t.times.points[phQuotient] = len(a)
+	return h, err
+}
+
+func (t *timedBackend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	start := time.Now()
+	p, err := t.inner.MSMG1(bases, scalars)
+	t.record(t.g1Phase(bases), len(bases), start)
+	return p, err
+}
+
+func (t *timedBackend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	start := time.Now()
+	p, err := t.inner.MSMG2(bases, scalars)
+	t.record(phB2, len(bases), start)
+	return p, err
+}
+
+// record adds the wall time since start, and the GPU's own records when the
+// backend keeps them, to phase ph. Called with mu held.
+func (t *timedBackend) record(ph phase, points int, start time.Time) {
+	t.times.wall[ph] += time.Since(start)
+	t.times.points[ph] = points
+	mt, ok := t.inner.(msmTimer)
+	if !ok {
+		return
+	}
+	rec, err := mt.LastTimings()
+	if err != nil {
+		t.gpuErr = errors.Join(t.gpuErr, err)
+		return
+	}
+	t.times.upload[ph] += rec.Upload
+	t.times.compute[ph] += rec.Compute
+}
+
+// g1Phase names the G1 MSM over bases by comparing it with the key's slices.
+func (t *timedBackend) g1Phase(bases []bls12381.G1Affine) phase {
+	same := func(s []bls12381.G1Affine) bool {
+		return len(s) > 0 && len(bases) > 0 && unsafe.SliceData(s) == unsafe.SliceData(bases)
+	}
+	switch {
+	case same(t.pk.G1.A):
+		return phA
+	case same(t.pk.G1.B):
+		return phB1
+	case same(t.pk.G1.L):
+		return phL
+	default:
+		return phH
+	}
+}
+
+// gpuProver is the GPU backend as the benchmark runs it: gpu.Backend for
+// the quotient and the MSM engine of prover/gpu (the one gpu.Backend's
+// MSMG1/MSMG2 use) held directly, so that its per-MSM transfer and
+// device times can be read.
+type gpuProver struct {
+	q *gpu.Backend
+	m *gpu.MSM
+}
+
+func newGPUProver(dev *driver.Device) (*gpuProver, error) {
+	q, err := gpu.New(dev)
+	if err != nil {
+		return nil, err
+	}
+	m, err := gpu.NewMSM(dev, nil)
+	if err != nil {
+		return nil, errors.Join(err, q.Close())
+	}
+	return &gpuProver{q: q, m: m}, nil
+}
+
+func (g *gpuProver) Close() error { return errors.Join(g.m.Close(), g.q.Close()) }
+
+func (g *gpuProver) QuotientH(a, b, c []fr.Element) ([]fr.Element, error) {
+	return g.q.QuotientH(a, b, c)
+}
+
+func (g *gpuProver) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	if len(bases) == 0 && len(scalars) == 0 {
+		return g1Infinity(), nil
+	}
+	return g.m.G1(context.Background(), bases, scalars)
+}
+
+func (g *gpuProver) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	if len(bases) == 0 && len(scalars) == 0 {
+		var p bls12381.G2Jac
+		p.X.SetOne() // (1:1:0), gnark-crypto's Jacobian infinity
+		p.Y.SetOne()
+		return p, nil
+	}
+	return g.m.G2(context.Background(), bases, scalars)
+}
+
+func (g *gpuProver) LastTimings() (gpu.MSMTimings, error) {
+	rec, err := g.m.LastTimings()
+	if err != nil {
+		return rec, fmt.Errorf("msm timings: %w", err)
+	}
+	return rec, nil
+}
+
+func g1Infinity() bls12381.G1Jac {
+	var p bls12381.G1Jac
+	p.X.SetOne() // (1:1:0), gnark-crypto's Jacobian infinity
+	p.Y.SetOne()
+	return p
+}
