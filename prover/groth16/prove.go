@@ -25,11 +25,11 @@ type proveConfig struct {
 }
 
 // Timings holds the wall-clock duration of each part of one Prove call. The
-// parts overlap: the MSMs over A and B run while the quotient is computed.
+// quotient comes first; the four MSMs then run at once.
 type Timings struct {
 	Quotient           time.Duration // Backend.QuotientH
 	MSMA, MSMB1, MSMB2 time.Duration
-	MSMLH              time.Duration // L and H: one MSM after the quotient
+	MSMLH              time.Duration // L and H in one MSM
 	Total              time.Duration
 }
 
@@ -49,8 +49,9 @@ func WithTimings(t *Timings) ProveOption {
 // a deterministic proof; use crypto/rand.Reader in production.
 //
 // Prove consumes asg.A, asg.B and asg.C (the backend may overwrite them).
-// The MSMs over A, B₁ and B₂ run concurrently with the quotient, then one
-// MSM over L‖H (see Timings) on backend. asg must come
+// The quotient is computed first, then the four MSMs (A, B₁, B₂ and L‖H) run
+// concurrently on backend, the order gnark's prover uses: the MSMs start
+// together, so none is left to finish alone on part of the cores. asg must come
 // from r1cs.Solve, which has already checked that it satisfies the circuit.
 func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader, opts ...ProveOption) (*Proof, error) {
 	cfg := proveConfig{timings: &Timings{}}
@@ -76,17 +77,18 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	wireB := compact(wire, pk.InfinityB)
 	tm := cfg.timings
 
+	var h []fr.Element
+	if err := timed(&tm.Quotient, func() (err error) {
+		h, err = backend.QuotientH(asg.A, asg.B, asg.C)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("prove: quotient: %w", err)
+	}
+
 	var sumA, sumB1, sumLH bls12381.G1Jac
 	var sumB2 bls12381.G2Jac
 	var g errgroup.Group
 	g.Go(func() error {
-		var h []fr.Element
-		if err := timed(&tm.Quotient, func() (err error) {
-			h, err = backend.QuotientH(asg.A, asg.B, asg.C)
-			return err
-		}); err != nil {
-			return fmt.Errorf("quotient: %w", err)
-		}
 		return timed(&tm.MSMLH, func() error {
 			return msmLH(pk, backend, asg.Private, h[:pk.DomainSize-1], &sumLH)
 		})
