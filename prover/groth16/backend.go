@@ -9,16 +9,19 @@ import (
 // gnark-crypto, prover/gpu with CUDA. Results must be exact (a GPU proof equals
 // the CPU proof byte for byte).
 //
-// Prove calls the methods of one Backend concurrently (the MSMs for the
-// different proof elements overlap with QuotientH), so implementations must be
-// safe for concurrent use or serialize internally. Bases slices come from a
+// Prove calls QuotientH first and then MSMG1 (three times: A, B₁, and L‖H in
+// one call) and MSMG2 concurrently, so implementations must be safe for
+// concurrent use or serialize internally. Bases slices come from a
 // ProvingKey and stay unchanged for the key's lifetime, so an implementation
-// may keep them resident, keyed by their address and length.
+// may keep them resident, keyed by their address and length. Scalars are
+// fr.Elements in Montgomery form, as gnark-crypto stores them.
 type Backend interface {
-	// QuotientH returns the n coefficients of h = (a·b − c)/Z given the
-	// evaluation vectors a, b, c over the domain of size n = len(a) (a power of
-	// two), Z = X^n − 1. Inputs may be overwritten. The top coefficient is
-	// zero for a satisfied system.
+	// QuotientH returns the n coefficients of h = (a·b − c)/Z, lowest degree
+	// first, given the evaluation vectors a, b, c over the domain of size
+	// n = len(a) (a power of two), Z = X^n − 1. The domain is {ω^i} with
+	// ω = fft.Generator(n) of gnark-crypto, the one Setup uses; the coset used
+	// internally is the implementation's choice. Inputs may be overwritten.
+	// The top coefficient is zero for a satisfied system.
 	QuotientH(a, b, c []fr.Element) ([]fr.Element, error)
 	// MSMG1 returns Σ scalars[i]·bases[i]; len(bases) == len(scalars).
 	MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error)
