@@ -3,6 +3,7 @@ package r1cs_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -50,6 +51,29 @@ func TestShapeAndSolveAgree(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSolveWithBuffers(t *testing.T) {
+	c := &r1cstest.MulChain{N: 4000, Seed: fr.NewElement(5)}
+	sys, err := r1cs.Compile(c)
+	require.NoError(t, err)
+	fresh, err := r1cs.Solve(c, r1cs.WithShape(sys))
+	require.NoError(t, err)
+	// Dirty buffers from another solve must not leak into the result.
+	prev, err := r1cs.Solve(&r1cstest.MulChain{N: 4000, Seed: fr.NewElement(9)}, r1cs.WithShape(sys))
+	require.NoError(t, err)
+	for i := range prev.A {
+		prev.A[i].SetUint64(uint64(i) + 1) // as a consumed quotient leaves it
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	reused, err := r1cs.Solve(c, r1cs.WithShape(sys), r1cs.WithBuffers(prev))
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Equal(t, fresh, reused)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(len(fresh.A)*32), "vectors are not reallocated")
+	_, err = r1cs.Solve(c, r1cs.WithBuffers(nil))
+	assert.Error(t, err)
 }
 
 func TestSolveWithoutShape(t *testing.T) {

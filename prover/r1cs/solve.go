@@ -52,6 +52,21 @@ type SolveOption func(*solveConfig) error
 
 type solveConfig struct {
 	shape *System
+	reuse *Assignment
+}
+
+// WithBuffers makes Solve build its result in prev's storage (its slices
+// are truncated and refilled), saving the allocation of the large vectors
+// when one worker solves the same shape repeatedly. prev must not be used
+// afterwards; Solve may return prev itself.
+func WithBuffers(prev *Assignment) SolveOption {
+	return func(c *solveConfig) error {
+		if prev == nil {
+			return errors.New("WithBuffers: nil assignment")
+		}
+		c.reuse = prev
+		return nil
+	}
 }
 
 // WithShape sizes the output vectors exactly for sys up front and makes Solve
@@ -76,7 +91,7 @@ func Solve(c Circuit, opts ...SolveOption) (*Assignment, error) {
 			return nil, fmt.Errorf("solve: %w", err)
 		}
 	}
-	s := newSolver(cfg.shape)
+	s := newSolver(cfg.shape, cfg.reuse)
 	if err := c.Define(s); err != nil {
 		return nil, fmt.Errorf("solve circuit %T: %w", c, err)
 	}
@@ -101,9 +116,14 @@ type solver struct {
 	failed    *UnsatisfiedError
 }
 
-func newSolver(shape *System) *solver {
+func newSolver(shape *System, reuse *Assignment) *solver {
 	s := &solver{pub: make([]fr.Element, 1, 8)}
-	if shape != nil {
+	switch {
+	case reuse != nil:
+		s.pub = append(reuse.Public[:0], fr.Element{})
+		s.priv = reuse.Private[:0]
+		s.a, s.b, s.c = reuse.A[:0], reuse.B[:0], reuse.C[:0]
+	case shape != nil:
 		n := shape.DomainSize()
 		s.pub = make([]fr.Element, 1, shape.NbPublic)
 		s.priv = make([]fr.Element, 0, shape.NbPrivate)
