@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
+	"github.com/cuzk-dev/cuzk/prover/cpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// runCmd runs the command line args and returns the exit code and outputs.
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	t.Logf("cuzk-bench %s → %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	return code, out.String(), errb.String()
+}
+
+// gpuHere reports whether a GPU with kernels is usable here.
+func gpuHere(t *testing.T) bool {
+	t.Helper()
+	dev, err := openGPU()
+	if errors.Is(err, errNoGPU) {
+		return false
+	}
+	require.NoError(t, err)
+	require.NoError(t, dev.Close())
+	return true
+}
+
+func TestProveCPU(t *testing.T) {
+	keys := t.TempDir()
+	args := []string{"prove", "-constraints", "2^10", "-backend", "cpu", "-runs", "2", "-keys", keys}
+	code, out, _ := runCmd(t, args...)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "keys: development setup")
+	assert.Contains(t, out, "phase (median of 2)")
+	for _, row := range []string{"synthesis", "quotient H (7 NTTs, 2^10)", "MSM A", "MSM B     G1", "MSM B     G2",
+		"MSM L‖H", "prove (groth16.Prove)", "verify (pairing check)", "total (synthesis + prove)"} {
+		assert.Regexp(t, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(row)+`.*\d ms$`), out, "row %q", row)
+	}
+	assert.Contains(t, out, "cpu: 3 of 3 proofs verified")
+	assert.NotContains(t, out, "gpu")
+	pk, vk := keyPaths(keys, 1<<10, 1)
+	assert.FileExists(t, pk)
+	assert.FileExists(t, vk)
+
+	// The second run loads the cached keys instead of running the setup.
+	code, out, _ = runCmd(t, args...)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "keys: loaded "+pk)
+	assert.NotContains(t, out, "development setup")
+	assert.Contains(t, out, "cpu: 3 of 3 proofs verified")
+}
+
+// TestBenchBackendProofsVerify checks the proofs the prove command keeps
+// independently of the command's own verification, and that the timed
+// phases are the MSMs of the key.
+func TestBenchBackendProofsVerify(t *testing.T) {
+	c, err := porep.New(1<<10, 7)
+	require.NoError(t, err)
+	pk, vk, info, err := devKeys("", c, 3)
+	require.NoError(t, err)
+	assert.False(t, info.cached)
+	be, err := cpu.New()
+	require.NoError(t, err)
+	cfg := proveConfig{target: 1 << 10, runs: 2, seed: 7}
+	res, err := benchBackend(context.Background(), "cpu", be, cfg, c, pk, vk)
+	require.NoError(t, err)
+	require.Len(t, res.proofs, 3)
+	assert.Empty(t, res.failed)
+	assert.Len(t, res.synth, 2)
+	assert.Equal(t, len(pk.G1.A), res.points[phA])
+	assert.Equal(t, len(pk.G2.B), res.points[phB2])
+	assert.Equal(t, len(pk.G1.L)+len(pk.G1.H), res.points[phL], "one MSM over L‖H")
+	asg, err := r1cs.Solve(c)
+	require.NoError(t, err)
+	for i, raw := range res.proofs {
+		var p groth16.Proof
+		_, err := p.ReadFrom(bytes.NewReader(raw))
+		require.NoError(t, err, "proof %d", i)
+		assert.NoError(t, groth16.Verify(vk, &p, asg.PublicInputs()), "proof %d", i)
+	}
+	assert.NotEqual(t, res.proofs[1], res.proofs[2], "each run draws its own r, s")
+
+	// The same seed gives the same proof bytes: what the CPU/GPU comparison relies on.
+	again, err := benchBackend(context.Background(), "cpu", be, cfg, c, pk, vk)
+	require.NoError(t, err)
+	assert.Equal(t, res.proofs, again.proofs)
+}
+
+func TestProveGPU(t *testing.T) {
+	code, out, errOut := runCmd(t, "prove", "-constraints", "2^10", "-runs", "2", "-keys", t.TempDir())
+	if !gpuHere(t) {
+		assert.Equal(t, exitNoGPU, code, "gpu asked, none here")
+		assert.Contains(t, errOut, "no GPU")
+		assert.Regexp(t, `(?m)^MSM A .*ms\s+no GPU$`, out)
+		assert.Contains(t, out, "cpu: 3 of 3 proofs verified")
+		t.Skip("no GPU here: checked exit status 3 and the \"no GPU\" column; GPU proofs not run")
+	}
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "gpu: 3 of 3 proofs verified")
+	assert.Contains(t, out, "gpu proof == cpu proof byte for byte (same r, s per run): 3 of 3")
+	assert.Contains(t, out, "speed-up")
+}
+
+func TestKernelsGPU(t *testing.T) {
+	code, out, errOut := runCmd(t, "kernels", "-g1", "2^10,2^17", "-g2", "2^10,2^17", "-ntt", "2^10,2^16",
+		"-runs", "2", "-tile", "2^8", "-direct-check", "2^10")
+	if !gpuHere(t) {
+		assert.Equal(t, exitNoGPU, code)
+		assert.Contains(t, errOut, "no GPU")
+		t.Skip("no GPU here: checked exit status 3; kernels not run")
+	}
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, 6, strings.Count(out, "ok: "), "every size checked")
+	assert.Contains(t, out, "folded to 2^8")
+	assert.NotContains(t, out, "MISMATCH")
+}
+
+func TestPartitionGPU(t *testing.T) {
+	code, out, errOut := runCmd(t, "partition", "-log", "14", "-runs", "1", "-tile", "2^8")
+	if !gpuHere(t) {
+		assert.Equal(t, exitNoGPU, code)
+		assert.Contains(t, errOut, "no GPU")
+		t.Skip("no GPU here: checked exit status 3; partition not run")
+	}
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "device total")
+	assert.Equal(t, 5, strings.Count(out, "ok: "), "quotient and four MSMs checked")
+	assert.Contains(t, out, "total GPU work")
+}
+
+func TestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, exitUsage, "usage: cuzk-bench"},
+		{[]string{"frobnicate"}, exitUsage, "unknown command"},
+		{[]string{"help"}, exitOK, "commands:"},
+		{[]string{"prove", "-help"}, exitOK, "-constraints"},
+		{[]string{"kernels", "-help"}, exitOK, "-direct-check"},
+		{[]string{"partition", "-help"}, exitOK, "-wires"},
+		{[]string{"prove", "-backend", "tpu"}, exitUsage, "unknown backend"},
+		{[]string{"prove", "-constraints", "2^x"}, exitUsage, "want 2^k"},
+		{[]string{"prove", "-runs", "0", "-backend", "cpu"}, exitUsage, "-runs 0"},
+		{[]string{"kernels", "-ntt", "2^28"}, exitUsage, "2^28: want 2^1 … 2^27"},
+		{[]string{"kernels", "-g1", "1000"}, exitUsage, "power of two"},
+		{[]string{"partition", "-log", "28"}, exitUsage, "-log 28"},
+		{[]string{"partition", "-b-frac", "2"}, exitUsage, "-b-frac"},
+		{[]string{"prove", "extra"}, exitUsage, "unexpected arguments"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errOut := runCmd(t, tc.args...)
+			assert.Equal(t, tc.code, code)
+			assert.Contains(t, out+errOut, tc.msg)
+		})
+	}
+}
+
+func TestDamagedKeyIsReplaced(t *testing.T) {
+	dir := t.TempDir()
+	c, err := porep.New(1<<10, 1)
+	require.NoError(t, err)
+	pkPath, _ := keyPaths(dir, 1<<10, 5)
+	require.NoError(t, os.WriteFile(pkPath, []byte("not a key"), 0o644))
+	_, _, info, err := devKeys(dir, c, 5)
+	require.NoError(t, err)
+	assert.False(t, info.cached, "a damaged file is a miss")
+	_, _, info, err = devKeys(dir, c, 5)
+	require.NoError(t, err)
+	assert.True(t, info.cached, "the rewritten file loads")
+	left, err := filepath.Glob(filepath.Join(dir, "*.tmp*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "no temporary files left behind")
+}
