@@ -36,9 +36,9 @@ func Setup(sys *r1cs.System, rnd io.Reader) (*ProvingKey, *VerifyingKey, error) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("setup: %w", err)
 	}
-	u := columnSums(&sys.A, lag, sys.NbVariables())
-	v := columnSums(&sys.B, lag, sys.NbVariables())
-	w := columnSums(&sys.C, lag, sys.NbVariables())
+	u := columnSums(&sys.A, sys.Coeffs, lag, sys.NbVariables())
+	v := columnSums(&sys.B, sys.Coeffs, lag, sys.NbVariables())
+	w := columnSums(&sys.C, sys.Coeffs, lag, sys.NbVariables())
 
 	pk := &ProvingKey{DomainSize: n, NbPublic: sys.NbPublic, NbPrivate: sys.NbPrivate}
 	vk := &VerifyingKey{}
@@ -80,13 +80,13 @@ func lagrangeAt(tau fr.Element, n, rows int) ([]fr.Element, error) {
 }
 
 // columnSums returns Σ_i m[i][j]·lag[i] for every column j.
-func columnSums(m *r1cs.Matrix, lag []fr.Element, nbVars int) []fr.Element {
+func columnSums(m *r1cs.Matrix, table, lag []fr.Element, nbVars int) []fr.Element {
 	out := make([]fr.Element, nbVars)
 	var t fr.Element
 	for i := 0; i < m.Rows(); i++ {
-		cols, coeffs := m.Row(i)
+		cols, ids := m.Row(i)
 		for k, col := range cols {
-			t.Mul(&coeffs[k], &lag[i])
+			t.Mul(&table[ids[k]], &lag[i])
 			out[col].Add(&out[col], &t)
 		}
 	}

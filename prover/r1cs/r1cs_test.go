@@ -35,6 +35,10 @@ func TestShapeAndSolveAgree(t *testing.T) {
 			assert.Equal(t, tc.priv, sys.NbPrivate)
 			assert.Equal(t, tc.domainN, sys.DomainSize())
 			assert.Equal(t, tc.cons+tc.pub, sys.A.Rows())
+			one := fr.One()
+			require.NotEmpty(t, sys.Coeffs)
+			assert.True(t, sys.Coeffs[0].Equal(&one), "coefficient 0 is 1")
+			assert.LessOrEqual(t, len(sys.Coeffs), tc.cons+1, "coefficients are interned")
 
 			asg, err := r1cs.Solve(tc.circuit, r1cs.WithShape(sys))
 			require.NoError(t, err)

@@ -8,21 +8,23 @@ import (
 )
 
 // Matrix is a sparse matrix in compressed sparse row form: the entries of row
-// i are Col[RowPtr[i]:RowPtr[i+1]] with values Coeff[…], columns indexing the
-// full assignment w (see System.Column).
+// i are at positions RowPtr[i] to RowPtr[i+1] of Col (columns of the full
+// assignment w, see System.Column) and CoeffID (indices into the System's
+// coefficient table). Circuits reuse few distinct coefficients, so the table
+// keeps a term at 8 bytes instead of 36.
 type Matrix struct {
-	RowPtr []uint32
-	Col    []uint32
-	Coeff  []fr.Element
+	RowPtr  []uint32
+	Col     []uint32
+	CoeffID []uint32
 }
 
 // Rows is the number of rows of m.
 func (m *Matrix) Rows() int { return len(m.RowPtr) - 1 }
 
-// Row returns the columns and coefficients of row i (shared, not copied).
-func (m *Matrix) Row(i int) ([]uint32, []fr.Element) {
+// Row returns the columns and coefficient ids of row i (shared, not copied).
+func (m *Matrix) Row(i int) (cols, coeffIDs []uint32) {
 	lo, hi := m.RowPtr[i], m.RowPtr[i+1]
-	return m.Col[lo:hi], m.Coeff[lo:hi]
+	return m.Col[lo:hi], m.CoeffID[lo:hi]
 }
 
 // System is the shape of a circuit: its variable counts and its constraint
@@ -38,6 +40,8 @@ type System struct {
 	NbConstraints int
 	// A, B and C have NbConstraints + NbPublic rows each.
 	A, B, C Matrix
+	// Coeffs is the coefficient table of A, B and C; Coeffs[0] = 1.
+	Coeffs []fr.Element
 }
 
 // NbVariables is the length of the full assignment w.
@@ -90,16 +94,14 @@ func Compile(c Circuit) (*System, error) {
 type shapeBuilder struct {
 	namespaces
 	nbPublic, nbPrivate int
-	a, b, c             Matrix
+	a, b, c             matrixBuilder
+	coeffs              coeffTable
 }
 
 func newShapeBuilder() *shapeBuilder {
-	return &shapeBuilder{
-		nbPublic: 1,
-		a:        Matrix{RowPtr: []uint32{0}},
-		b:        Matrix{RowPtr: []uint32{0}},
-		c:        Matrix{RowPtr: []uint32{0}},
-	}
+	s := &shapeBuilder{nbPublic: 1}
+	s.coeffs.id(fr.One())
+	return s
 }
 
 func (s *shapeBuilder) Public(fr.Element) Variable {
@@ -113,48 +115,109 @@ func (s *shapeBuilder) Private(fr.Element) Variable {
 }
 
 func (s *shapeBuilder) Enforce(a, b, c LC) {
-	s.a.appendRow(a)
-	s.b.appendRow(b)
-	s.c.appendRow(c)
+	s.a.appendRow(a, &s.coeffs)
+	s.b.appendRow(b, &s.coeffs)
+	s.c.appendRow(c, &s.coeffs)
 }
 
 func (s *shapeBuilder) Value(Variable) fr.Element { return fr.Element{} }
 func (s *shapeBuilder) Eval(LC) fr.Element        { return fr.Element{} }
 func (s *shapeBuilder) Proving() bool             { return false }
 
-func (m *Matrix) appendRow(lc LC) {
-	for _, t := range lc {
-		m.Col = append(m.Col, uint32(t.Var))
-		m.Coeff = append(m.Coeff, t.Coeff)
-	}
-	m.RowPtr = append(m.RowPtr, uint32(len(m.Col)))
-}
-
-// finish adds the public-input rows and maps raw variables to columns; a
-// variable this builder never allocated is an error.
+// finish adds the public-input rows and builds the matrices; a variable this
+// builder never allocated is an error.
 func (s *shapeBuilder) finish() (*System, error) {
 	sys := &System{
 		NbPublic:      s.nbPublic,
 		NbPrivate:     s.nbPrivate,
-		NbConstraints: s.a.Rows(),
+		NbConstraints: len(s.a.rowEnd),
 	}
 	one := fr.One()
 	for k := 0; k < s.nbPublic; k++ {
-		s.a.appendRow(LC{{Var: Variable(k), Coeff: one}})
-		s.b.appendRow(nil)
-		s.c.appendRow(nil)
+		s.a.appendRow(LC{{Var: Variable(k), Coeff: one}}, &s.coeffs)
+		s.b.appendRow(nil, &s.coeffs)
+		s.c.appendRow(nil, &s.coeffs)
 	}
-	for _, m := range []*Matrix{&s.a, &s.b, &s.c} {
-		for i, raw := range m.Col {
-			v := Variable(raw)
-			if (v.IsPrivate() && v.Index() >= s.nbPrivate) || (!v.IsPrivate() && v.Index() >= s.nbPublic) {
-				return nil, fmt.Errorf("unknown variable %#x in matrix entry %d", raw, i)
-			}
-			m.Col[i] = uint32(column(v, s.nbPublic))
+	sys.Coeffs = s.coeffs.values
+	var err error
+	for _, m := range []struct {
+		dst *Matrix
+		src *matrixBuilder
+	}{{&sys.A, &s.a}, {&sys.B, &s.b}, {&sys.C, &s.c}} {
+		if *m.dst, err = m.src.build(s.nbPublic, s.nbPrivate); err != nil {
+			return nil, err
 		}
 	}
-	sys.A, sys.B, sys.C = s.a, s.b, s.c
 	return sys, nil
+}
+
+// coeffTable interns coefficients: each distinct value gets one id.
+type coeffTable struct {
+	ids    map[fr.Element]uint32
+	values []fr.Element
+}
+
+func (t *coeffTable) id(c fr.Element) uint32 {
+	if len(t.values) > 0 && c == t.values[0] {
+		return 0 // the common coefficient 1, without a map lookup
+	}
+	if id, ok := t.ids[c]; ok {
+		return id
+	}
+	if t.ids == nil {
+		t.ids = make(map[fr.Element]uint32)
+	}
+	id := uint32(len(t.values))
+	t.ids[c] = id
+	t.values = append(t.values, c)
+	return id
+}
+
+// chunkTerms is the number of terms per chunk of a matrixBuilder: large
+// enough to amortize, small enough that growing never copies much.
+const chunkTerms = 1 << 16
+
+// matrixBuilder collects rows in fixed-size chunks, so building a matrix
+// copies each term once (into the final arrays) instead of on every growth
+// of one huge slice.
+type matrixBuilder struct {
+	rowEnd []uint32     // running term count after each row
+	cols   [][]Variable // raw variables, chunked
+	ids    [][]uint32   // coefficient ids, chunked alike
+	n      int          // terms so far
+}
+
+func (m *matrixBuilder) appendRow(lc LC, coeffs *coeffTable) {
+	for i := range lc {
+		if m.n%chunkTerms == 0 {
+			m.cols = append(m.cols, make([]Variable, 0, chunkTerms))
+			m.ids = append(m.ids, make([]uint32, 0, chunkTerms))
+		}
+		k := len(m.cols) - 1
+		m.cols[k] = append(m.cols[k], lc[i].Var)
+		m.ids[k] = append(m.ids[k], coeffs.id(lc[i].Coeff))
+		m.n++
+	}
+	m.rowEnd = append(m.rowEnd, uint32(m.n))
+}
+
+// build flattens the chunks into CSR form with assignment columns.
+func (m *matrixBuilder) build(nbPublic, nbPrivate int) (Matrix, error) {
+	out := Matrix{
+		RowPtr:  append(make([]uint32, 1, len(m.rowEnd)+1), m.rowEnd...),
+		Col:     make([]uint32, 0, m.n),
+		CoeffID: make([]uint32, 0, m.n),
+	}
+	for k, chunk := range m.cols {
+		for _, v := range chunk {
+			if (v.IsPrivate() && v.Index() >= nbPrivate) || (!v.IsPrivate() && v.Index() >= nbPublic) {
+				return Matrix{}, fmt.Errorf("unknown variable %#x in matrix entry %d", uint32(v), len(out.Col))
+			}
+			out.Col = append(out.Col, uint32(column(v, nbPublic)))
+		}
+		out.CoeffID = append(out.CoeffID, m.ids[k]...)
+	}
+	return out, nil
 }
 
 // namespaces keeps the namespace path without allocating per push: the pop

@@ -14,15 +14,15 @@ func Witness(a *r1cs.Assignment) []fr.Element {
 	return append(append(w, a.Public...), a.Private...)
 }
 
-// MatVec returns m·w over the first rows rows of m, computed straight from
+// MatVec returns m·w, with coefficients from table, computed straight from
 // the CSR matrix: the slow reference for proving mode's evaluation vectors.
-func MatVec(m *r1cs.Matrix, w []fr.Element) []fr.Element {
+func MatVec(m *r1cs.Matrix, table, w []fr.Element) []fr.Element {
 	out := make([]fr.Element, m.Rows())
 	for i := range out {
-		cols, coeffs := m.Row(i)
+		cols, ids := m.Row(i)
 		for k, col := range cols {
 			var t fr.Element
-			t.Mul(&coeffs[k], &w[col])
+			t.Mul(&table[ids[k]], &w[col])
 			out[i].Add(&out[i], &t)
 		}
 	}
@@ -45,7 +45,7 @@ func CheckAgainstMatrices(sys *r1cs.System, a *r1cs.Assignment) error {
 		if len(pair.got) != n {
 			return fmt.Errorf("%s: length %d, want domain size %d", name, len(pair.got), n)
 		}
-		want := MatVec(pair.m, w)
+		want := MatVec(pair.m, sys.Coeffs, w)
 		for i := range pair.got {
 			var exp fr.Element
 			if i < len(want) {
