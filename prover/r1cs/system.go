@@ -173,8 +173,8 @@ func (t *coeffTable) id(c fr.Element) uint32 {
 	return id
 }
 
-// chunkTerms is the number of terms per chunk of a matrixBuilder: large
-// enough to amortize, small enough that growing never copies much.
+// chunkTerms is the largest chunk of a matrixBuilder, in terms: large enough
+// to amortize, small enough that growing never copies much.
 const chunkTerms = 1 << 16
 
 // matrixBuilder collects rows in fixed-size chunks, so building a matrix
@@ -189,9 +189,10 @@ type matrixBuilder struct {
 
 func (m *matrixBuilder) appendRow(lc LC, coeffs *coeffTable) {
 	for i := range lc {
-		if m.n%chunkTerms == 0 {
-			m.cols = append(m.cols, make([]Variable, 0, chunkTerms))
-			m.ids = append(m.ids, make([]uint32, 0, chunkTerms))
+		if k := len(m.cols) - 1; k < 0 || len(m.cols[k]) == cap(m.cols[k]) {
+			size := min(chunkTerms, max(256, m.n)) // small circuits, small chunks
+			m.cols = append(m.cols, make([]Variable, 0, size))
+			m.ids = append(m.ids, make([]uint32, 0, size))
 		}
 		k := len(m.cols) - 1
 		m.cols[k] = append(m.cols[k], lc[i].Var)
