@@ -64,19 +64,20 @@ func TestFoldedReference(t *testing.T) {
 	for _, n := range []int{1, tile - 1, tile, tile + 1, 5*tile + 3} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			s := randomScalars(n, uint64(n))
-			direct1, _, err := refG1(g1, n, s, true)
+			b1, b2 := tiled(g1, n), tiled(g2, n)
+			direct1, _, err := refG1(g1, b1, s, true)
 			require.NoError(t, err)
-			folded1, how, err := refG1(g1, n, s, false)
+			folded1, how, err := refG1(g1, b1, s, false)
 			require.NoError(t, err)
 			assert.True(t, direct1.Equal(&folded1), how)
-			direct2, _, err := refG2(g2, n, s, true)
+			direct2, _, err := refG2(g2, b2, s, true)
 			require.NoError(t, err)
-			folded2, _, err := refG2(g2, n, s, false)
+			folded2, _, err := refG2(g2, b2, s, false)
 			require.NoError(t, err)
 			assert.True(t, direct2.Equal(&folded2))
 			if n > tile {
 				s[n-1].Add(&s[n-1], new(fr.Element).SetOne())
-				bad, _, err := refG1(g1, n, s, false)
+				bad, _, err := refG1(g1, b1, s, false)
 				require.NoError(t, err)
 				assert.False(t, direct1.Equal(&bad), "a changed scalar changes the folded result")
 			}

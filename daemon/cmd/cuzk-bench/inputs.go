@@ -94,18 +94,14 @@ func foldScalars(s []fr.Element, period int) []fr.Element {
 	return out
 }
 
-// refG1 computes Σ scalars[i]·bases[i] with gnark-crypto, where bases (if
-// longer than tile) is tile repeated: directly when direct, else through
-// foldScalars. It names the method it used.
-func refG1(tile []bls12381.G1Affine, n int, scalars []fr.Element, direct bool) (bls12381.G1Jac, string, error) {
+// refG1 computes Σ scalars[i]·bases[i] with gnark-crypto, where bases is
+// tile repeated (or a prefix of it): directly when direct or when bases is
+// no longer than tile, else through foldScalars. It names the method used.
+func refG1(tile, bases []bls12381.G1Affine, scalars []fr.Element, direct bool) (bls12381.G1Jac, string, error) {
 	var p bls12381.G1Jac
-	bases, s, how := tile, scalars, "gnark MultiExp"
-	if n <= len(tile) {
-		bases = tile[:n]
-	} else if direct {
-		bases = tiled(tile, n)
-	} else {
-		s, how = foldScalars(scalars, len(tile)), fmt.Sprintf("gnark MultiExp, folded to %s", sizeString(len(tile)))
+	s, how := scalars, "gnark MultiExp"
+	if len(bases) > len(tile) && !direct {
+		bases, s, how = tile, foldScalars(scalars, len(tile)), fmt.Sprintf("gnark MultiExp, folded to %s", sizeString(len(tile)))
 	}
 	if _, err := p.MultiExp(bases, s, ecc.MultiExpConfig{}); err != nil {
 		return p, how, fmt.Errorf("reference msm g1: %w", err)
@@ -114,15 +110,11 @@ func refG1(tile []bls12381.G1Affine, n int, scalars []fr.Element, direct bool) (
 }
 
 // refG2 is refG1 in G2.
-func refG2(tile []bls12381.G2Affine, n int, scalars []fr.Element, direct bool) (bls12381.G2Jac, string, error) {
+func refG2(tile, bases []bls12381.G2Affine, scalars []fr.Element, direct bool) (bls12381.G2Jac, string, error) {
 	var p bls12381.G2Jac
-	bases, s, how := tile, scalars, "gnark MultiExp"
-	if n <= len(tile) {
-		bases = tile[:n]
-	} else if direct {
-		bases = tiled(tile, n)
-	} else {
-		s, how = foldScalars(scalars, len(tile)), fmt.Sprintf("gnark MultiExp, folded to %s", sizeString(len(tile)))
+	s, how := scalars, "gnark MultiExp"
+	if len(bases) > len(tile) && !direct {
+		bases, s, how = tile, foldScalars(scalars, len(tile)), fmt.Sprintf("gnark MultiExp, folded to %s", sizeString(len(tile)))
 	}
 	if _, err := p.MultiExp(bases, s, ecc.MultiExpConfig{}); err != nil {
 		return p, how, fmt.Errorf("reference msm g2: %w", err)

@@ -50,7 +50,7 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	runs := fs.Int("runs", 10, "timed runs per kernel and size, after one warm-up")
 	seed := fs.Uint64("seed", 1, "seed of the random scalars, vectors and bases")
 	tile := fs.String("tile", "2^16", "distinct random points tiled into the bases")
-	direct := fs.String("direct-check", "2^22", "largest MSM checked on the full input (larger: folded to the tile)")
+	direct := fs.String("direct-check", "2^24", "largest MSM checked on the full input (larger: folded to the tile)")
 	rate := fs.Float64("fr-rate", 0, "Fr multiplication rate for the estimates in Gmul/s (0: measure it)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code

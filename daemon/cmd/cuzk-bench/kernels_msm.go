@@ -20,7 +20,7 @@ type msmBench[B, J any] struct {
 	g2    bool
 	tile  []B
 	gpu   func(context.Context, []B, []fr.Element) (J, error)
-	ref   func(tile []B, n int, s []fr.Element, direct bool) (J, string, error)
+	ref   func(tile, bases []B, s []fr.Element, direct bool) (J, string, error)
 	equal func(a, b *J) bool
 }
 
@@ -103,7 +103,7 @@ func (mb *msmBench[B, J]) one(ctx context.Context, m *gpu.MSM, cfg kernelsConfig
 	if !mb.g2 {
 		row.sppark = spparkCell(spparkMSMG1, row.logN)
 	}
-	want, how, err := mb.ref(mb.tile, n, s, n <= cfg.directMax)
+	want, how, err := mb.ref(mb.tile, bases, s, n <= cfg.directMax)
 	if err != nil {
 		return row, err
 	}

@@ -87,7 +87,7 @@ func newFlags(name, summary string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: cuzk-bench %s [flags]\n\n%s\nflags:\n", name, summary)
+		fmt.Fprintf(fs.Output(), "usage: cuzk-bench %s [flags]\n\n%s\n\nflags:\n", name, summary)
 		fs.PrintDefaults()
 	}
 	return fs

@@ -14,20 +14,22 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
-const partitionSummary = `Runs the GPU work of one Groth16 partition with a synthetic key shaped like a
-Filecoin PoRep C2 partition (32 GiB sector: about 130 M constraints in a 2^27
-domain, about as many wires): QuotientH over 2^-log and the MSMs A, B in G1 and
-B in G2 over the wires, then one MSM over L‖H (the private wires and the
-quotient's 2^-log − 1 coefficients), as groth16.Prove runs a key from Setup or
-ReadFrom (L and H adjacent). Calls run one after another, each timed. Bases are -tile random points tiled (timing does not
-depend on repeats); a, b are random and c = a·b pointwise, as for a satisfied
-circuit. The memory needed is printed first, and the job is refused before any
-allocation if it does not fit the GPU's free memory or the host's.
-Results are checked on the warm-up run: every MSM against gnark-crypto's
-MultiExp on the scalars folded to the tile (exact), the quotient by
-h(ζ)·Z(ζ) = a(ζ)·b(ζ) − c(ζ) at a random ζ. The default run takes about two
-minutes on an H200 host (16 cores, 128 GiB RAM), mostly generating and
-uploading ~75 GB of bases.`
+const partitionSummary = `Runs the GPU work of one Groth16 partition with a synthetic key shaped like
+a Filecoin PoRep C2 partition (32 GiB sector: about 130 M constraints in a
+2^27 domain, about as many wires): QuotientH over 2^-log, the MSMs A, B in G1
+and B in G2 over the wires, then one MSM over L‖H (the private wires and the
+quotient's 2^-log − 1 coefficients), as groth16.Prove runs a key from Setup
+or ReadFrom (L and H adjacent). Calls run one after another, each timed.
+
+Bases are -tile random points tiled (timing does not depend on repeats);
+a, b are random and c = a·b pointwise, as for a satisfied circuit. The memory
+needed is printed first, and the job is refused before any allocation if it
+does not fit the GPU's free memory or the host's. Results are checked on the
+warm-up run: every MSM against gnark-crypto's MultiExp on the scalars folded
+to the tile (exact), the quotient by h(ζ)·Z(ζ) = a(ζ)·b(ζ) − c(ζ) at a random
+ζ. The default run needs about 122 GiB of GPU and 94 GiB of host memory and
+takes about two minutes on an H200 host (16 cores, 128 GiB RAM), much of it
+generating and uploading ~75 GB of bases.`
 
 // partitionConfig holds the partition command's flags.
 type partitionConfig struct {
@@ -75,6 +77,9 @@ func partitionFlags(logN, wires int, bFrac float64, tile string) (partitionConfi
 	}
 	if bFrac <= 0 || bFrac > 1 {
 		return cfg, fmt.Errorf("-b-frac %v: want (0, 1]", bFrac)
+	}
+	if lh := wires - 1 + 1<<logN - 1; lh > 1<<28 {
+		return cfg, fmt.Errorf("-wires %d: the L‖H MSM would have %d points, the MSM engine takes at most 2^28", wires, lh)
 	}
 	t, err := parseSize(tile)
 	if err != nil || t < 2 {

@@ -124,7 +124,7 @@ func checkPartition(in *partitionInputs, out *partitionOut, probe quotientProbe,
 		checks[phQuotient], errs = "MISMATCH", append(errs, fmt.Errorf("quotient: %w", err))
 	}
 	for _, j := range partitionG1Jobs(in, out.h) {
-		want, how, err := refG1(in.g1Tile, len(j.bases), j.scalars, false)
+		want, how, err := refG1(in.g1Tile, j.bases, j.scalars, false)
 		checks[j.ph] = "ok: " + how
 		if err == nil && !want.Equal(&out.g1[j.ph]) {
 			err = fmt.Errorf("%w: %s", errMismatch, how)
@@ -134,7 +134,7 @@ func checkPartition(in *partitionInputs, out *partitionOut, probe quotientProbe,
 		}
 	}
 	b2 := in.pk.G2.B
-	want, how, err := refG2(in.g2Tile, len(b2), in.wire[:len(b2)], false)
+	want, how, err := refG2(in.g2Tile, b2, in.wire[:len(b2)], false)
 	checks[phB2] = "ok: " + how
 	if err == nil && !want.Equal(&out.g2) {
 		err = fmt.Errorf("%w: %s", errMismatch, how)
