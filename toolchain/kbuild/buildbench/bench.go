@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/toolchain"
@@ -18,6 +19,7 @@ import (
 type Side struct {
 	Nvcc int           // compiler runs
 	Wall time.Duration // the build's wall time, process or engine start included
+	CPU  time.Duration // user+system time of the build's child processes (nvcc, ninja)
 }
 
 // Step is one row of the comparison.
@@ -27,7 +29,7 @@ type Step struct {
 	Min     int  // units in a state never built before: the least any builder must compile
 	Cuzk    Side // the kernel engine
 	Ninja   Side
-	Same    bool // both trees hold the same fatbins after the step (their own paths aside)
+	Differ  []string // units whose fatbins differ between the trees after the step (their own paths aside)
 }
 
 // Result is a whole benchmark.
@@ -152,7 +154,7 @@ func (b *bench) step(ctx context.Context, name string, change func(root string) 
 		return fmt.Errorf("buildbench: step %q: %w", name, err)
 	}
 	s.Changed, s.Min = b.oracle.observe(keys)
-	if s.Same, err = b.sameOutputs(); err != nil {
+	if s.Differ, err = b.differ(); err != nil {
 		return fmt.Errorf("buildbench: step %q: %w", name, err)
 	}
 	b.res.Steps = append(b.res.Steps, s)
@@ -164,31 +166,52 @@ func measure(ctx context.Context, build func(context.Context) error, c counter) 
 	if _, err := c.take(); err != nil { // drop anything logged outside a build
 		return Side{}, err
 	}
+	cpu0, err := childCPU()
+	if err != nil {
+		return Side{}, err
+	}
 	start := time.Now()
 	if err := build(ctx); err != nil {
 		return Side{}, err
 	}
 	wall := time.Since(start)
+	cpu1, err := childCPU()
+	if err != nil {
+		return Side{}, err
+	}
 	n, err := c.take()
-	return Side{Nvcc: n, Wall: wall}, err
+	return Side{Nvcc: n, Wall: wall, CPU: cpu1 - cpu0}, err
 }
 
-// sameOutputs compares every unit's fatbin across the two trees, with the
-// engine tree's absolute path (which -lineinfo embeds) read as ninja's.
-func (b *bench) sameOutputs() (bool, error) {
+// childCPU returns the user+system time of this process's finished
+// children and their waited-for descendants (nvcc's cicc and ptxas, or
+// ninja's nvcc): a compile cost that other load on the machine barely moves.
+func childCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// differ compares every unit's fatbin across the two trees, with the
+// engine tree's absolute path (which -lineinfo embeds) read as ninja's, and
+// returns the units whose bytes differ.
+func (b *bench) differ() ([]string, error) {
 	kroot, nroot := []byte(b.cuzk.root), []byte(b.ninja.root)
+	var out []string
 	for _, name := range b.res.Units {
 		x, err := os.ReadFile(filepath.Join(b.cuzk.root, filepath.FromSlash(path.Join(b.cfg.layout.Out, name+".fatbin"))))
 		if err != nil {
-			return false, fmt.Errorf("read kbuild output: %w", err)
+			return nil, fmt.Errorf("read kbuild output: %w", err)
 		}
 		y, err := os.ReadFile(filepath.Join(b.ninja.root, ninjaOut, name+".fatbin"))
 		if err != nil {
-			return false, fmt.Errorf("read ninja output: %w", err)
+			return nil, fmt.Errorf("read ninja output: %w", err)
 		}
 		if !bytes.Equal(bytes.ReplaceAll(x, kroot, nroot), y) {
-			return false, nil
+			out = append(out, name)
 		}
 	}
-	return true, nil
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,9 +56,17 @@ func TestSequenceCountsOnFixture(t *testing.T) {
 		s := res.Steps[i]
 		assert.Equal(t, w.name, s.Name)
 		assert.Equal(t, []int{w.changed, w.min, w.cuzk, w.ninjaRun}, []int{s.Changed, s.Min, s.Cuzk.Nvcc, s.Ninja.Nvcc}, s.Name)
-		assert.True(t, s.Same, "%s: both builders produce the same fatbins", s.Name)
+		assert.Empty(t, s.Differ, "%s: both builders produce the same fatbins", s.Name)
 		assert.Positive(t, s.Cuzk.Wall, s.Name)
 		assert.Positive(t, s.Ninja.Wall, s.Name)
+		if s.Ninja.Nvcc > 0 {
+			assert.Greater(t, s.Ninja.CPU, 100*time.Millisecond, "%s: ninja's compiles cost CPU", s.Name)
+		}
+		if s.Cuzk.Nvcc > 0 {
+			assert.Greater(t, s.Cuzk.CPU, 100*time.Millisecond, "%s: the engine's compiles cost CPU", s.Name)
+		} else {
+			assert.Less(t, s.Cuzk.CPU, 50*time.Millisecond, "%s: a hit runs no compiler", s.Name)
+		}
 	}
 	assert.Equal(t, buildbench.Picks{Header: "cuda/include/fx/common.cuh", HeaderUnits: []string{"a", "b", "c"},
 		SwitchHeader: "cuda/include/fx/bc.cuh", SwitchSource: "cuda/kernels/a.cu"}, res.Picks)
@@ -74,5 +83,5 @@ func TestSequenceCountsOnFixture(t *testing.T) {
 	require.NoError(t, res.WriteTable(&buf))
 	t.Log("\n" + buf.String())
 	assert.Contains(t, buf.String(), "archs sm_80 only")
-	assert.Regexp(t, `total after cold build\s+15\s+9\s+9\s+\S+\s+18\s`, buf.String())
+	assert.Regexp(t, `total after cold build\s+15\s+9\s+9\s+\S+\s+\S+\s+18\s+\S+\s+\S+\s+yes`, buf.String())
 }

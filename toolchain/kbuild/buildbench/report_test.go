@@ -37,8 +37,9 @@ func result(cuzk, ninja, min []int) buildbench.Result {
 	r := buildbench.Result{Archs: []string{"sm_90"}, Jobs: 2, Units: []string{"a", "b", "c"},
 		EngineNoOp: buildbench.Timing{Name: "noop", Runs: []time.Duration{time.Millisecond}, Target: 50 * time.Millisecond}}
 	for i := range cuzk {
-		r.Steps = append(r.Steps, buildbench.Step{Name: "s" + string(rune('0'+i)), Min: min[i], Same: true,
-			Cuzk: buildbench.Side{Nvcc: cuzk[i], Wall: time.Second}, Ninja: buildbench.Side{Nvcc: ninja[i], Wall: 2 * time.Second}})
+		r.Steps = append(r.Steps, buildbench.Step{Name: "s" + string(rune('0'+i)), Min: min[i],
+			Cuzk:  buildbench.Side{Nvcc: cuzk[i], Wall: time.Second, CPU: 3 * time.Millisecond},
+			Ninja: buildbench.Side{Nvcc: ninja[i], Wall: 2 * time.Second, CPU: 4 * time.Second}})
 	}
 	return r
 }
@@ -89,15 +90,22 @@ func TestWriteTable(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"3 units, archs sm_90 only (no PTX), 2 parallel nvcc each",
-		"step                    changed units  min  cuzk nvcc  cuzk time  ninja nvcc  ninja time  same bytes",
-		"s2                      3              0    0          1s         3           2s          yes",
-		"total after cold build  3              0    0          2s         3           4s          yes",
+		"step                    changed units  min  cuzk nvcc  cuzk time  cuzk cpu  ninja nvcc  ninja time  ninja cpu  same bytes",
+		"s2                      3              0    0          1s         3.0ms     3           2s          4s         yes",
+		"total after cold build  3              0    0          2s         6.0ms     3           4s          8s         yes",
 		"edited: header i/h.cuh (units a,b,c); branch B: header i/g.cuh and source k/a.cu",
 		"PASS  cuzk nvcc runs == minimum in every step",
 		"PASS  noop: median 1.0ms of 1 runs, target <= 50.0ms",
 	} {
 		assert.Contains(t, out, want)
 	}
+	assert.NotContains(t, out, "other bytes")
+
+	r.Steps[2].Differ = []string{"c", "b"}
+	buf.Reset()
+	require.NoError(t, r.WriteTable(&buf))
+	assert.Contains(t, buf.String(), "4s         no: b,c")
+	assert.Contains(t, buf.String(), "gave other bytes than the engine's stored one")
 }
 
 func TestTimeCommand(t *testing.T) {

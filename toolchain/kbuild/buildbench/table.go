@@ -10,15 +10,17 @@ import (
 
 // Total sums the steps from index from on.
 func (r Result) Total(from int) Step {
-	t := Step{Name: "total", Same: true}
+	t := Step{Name: "total"}
 	for _, s := range r.Steps[min(from, len(r.Steps)):] {
 		t.Changed += s.Changed
 		t.Min += s.Min
-		t.Cuzk.Nvcc += s.Cuzk.Nvcc
-		t.Cuzk.Wall += s.Cuzk.Wall
-		t.Ninja.Nvcc += s.Ninja.Nvcc
-		t.Ninja.Wall += s.Ninja.Wall
-		t.Same = t.Same && s.Same
+		t.Cuzk = t.Cuzk.add(s.Cuzk)
+		t.Ninja = t.Ninja.add(s.Ninja)
+		for _, u := range s.Differ {
+			if !contains(t.Differ, u) {
+				t.Differ = append(t.Differ, u)
+			}
+		}
 	}
 	return t
 }
@@ -65,11 +67,11 @@ func (r Result) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "cuzk kernel engine vs ninja: %d units, archs %s only (no PTX), %d parallel nvcc each\n",
 		len(r.Units), strings.Join(r.Archs, ","), r.Jobs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "step\tchanged units\tmin\tcuzk nvcc\tcuzk time\tninja nvcc\tninja time\tsame bytes\t")
+	fmt.Fprintln(tw, "step\tchanged units\tmin\tcuzk nvcc\tcuzk time\tcuzk cpu\tninja nvcc\tninja time\tninja cpu\tsame bytes\t")
 	rows := append(append([]Step(nil), r.Steps...), named(r.Total(0), "total"), named(r.Total(1), "total after cold build"))
 	for _, s := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t\n", s.Name, s.Changed, s.Min,
-			s.Cuzk.Nvcc, round(s.Cuzk.Wall), s.Ninja.Nvcc, round(s.Ninja.Wall), yesNo(s.Same))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t\n", s.Name, s.Changed, s.Min,
+			s.Cuzk.Nvcc, round(s.Cuzk.Wall), round(s.Cuzk.CPU), s.Ninja.Nvcc, round(s.Ninja.Wall), round(s.Ninja.CPU), same(s.Differ))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -77,6 +79,10 @@ func (r Result) WriteTable(w io.Writer) error {
 	p := r.Picks
 	fmt.Fprintf(w, "edited: header %s (units %s); branch B: header %s and source %s\n",
 		p.Header, strings.Join(p.HeaderUnits, ","), p.SwitchHeader, p.SwitchSource)
+	fmt.Fprintln(w, "time: wall clock of the build; cpu: user+system time of its compiler processes")
+	if len(r.Total(0).Differ) > 0 {
+		fmt.Fprintln(w, "same bytes \"no\": ninja's fresh compile of the same inputs and command gave other bytes than the engine's stored one")
+	}
 	for _, c := range r.Checks() {
 		verdict := "MISS"
 		if c.Pass {
@@ -87,13 +93,17 @@ func (r Result) WriteTable(w io.Writer) error {
 	return nil
 }
 
+func (s Side) add(o Side) Side {
+	return Side{Nvcc: s.Nvcc + o.Nvcc, Wall: s.Wall + o.Wall, CPU: s.CPU + o.CPU}
+}
+
 func named(s Step, name string) Step { s.Name = name; return s }
 
-func yesNo(b bool) string {
-	if b {
+func same(differ []string) string {
+	if len(differ) == 0 {
 		return "yes"
 	}
-	return "NO"
+	return "no: " + joinNames(differ)
 }
 
 // round keeps durations readable: milliseconds below a second, tenths above.
