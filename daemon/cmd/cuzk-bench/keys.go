@@ -22,6 +22,7 @@ type keyInfo struct {
 	compile, setup time.Duration // shape and development setup (cache miss)
 	load, store    time.Duration // reading or writing the files
 	pkSize, vkSize int64
+	replaced       string // why a cached file was not used; "" when none was there
 }
 
 // defaultKeyDir is where keys are cached unless -keys says otherwise.
@@ -50,14 +51,15 @@ func devKeys(dir string, c *porep.Circuit, setupSeed uint64) (*groth16.ProvingKe
 		info.pkPath, info.vkPath = keyPaths(dir, c.Layout.Target, setupSeed)
 		start := time.Now()
 		pk, vk, err := readKeys(info.pkPath, info.vkPath)
-		if err == nil && keysFit(pk, c) {
+		switch {
+		case err == nil && keysFit(pk, c):
 			info.cached, info.load = true, time.Since(start)
 			info.pkSize, info.vkSize = fileSize(info.pkPath), fileSize(info.vkPath)
 			return pk, vk, info, nil
-		}
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			// A damaged or stale file is replaced below, like a cache miss.
-			info.load = time.Since(start)
+		case err == nil:
+			info.replaced = "made for another layout"
+		case !errors.Is(err, os.ErrNotExist):
+			info.replaced = err.Error() // damaged: replaced below, like a miss
 		}
 	}
 	start := time.Now()

@@ -181,6 +181,7 @@ func TestDamagedKeyIsReplaced(t *testing.T) {
 	_, _, info, err := devKeys(dir, c, 5)
 	require.NoError(t, err)
 	assert.False(t, info.cached, "a damaged file is a miss")
+	assert.NotEmpty(t, info.replaced, "and says why")
 	_, _, info, err = devKeys(dir, c, 5)
 	require.NoError(t, err)
 	assert.True(t, info.cached, "the rewritten file loads")

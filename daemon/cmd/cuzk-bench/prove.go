@@ -136,6 +136,9 @@ func printKeyInfo(w io.Writer, info keyInfo, pk *groth16.ProvingKey) {
 			info.pkPath, byteSize(info.pkSize), points, len(pk.G2.B), ms(info.load))
 		return
 	}
+	if info.replaced != "" {
+		fmt.Fprintf(w, "keys: cached key not used (%s); replacing it\n", info.replaced)
+	}
 	fmt.Fprintf(w, "keys: development setup (NOT for production): compile %s, setup %s (%d G1 + %d G2 points)\n",
 		ms(info.compile), ms(info.setup), points, len(pk.G2.B))
 	if info.pkPath != "" {
