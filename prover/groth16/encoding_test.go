@@ -7,6 +7,8 @@ import (
 	"io"
 	"testing"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -163,4 +165,48 @@ func BenchmarkDecodeProvingKey(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/key")
 		})
 	}
+}
+
+// offSubgroupG1 returns a point on the curve outside the prime-order
+// subgroup (the cofactor of BLS12-381's G1 makes most curve points so).
+func offSubgroupG1(t *testing.T) bls12381.G1Affine {
+	var x, rhs, four fp.Element
+	four.SetUint64(4)
+	for i := uint64(1); i < 1000; i++ {
+		x.SetUint64(i)
+		rhs.Square(&x).Mul(&rhs, &x).Add(&rhs, &four)
+		var y fp.Element
+		if y.Sqrt(&rhs) == nil {
+			continue
+		}
+		p := bls12381.G1Affine{X: x, Y: y}
+		if p.IsOnCurve() && !p.IsInSubGroup() {
+			return p
+		}
+	}
+	t.Fatal("no off-subgroup point found")
+	return bls12381.G1Affine{}
+}
+
+func TestDecodeSubgroupChecks(t *testing.T) {
+	c := r1cstest.NewCubic(3)
+	f := setup(t, c)
+	bad := offSubgroupG1(t)
+
+	vk := *f.vk
+	vk.G1.IC = append([]bls12381.G1Affine{bad}, vk.G1.IC[1:]...)
+	var buf bytes.Buffer
+	_, err := vk.WriteTo(&buf)
+	require.NoError(t, err)
+	_, err = (&groth16.VerifyingKey{}).ReadFrom(&buf)
+	assert.ErrorIs(t, err, groth16.ErrCorrupt, "verifying keys are subgroup-checked")
+
+	proof, pub := prove(t, f, c, rand.Reader)
+	proof.C = bad
+	assert.ErrorIs(t, groth16.Verify(f.vk, proof, pub), groth16.ErrInvalidProof)
+	buf.Reset()
+	_, err = proof.WriteTo(&buf)
+	require.NoError(t, err)
+	_, err = (&groth16.Proof{}).ReadFrom(&buf)
+	assert.ErrorIs(t, err, groth16.ErrCorrupt, "proofs are subgroup-checked")
 }
