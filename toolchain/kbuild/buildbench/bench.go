@@ -13,6 +13,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/toolchain"
 	"github.com/cuzk-dev/cuzk/toolchain/cas"
+	"github.com/cuzk-dev/cuzk/toolchain/kbuild"
 )
 
 // Side is one builder's figures for one step.
@@ -55,7 +56,7 @@ type bench struct {
 	res        Result
 }
 
-// Run copies the kernel tree at src into work (which must exist) twice and
+// Run copies the kernel tree at src into work twice and
 // runs the scripted sequence on both copies, with the pins narrowed to the
 // configured archs. It needs the pinned nvcc and ninja, and takes as long as
 // the compiles it measures.
@@ -214,4 +215,37 @@ func (b *bench) differ() ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// cuzkTree drives the kernel engine over its copy of the tree, with a fresh
+// engine per build as each `mage build` process makes one.
+type cuzkTree struct {
+	root   string
+	layout kbuild.Layout
+	pins   toolchain.Pins
+	tc     toolchain.Local
+	store  *cas.Store
+	jobs   int
+	last   kbuild.Report
+}
+
+func (c *cuzkTree) engine() (*kbuild.Engine, error) {
+	return kbuild.New(c.root, c.pins, c.tc, c.store, kbuild.WithLayout(c.layout), kbuild.WithJobs(c.jobs))
+}
+
+func (c *cuzkTree) build(ctx context.Context) error {
+	e, err := c.engine()
+	if err != nil {
+		return err
+	}
+	c.last, err = e.Build(ctx)
+	return err
+}
+
+func (c *cuzkTree) plan(ctx context.Context) ([]kbuild.Unit, error) {
+	e, err := c.engine()
+	if err != nil {
+		return nil, err
+	}
+	return e.Plan(ctx)
 }
