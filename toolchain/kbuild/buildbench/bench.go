@@ -56,10 +56,10 @@ type bench struct {
 	res        Result
 }
 
-// Run copies the kernel tree at src into work twice and
-// runs the scripted sequence on both copies, with the pins narrowed to the
-// configured archs. It needs the pinned nvcc and ninja, and takes as long as
-// the compiles it measures.
+// Run copies the kernel tree at src into work twice and runs the scripted
+// sequence on both copies, with the pins narrowed to the configured archs.
+// It needs the pinned nvcc and ninja, and takes as long as the compiles it
+// measures.
 func Run(ctx context.Context, src, work string, pins toolchain.Pins, opts ...Option) (Result, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
