@@ -24,14 +24,15 @@ var binaries = []string{"cuzk-daemon", "cuzk-bench"}
 func Build(ctx context.Context) error {
 	start := time.Now()
 	mg.CtxDeps(ctx, Kernels)
+	args := []string{"build", "-o", "bin/"}
 	for _, b := range binaries {
-		pkg := "./daemon/cmd/" + b
-		if _, err := os.Stat(pkg); err != nil {
-			continue // not every main exists yet in every checkout
+		if _, err := os.Stat("./daemon/cmd/" + b); err == nil {
+			args = append(args, "./daemon/cmd/"+b)
 		}
-		if err := sh.RunV("go", "build", "-o", filepath.Join("bin", b), pkg); err != nil {
-			return fmt.Errorf("build %s: %w", b, err)
-		}
+	}
+	// One go build for every main: the staleness check loads the shared graph once.
+	if err := sh.RunV("go", args...); err != nil {
+		return fmt.Errorf("build: %w", err)
 	}
 	fmt.Printf("build: done in %s (bin/)\n", time.Since(start).Round(time.Millisecond))
 	return nil
