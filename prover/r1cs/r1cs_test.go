@@ -178,6 +178,28 @@ func (c lcCircuit) Define(api r1cs.API) error {
 	return nil
 }
 
+// sharedSquare passes one LC slice as both factors.
+type sharedSquare struct{ x, y uint64 }
+
+func (c sharedSquare) Define(api r1cs.API) error {
+	x := api.Private(fr.NewElement(c.x))
+	y := api.Private(fr.NewElement(c.y))
+	lc := r1cs.V(x).AddLC(r1cs.ConstUint64(1)) // x + 1
+	api.Enforce(lc, lc, r1cs.V(y))
+	api.Enforce(lc[:1], lc, r1cs.V(y)) // same start, different length: x·(x+1)
+	return nil
+}
+
+func TestSharedFactorSlices(t *testing.T) {
+	_, err := r1cs.Solve(sharedSquare{3, 16})
+	var ue *r1cs.UnsatisfiedError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, 1, ue.Index, "(x+1)² = 16 holds, x·(x+1) = 16 does not")
+	_, err = r1cs.Solve(sharedSquare{3, 17})
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, 0, ue.Index)
+}
+
 func TestLCHelpers(t *testing.T) {
 	_, err := r1cs.Solve(lcCircuit{29, 1})
 	require.NoError(t, err)

@@ -179,7 +179,11 @@ func (s *solver) Eval(lc LC) fr.Element {
 }
 
 func (s *solver) Enforce(a, b, c LC) {
-	va, vb, vc := s.Eval(a), s.Eval(b), s.Eval(c)
+	va, vc := s.Eval(a), s.Eval(c)
+	vb := va
+	if !sameLC(a, b) { // squares pass one slice twice: evaluate it once
+		vb = s.Eval(b)
+	}
 	if s.failed == nil {
 		var ab fr.Element
 		ab.Mul(&va, &vb)
@@ -190,6 +194,11 @@ func (s *solver) Enforce(a, b, c LC) {
 	s.a = append(s.a, va)
 	s.b = append(s.b, vb)
 	s.c = append(s.c, vc)
+}
+
+// sameLC reports whether a and b are the same slice (same terms in memory).
+func sameLC(a, b LC) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // finish appends the public-input rows and zero-pads to the domain size.
