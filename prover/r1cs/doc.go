@@ -3,8 +3,9 @@
 // interface, and the same circuit code runs in two modes.
 //
 // Shape mode (Compile) ignores values and records the constraint matrices
-// A, B, C in compressed sparse row form. Shapes are fixed per circuit kind and
-// size, so a Cache keeps one System per caller-given shape key; key generation
+// A, B, C in compressed sparse row form, with coefficients interned in one
+// table (8 bytes per term). Shapes are fixed per circuit kind and size, so a
+// Cache keeps one System per caller-given shape key; key generation
 // (prover/groth16.Setup) reads the matrices.
 //
 // Proving mode (Solve) computes the assignment and, for every constraint i,
@@ -29,7 +30,11 @@
 // evaluation vectors are then zero-padded to the domain size, the next power
 // of two ≥ constraints + publics (DomainSize).
 //
-// Allocation. Enforce never retains its LC arguments, so circuits may reuse
-// LC buffers (lc = lc[:0].Add(...)); proving mode then performs no heap
-// allocation per constraint beyond growing its flat output vectors.
+// Allocation and speed. Enforce never retains its LC arguments, so circuits
+// may reuse LC buffers (lc = lc[:0].Add(...)); proving mode then performs no
+// heap allocation per constraint beyond growing its flat output vectors
+// (WithShape sizes them exactly, WithBuffers reuses a previous assignment's).
+// Proving-mode cost is about one field multiplication per LC term whose
+// coefficient is not 1, so dense combinations (an expanded linear layer) cost
+// more than a fresh variable bound once and reused.
 package r1cs
