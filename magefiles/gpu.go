@@ -16,7 +16,7 @@ import (
 // gpuPackages hold the tests that need a GPU.
 var gpuPackages = []string{"cuda/driver", "cuda/selftest", "prover/gpu"}
 
-// Gpu builds the GPU test binaries and cuzk-daemon (fatbins embedded) into .gpu/ with run.sh, to run where a GPU is.
+// Gpu builds the GPU test binaries, cuzk-daemon and cuzk-bench (fatbins embedded) into .gpu/ with run.sh, to run where a GPU is.
 func Gpu(ctx context.Context) error {
 	mg.CtxDeps(ctx, Kernels)
 	if err := os.MkdirAll(".gpu", 0o755); err != nil {
@@ -25,12 +25,12 @@ func Gpu(ctx context.Context) error {
 	var lines []string
 	for _, p := range gpuPackages {
 		bin := strings.ReplaceAll(p, "/", "_") + ".test"
-		if err := sh.RunV("go", "test", "-c", "-o", filepath.Join(".gpu", bin), "./"+p); err != nil {
+		if err := sh.RunV("go", "test", "-c", "-ldflags=-s -w", "-o", filepath.Join(".gpu", bin), "./"+p); err != nil {
 			return fmt.Errorf("gpu: build %s: %w", p, err)
 		}
 		lines = append(lines, fmt.Sprintf("(cd \"$root/%s\" && \"$root/.gpu/%s\" -test.v -test.run \"$run\" -test.bench \"$bench\" -test.benchtime \"$benchtime\") || rc=1", p, bin))
 	}
-	if err := sh.RunV("go", "build", "-o", ".gpu/cuzk-daemon", "./daemon/cmd/cuzk-daemon"); err != nil {
+	if err := sh.RunV("go", "build", "-ldflags=-s -w", "-o", ".gpu/", "./daemon/cmd/cuzk-daemon", "./daemon/cmd/cuzk-bench"); err != nil {
 		return err
 	}
 	script := `#!/bin/sh
