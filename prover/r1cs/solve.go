@@ -160,13 +160,14 @@ var montOne = fr.One()
 
 func (s *solver) Eval(lc LC) fr.Element {
 	var acc, t fr.Element
+	pub, priv := s.pub, s.priv
 	for i := range lc {
 		term := &lc[i]
 		var x *fr.Element
 		if term.Var&privateTag != 0 {
-			x = &s.priv[term.Var&^privateTag]
+			x = &priv[term.Var&^privateTag]
 		} else {
-			x = &s.pub[term.Var]
+			x = &pub[term.Var]
 		}
 		if term.Coeff == montOne {
 			acc.Add(&acc, x)
