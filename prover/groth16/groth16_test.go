@@ -261,3 +261,22 @@ func BenchmarkProve(b *testing.B) {
 		})
 	}
 }
+
+// shortQuotient is a faulty backend whose quotient is too short.
+type shortQuotient struct{ *cpu.Backend }
+
+func (b shortQuotient) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
+	h, err := b.Backend.QuotientH(a, bv, c)
+	return h[:len(h)/2], err
+}
+
+func TestProveRejectsBadBackendOutput(t *testing.T) {
+	c := r1cstest.NewCubic(3)
+	f := setup(t, c)
+	asg, err := r1cs.Solve(c)
+	require.NoError(t, err)
+	be, err := cpu.New()
+	require.NoError(t, err)
+	_, err = groth16.Prove(f.pk, asg, shortQuotient{be}, rand.Reader)
+	assert.ErrorContains(t, err, "quotient has 4 coefficients, want 8")
+}

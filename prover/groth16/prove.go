@@ -84,6 +84,9 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	}); err != nil {
 		return nil, fmt.Errorf("prove: quotient: %w", err)
 	}
+	if len(h) != pk.DomainSize {
+		return nil, fmt.Errorf("prove: quotient has %d coefficients, want %d", len(h), pk.DomainSize)
+	}
 
 	var sumA, sumB1, sumLH bls12381.G1Jac
 	var sumB2 bls12381.G2Jac
