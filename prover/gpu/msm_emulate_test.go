@@ -1,0 +1,97 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// buildEmulator compiles testdata/msm_emulate.cc with the kernels, skipping
+// visibly where no host C++ compiler exists.
+func buildEmulator(t *testing.T) string {
+	t.Helper()
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skipf("no host C++ compiler (g++) to emulate the MSM kernels: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "msm_emulate")
+	out, err := exec.Command(cxx, "-O2", "-std=c++17", "-I", "../../cuda/include", "-I", "../../cuda/kernels",
+		"-o", bin, "testdata/msm_emulate.cc").CombinedOutput()
+	require.NoError(t, err, "compile the kernels for the host:\n%s", out)
+	return bin
+}
+
+// emulate runs the emulator on (scalars, raw bases) with the plan for n
+// points and returns the window sums' bytes.
+func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Element, bases []byte) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	hdr := []uint32{curve, p.n, p.c, p.nwin, p.t1, p.t2, p.k}
+	buf := append(driver.Bytes(hdr), driver.Bytes(scalars)...)
+	require.NoError(t, os.WriteFile(in, append(buf, bases...), 0o600))
+	msg, err := exec.Command(bin, in, out).CombinedOutput()
+	require.NoError(t, err, "emulator: %s", msg)
+	res, err := os.ReadFile(out)
+	require.NoError(t, err)
+	return res
+}
+
+// TestMSMKernelsOnHost runs the MSM kernels' code on the CPU (see
+// testdata/msm_emulate.cc) and checks the combined result against
+// gnark-crypto, so the device arithmetic and pipeline are checked on every
+// machine with a C++ compiler, GPU or not.
+func TestMSMKernelsOnHost(t *testing.T) {
+	bin := buildEmulator(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := newTestRand(seed)
+	for _, tc := range []struct {
+		n       int
+		scalars string
+		bases   string
+		g2      bool
+	}{
+		{1, "random", "random", false}, {2, "random", "random", false}, {3, "random", "random", false},
+		{255, "random", "random", false}, {4097, "random", "random", false},
+		{300, "one", "random", false}, {300, "small", "repeated", false}, {200, "minus-one", "negated", false},
+		{100, "sparse", "infinity", false}, {64, "zero", "random", false},
+		{3, "random", "random", true}, {65, "random", "random", true}, {40, "small", "infinity", true},
+	} {
+		name := fmt.Sprintf("g2=%v/n=%d/%s/%s", tc.g2, tc.n, tc.scalars, tc.bases)
+		p, err := newMSMPlan(tc.n)
+		require.NoError(t, err)
+		scalars := edgeScalars(tc.scalars, tc.n, rng)
+		if tc.g2 {
+			bases := randG2(tc.n, tc.n, rng)
+			if tc.bases == "infinity" {
+				bases[0], bases[tc.n/2] = bls12381.G2Affine{}, bls12381.G2Affine{}
+			}
+			raw := emulate(t, bin, 2, p, scalars, driver.Bytes(bases))
+			got := combineG2(unsafe.Slice((*g2XYZZ)(unsafe.Pointer(&raw[0])), p.nwin), p.c)
+			var want bls12381.G2Jac
+			_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+			require.NoError(t, err)
+			require.True(t, got.Equal(&want), "%s: emulated kernels differ from gnark-crypto", name)
+			continue
+		}
+		bases := edgeBases(tc.bases, randG1(tc.n, tc.n, rng))
+		raw := emulate(t, bin, 1, p, scalars, driver.Bytes(bases))
+		got := combineG1(unsafe.Slice((*g1XYZZ)(unsafe.Pointer(&raw[0])), p.nwin), p.c)
+		var want bls12381.G1Jac
+		_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+		require.NoError(t, err)
+		require.True(t, got.Equal(&want), "%s: emulated kernels differ from gnark-crypto", name)
+	}
+}

@@ -1,0 +1,108 @@
+// msm_emulate.cc runs cuzk's MSM kernels (cuda/kernels/msm_*.cu) on the CPU,
+// one thread after another, in the launch order of prover/gpu's msmRun, and
+// writes the nwin window sums. TestMSMKernelsOnHost compiles it with a host
+// C++ compiler: the kernels' arithmetic, digit, sort and reduction code then
+// runs exactly as written (PTX carry instructions emulated, see ec_arch.cuh)
+// on machines without a GPU.
+//
+// Usage: msm_emulate IN OUT. IN: seven little-endian uint32 (curve 1|2, n, c,
+// nwin, t1, t2, k), n scalars (gnark fr.Element), n affine points (gnark
+// layout). OUT: nwin XYZZ points.
+#include <cstdio>
+#include <vector>
+
+#include "msm_g1.cu"
+#include "msm_g2.cu"
+#include "msm_sort.cu"
+
+typedef std::vector<uint32_t> Words;
+
+template <class Fn>
+static void launch(uint64_t threads, Fn fn) {
+  blockDim.x = 128;
+  for (uint64_t t = 0; t < threads; t++) {
+    blockIdx.x = (unsigned)(t / 128);
+    threadIdx.x = (unsigned)(t % 128);
+    fn();
+  }
+}
+
+static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+
+// scan mirrors msmRun.scan.
+static void scan(const uint32_t* in, uint32_t m, uint32_t* out, uint32_t* max_out) {
+  const uint32_t nch = ceil_div(m, 64);
+  Words sums(nch), offs(nch + 1);
+  launch(nch, [&] { msm_scan_up(in, m, sums.data(), max_out); });
+  if (nch > 1) scan(sums.data(), nch, offs.data(), nullptr);
+  launch(nch, [&] { msm_scan_down(in, m, nch > 1 ? offs.data() : nullptr, out); });
+}
+
+template <class F>
+struct Curve {
+  void (*accumulate)(const Affine<F>*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t, uint32_t,
+                     XYZZ<F>*);
+  void (*reduce)(const XYZZ<F>*, const uint32_t*, const uint32_t*, uint32_t, uint32_t, XYZZ<F>*);
+  void (*bucket_sum)(const XYZZ<F>*, const uint32_t*, uint32_t, uint32_t, uint32_t, XYZZ<F>*);
+};
+
+// tasks mirrors msmRun.tasks.
+static uint32_t tasks(const Words& off, uint32_t nseg, uint32_t t, Words& task_off) {
+  Words counts(nseg);
+  task_off.assign(nseg + 1, 0);
+  launch(nseg, [&] { msm_task_counts(off.data(), nseg, t, counts.data()); });
+  scan(counts.data(), nseg, task_off.data(), nullptr);
+  return task_off[nseg];
+}
+
+// levels mirrors msmRun.levels.
+template <class F>
+static void levels(const Curve<F>& cv, std::vector<XYZZ<F>>& cur, Words& off, uint32_t nseg, uint32_t max_len,
+                   uint32_t t2) {
+  while (max_len > 1) {
+    Words task_off;
+    std::vector<XYZZ<F>> next(tasks(off, nseg, t2, task_off));
+    launch(next.size(), [&] { cv.reduce(cur.data(), off.data(), task_off.data(), nseg, t2, next.data()); });
+    cur.swap(next);
+    off.swap(task_off);
+    max_len = ceil_div(max_len, t2);
+  }
+}
+
+template <class F>
+static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
+  const uint32_t n = h[1], c = h[2], nwin = h[3], t1 = h[4], t2 = h[5], k = h[6];
+  const uint32_t nb = 1u << (c - 1), nseg = nwin * nb;
+  std::vector<Fr> scalars(n);
+  std::vector<Affine<F>> bases(n);
+  if (fread(scalars.data(), sizeof(Fr), n, in) != n || fread(bases.data(), sizeof(Affine<F>), n, in) != n) return 2;
+  Words digits((size_t)n * nwin), counts(nseg, 0), seg_off(nseg + 1);
+  uint32_t max_count = 0;
+  launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, digits.data(), counts.data()); });
+  scan(counts.data(), nseg, seg_off.data(), &max_count);
+  Words cursor(seg_off.begin(), seg_off.end() - 1), sorted(seg_off[nseg]);
+  launch((uint64_t)n * nwin, [&] { msm_scatter(digits.data(), n, nwin, c, cursor.data(), sorted.data()); });
+  Words off;
+  std::vector<XYZZ<F>> cur(tasks(seg_off, nseg, t1, off));
+  launch(cur.size(), [&] {
+    cv.accumulate(bases.data(), sorted.data(), seg_off.data(), off.data(), nseg, t1, cur.data());
+  });
+  levels(cv, cur, off, nseg, ceil_div(max_count, t1), t2);
+  std::vector<XYZZ<F>> wins((size_t)nwin * k);
+  launch(wins.size(), [&] { cv.bucket_sum(cur.data(), off.data(), nwin, nb, k, wins.data()); });
+  Words win_off(nwin + 1);
+  for (uint32_t w = 0; w <= nwin; w++) win_off[w] = w * k;
+  levels(cv, wins, win_off, nwin, k, t2);
+  return fwrite(wins.data(), sizeof(XYZZ<F>), nwin, out) == nwin ? 0 : 3;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) return 1;
+  FILE* in = fopen(argv[1], "rb");
+  FILE* out = fopen(argv[2], "wb");
+  uint32_t h[7];
+  if (!in || !out || fread(h, 4, 7, in) != 7) return 1;
+  int rc = h[0] == 1 ? run(in, out, h, Curve<Fp>{msm_g1_accumulate, msm_g1_reduce, msm_g1_bucket_sum})
+                     : run(in, out, h, Curve<Fp2>{msm_g2_accumulate, msm_g2_reduce, msm_g2_bucket_sum});
+  return fclose(out) != 0 ? 4 : rc;
+}
