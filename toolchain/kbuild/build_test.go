@@ -240,3 +240,17 @@ func TestExplain(t *testing.T) {
 	assert.Equal(t, []string{"flag -lineinfo added", "cuda/include/fx/bc.cuh changed"}, byName["c"].Why)
 	assert.Equal(t, 0, f.nvccRuns()-3, "explain never compiles")
 }
+
+func TestPathEmbeddingFlagsKeyTheTreeLocation(t *testing.T) {
+	one, two := newFixture(t), newFixture(t)
+	plan := func(f *fixture) kbuild.Unit {
+		units, err := f.engine().Plan(context.Background())
+		require.NoError(t, err)
+		return units[0]
+	}
+	assert.Equal(t, plan(one).ID, plan(two).ID, "without debug flags the key is location-independent")
+	one.pins.Flags = append(one.pins.Flags, "-lineinfo")
+	two.pins.Flags = append(two.pins.Flags, "-lineinfo")
+	assert.NotEqual(t, plan(one).ID, plan(two).ID, "-lineinfo writes the tree's path into the fatbin")
+	assert.Contains(t, plan(one).Lines, "root "+one.root)
+}

@@ -139,7 +139,7 @@ func (e *Engine) unit(sc *scanner, name string) (Unit, error) {
 		return Unit{}, fmt.Errorf("kbuild: kernel %s: %w", name, err)
 	}
 	args := nvccArgs(e.pins, e.layout.Includes, OutPlaceholder, source)
-	lines := keyLines(e.tc.Identity, e.pins, args, inputs)
+	lines := keyLines(e.tc.Identity, e.pins, e.root, args, inputs)
 	return Unit{Name: name, Source: source, Inputs: inputs, Args: args, Lines: lines,
 		ID: hashLines(lines, e.debug, name)}, nil
 }

@@ -24,6 +24,11 @@ func Diff(old, cur []string) []string {
 			out = append(out, fmt.Sprintf("%s changed: %s → %s", strings.ReplaceAll(kind, "-", " "), orNone(a), orNone(b)))
 		}
 	}
+	// The root is keyed only under path-embedding flags; its appearing or
+	// going is explained by the flag change itself.
+	if a, b := first(o["root"]), first(c["root"]); a != "" && b != "" && a != b {
+		out = append(out, fmt.Sprintf("tree moved: %s → %s (debug info embeds it)", a, b))
+	}
 	for _, kind := range []string{"arch", "ptx", "flag", "define"} {
 		for _, v := range minus(c[kind], o[kind]) {
 			out = append(out, fmt.Sprintf("%s %s added", kind, v))

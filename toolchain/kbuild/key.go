@@ -29,8 +29,13 @@ type Unit struct {
 
 // keyLines lists what goes into a unit's ActionID. Each line is "kind
 // value", which Explain reads back to say what changed.
-func keyLines(id toolchain.Identity, p toolchain.Pins, args []string, inputs []Input) []string {
+func keyLines(id toolchain.Identity, p toolchain.Pins, root string, args []string, inputs []Input) []string {
 	lines := []string{"engine " + EngineVersion}
+	if embedsPaths(p.Flags) {
+		// Line tables and debug info carry the tree's absolute path: a fatbin
+		// built in another checkout is not this one's.
+		lines = append(lines, "root "+root)
+	}
 	lines = append(lines, id.Lines()...)
 	for _, a := range p.Archs {
 		lines = append(lines, "arch "+a)
@@ -82,4 +87,18 @@ func nvccArgs(p toolchain.Pins, includes []string, out, source string) []string 
 		args = append(args, "-I", inc)
 	}
 	return append(args, "-o", out, source)
+}
+
+// pathFlags make nvcc write source paths into the fatbin.
+var pathFlags = []string{"-lineinfo", "--generate-line-info", "-G", "--device-debug", "-g", "--debug"}
+
+func embedsPaths(flags []string) bool {
+	for _, f := range flags {
+		for _, pf := range pathFlags {
+			if f == pf {
+				return true
+			}
+		}
+	}
+	return false
 }
