@@ -17,9 +17,13 @@
 namespace cuzk {
 namespace ec {
 
+// MontField is 16-byte aligned (its size, 4N bytes, is a multiple of 16 for
+// Fp and Fr, so array layouts are unchanged) so that points and scalars can
+// move with 16-byte loads and stores (load16/store16).
 template <class P>
-struct MontField {
+struct alignas(16) MontField {
   static constexpr int N = P::N;
+  static_assert((4 * N) % 16 == 0, "MontField needs a size that is a multiple of 16 bytes");
   uint32_t v[N];
 
   CUZK_HD static MontField zero() {
