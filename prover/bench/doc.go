@@ -1,0 +1,32 @@
+// Package bench compares cuzk's CPU Groth16 prover with gnark v0.14's on
+// porep-synth (prover/circuits/porep) and prints one table: synthesis rate
+// (constraints/s, and per core = divided by GOMAXPROCS), Prove split by phase
+// (quotient H, each MSM), peak memory, gnark's solve and prove times on the
+// same circuit, and PASS/MISS against the targets (synthesis ≥ 2.5 M
+// constraints/s/core; cuzk ≤ 1.0× gnark's time).
+//
+// Each size runs as two child processes, one after the other, with the same
+// GOMAXPROCS: cuzk's side (MeasureOurs, through OursMain) and gnark's side
+// (the program of the nested module bench/gnark, built by Run with the go
+// command, so gnark never enters this module's dependency graph). Peak
+// memory is each child's ru_maxrss.
+//
+// Equivalence. cuzk's side exports the circuit it proves (WriteCircuit: the
+// constraint matrices and the full assignment), and gnark builds the same
+// R1CS from it, row for row and term for term. Both provers therefore
+// compute the quotient over the same domain and the MSMs over the same
+// points' counts and the same scalars. gnark's solver computes the wires a
+// gnark frontend circuit would compute (one multiplication output per
+// constraint) and is given the rest (bits and hint-like values, which a
+// gnark circuit computes in hints), so its solve time is a lower bound of a
+// native gnark circuit's; cuzk's synthesis computes every wire. The
+// comparison of synthesis + prove is therefore conservative for cuzk.
+//
+// Keys are cached on disk on both sides (cuzk's in cuzk-bench's cache with
+// its file names; gnark's keyed by a hash of the exported shape), so a
+// second run skips both setups. The development setup is NOT for
+// production.
+//
+// Run is not safe to run concurrently with other heavy work on the same
+// machine: both sides use every core they are given.
+package bench

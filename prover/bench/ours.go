@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
+	"github.com/cuzk-dev/cuzk/prover/cpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// OursConfig is one size of cuzk's side of the benchmark.
+type OursConfig struct {
+	Target    int    // porep-synth target constraints (porep.New)
+	Runs      int    // timed proofs after one warm-up proof
+	KeyDir    string // key cache ("": setup every time)
+	Export    string // where to write the circuit for the gnark side ("": nowhere)
+	Seed      uint64 // witness seed and per-run blinding seed
+	SetupSeed uint64 // development setup trapdoor seed
+}
+
+// OursReport is what cuzk's side measured for one size. Durations are in
+// nanoseconds in JSON. Per run: Synthesis is r1cs.Solve (witness and a, b,
+// c); the rest is groth16.Prove's own Timings, where the four MSMs run
+// concurrently, so their walls overlap and do not add up to Prove.
+type OursReport struct {
+	Target      int             `json:"target"`
+	Constraints int             `json:"constraints"`
+	Public      int             `json:"public"`
+	Private     int             `json:"private"`
+	Domain      int             `json:"domain"`
+	GOMAXPROCS  int             `json:"gomaxprocs"`
+	SetupCached bool            `json:"setup_cached"`
+	Setup       time.Duration   `json:"setup_ns"` // compile + setup + store, on a miss
+	Synthesis   []time.Duration `json:"synthesis_ns"`
+	Quotient    []time.Duration `json:"quotient_ns"`
+	MSMA        []time.Duration `json:"msm_a_ns"`
+	MSMB1       []time.Duration `json:"msm_b1_ns"`
+	MSMB2       []time.Duration `json:"msm_b2_ns"`
+	MSMLH       []time.Duration `json:"msm_lh_ns"`
+	Prove       []time.Duration `json:"prove_ns"`
+	Proofs      int             `json:"proofs"`
+	Verified    int             `json:"verified"`
+}
+
+// MeasureOurs proves porep-synth at cfg.Target on the CPU backend: keys
+// from the cache or a development setup, the circuit exported for the gnark
+// side when asked, then one warm-up and cfg.Runs timed proofs, each
+// verified. A proof that fails verification is an error. It uses
+// GOMAXPROCS cores, as the prover does.
+func MeasureOurs(ctx context.Context, cfg OursConfig) (*OursReport, error) {
+	if cfg.Runs < 1 {
+		return nil, fmt.Errorf("measure: %d runs, want at least 1", cfg.Runs)
+	}
+	c, err := porep.New(cfg.Target, int64(cfg.Seed))
+	if err != nil {
+		return nil, fmt.Errorf("porep-synth: %w", err)
+	}
+	l := c.Layout
+	rep := &OursReport{
+		Target: cfg.Target, Constraints: l.Constraints(), Public: l.Publics(),
+		Domain: r1cs.DomainSize(l.Constraints(), l.Publics()), GOMAXPROCS: runtime.GOMAXPROCS(0),
+	}
+	pk, vk, err := ourKeys(cfg, c, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Private = pk.NbPrivate
+	be, err := cpu.New()
+	if err != nil {
+		return nil, fmt.Errorf("cpu backend: %w", err)
+	}
+	for i := 0; i <= cfg.Runs; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := proveOnce(rep, i, c, pk, vk, be, seededReader(cfg.Seed, uint64(i)+1)); err != nil {
+			return nil, fmt.Errorf("run %d: %w", i, err)
+		}
+	}
+	return rep, nil
+}
+
+// ourKeys returns cached keys, or compiles and sets up; it also writes the
+// export, which needs the compiled shape, when cfg.Export is set.
+func ourKeys(cfg OursConfig, c *porep.Circuit, rep *OursReport) (*groth16.ProvingKey, *groth16.VerifyingKey, error) {
+	start := time.Now()
+	pk, vk, cached := loadKeys(cfg.KeyDir, c, cfg.SetupSeed)
+	if cached && cfg.Export == "" {
+		rep.SetupCached = true
+		return pk, vk, nil
+	}
+	sys, err := r1cs.Compile(c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compile porep-synth: %w", err)
+	}
+	if !cached {
+		if pk, vk, err = setupKeys(cfg.KeyDir, cfg.Target, sys, cfg.SetupSeed); err != nil {
+			return nil, nil, err
+		}
+		rep.Setup = time.Since(start)
+	}
+	rep.SetupCached = cached
+	if cfg.Export != "" {
+		if err := exportFile(cfg.Export, c, sys); err != nil {
+			return nil, nil, err
+		}
+	}
+	return pk, vk, nil
+}
+
+func exportFile(path string, c *porep.Circuit, sys *r1cs.System) error {
+	asg, err := r1cs.Solve(c, r1cs.WithShape(sys))
+	if err != nil {
+		return fmt.Errorf("export: synthesis: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	err = WriteCircuit(f, sys, asg)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("export: %w", cerr)
+	}
+	return err
+}
+
+// proveOnce synthesizes, proves and verifies one proof; run 0 is the
+// warm-up, whose times are not kept.
+func proveOnce(rep *OursReport, run int, c *porep.Circuit, pk *groth16.ProvingKey, vk *groth16.VerifyingKey,
+	be groth16.Backend, rnd interface{ Read([]byte) (int, error) }) error {
+	start := time.Now()
+	asg, err := r1cs.Solve(c)
+	if err != nil {
+		return fmt.Errorf("synthesis: %w", err)
+	}
+	synth := time.Since(start)
+	public := asg.PublicInputs()
+	var tm groth16.Timings
+	proof, err := groth16.Prove(pk, asg, be, rnd, groth16.WithTimings(&tm))
+	if err != nil {
+		return err
+	}
+	rep.Proofs++
+	if err := groth16.Verify(vk, proof, public); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	rep.Verified++
+	if run == 0 {
+		return nil
+	}
+	rep.Synthesis = append(rep.Synthesis, synth)
+	rep.Quotient = append(rep.Quotient, tm.Quotient)
+	rep.MSMA, rep.MSMB1 = append(rep.MSMA, tm.MSMA), append(rep.MSMB1, tm.MSMB1)
+	rep.MSMB2, rep.MSMLH = append(rep.MSMB2, tm.MSMB2), append(rep.MSMLH, tm.MSMLH)
+	rep.Prove = append(rep.Prove, tm.Total)
+	return nil
+}
