@@ -1,0 +1,27 @@
+//go:build mage
+
+package main
+
+import (
+	"os"
+
+	"github.com/magefile/mage/sh"
+)
+
+// Prover compares cuzk's CPU prover with gnark v0.14's Groth16 on porep-synth (2^16, 2^18, 2^20): synthesis rate, prove phases, peak memory and cuzk/gnark ratios, PASS/MISS.
+//
+// CUZK_BENCH_SIZES (comma separated, 2^k or k; default 2^16,2^18,2^20) and
+// CUZK_BENCH_RUNS (timed proofs per side, default 3) choose the work. Both
+// sides run in this command with the same GOMAXPROCS. The first run pays
+// both development setups (cached afterwards): 2^20 takes several minutes
+// on 2 cores. Fails when a target is missed.
+func (Bench) Prover() error {
+	args := []string{"run", "./prover/bench/cmd/cuzk-proverbench"}
+	if s := os.Getenv("CUZK_BENCH_SIZES"); s != "" {
+		args = append(args, "-sizes", s)
+	}
+	if r := os.Getenv("CUZK_BENCH_RUNS"); r != "" {
+		args = append(args, "-runs", r)
+	}
+	return sh.RunV("go", args...)
+}
