@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -242,4 +243,21 @@ func TestRunRejectsBadOptions(t *testing.T) {
 			require.Error(t, err)
 		})
 	}
+}
+
+// TestDependencies keeps this package inside the prover's rules and gnark
+// out of cuzk's module: only the nested bench/gnark module requires it.
+func TestDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./...").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	const cuzk = "github.com/cuzk-dev/cuzk/"
+	banned := []string{cuzk + "daemon", cuzk + "ci", cuzk + "toolchain/kbuild", cuzk + "magefiles", "github.com/consensys/gnark"}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, b := range banned {
+			assert.False(t, dep == b || strings.HasPrefix(dep, b+"/"), "prover/bench must not depend on %s", dep)
+		}
+	}
+	mod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(mod), "github.com/consensys/gnark ", "gnark is required by bench/gnark only")
 }
