@@ -36,5 +36,6 @@
 // (WithShape sizes them exactly, WithBuffers reuses a previous assignment's).
 // Proving-mode cost is about one field multiplication per LC term whose
 // coefficient is not 1, so dense combinations (an expanded linear layer) cost
-// more than a fresh variable bound once and reused.
+// more than a fresh variable bound once and reused; Bind does that binding
+// with a single evaluation of the combination.
 package r1cs
