@@ -12,8 +12,9 @@
 // (k = log2 A boolean bits per level) as private witnesses, places the
 // running node among the siblings with selector products, and hashes upward.
 // Per level it costs k bit constraints, A − k − 1 selector products, 2A − 3
-// placement products and one Poseidon permutation: 3A − 4 + 3·(T·R_F + R_P),
-// that is 245 constraints for A = 2 and 425 for A = 8 (LevelConstraints). It
+// placement products and one Poseidon permutation: 3A − 4 +
+// params.Constraints(), that is 323 constraints for A = 2 and 551 for A = 8
+// (LevelConstraints). It
 // returns the computed root and the packed index, which callers bind to
 // public inputs.
 //

@@ -16,7 +16,8 @@
 // Sizing (Plan). D grows with the target, (log2 T − 7)/2 clamped to 1…10
 // (8^10 = 2^30 leaves, a 32 GiB sector's node count). Labels take about a
 // quarter of the budget, inclusion proofs the rest, and the column chain,
-// mixing widths 9, 5 and 3 (405, 300 and 243 constraints), fills what is left,
-// so that constraints plus public-input rows stay within T, a few percent
-// below it. Everything, witness included, is derived from the seed.
+// mixing widths 9, 5 and 3 (531, 395 and 321 constraints), fills what is left,
+// so that constraints plus public-input rows stay within T and, from 2^11
+// on, within a few percent of it (at 2^10 the 144 rows left after one proof
+// and comm_r hold no hash). Everything, witness included, is derived from the seed.
 package porep

@@ -35,7 +35,7 @@ func (l Layout) Publics() int { return 3 + l.Challenges }
 
 // Constraints is the exact constraint count of the circuit for l.
 func (l Layout) Constraints() int {
-	n := l.Challenges*challengeCost(l.Depth) + commRCost + fillCost(l.Fill)
+	n := l.Challenges*challengeCost(l.Depth) + commRCost() + fillCost(l.Fill)
 	if l.Labelled > 0 {
 		n += replicaCost + l.Labelled*labelCost()
 	}
@@ -47,10 +47,11 @@ func (l Layout) Rows() int { return l.Constraints() + l.Publics() }
 
 var fillWidths = [3]func() *poseidon.Params{poseidon.Width9, poseidon.Width5, poseidon.Width3}
 
-const (
-	replicaCost = 254 + 1 // replica id bits and their packing equality
-	commRCost   = 243 + 1 // Poseidon_3(comm_c, comm_r_last) and its equality
-)
+// replicaCost is the replica id's bits and their packing equality.
+const replicaCost = 254 + 1
+
+// commRCost is Poseidon_3(comm_c, comm_r_last) and its equality with comm_r.
+func commRCost() int { return poseidon.Width3().Constraints() + 1 }
 
 // challengeCost is one inclusion proof with its root and index equalities.
 func challengeCost(depth int) int {

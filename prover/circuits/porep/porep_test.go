@@ -18,10 +18,14 @@ func TestPlanFitsTarget(t *testing.T) {
 		require.NoError(t, err, "2^%d", log)
 		assert.LessOrEqual(t, l.Rows(), target, "2^%d", log)
 		fill := float64(l.Rows()) / float64(target)
-		// The smallest target has room for one proof and 347 rows of
-		// column hashes, of which a width-5 hash takes 300.
+		// The smallest column hash (width 3) takes 321 rows: 2^10 has room
+		// for one proof, comm_r and 144 rows that no hash fits, and 2^11
+		// for 618 rows, which one width-9 hash fills to within 87.
 		minFill := 0.99
-		if log == 10 {
+		switch log {
+		case 10:
+			minFill = 0.85
+		case 11:
 			minFill = 0.95
 		}
 		assert.GreaterOrEqual(t, fill, minFill, "2^%d: %+v", log, l)

@@ -24,5 +24,5 @@ func Example() {
 	}
 	_, err = r1cs.Solve(c, r1cs.WithShape(sys))
 	fmt.Println(sys.NbConstraints, err)
-	// Output: 244 <nil>
+	// Output: 322 <nil>
 }

@@ -16,59 +16,12 @@ func (p *Params) PermuteGadget(api r1cs.API, in []r1cs.LC) ([]r1cs.LC, error) {
 	if len(in) != p.T {
 		return nil, fmt.Errorf("poseidon gadget: %d input lanes, want %d", len(in), p.T)
 	}
-	defer api.Namespace("poseidon")()
-	tab := p.gadgetTables()
-	outs := make([]r1cs.Variable, len(tab.sboxIn))
-	var x r1cs.LC
-	for k := range tab.sboxIn {
-		x = expand(x[:0], &tab.sboxIn[k], in, outs)
-		outs[k] = sboxGadget(api, x)
-	}
+	g := p.permute(api, in)
 	lanes := make([]r1cs.LC, p.T)
 	for i := range lanes {
-		lanes[i] = expand(nil, &tab.out[i], in, outs)
+		lanes[i] = g.lc(nil, &g.tab.out[i])
 	}
 	return lanes, nil
-}
-
-// expand appends the linear combination of a to dst: input symbols are
-// replaced by (scaled copies of) the input lanes, S-box symbols by the
-// variables in outs.
-func expand(dst r1cs.LC, a *affine, in []r1cs.LC, outs []r1cs.Variable) r1cs.LC {
-	t := len(in)
-	if !a.c.IsZero() {
-		dst = append(dst, r1cs.Term{Var: r1cs.One, Coeff: a.c})
-	}
-	for _, st := range a.terms {
-		if st.sym >= t {
-			dst = dst.AddTerm(st.coeff, outs[st.sym-t])
-			continue
-		}
-		for _, lt := range in[st.sym] {
-			lt.Coeff.Mul(&lt.Coeff, &st.coeff)
-			dst = append(dst, lt)
-		}
-	}
-	return dst
-}
-
-// sboxGadget returns y = x^5 with three constraints:
-// x·x = x2, x2·x2 = x4, x4·x = y.
-func sboxGadget(api r1cs.API, x r1cs.LC) r1cs.Variable {
-	var v2, v4, v5 fr.Element
-	if api.Proving() {
-		v := api.Eval(x)
-		v2.Square(&v)
-		v4.Square(&v2)
-		v5.Mul(&v4, &v)
-	}
-	x2 := api.Private(v2)
-	api.Enforce(x, x, r1cs.V(x2))
-	x4 := api.Private(v4)
-	api.Enforce(r1cs.V(x2), r1cs.V(x2), r1cs.V(x4))
-	y := api.Private(v5)
-	api.Enforce(r1cs.V(x4), x, r1cs.V(y))
-	return y
 }
 
 // HashGadget is the gadget of Hash: it permutes (DomainTag(len(inputs)),
@@ -80,9 +33,126 @@ func (p *Params) HashGadget(api r1cs.API, inputs ...r1cs.LC) (r1cs.LC, error) {
 	lanes := make([]r1cs.LC, p.T)
 	lanes[0] = r1cs.Const(DomainTag(len(inputs)))
 	copy(lanes[1:], inputs)
-	out, err := p.PermuteGadget(api, lanes)
-	if err != nil {
-		return nil, err
+	g := p.permute(api, lanes)
+	return g.lc(nil, &g.tab.out[1]), nil
+}
+
+// gadget is one run of the permutation gadget: the variable and (when
+// proving) the value of every symbol, and LC buffers reused across S-boxes,
+// which Enforce allows since it does not retain its arguments.
+type gadget struct {
+	api     r1cs.API
+	tab     *tables
+	in      []r1cs.LC
+	proving bool
+	vars    []r1cs.Variable // symbols ≥ T
+	vals    []fr.Element    // all symbols, proving mode only
+	x, bx   r1cs.LC         // S-box input and its bound variable
+	v1, v2  r1cs.LC         // single-variable buffers
+	v3      r1cs.LC
+}
+
+// permute enforces the permutation of in (len(in) == p.T) and returns the
+// gadget holding its symbols.
+func (p *Params) permute(api r1cs.API, in []r1cs.LC) *gadget {
+	defer api.Namespace("poseidon")()
+	tab := p.gadgetTables()
+	g := &gadget{api: api, tab: tab, in: in, proving: api.Proving(), vars: make([]r1cs.Variable, tab.nsym)}
+	if g.proving {
+		g.vals = make([]fr.Element, tab.nsym)
+		for i, lc := range in {
+			g.vals[i] = api.Eval(lc)
+		}
 	}
-	return out[1], nil
+	for k := range tab.steps {
+		g.sbox(&tab.steps[k])
+	}
+	return g
+}
+
+// sbox enforces one S-box step: the optional binding of its input, then
+// y = x^5 with three constraints x·x = x2, x2·x2 = x4, x4·x = y.
+func (g *gadget) sbox(s *sboxStep) {
+	g.x = g.lc(g.x[:0], &s.in)
+	x, ySym := g.x, s.sym
+	var v fr.Element
+	if s.bind {
+		xv := r1cs.Bind(g.api, g.x)
+		g.vars[s.sym] = xv
+		if g.proving {
+			v = g.api.Value(xv)
+			g.vals[s.sym] = v
+		}
+		g.bx = single(g.bx, xv)
+		x, ySym = g.bx, s.sym+1
+	} else if g.proving {
+		v = g.eval(&s.in)
+	}
+	var v2, v4, v5 fr.Element
+	if g.proving {
+		v2.Square(&v)
+		v4.Square(&v2)
+		v5.Mul(&v4, &v)
+	}
+	g.v1 = single(g.v1, g.api.Private(v2))
+	g.api.Enforce(x, x, g.v1)
+	g.v2 = single(g.v2, g.api.Private(v4))
+	g.api.Enforce(g.v1, g.v1, g.v2)
+	g.v3 = single(g.v3, g.alloc(ySym, v5))
+	g.api.Enforce(g.v2, x, g.v3)
+}
+
+var montOne = fr.One()
+
+// single sets buf to the linear combination 1·v.
+func single(buf r1cs.LC, v r1cs.Variable) r1cs.LC {
+	return append(buf[:0], r1cs.Term{Var: v, Coeff: montOne})
+}
+
+// alloc allocates symbol sym's variable holding value.
+func (g *gadget) alloc(sym int, value fr.Element) r1cs.Variable {
+	v := g.api.Private(value)
+	g.vars[sym] = v
+	if g.proving {
+		g.vals[sym] = value
+	}
+	return v
+}
+
+// eval returns the value of a from the symbols' values.
+func (g *gadget) eval(a *affine) fr.Element {
+	acc := a.c
+	var t fr.Element
+	for i := range a.terms {
+		st := &a.terms[i]
+		if st.coeff == montOne {
+			acc.Add(&acc, &g.vals[st.sym])
+			continue
+		}
+		t.Mul(&st.coeff, &g.vals[st.sym])
+		acc.Add(&acc, &t)
+	}
+	return acc
+}
+
+// lc appends a as a linear combination to dst: input symbols become (scaled
+// copies of) the input lanes, other symbols their variables.
+func (g *gadget) lc(dst r1cs.LC, a *affine) r1cs.LC {
+	t := len(g.in)
+	if !a.c.IsZero() {
+		dst = append(dst, r1cs.Term{Var: r1cs.One, Coeff: a.c})
+	}
+	for _, st := range a.terms {
+		if st.sym >= t {
+			dst = append(dst, r1cs.Term{Var: g.vars[st.sym], Coeff: st.coeff})
+			continue
+		}
+		for _, lt := range g.in[st.sym] {
+			if st.coeff != montOne {
+				lt.Coeff.Mul(&lt.Coeff, &st.coeff)
+			}
+			dst = append(dst, lt)
+		}
+	}
+	return dst
 }

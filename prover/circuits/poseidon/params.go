@@ -27,8 +27,10 @@ func (p *Params) Arity() int { return p.T - 1 }
 // SBoxes is the number of S-boxes of one permutation, T·RF + RP.
 func (p *Params) SBoxes() int { return p.T*p.RF + p.RP }
 
-// Constraints is the gadget's constraint count for one permutation.
-func (p *Params) Constraints() int { return 3 * p.SBoxes() }
+// Constraints is the gadget's constraint count for one permutation: three
+// per S-box and one per S-box input after the first round, whose input is
+// bound to a variable: 4·SBoxes() − T.
+func (p *Params) Constraints() int { return 4*p.SBoxes() - p.T }
 
 // NewParams generates the instance (t, rf, rp) the way the reference
 // generate_parameters_grain.sage does for GF(p), x^5, n = 255.

@@ -2,12 +2,27 @@ package poseidon
 
 import "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
-// The gadget allocates one variable per S-box output and nothing for the
-// linear layers. Every S-box input and every output lane is an affine
-// function of the permutation's input lanes and of earlier S-box outputs,
-// with coefficients that depend on the parameters only. tables holds those
-// functions, found once per Params by running the permutation on symbols:
-// symbol i < T is input lane i, symbol T+k is the output of S-box k.
+// The gadget's linear layers cost no constraints of their own: every S-box
+// input and every output lane is an affine function of symbols, and tables
+// holds those functions, found once per Params by running the permutation on
+// symbols. Symbol i < T is input lane i; every S-box then adds a symbol for
+// its output y and, when its input is bound to a variable, one for that
+// input x just before.
+//
+// Every S-box input after the first round is bound (r1cs.Bind, one
+// constraint): the S-box uses its input twice, and solving costs a
+// multiplication per term of every use, so one evaluation of the input and
+// two one-term uses are cheaper than two evaluations. Folding every linear
+// layer would also make a partial round's input depend on all S-box outputs
+// since the last full round (T + r terms in partial round r, up to 72 for
+// Width9). Bound inputs avoid that: the T lanes are an affine function of
+// the state T rounds earlier and the S-box outputs since, and T consecutive
+// lane-0 inputs determine that state when the partial rounds are observable
+// (they are for every parameter set here), so partial input x_r is an affine
+// function of x_{r−T} … x_{r−1} and y_{r−T} … y_{r−1}: at most 2T terms
+// (2T − 1 in practice) whatever r is. The lanes entering the first full
+// round after the partial rounds are re-expressed alike. rewrite finds these
+// forms, checks each, and keeps the folded form where a check fails.
 
 // symTerm is coeff·symbol.
 type symTerm struct {
@@ -21,11 +36,22 @@ type affine struct {
 	terms []symTerm
 }
 
-// tables holds the input of every S-box in evaluation order and the final
-// state lanes.
+// sboxStep is one S-box in evaluation order: its input, and whether that
+// input is bound to a variable (symbol sym) before the S-box; the output is
+// symbol sym+1 if so, sym otherwise.
+type sboxStep struct {
+	in   affine
+	bind bool
+	sym  int
+}
+
+// tables holds the S-boxes in evaluation order, the final state lanes and
+// the number of symbols.
 type tables struct {
-	sboxIn []affine
-	out    []affine
+	steps []sboxStep
+	out   []affine
+	nsym  int
+	bound int
 }
 
 func (p *Params) gadgetTables() *tables {
@@ -39,39 +65,94 @@ type denseAffine struct {
 	v []fr.Element
 }
 
-func buildTables(p *Params) *tables {
-	nsym := p.T + p.SBoxes()
-	state := make([]denseAffine, p.T)
-	for i := range state {
-		state[i].v = make([]fr.Element, nsym)
-		state[i].v[i].SetOne()
-	}
-	tab := &tables{sboxIn: make([]affine, 0, p.SBoxes())}
-	half := p.RF / 2
-	hi := p.T // symbols in use: [0, hi)
-	for r := 0; r < p.RF+p.RP; r++ {
-		full := r < half || r >= half+p.RP
-		for i := range state {
-			state[i].c.Add(&state[i].c, &p.RoundConstants[r*p.T+i])
-			if !full && i != 0 {
-				continue
-			}
-			tab.sboxIn = append(tab.sboxIn, sparse(&state[i], hi))
-			clear(state[i].v)
-			state[i].c.SetZero()
-			state[i].v[hi].SetOne()
-			hi++
-		}
-		state = symbolicMDS(p, state, hi)
-	}
-	for i := range state {
-		tab.out = append(tab.out, sparse(&state[i], hi))
-	}
-	return tab
+// partialRec remembers a bound partial-round input: its symbols and its
+// value as a function of the unbound symbols (inputs and S-box outputs).
+type partialRec struct {
+	x, y int
+	base denseAffine
 }
 
-// symbolicMDS returns M·state over the symbols [0, hi).
-func symbolicMDS(p *Params, state []denseAffine, hi int) []denseAffine {
+type tableBuilder struct {
+	p      *Params
+	tab    *tables
+	state  []denseAffine // over inputs and S-box outputs only
+	window []partialRec  // the last T partial rounds
+}
+
+func buildTables(p *Params) *tables {
+	nsym := p.T + 2*p.SBoxes()
+	b := &tableBuilder{p: p, tab: &tables{nsym: p.T}, state: make([]denseAffine, p.T)}
+	for i := range b.state {
+		b.state[i].v = make([]fr.Element, nsym)
+		b.state[i].v[i].SetOne()
+	}
+	half := p.RF / 2
+	for r := 0; r < p.RF+p.RP; r++ {
+		full := r < half || r >= half+p.RP
+		afterPartial := p.RP > 0 && r == half+p.RP
+		for i := range b.state {
+			b.state[i].c.Add(&b.state[i].c, &p.RoundConstants[r*p.T+i])
+			switch {
+			case !full && i == 0:
+				b.addPartial()
+			case afterPartial:
+				b.addFull(i, b.rewrite(&b.state[i]), true)
+			case full:
+				b.addFull(i, sparse(&b.state[i]), r > 0)
+			}
+		}
+		b.state = symbolicMDS(p, b.state)
+	}
+	for i := range b.state {
+		b.tab.out = append(b.tab.out, sparse(&b.state[i]))
+	}
+	return b.tab
+}
+
+// addFull adds the S-box of lane i in a full round, with input form in.
+func (b *tableBuilder) addFull(i int, in affine, bind bool) {
+	y := b.addStep(in, bind)
+	b.state[i].setSymbol(y)
+}
+
+// addPartial adds the S-box of lane 0 in a partial round and remembers its
+// bound input for the rewriting of later inputs.
+func (b *tableBuilder) addPartial() {
+	in := b.rewrite(&b.state[0])
+	y := b.addStep(in, true)
+	rec := partialRec{x: y - 1, y: y, base: b.state[0].clone()}
+	b.window = append(b.window, rec)
+	if len(b.window) > b.p.T {
+		b.window = b.window[1:]
+	}
+	b.state[0].setSymbol(y)
+}
+
+// addStep appends an S-box step and returns its output symbol.
+func (b *tableBuilder) addStep(in affine, bind bool) int {
+	t := b.tab
+	t.steps = append(t.steps, sboxStep{in: in, bind: bind, sym: t.nsym})
+	if bind {
+		t.nsym++
+		t.bound++
+	}
+	t.nsym++
+	return t.nsym - 1
+}
+
+// setSymbol makes d the single symbol s.
+func (d *denseAffine) setSymbol(s int) {
+	clear(d.v)
+	d.c.SetZero()
+	d.v[s].SetOne()
+}
+
+func (d *denseAffine) clone() denseAffine {
+	return denseAffine{c: d.c, v: append([]fr.Element(nil), d.v...)}
+}
+
+// symbolicMDS returns M·state.
+func symbolicMDS(p *Params, state []denseAffine) []denseAffine {
 	next := make([]denseAffine, len(state))
 	var t fr.Element
 	for i := range next {
@@ -80,7 +161,7 @@ func symbolicMDS(p *Params, state []denseAffine, hi int) []denseAffine {
 			m := &p.MDS[i][j]
 			t.Mul(m, &state[j].c)
 			next[i].c.Add(&next[i].c, &t)
-			for s := 0; s < hi; s++ {
+			for s := range state[j].v {
 				if state[j].v[s].IsZero() {
 					continue
 				}
@@ -92,9 +173,9 @@ func symbolicMDS(p *Params, state []denseAffine, hi int) []denseAffine {
 	return next
 }
 
-func sparse(d *denseAffine, hi int) affine {
+func sparse(d *denseAffine) affine {
 	a := affine{c: d.c}
-	for s := 0; s < hi; s++ {
+	for s := range d.v {
 		if !d.v[s].IsZero() {
 			a.terms = append(a.terms, symTerm{sym: s, coeff: d.v[s]})
 		}
