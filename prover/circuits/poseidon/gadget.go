@@ -2,6 +2,7 @@ package poseidon
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -139,10 +140,12 @@ func (g *gadget) eval(a *affine) fr.Element {
 // copies of) the input lanes, other symbols their variables.
 func (g *gadget) lc(dst r1cs.LC, a *affine) r1cs.LC {
 	t := len(g.in)
+	dst = slices.Grow(dst, len(a.terms)+1)
 	if !a.c.IsZero() {
 		dst = append(dst, r1cs.Term{Var: r1cs.One, Coeff: a.c})
 	}
-	for _, st := range a.terms {
+	for i := range a.terms {
+		st := &a.terms[i]
 		if st.sym >= t {
 			dst = append(dst, r1cs.Term{Var: g.vars[st.sym], Coeff: st.coeff})
 			continue
