@@ -67,18 +67,34 @@ func boolElement(b bool) fr.Element {
 	return fr.Element{}
 }
 
+// gates enforces the bit and word operations of the gadget. It keeps the
+// linear combinations of one constraint in buffers reused by the next
+// (Enforce does not retain its arguments), so a gate allocates nothing. A
+// gates value belongs to one circuit run.
+type gates struct {
+	api     r1cs.API
+	a, b, c r1cs.LC
+}
+
 // AllocBit allocates a private bit holding value and constrains it to be
 // boolean: v·(1 − v) = 0.
 func AllocBit(api r1cs.API, value bool) Bit {
-	v := api.Private(boolElement(value))
-	api.Enforce(r1cs.V(v), r1cs.LC{{Var: r1cs.One, Coeff: one}, {Var: v, Coeff: minus1}}, nil)
+	g := gates{api: api}
+	return g.allocBit(value)
+}
+
+func (g *gates) allocBit(value bool) Bit {
+	v := g.api.Private(boolElement(value))
+	g.a = append(g.a[:0], r1cs.Term{Var: v, Coeff: one})
+	g.b = append(g.b[:0], r1cs.Term{Var: r1cs.One, Coeff: one}, r1cs.Term{Var: v, Coeff: minus1})
+	g.api.Enforce(g.a, g.b, nil)
 	return Bit{v: v, value: value}
 }
 
 // newBit allocates an output bit whose booleanity follows from the
 // constraint that defines it.
-func newBit(api r1cs.API, value bool) Bit {
-	return Bit{v: api.Private(boolElement(value)), value: value}
+func (g *gates) newBit(value bool) Bit {
+	return Bit{v: g.api.Private(boolElement(value)), value: value}
 }
 
 // sameVar reports whether a and b are the same variable (possibly negated).
@@ -87,6 +103,11 @@ func sameVar(a, b Bit) bool { return !a.constant && !b.constant && a.v == b.v }
 // Xor returns a ⊕ b: free when either is constant or both share a
 // variable, otherwise one constraint (2a)·b = a + b − c.
 func Xor(api r1cs.API, a, b Bit) Bit {
+	g := gates{api: api}
+	return g.xor(a, b)
+}
+
+func (g *gates) xor(a, b Bit) Bit {
 	switch {
 	case a.constant:
 		return condNot(b, a.value)
@@ -95,8 +116,12 @@ func Xor(api r1cs.API, a, b Bit) Bit {
 	case sameVar(a, b):
 		return ConstBit(a.neg != b.neg)
 	}
-	c := newBit(api, a.value != b.value)
-	api.Enforce(a.appendTo(nil, two), b.LC(), b.appendTo(a.LC(), one).AddTerm(minus1, c.v))
+	c := g.newBit(a.value != b.value)
+	g.a = a.appendTo(g.a[:0], two)
+	g.b = b.appendTo(g.b[:0], one)
+	g.c = b.appendTo(a.appendTo(g.c[:0], one), one)
+	g.c = append(g.c, r1cs.Term{Var: c.v, Coeff: minus1})
+	g.api.Enforce(g.a, g.b, g.c)
 	return c
 }
 
@@ -110,6 +135,11 @@ func condNot(b Bit, flip bool) Bit {
 // And returns a ∧ b: free when either is constant or both share a
 // variable, otherwise one constraint a·b = c.
 func And(api r1cs.API, a, b Bit) Bit {
+	g := gates{api: api}
+	return g.and(a, b)
+}
+
+func (g *gates) and(a, b Bit) Bit {
 	switch {
 	case a.constant:
 		if a.value {
@@ -117,21 +147,29 @@ func And(api r1cs.API, a, b Bit) Bit {
 		}
 		return ConstBit(false)
 	case b.constant:
-		return And(api, b, a)
+		return g.and(b, a)
 	case sameVar(a, b):
 		if a.neg == b.neg {
 			return a
 		}
 		return ConstBit(false)
 	}
-	c := newBit(api, a.value && b.value)
-	api.Enforce(a.LC(), b.LC(), r1cs.V(c.v))
+	c := g.newBit(a.value && b.value)
+	g.a = a.appendTo(g.a[:0], one)
+	g.b = b.appendTo(g.b[:0], one)
+	g.c = append(g.c[:0], r1cs.Term{Var: c.v, Coeff: one})
+	g.api.Enforce(g.a, g.b, g.c)
 	return c
 }
 
 // Ch returns (e ∧ f) ⊕ (¬e ∧ g) with one constraint e·(f − g) = ch − g,
 // folding constants.
 func Ch(api r1cs.API, e, f, g Bit) Bit {
+	gt := gates{api: api}
+	return gt.ch(e, f, g)
+}
+
+func (gt *gates) ch(e, f, g Bit) Bit {
 	switch {
 	case e.constant:
 		if e.value {
@@ -145,22 +183,31 @@ func Ch(api r1cs.API, e, f, g Bit) Bit {
 	if e.value {
 		value = f.value
 	}
-	ch := newBit(api, value)
-	fg := g.appendTo(f.LC(), minus1)
-	api.Enforce(e.LC(), fg, g.appendTo(r1cs.V(ch.v), minus1))
+	ch := gt.newBit(value)
+	gt.a = e.appendTo(gt.a[:0], one)
+	gt.b = g.appendTo(f.appendTo(gt.b[:0], one), minus1)
+	gt.c = g.appendTo(append(gt.c[:0], r1cs.Term{Var: ch.v, Coeff: one}), minus1)
+	gt.api.Enforce(gt.a, gt.b, gt.c)
 	return ch
 }
 
 // Maj returns the majority of a, b, c: bc = b ∧ c, then
 // a·(b + c − 2bc) = maj − bc (two constraints at most; constants fold).
 func Maj(api r1cs.API, a, b, c Bit) Bit {
+	g := gates{api: api}
+	return g.maj(a, b, c)
+}
+
+func (g *gates) maj(a, b, c Bit) Bit {
 	if a.constant && b.constant && c.constant {
 		return ConstBit(majority(a.value, b.value, c.value))
 	}
-	bc := And(api, b, c)
-	m := newBit(api, majority(a.value, b.value, c.value))
-	bxc := bc.appendTo(c.appendTo(b.LC(), one), minus2)
-	api.Enforce(a.LC(), bxc, bc.appendTo(r1cs.V(m.v), minus1))
+	bc := g.and(b, c)
+	m := g.newBit(majority(a.value, b.value, c.value))
+	g.a = a.appendTo(g.a[:0], one)
+	g.b = bc.appendTo(c.appendTo(b.appendTo(g.b[:0], one), one), minus2)
+	g.c = bc.appendTo(append(g.c[:0], r1cs.Term{Var: m.v, Coeff: one}), minus1)
+	g.api.Enforce(g.a, g.b, g.c)
 	return m
 }
 

@@ -58,9 +58,10 @@ func Sum(api r1cs.API, msg []Bit) []Bit {
 	defer api.Namespace("sha256")()
 	padded := Pad(msg)
 	state := IV()
+	g := gates{api: api}
 	for b := 0; b < len(padded); b += BlockBits {
 		pop := api.Namespace(fmt.Sprintf("block%d", b/BlockBits))
-		state = Compress(api, state, padded[b:b+BlockBits])
+		state = g.compress(state, padded[b:b+BlockBits])
 		pop()
 	}
 	out := make([]Bit, 0, 256)
@@ -73,34 +74,39 @@ func Sum(api r1cs.API, msg []Bit) []Bit {
 // Compress applies the compression function to state and one 512-bit block
 // (FIPS bit order) and returns the new chaining state.
 func Compress(api r1cs.API, state [8]Word, block []Bit) [8]Word {
+	g := gates{api: api}
+	return g.compress(state, block)
+}
+
+func (gt *gates) compress(state [8]Word, block []Bit) [8]Word {
 	var w [64]Word
 	for t := 0; t < 16; t++ {
 		w[t] = bitsToWord(block[32*t : 32*t+32])
 	}
 	for t := 16; t < 64; t++ {
-		s0 := xor3(api, w[t-15].rotr(7), w[t-15].rotr(18), w[t-15].shr(3))
-		s1 := xor3(api, w[t-2].rotr(17), w[t-2].rotr(19), w[t-2].shr(10))
-		w[t] = Add(api, 0, s1, w[t-7], s0, w[t-16])
+		s0 := gt.xor3(w[t-15].rotr(7), w[t-15].rotr(18), w[t-15].shr(3))
+		s1 := gt.xor3(w[t-2].rotr(17), w[t-2].rotr(19), w[t-2].shr(10))
+		w[t] = gt.add(0, s1, w[t-7], s0, w[t-16])
 	}
 	a, b, c, d, e, f, g, h := state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
 	for t := 0; t < 64; t++ {
-		s1 := xor3(api, e.rotr(6), e.rotr(11), e.rotr(25))
+		s1 := gt.xor3(e.rotr(6), e.rotr(11), e.rotr(25))
 		var ch Word
 		for i := range ch {
-			ch[i] = Ch(api, e[i], f[i], g[i])
+			ch[i] = gt.ch(e[i], f[i], g[i])
 		}
-		s0 := xor3(api, a.rotr(2), a.rotr(13), a.rotr(22))
+		s0 := gt.xor3(a.rotr(2), a.rotr(13), a.rotr(22))
 		var maj Word
 		for i := range maj {
-			maj[i] = Maj(api, a[i], b[i], c[i])
+			maj[i] = gt.maj(a[i], b[i], c[i])
 		}
-		newE := Add(api, roundK[t], d, h, s1, ch, w[t])
-		newA := Add(api, roundK[t], h, s1, ch, w[t], s0, maj)
+		newE := gt.add(roundK[t], d, h, s1, ch, w[t])
+		newA := gt.add(roundK[t], h, s1, ch, w[t], s0, maj)
 		h, g, f, e, d, c, b, a = g, f, e, newE, c, b, a, newA
 	}
 	final := [8]Word{a, b, c, d, e, f, g, h}
 	for i := range final {
-		final[i] = Add(api, 0, state[i], final[i])
+		final[i] = gt.add(0, state[i], final[i])
 	}
 	return final
 }

@@ -151,14 +151,16 @@ func BenchmarkSum(b *testing.B) {
 		msg := make([]byte, n)
 		b.Run(map[int]string{32: "32B", 64: "64B", 256: "256B"}[n], func(b *testing.B) {
 			c := &sumCircuit{msg: msg}
-			asg, err := r1cs.Solve(c)
+			sys, err := r1cs.Compile(c)
 			require.NoError(b, err)
+			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := r1cs.Solve(c); err != nil {
+				if _, err := r1cs.Solve(c, r1cs.WithShape(sys)); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(asg.NbConstraints), "constraints/op")
+			b.ReportMetric(float64(sys.NbConstraints), "constraints/op")
+			b.ReportMetric(float64(sys.NbConstraints)*float64(b.N)/b.Elapsed().Seconds(), "constraints/s")
 		})
 	}
 }

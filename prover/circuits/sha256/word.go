@@ -1,6 +1,7 @@
 package sha256
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -64,10 +65,10 @@ func (w Word) shr(n int) Word {
 }
 
 // xor3 returns a ⊕ b ⊕ c bitwise.
-func xor3(api r1cs.API, a, b, c Word) Word {
+func (g *gates) xor3(a, b, c Word) Word {
 	var r Word
 	for i := range r {
-		r[i] = Xor(api, Xor(api, a[i], b[i]), c[i])
+		r[i] = g.xor(g.xor(a[i], b[i]), c[i])
 	}
 	return r
 }
@@ -82,61 +83,123 @@ var pow2 = func() [40]fr.Element {
 	return p
 }()
 
+// maxTop is the largest carry position j an addition handles: sums below
+// 2^40, up to 255 words (SHA-256 adds at most 7 words and a constant).
+const maxTop = len(pow2) - 1
+
+// topScale[j][i] is 2^(i+1−j): the coefficient of a weight-2^i term in
+// 2·(sum − packed)/2^j, for the top-carry constraint of enforceTopBit.
+var topScale = func() (t [maxTop + 1][maxTop + 1]fr.Element) {
+	for j := 1; j <= maxTop; j++ {
+		var inv fr.Element
+		inv.Inverse(&pow2[j-1]) // 2^(1−j)
+		for i := 0; i <= maxTop; i++ {
+			t[j][i].Mul(&pow2[i], &inv)
+		}
+	}
+	return t
+}()
+
 // Add returns (k + Σ ws) mod 2^32. The operands are packed into one field
 // element, which is split into 32 result bits and the carries; see the
 // package documentation for the constraint count.
 func Add(api r1cs.API, k uint32, ws ...Word) Word {
+	g := gates{api: api}
+	return g.add(k, ws...)
+}
+
+func (g *gates) add(k uint32, ws ...Word) Word {
 	sum, maxSum := uint64(k), uint64(k)
-	constant := true
-	sumLC := r1cs.LC{}
-	if k != 0 {
-		sumLC = r1cs.ConstUint64(uint64(k))
-	}
 	for i := range ws {
 		sum += uint64(ws[i].Value())
 		if ws[i].IsConstant() {
 			maxSum += uint64(ws[i].Value())
 		} else {
 			maxSum += 1<<32 - 1
-			constant = false
-		}
-		for j, b := range ws[i] {
-			sumLC = b.appendTo(sumLC, pow2[j])
 		}
 	}
-	if constant {
+	if allConstant(ws) {
 		return ConstWord(uint32(sum))
 	}
 	n := max(bits.Len64(maxSum), 32)
-	out := make([]Bit, n-1)
-	packed := r1cs.LC{}
-	for i := range out {
-		out[i] = AllocBit(api, sum>>i&1 == 1)
-		packed = packed.AddTerm(pow2[i], out[i].v)
+	if n-1 > maxTop {
+		panic(fmt.Sprintf("sha256: adding %d words overflows 2^%d", len(ws), maxTop+1))
+	}
+	var w Word
+	for i := 0; i < min(n-1, 32); i++ {
+		w[i] = g.allocBit(sum>>i&1 == 1)
+	}
+	var carries [maxTop]Bit
+	for i := 32; i < n-1; i++ {
+		carries[i-32] = g.allocBit(sum>>i&1 == 1)
 	}
 	if n == 32 {
 		// No carry: allocate bit 31 too and enforce the packing equality.
-		top := AllocBit(api, sum>>31&1 == 1)
-		api.Enforce(packed.AddTerm(pow2[31], top.v), r1cs.ConstUint64(1), sumLC)
-		out = append(out, top)
-	} else {
-		enforceTopBit(api, sumLC, packed, n-1)
+		w[31] = g.allocBit(sum>>31&1 == 1)
+		g.a = packTerms(g.a[:0], w[:], pow2[:])
+		g.b = append(g.b[:0], r1cs.Term{Var: r1cs.One, Coeff: one})
+		g.c = sumTerms(g.c[:0], k, ws, pow2[:])
+		g.api.Enforce(g.a, g.b, g.c)
+		return w
 	}
-	var w Word
-	copy(w[:], out[:32])
+	g.enforceTopBit(k, ws, w[:], carries[:n-33])
 	return w
 }
 
-// enforceTopBit constrains top = (sum − packed)/2^j to be boolean; with
-// packed = Σ_{i<j} 2^i b_i over boolean b_i this forces sum = packed + 2^j·top.
-func enforceTopBit(api r1cs.API, sum, packed r1cs.LC, j int) {
-	var inv fr.Element
-	inv.Inverse(&pow2[j])
-	top := append(r1cs.LC{}, sum...).Scale(inv)
-	var negInv fr.Element
-	negInv.Neg(&inv)
-	top = append(top, append(r1cs.LC{}, packed...).Scale(negInv)...)
-	notTop := r1cs.ConstUint64(1)
-	notTop = notTop.SubLC(top)
-	api.Enforce(top, notTop, nil)
+func allConstant(ws []Word) bool {
+	for i := range ws {
+		if !ws[i].IsConstant() {
+			return false
+		}
+	}
+	return true
+}
+
+// enforceTopBit constrains top = (sum − packed)/2^j to be boolean, where
+// packed = Σ_{i<j} 2^i·b_i packs the result bits and the lower carries and
+// j = 32 + len(carries); over boolean b_i this forces
+// sum = packed + 2^j·top. It uses u = 2·top − 1 and u·u = 1, so that the
+// long combination is a single factor passed twice and solved once.
+func (g *gates) enforceTopBit(k uint32, ws []Word, low, carries []Bit) {
+	j := 32 + len(carries)
+	scale := topScale[j][:]
+	u := sumTerms(g.a[:0], k, ws, scale)
+	for i, b := range low {
+		u = b.appendTo(u, negScale(scale[i]))
+	}
+	for i, b := range carries {
+		u = b.appendTo(u, negScale(scale[32+i]))
+	}
+	g.a = append(u, r1cs.Term{Var: r1cs.One, Coeff: minus1})
+	g.c = append(g.c[:0], r1cs.Term{Var: r1cs.One, Coeff: one})
+	g.api.Enforce(g.a, g.a, g.c)
+}
+
+func negScale(s fr.Element) fr.Element {
+	s.Neg(&s)
+	return s
+}
+
+// sumTerms appends Σ_i weight[i]·(bit i of k + Σ ws) to lc.
+func sumTerms(lc r1cs.LC, k uint32, ws []Word, weight []fr.Element) r1cs.LC {
+	if k != 0 {
+		var c fr.Element
+		c.SetUint64(uint64(k))
+		c.Mul(&c, &weight[0])
+		lc = append(lc, r1cs.Term{Var: r1cs.One, Coeff: c})
+	}
+	for i := range ws {
+		for b := range ws[i] {
+			lc = ws[i][b].appendTo(lc, weight[b])
+		}
+	}
+	return lc
+}
+
+// packTerms appends Σ_i weight[i]·bits[i] to lc.
+func packTerms(lc r1cs.LC, bits []Bit, weight []fr.Element) r1cs.LC {
+	for i, b := range bits {
+		lc = b.appendTo(lc, weight[i])
+	}
+	return lc
 }
