@@ -22,6 +22,7 @@ func (p *Params) PermuteGadget(api r1cs.API, in []r1cs.LC) ([]r1cs.LC, error) {
 	for i := range lanes {
 		lanes[i] = g.lc(nil, &g.tab.out[i])
 	}
+	p.release(g)
 	return lanes, nil
 }
 
@@ -35,12 +36,16 @@ func (p *Params) HashGadget(api r1cs.API, inputs ...r1cs.LC) (r1cs.LC, error) {
 	lanes[0] = r1cs.Const(DomainTag(len(inputs)))
 	copy(lanes[1:], inputs)
 	g := p.permute(api, lanes)
-	return g.lc(nil, &g.tab.out[1]), nil
+	out := g.lc(nil, &g.tab.out[1])
+	p.release(g)
+	return out, nil
 }
 
 // gadget is one run of the permutation gadget: the variable and (when
 // proving) the value of every symbol, and LC buffers reused across S-boxes,
-// which Enforce allows since it does not retain its arguments.
+// which Enforce allows since it does not retain its arguments. Runs take
+// their gadget from the Params' pool and give it back, so a permutation
+// allocates nothing in the steady state.
 type gadget struct {
 	api     r1cs.API
 	tab     *tables
@@ -58,9 +63,12 @@ type gadget struct {
 func (p *Params) permute(api r1cs.API, in []r1cs.LC) *gadget {
 	defer api.Namespace("poseidon")()
 	tab := p.gadgetTables()
-	g := &gadget{api: api, tab: tab, in: in, proving: api.Proving(), vars: make([]r1cs.Variable, tab.nsym)}
+	g, _ := p.gadgets.Get().(*gadget)
+	if g == nil {
+		g = &gadget{vars: make([]r1cs.Variable, tab.nsym), vals: make([]fr.Element, tab.nsym)}
+	}
+	g.api, g.tab, g.in, g.proving = api, tab, in, api.Proving()
 	if g.proving {
-		g.vals = make([]fr.Element, tab.nsym)
 		for i, lc := range in {
 			g.vals[i] = api.Eval(lc)
 		}
@@ -69,6 +77,14 @@ func (p *Params) permute(api r1cs.API, in []r1cs.LC) *gadget {
 		g.sbox(&tab.steps[k])
 	}
 	return g
+}
+
+// release returns g to p's pool, dropping its references to the caller's
+// API and lanes. Its values need no clearing: every symbol is written
+// before it is read.
+func (p *Params) release(g *gadget) {
+	g.api, g.in = nil, nil
+	p.gadgets.Put(g)
 }
 
 // sbox enforces one S-box step: the optional binding of its input, then

@@ -2,6 +2,7 @@ package poseidon
 
 import (
 	"math/rand"
+	"sync"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -66,6 +67,30 @@ func TestPermuteGadgetMatchesNative(t *testing.T) {
 			assert.Equal(t, tc.p.T+tc.constraints, sys.NbPrivate)
 		})
 	}
+}
+
+// TestGadgetConcurrent runs the gadget from several goroutines, which share
+// the Params' tables and scratch pool.
+func TestGadgetConcurrent(t *testing.T) {
+	p := Width9()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(100 + w)))
+			for range 3 {
+				in := circuittest.Elements(rng, p.T)
+				want := append([]fr.Element(nil), in...)
+				p.Permute(want)
+				c := &permCircuit{p: p, in: in}
+				_, err := r1cs.Solve(c)
+				assert.NoError(t, err)
+				assert.Equal(t, want, c.out)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TestTables checks the gadget tables against the documented shape: one

@@ -19,6 +19,7 @@ type Params struct {
 
 	tablesOnce sync.Once
 	tab        *tables
+	gadgets    sync.Pool // *gadget scratch, reused across gadget runs
 }
 
 // Arity is the number of field elements Hash absorbs (T − 1).
