@@ -9,12 +9,12 @@
 // costs only the hashes on their paths.
 //
 // The inclusion gadget allocates the siblings and the leaf index digits
-// (k = log2 A boolean bits per level) as private witnesses, places the
-// running node among the siblings with selector products, and hashes upward.
-// Per level it costs k bit constraints, A − k − 1 selector products, 2A − 3
-// placement products and one Poseidon permutation: 3A − 4 +
-// params.Constraints(), that is 323 constraints for A = 2 and 551 for A = 8
-// (LevelConstraints). It
+// (k = log2 A boolean bits per level) as private witnesses, binds the running
+// node to a variable, places it among the siblings with selector products,
+// and hashes upward. Per level it costs the binding, k bit constraints,
+// A − k − 1 selector products, 2A − 3 placement products and one Poseidon
+// permutation: 3A − 3 + params.Constraints(), that is 324 constraints for
+// A = 2 and 552 for A = 8 (LevelConstraints). It
 // returns the computed root and the packed index, which callers bind to
 // public inputs.
 //

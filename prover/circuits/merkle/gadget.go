@@ -11,10 +11,11 @@ import (
 )
 
 // LevelConstraints is the gadget's cost per tree level for arity a (a power
-// of two with k = log2 a): k bit constraints, a − k − 1 selector products,
-// 2a − 3 placement products and one permutation.
+// of two with k = log2 a): the binding of the running node, k bit
+// constraints, a − k − 1 selector products, 2a − 3 placement products and
+// one permutation.
 func LevelConstraints(params *poseidon.Params) int {
-	return 3*params.Arity() - 4 + params.Constraints()
+	return 3*params.Arity() - 3 + params.Constraints()
 }
 
 // RootGadget enforces the path of proof from the leaf lc up and returns the
@@ -45,6 +46,11 @@ func RootGadget(api r1cs.API, params *poseidon.Params, leaf r1cs.LC, proof *Proo
 		for j, s := range sibs {
 			sibLC[j] = r1cs.V(api.Private(s))
 		}
+		// The node enters a − 1 placement products, each solving its
+		// factor twice, and the last slot: bound, it costs one term in
+		// each instead of its whole combination (a hash output has T + 1
+		// terms, a packed SHA-256 leaf 254).
+		cur = r1cs.V(r1cs.Bind(api, cur))
 		slots := insertGadget(api, cur, sibLC, selectors(api, digits))
 		cur, err = params.HashGadget(api, slots...)
 		pop()

@@ -72,8 +72,8 @@ func TestSparseMatchesDense(t *testing.T) {
 }
 
 func TestLevelConstraints(t *testing.T) {
-	assert.Equal(t, 323, LevelConstraints(poseidon.Width3()))
-	assert.Equal(t, 551, LevelConstraints(poseidon.Width9()))
+	assert.Equal(t, 324, LevelConstraints(poseidon.Width3()))
+	assert.Equal(t, 552, LevelConstraints(poseidon.Width9()))
 }
 
 func TestCircuit(t *testing.T) {

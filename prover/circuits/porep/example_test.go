@@ -13,5 +13,5 @@ func ExamplePlan() {
 		panic(err)
 	}
 	fmt.Printf("depth %d, %d challenges, %d rows\n", l.Depth, l.Challenges, l.Rows())
-	// Output: depth 4, 26 challenges, 65536 rows
+	// Output: depth 4, 28 challenges, 65530 rows
 }
