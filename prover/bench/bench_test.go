@@ -212,12 +212,16 @@ func TestRunAgainstGnark(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	t.Setenv(oursEnv, "1")
-	res, err := Run(context.Background(), WithSizes(porep.MinTarget), WithRuns(1), WithProcs(2),
+	res, err := Run(context.Background(), WithSizes(porep.MinTarget), WithRuns(1), WithRounds(2), WithProcs(2),
 		WithKeyDir(t.TempDir()), WithOursCommand(exe), WithGnarkModule(filepath.Join("..", "..", "bench", "gnark")))
 	require.NoError(t, err)
 	require.Len(t, res.Sizes, 1)
 	s := res.Sizes[0]
-	assert.Equal(t, 2, s.Gnark.Verified)
+	assert.Equal(t, 4, s.Gnark.Verified, "two rounds of a warm-up and one timed proof")
+	assert.Equal(t, 4, s.Ours.Verified)
+	assert.Len(t, s.Ours.Prove, 2, "samples of both rounds")
+	assert.Len(t, s.Gnark.Total, 2)
+	assert.Equal(t, 2, res.Runs)
 	assert.Equal(t, s.Ours.Constraints, s.Gnark.Constraints)
 	assert.Equal(t, s.Ours.Private, s.Gnark.Secret+s.Gnark.Internal)
 	assert.Positive(t, s.Gnark.Internal, "gnark's solver computes the multiplication outputs")
@@ -233,6 +237,7 @@ func TestRunAgainstGnark(t *testing.T) {
 func TestRunRejectsBadOptions(t *testing.T) {
 	for name, o := range map[string]Option{
 		"runs":   WithRuns(0),
+		"rounds": WithRounds(0),
 		"procs":  WithProcs(0),
 		"sizes":  WithSizes(),
 		"ours":   WithOursCommand(),

@@ -61,10 +61,12 @@ type Option func(*config) error
 type config struct {
 	sizes    []int
 	runs     int
+	rounds   int
 	procs    int
 	keyDir   string
 	ours     []string
 	gnarkDir string
+	gnarkBin string
 	log      *slog.Logger
 }
 
@@ -86,6 +88,20 @@ func WithRuns(n int) Option {
 			return fmt.Errorf("WithRuns(%d): want at least 1", n)
 		}
 		c.runs = n
+		return nil
+	}
+}
+
+// WithRounds runs each size's two sides n times, alternating (cuzk, gnark,
+// cuzk, …), and pools the samples, so that load from other work on the
+// machine falls on both sides alike (default 1). Each round has its own
+// warm-up proof.
+func WithRounds(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("WithRounds(%d): want at least 1", n)
+		}
+		c.rounds = n
 		return nil
 	}
 }
@@ -125,6 +141,12 @@ func WithGnarkModule(dir string) Option {
 	return func(c *config) error { c.gnarkDir = dir; return nil }
 }
 
+// WithGnarkBinary uses a prebuilt bench/gnark program instead of building
+// the module (for hosts without the go command or the module cache).
+func WithGnarkBinary(path string) Option {
+	return func(c *config) error { c.gnarkBin = path; return nil }
+}
+
 // WithLogger sets where progress goes (default: discarded).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
@@ -142,7 +164,7 @@ func WithLogger(l *slog.Logger) Option {
 // proofs do not all verify is an error. Run is not meant to share the
 // machine: other load skews both sides.
 func Run(ctx context.Context, opts ...Option) (*Result, error) {
-	cfg := config{sizes: DefaultSizes, runs: 3, procs: runtime.GOMAXPROCS(0), keyDir: DefaultKeyDir(),
+	cfg := config{sizes: DefaultSizes, runs: 3, rounds: 1, procs: runtime.GOMAXPROCS(0), keyDir: DefaultKeyDir(),
 		gnarkDir: "bench/gnark", log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -161,13 +183,15 @@ func Run(ctx context.Context, opts ...Option) (*Result, error) {
 		return nil, fmt.Errorf("prover bench: %w", err)
 	}
 	defer os.RemoveAll(work) // exports and the gnark binary only
-	gnarkBin := filepath.Join(work, "gnark-bench")
-	if err := buildGnark(ctx, cfg.gnarkDir, gnarkBin); err != nil {
-		return nil, err
+	if cfg.gnarkBin == "" {
+		cfg.gnarkBin = filepath.Join(work, "gnark-bench")
+		if err := buildGnark(ctx, cfg.gnarkDir, cfg.gnarkBin); err != nil {
+			return nil, err
+		}
 	}
-	res := &Result{Procs: cfg.procs, NumCPU: runtime.NumCPU(), Runs: cfg.runs}
+	res := &Result{Procs: cfg.procs, NumCPU: runtime.NumCPU(), Runs: cfg.runs * cfg.rounds}
 	for _, target := range cfg.sizes {
-		s, err := runSize(ctx, &cfg, target, work, gnarkBin)
+		s, err := runSize(ctx, &cfg, target, work)
 		if err != nil {
 			return res, fmt.Errorf("prover bench %s: %w", SizeString(target), err)
 		}
@@ -189,25 +213,58 @@ func buildGnark(ctx context.Context, dir, out string) error {
 	return nil
 }
 
-func runSize(ctx context.Context, cfg *config, target int, work, gnarkBin string) (Size, error) {
+// runSize runs cfg.rounds rounds of both sides at target and pools them.
+func runSize(ctx context.Context, cfg *config, target int, work string) (Size, error) {
+	var s Size
+	for round := range cfg.rounds {
+		r, err := runRound(ctx, cfg, target, work, round)
+		if err != nil {
+			return s, err
+		}
+		if round == 0 {
+			s = r
+			continue
+		}
+		pool(&s, r)
+	}
+	return s, checkSize(s)
+}
+
+// runRound runs cuzk's side, which exports the circuit, then gnark's side
+// on that export.
+func runRound(ctx context.Context, cfg *config, target int, work string, round int) (Size, error) {
 	export := filepath.Join(work, fmt.Sprintf("porep-synth-%d.czr1", target))
 	defer os.Remove(export) // large; the gnark side has read it by then
-	var s Size
-	s.Ours = new(OursReport)
-	cfg.log.Info("cuzk side", "constraints", target, "runs", cfg.runs, "gomaxprocs", cfg.procs)
+	s := Size{Ours: new(OursReport), Gnark: new(GnarkReport)}
+	runs := strconv.Itoa(cfg.runs)
+	cfg.log.Info("cuzk side", "constraints", target, "round", round+1, "runs", cfg.runs, "gomaxprocs", cfg.procs)
 	argv := append(append([]string(nil), cfg.ours...), "-target", strconv.Itoa(target),
-		"-runs", strconv.Itoa(cfg.runs), "-keys", cfg.keyDir, "-export", export)
+		"-runs", runs, "-keys", cfg.keyDir, "-export", export)
 	var err error
 	if s.OursRSS, err = child(ctx, cfg.procs, s.Ours, argv...); err != nil {
 		return s, fmt.Errorf("cuzk side: %w", err)
 	}
-	cfg.log.Info("gnark side", "constraints", target, "runs", cfg.runs, "gomaxprocs", cfg.procs)
-	s.Gnark = new(GnarkReport)
-	argv = []string{gnarkBin, "-in", export, "-keys", cfg.keyDir, "-runs", strconv.Itoa(cfg.runs)}
+	cfg.log.Info("gnark side", "constraints", target, "round", round+1, "runs", cfg.runs, "gomaxprocs", cfg.procs)
+	argv = []string{cfg.gnarkBin, "-in", export, "-keys", cfg.keyDir, "-runs", runs}
 	if s.GnarkRSS, err = child(ctx, cfg.procs, s.Gnark, argv...); err != nil {
 		return s, fmt.Errorf("gnark side: %w", err)
 	}
-	return s, checkSize(s)
+	return s, nil
+}
+
+// pool adds round r's samples and proof counts to s and keeps the larger
+// peak memory; setup figures stay those of the first round.
+func pool(s *Size, r Size) {
+	o, q := s.Ours, r.Ours
+	o.Synthesis, o.Quotient = append(o.Synthesis, q.Synthesis...), append(o.Quotient, q.Quotient...)
+	o.MSMA, o.MSMB1 = append(o.MSMA, q.MSMA...), append(o.MSMB1, q.MSMB1...)
+	o.MSMB2, o.MSMLH = append(o.MSMB2, q.MSMB2...), append(o.MSMLH, q.MSMLH...)
+	o.Prove = append(o.Prove, q.Prove...)
+	o.Proofs, o.Verified = o.Proofs+q.Proofs, o.Verified+q.Verified
+	g, h := s.Gnark, r.Gnark
+	g.Solve, g.Prove, g.Total = append(g.Solve, h.Solve...), append(g.Prove, h.Prove...), append(g.Total, h.Total...)
+	g.Proofs, g.Verified = g.Proofs+h.Proofs, g.Verified+h.Verified
+	s.OursRSS, s.GnarkRSS = max(s.OursRSS, r.OursRSS), max(s.GnarkRSS, r.GnarkRSS)
 }
 
 // checkSize rejects reports that disagree on the circuit or whose proofs

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	cuzk-proverbench [-sizes 2^16,2^18,2^20] [-runs 3] [-procs N] [-keys dir] [-gnark bench/gnark]
+//	cuzk-proverbench [-sizes 2^16,2^18,2^20] [-runs 3] [-rounds 1] [-procs N] [-keys dir] [-gnark bench/gnark]
 //	cuzk-proverbench ours -target N ...   (one size of cuzk's side, JSON; used by the above)
 //
 // The exit status is 1 when a run fails or a target is missed.
@@ -38,10 +38,12 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	sizes := fs.String("sizes", "2^16,2^18,2^20", "porep-synth targets, comma-separated: 2^k, k, or a count. "+
 		"A first run pays the development setup of both sides: 2^20 takes several minutes on 2 cores")
-	runs := fs.Int("runs", 3, "timed proofs per side and size, after one warm-up")
+	runs := fs.Int("runs", 3, "timed proofs per side, size and round, after one warm-up")
+	rounds := fs.Int("rounds", 1, "rounds per size, alternating the sides, samples pooled (evens out load from other work)")
 	procs := fs.Int("procs", runtime.GOMAXPROCS(0), "GOMAXPROCS of both sides")
 	keys := fs.String("keys", bench.DefaultKeyDir(), "key cache of both sides (\"\": none)")
 	gnark := fs.String("gnark", "bench/gnark", "directory of the bench/gnark module")
+	gnarkBin := fs.String("gnark-bin", "", "prebuilt bench/gnark program (default: build -gnark)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -51,8 +53,9 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	res, err := bench.Run(ctx, bench.WithSizes(sz...), bench.WithRuns(*runs), bench.WithProcs(*procs),
-		bench.WithKeyDir(*keys), bench.WithGnarkModule(*gnark), bench.WithLogger(log))
+	res, err := bench.Run(ctx, bench.WithSizes(sz...), bench.WithRuns(*runs), bench.WithRounds(*rounds),
+		bench.WithProcs(*procs), bench.WithKeyDir(*keys), bench.WithGnarkModule(*gnark),
+		bench.WithGnarkBinary(*gnarkBin), bench.WithLogger(log))
 	if res != nil && len(res.Sizes) > 0 {
 		if werr := res.WriteTable(stdout); werr != nil && err == nil {
 			err = werr
