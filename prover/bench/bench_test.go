@@ -266,3 +266,20 @@ func TestDependencies(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(mod), "github.com/consensys/gnark ", "gnark is required by bench/gnark only")
 }
+
+func TestShapeID(t *testing.T) {
+	compile := func(target int, seed int64) *r1cs.System {
+		c, err := porep.New(target, seed)
+		require.NoError(t, err)
+		sys, err := r1cs.Compile(c)
+		require.NoError(t, err)
+		return sys
+	}
+	a := compile(porep.MinTarget, 1)
+	assert.Equal(t, shapeID(a), shapeID(compile(porep.MinTarget, 2)), "the witness seed does not change the shape")
+	assert.NotEqual(t, shapeID(a), shapeID(compile(2*porep.MinTarget, 1)))
+	b := *a
+	b.C.CoeffID = append([]uint32(nil), a.C.CoeffID...)
+	b.C.CoeffID[0]++
+	assert.NotEqual(t, shapeID(a), shapeID(&b), "one coefficient changed")
+}

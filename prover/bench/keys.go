@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,14 +11,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 // DefaultKeyDir is where keys are cached unless told otherwise: the
-// directory cuzk-bench uses, with its file names, so keys made by either
-// tool serve the other.
+// directory cuzk-bench uses (the file names differ: these carry the shape).
 func DefaultKeyDir() string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -25,26 +25,44 @@ func DefaultKeyDir() string {
 	return filepath.Join(dir, "cuzk-bench", "keys")
 }
 
-// keyPaths names the key files of porep-synth at target (cuzk-bench's
-// names; the layout depends on the target alone).
-func keyPaths(dir string, target int, setupSeed uint64) (pk, vk string) {
-	base := filepath.Join(dir, fmt.Sprintf("porep-synth-%d-setup%d", target, setupSeed))
+// keyPaths names the key files of a porep-synth shape. The name carries a
+// hash of the compiled matrices, so a key made before a circuit change is
+// never taken for the new circuit, even when its counts still match.
+func keyPaths(dir string, target int, setupSeed uint64, shape string) (pk, vk string) {
+	base := filepath.Join(dir, fmt.Sprintf("porep-synth-%d-setup%d-%s", target, setupSeed, shape))
 	return base + ".pk", base + ".vk"
 }
 
-// loadKeys reads cached keys that fit c's layout; ok is false on a miss, a
-// damaged file or a key made for another layout (all replaced by the caller).
-func loadKeys(dir string, c *porep.Circuit, setupSeed uint64) (pk *groth16.ProvingKey, vk *groth16.VerifyingKey, ok bool) {
+// shapeID hashes sys's counts, coefficients and matrices (SHA-256, first
+// 12 bytes in hex).
+func shapeID(sys *r1cs.System) string {
+	h := sha256.New()
+	le := binary.LittleEndian
+	_ = binary.Write(h, le, []uint32{uint32(sys.NbPublic), uint32(sys.NbPrivate), uint32(sys.NbConstraints)}) // hash writes never fail
+	for i := range sys.Coeffs {
+		b := sys.Coeffs[i].Bytes()
+		h.Write(b[:])
+	}
+	for _, m := range []*r1cs.Matrix{&sys.A, &sys.B, &sys.C} {
+		_ = binary.Write(h, le, m.RowPtr) // hash writes never fail
+		_ = binary.Write(h, le, m.Col)
+		_ = binary.Write(h, le, m.CoeffID)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// loadKeys reads the cached keys of sys; ok is false on a miss or a damaged
+// or mismatched file (all replaced by the caller).
+func loadKeys(dir string, target int, sys *r1cs.System, setupSeed uint64) (pk *groth16.ProvingKey, vk *groth16.VerifyingKey, ok bool) {
 	if dir == "" {
 		return nil, nil, false
 	}
-	pkPath, vkPath := keyPaths(dir, c.Layout.Target, setupSeed)
+	pkPath, vkPath := keyPaths(dir, target, setupSeed, shapeID(sys))
 	pk, vk = new(groth16.ProvingKey), new(groth16.VerifyingKey)
 	if readFile(pkPath, pk) != nil || readFile(vkPath, vk) != nil {
 		return nil, nil, false
 	}
-	l := c.Layout
-	fits := pk.NbPublic == l.Publics() && pk.DomainSize == r1cs.DomainSize(l.Constraints(), l.Publics())
+	fits := pk.NbPublic == sys.NbPublic && pk.NbPrivate == sys.NbPrivate && pk.DomainSize == sys.DomainSize()
 	return pk, vk, fits
 }
 
@@ -61,7 +79,7 @@ func setupKeys(dir string, target int, sys *r1cs.System, setupSeed uint64) (*gro
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("key cache: %w", err)
 	}
-	pkPath, vkPath := keyPaths(dir, target, setupSeed)
+	pkPath, vkPath := keyPaths(dir, target, setupSeed, shapeID(sys))
 	if err := writeFileAtomic(pkPath, pk); err != nil {
 		return nil, nil, err
 	}

@@ -85,19 +85,15 @@ func MeasureOurs(ctx context.Context, cfg OursConfig) (*OursReport, error) {
 	return rep, nil
 }
 
-// ourKeys returns cached keys, or compiles and sets up; it also writes the
-// export, which needs the compiled shape, when cfg.Export is set.
+// ourKeys compiles c (the key cache is keyed by the shape), returns the
+// cached keys or runs the setup, and writes the export when cfg.Export is set.
 func ourKeys(cfg OursConfig, c *porep.Circuit, rep *OursReport) (*groth16.ProvingKey, *groth16.VerifyingKey, error) {
 	start := time.Now()
-	pk, vk, cached := loadKeys(cfg.KeyDir, c, cfg.SetupSeed)
-	if cached && cfg.Export == "" {
-		rep.SetupCached = true
-		return pk, vk, nil
-	}
 	sys, err := r1cs.Compile(c)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile porep-synth: %w", err)
 	}
+	pk, vk, cached := loadKeys(cfg.KeyDir, cfg.Target, sys, cfg.SetupSeed)
 	if !cached {
 		if pk, vk, err = setupKeys(cfg.KeyDir, cfg.Target, sys, cfg.SetupSeed); err != nil {
 			return nil, nil, err
