@@ -20,12 +20,13 @@ import (
 	"os/signal"
 	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/cuzk-dev/cuzk/prover/bench"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == "ours" {
 		os.Exit(bench.OursMain(ctx, os.Args[2:], os.Stdout, os.Stderr))
