@@ -11,8 +11,9 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/r1cs/r1cstest"
 )
 
-// bindCircuit binds 3x + 5y + 7 and squares the bound variable, either
-// through Bind or through the plain sequence Bind stands for.
+// bindCircuit binds 3x + 5y + 7, squares the bound variable and multiplies
+// the square by x + 1, either through Bind and Product or through the plain
+// sequences they stand for.
 type bindCircuit struct {
 	x, y  uint64
 	plain bool
@@ -29,9 +30,19 @@ func (c bindCircuit) Define(api r1cs.API) error {
 	} else {
 		v = r1cs.Bind(api, lc)
 	}
-	vv := api.Value(v)
-	sq := api.Private(*new(fr.Element).Square(&vv))
-	api.Enforce(r1cs.V(v), r1cs.V(v), r1cs.V(sq))
+	bv := r1cs.V(v)
+	x1 := r1cs.V(x).AddLC(r1cs.ConstUint64(1))
+	if c.plain {
+		vv := api.Value(v)
+		sq := api.Private(*new(fr.Element).Square(&vv))
+		api.Enforce(bv, bv, r1cs.V(sq))
+		sqv, xv := api.Value(sq), api.Eval(x1)
+		p := api.Private(*new(fr.Element).Mul(&sqv, &xv))
+		api.Enforce(r1cs.V(sq), x1, r1cs.V(p))
+	} else {
+		sq := r1cs.Product(api, bv, bv)
+		r1cs.Product(api, r1cs.V(sq), x1)
+	}
 	return nil
 }
 
@@ -42,7 +53,7 @@ type viaWrapper struct{ inner r1cs.Circuit }
 
 func (c viaWrapper) Define(api r1cs.API) error { return c.inner.Define(wrapped{api}) }
 
-func TestBindEqualsPlainSequence(t *testing.T) {
+func TestBindAndProductEqualPlainSequences(t *testing.T) {
 	for _, xy := range [][2]uint64{{0, 0}, {2, 9}, {1 << 40, 3}} {
 		bound, plain := bindCircuit{x: xy[0], y: xy[1]}, bindCircuit{x: xy[0], y: xy[1], plain: true}
 		sysB, err := r1cs.Compile(bound)
@@ -50,7 +61,7 @@ func TestBindEqualsPlainSequence(t *testing.T) {
 		sysP, err := r1cs.Compile(plain)
 		require.NoError(t, err)
 		assert.Equal(t, sysP, sysB, "same constraint rows")
-		assert.Equal(t, 2, sysB.NbConstraints)
+		assert.Equal(t, 3, sysB.NbConstraints)
 
 		want, err := r1cs.Solve(plain, r1cs.WithShape(sysP))
 		require.NoError(t, err)
@@ -60,8 +71,11 @@ func TestBindEqualsPlainSequence(t *testing.T) {
 			assert.Equal(t, want, got)
 			require.NoError(t, r1cstest.CheckAgainstMatrices(sysB, got))
 		}
-		var exp fr.Element
+		var exp, sq, p fr.Element
 		exp.SetUint64(3*xy[0] + 5*xy[1] + 7)
-		assert.True(t, want.Private[2].Equal(&exp), "bound value")
+		sq.Square(&exp)
+		p.SetUint64(xy[0] + 1)
+		p.Mul(&p, &sq)
+		assert.Equal(t, []fr.Element{fr.NewElement(xy[0]), fr.NewElement(xy[1]), exp, sq, p}, want.Private)
 	}
 }

@@ -37,5 +37,7 @@
 // Proving-mode cost is about one field multiplication per LC term whose
 // coefficient is not 1, so dense combinations (an expanded linear layer) cost
 // more than a fresh variable bound once and reused; Bind does that binding
-// with a single evaluation of the combination.
+// with a single evaluation of the combination. Bind and Product allocate a
+// constraint's output variable in one step, without computing the value
+// in the circuit and checking it again in the solver.
 package r1cs
