@@ -72,18 +72,6 @@ func allocBit(api r1cs.API, value bool) r1cs.Variable {
 	return v
 }
 
-// mul allocates and returns the product a·b.
-func mul(api r1cs.API, a, b r1cs.LC) r1cs.Variable {
-	var e fr.Element
-	if api.Proving() {
-		va, vb := api.Eval(a), api.Eval(b)
-		e.Mul(&va, &vb)
-	}
-	v := api.Private(e)
-	api.Enforce(a, b, r1cs.V(v))
-	return v
-}
-
 // selectors returns s_j = [index = j] for j < 2^len(digits), digits least
 // significant first. Splitting each selector q on a new digit d costs the
 // product q·d, except the last, which follows from Σ q·d = d:
@@ -100,7 +88,7 @@ func selectors(api r1cs.API, digits []r1cs.Variable) []r1cs.LC {
 			case m == 0:
 				r = r1cs.V(d)
 			case j < n-1:
-				r = r1cs.V(mul(api, q, r1cs.V(d)))
+				r = r1cs.V(r1cs.Product(api, q, r1cs.V(d)))
 				rest = rest.Sub(r[0].Var)
 			default:
 				r = rest
@@ -128,13 +116,13 @@ func insertGadget(api r1cs.API, cur r1cs.LC, sibs, sel []r1cs.LC) []r1cs.LC {
 	for j := 0; j < a-1; j++ {
 		base := sibs[max(j-1, 0)]
 		slot := append(r1cs.LC{}, base...)
-		slot = slot.Add(mul(api, sel[j], append(append(r1cs.LC{}, cur...), negate(base)...)))
+		slot = slot.Add(r1cs.Product(api, sel[j], append(append(r1cs.LC{}, cur...), negate(base)...)))
 		if j > 0 {
 			var lt r1cs.LC
 			for _, s := range sel[j+1:] {
 				lt = lt.AddLC(s)
 			}
-			slot = slot.Add(mul(api, lt, append(append(r1cs.LC{}, sibs[j]...), negate(base)...)))
+			slot = slot.Add(r1cs.Product(api, lt, append(append(r1cs.LC{}, sibs[j]...), negate(base)...)))
 		}
 		slots[j] = slot
 		last = last.SubLC(slot)

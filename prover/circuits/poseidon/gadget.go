@@ -41,21 +41,19 @@ func (p *Params) HashGadget(api r1cs.API, inputs ...r1cs.LC) (r1cs.LC, error) {
 	return out, nil
 }
 
-// gadget is one run of the permutation gadget: the variable and (when
-// proving) the value of every symbol, and LC buffers reused across S-boxes,
-// which Enforce allows since it does not retain its arguments. Runs take
-// their gadget from the Params' pool and give it back, so a permutation
-// allocates nothing in the steady state.
+// gadget is one run of the permutation gadget: the variable of every
+// symbol, and LC buffers reused across S-boxes, which Enforce allows since
+// it does not retain its arguments. Values never pass through the gadget:
+// r1cs.Bind and r1cs.Product compute each variable from its constraint.
+// Runs take their gadget from the Params' pool and give it back, so a
+// permutation allocates nothing in the steady state.
 type gadget struct {
-	api     r1cs.API
-	tab     *tables
-	in      []r1cs.LC
-	proving bool
-	vars    []r1cs.Variable // symbols ≥ T
-	vals    []fr.Element    // all symbols, proving mode only
-	x, bx   r1cs.LC         // S-box input and its bound variable
-	v1, v2  r1cs.LC         // single-variable buffers
-	v3      r1cs.LC
+	api    r1cs.API
+	tab    *tables
+	in     []r1cs.LC
+	vars   []r1cs.Variable // symbols ≥ T
+	x, bx  r1cs.LC         // S-box input and its bound variable
+	v1, v2 r1cs.LC         // single-variable buffers
 }
 
 // permute enforces the permutation of in (len(in) == p.T) and returns the
@@ -65,14 +63,9 @@ func (p *Params) permute(api r1cs.API, in []r1cs.LC) *gadget {
 	tab := p.gadgetTables()
 	g, _ := p.gadgets.Get().(*gadget)
 	if g == nil {
-		g = &gadget{vars: make([]r1cs.Variable, tab.nsym), vals: make([]fr.Element, tab.nsym)}
+		g = &gadget{vars: make([]r1cs.Variable, tab.nsym)}
 	}
-	g.api, g.tab, g.in, g.proving = api, tab, in, api.Proving()
-	if g.proving {
-		for i, lc := range in {
-			g.vals[i] = api.Eval(lc)
-		}
-	}
+	g.api, g.tab, g.in = api, tab, in
 	for k := range tab.steps {
 		g.sbox(&tab.steps[k])
 	}
@@ -80,7 +73,7 @@ func (p *Params) permute(api r1cs.API, in []r1cs.LC) *gadget {
 }
 
 // release returns g to p's pool, dropping its references to the caller's
-// API and lanes. Its values need no clearing: every symbol is written
+// API and lanes. Its variables need no clearing: every symbol is written
 // before it is read.
 func (p *Params) release(g *gadget) {
 	g.api, g.in = nil, nil
@@ -92,31 +85,15 @@ func (p *Params) release(g *gadget) {
 func (g *gadget) sbox(s *sboxStep) {
 	g.x = g.lc(g.x[:0], &s.in)
 	x, ySym := g.x, s.sym
-	var v fr.Element
 	if s.bind {
 		xv := r1cs.Bind(g.api, g.x)
 		g.vars[s.sym] = xv
-		if g.proving {
-			v = g.api.Value(xv)
-			g.vals[s.sym] = v
-		}
 		g.bx = single(g.bx, xv)
 		x, ySym = g.bx, s.sym+1
-	} else if g.proving {
-		v = g.eval(&s.in)
 	}
-	var v2, v4, v5 fr.Element
-	if g.proving {
-		v2.Square(&v)
-		v4.Square(&v2)
-		v5.Mul(&v4, &v)
-	}
-	g.v1 = single(g.v1, g.api.Private(v2))
-	g.api.Enforce(x, x, g.v1)
-	g.v2 = single(g.v2, g.api.Private(v4))
-	g.api.Enforce(g.v1, g.v1, g.v2)
-	g.v3 = single(g.v3, g.alloc(ySym, v5))
-	g.api.Enforce(g.v2, x, g.v3)
+	g.v1 = single(g.v1, r1cs.Product(g.api, x, x))
+	g.v2 = single(g.v2, r1cs.Product(g.api, g.v1, g.v1))
+	g.vars[ySym] = r1cs.Product(g.api, g.v2, x)
 }
 
 var montOne = fr.One()
@@ -124,32 +101,6 @@ var montOne = fr.One()
 // single sets buf to the linear combination 1·v.
 func single(buf r1cs.LC, v r1cs.Variable) r1cs.LC {
 	return append(buf[:0], r1cs.Term{Var: v, Coeff: montOne})
-}
-
-// alloc allocates symbol sym's variable holding value.
-func (g *gadget) alloc(sym int, value fr.Element) r1cs.Variable {
-	v := g.api.Private(value)
-	g.vars[sym] = v
-	if g.proving {
-		g.vals[sym] = value
-	}
-	return v
-}
-
-// eval returns the value of a from the symbols' values.
-func (g *gadget) eval(a *affine) fr.Element {
-	acc := a.c
-	var t fr.Element
-	for i := range a.terms {
-		st := &a.terms[i]
-		if st.coeff == montOne {
-			acc.Add(&acc, &g.vals[st.sym])
-			continue
-		}
-		t.Mul(&st.coeff, &g.vals[st.sym])
-		acc.Add(&acc, &t)
-	}
-	return acc
 }
 
 // lc appends a as a linear combination to dst: input symbols become (scaled

@@ -154,12 +154,9 @@ func (g *gates) and(a, b Bit) Bit {
 		}
 		return ConstBit(false)
 	}
-	c := g.newBit(a.value && b.value)
 	g.a = a.appendTo(g.a[:0], one)
 	g.b = b.appendTo(g.b[:0], one)
-	g.c = append(g.c[:0], r1cs.Term{Var: c.v, Coeff: one})
-	g.api.Enforce(g.a, g.b, g.c)
-	return c
+	return Bit{v: r1cs.Product(g.api, g.a, g.b), value: a.value && b.value}
 }
 
 // Ch returns (e ∧ f) ⊕ (¬e ∧ g) with one constraint e·(f − g) = ch − g,
