@@ -106,6 +106,17 @@ func single(buf r1cs.LC, v r1cs.Variable) r1cs.LC {
 // lc appends a as a linear combination to dst: input symbols become (scaled
 // copies of) the input lanes, other symbols their variables.
 func (g *gadget) lc(dst r1cs.LC, a *affine) r1cs.LC {
+	if a.tmpl != nil {
+		start := len(dst)
+		dst = append(dst, a.tmpl...)
+		if !a.c.IsZero() {
+			start++ // the constant's One stays
+		}
+		for i := start; i < len(dst); i++ {
+			dst[i].Var = g.vars[dst[i].Var]
+		}
+		return dst
+	}
 	t := len(g.in)
 	dst = slices.Grow(dst, len(a.terms)+1)
 	if !a.c.IsZero() {

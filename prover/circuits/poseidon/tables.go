@@ -1,6 +1,10 @@
 package poseidon
 
-import "github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+import (
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
 
 // The gadget's linear layers cost no constraints of their own: every S-box
 // input and every output lane is an affine function of symbols, and tables
@@ -30,10 +34,29 @@ type symTerm struct {
 	coeff fr.Element
 }
 
-// affine is c + Σ coeff·symbol with nonzero coefficients only.
+// affine is c + Σ coeff·symbol with nonzero coefficients only. When no
+// input symbol occurs, tmpl holds it as a linear combination whose Var
+// fields carry the symbols (the constant, if any, first as 1·One): the gadget
+// copies it and replaces the symbols by their variables.
 type affine struct {
 	c     fr.Element
 	terms []symTerm
+	tmpl  r1cs.LC
+}
+
+// setTemplate fills a.tmpl unless a uses an input symbol (< t).
+func (a *affine) setTemplate(t int) {
+	lc := make(r1cs.LC, 0, len(a.terms)+1)
+	if !a.c.IsZero() {
+		lc = append(lc, r1cs.Term{Var: r1cs.One, Coeff: a.c})
+	}
+	for _, st := range a.terms {
+		if st.sym < t {
+			return
+		}
+		lc = append(lc, r1cs.Term{Var: r1cs.Variable(st.sym), Coeff: st.coeff})
+	}
+	a.tmpl = lc
 }
 
 // sboxStep is one S-box in evaluation order: its input, and whether that
@@ -105,6 +128,10 @@ func buildTables(p *Params) *tables {
 	}
 	for i := range b.state {
 		b.tab.out = append(b.tab.out, sparse(&b.state[i]))
+		b.tab.out[i].setTemplate(p.T)
+	}
+	for k := range b.tab.steps {
+		b.tab.steps[k].in.setTemplate(p.T)
 	}
 	return b.tab
 }
