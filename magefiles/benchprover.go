@@ -10,9 +10,10 @@ import (
 
 // Prover compares cuzk's CPU prover with gnark v0.14's Groth16 on porep-synth (2^16, 2^18, 2^20): synthesis rate, prove phases, peak memory and cuzk/gnark ratios, PASS/MISS.
 //
-// CUZK_BENCH_SIZES (comma separated, 2^k or k; default 2^16,2^18,2^20) and
-// CUZK_BENCH_RUNS (timed proofs per side, default 3) choose the work. Both
-// sides run in this command with the same GOMAXPROCS. The first run pays
+// CUZK_BENCH_SIZES (comma separated, 2^k or k; default 2^16,2^18,2^20),
+// CUZK_BENCH_RUNS (timed proofs per side, default 3) and CUZK_BENCH_ROUNDS
+// (alternations of the sides, samples pooled; use 3 on a shared machine)
+// choose the work. Both sides run in this command with the same GOMAXPROCS. The first run pays
 // both development setups (cached afterwards): 2^20 takes several minutes
 // on 2 cores. Fails when a target is missed.
 func (Bench) Prover() error {
@@ -22,6 +23,9 @@ func (Bench) Prover() error {
 	}
 	if r := os.Getenv("CUZK_BENCH_RUNS"); r != "" {
 		args = append(args, "-runs", r)
+	}
+	if r := os.Getenv("CUZK_BENCH_ROUNDS"); r != "" {
+		args = append(args, "-rounds", r)
 	}
 	return sh.RunV("go", args...)
 }
