@@ -59,6 +59,9 @@ const (
 	EnvTiming    = "CUZK_TIMING"    // 1: per-phase proof timings
 )
 
+// EnvBenchPrefix starts the variables that steer benchmarks (CUZK_BENCH_SIZES…).
+const EnvBenchPrefix = "CUZK_BENCH_"
+
 // operational lists CUZK_* variables that are read elsewhere and are not pins.
 var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming}
 
@@ -133,13 +136,13 @@ func applyEnv(v *viper.Viper, env map[string]string) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if !strings.HasPrefix(name, "CUZK_") || contains(operational, name) {
+		if !strings.HasPrefix(name, "CUZK_") || contains(operational, name) || strings.HasPrefix(name, EnvBenchPrefix) {
 			continue
 		}
 		key, ok := byEnv[name]
 		if !ok {
-			return fmt.Errorf("load pins: unknown variable %s (pins: %s; others: %s)",
-				name, strings.Join(sortedKeys(byEnv), ", "), strings.Join(operational, ", "))
+			return fmt.Errorf("load pins: unknown variable %s (pins: %s; others: %s, %s*)",
+				name, strings.Join(sortedKeys(byEnv), ", "), strings.Join(operational, ", "), EnvBenchPrefix)
 		}
 		val := env[name]
 		if reflect.TypeOf(v.Get(key)).Kind() == reflect.Slice {

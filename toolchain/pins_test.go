@@ -28,7 +28,7 @@ func TestDefaultPins(t *testing.T) {
 }
 
 func TestEnvironmentOverrides(t *testing.T) {
-	p, err := toolchain.Load([]string{"CUZK_ARCHS=sm_90", "CUZK_PTX=", "CUZK_CUDA_NVCC=/opt/nvcc", "CUZK_CACHE=/x", "PATH=/bin"})
+	p, err := toolchain.Load([]string{"CUZK_ARCHS=sm_90", "CUZK_PTX=", "CUZK_CUDA_NVCC=/opt/nvcc", "CUZK_CACHE=/x", "CUZK_BENCH_SIZES=2^16", "PATH=/bin"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"sm_90"}, p.Archs)
 	assert.Empty(t, p.PTX)
