@@ -19,7 +19,7 @@ type Bench mg.Namespace
 
 // Build compares the kernel engine with ninja on the committed tree: nvcc runs and wall time per scripted edit, plus no-op timings.
 //
-// KBUILD_BENCH_ARCHS (comma separated, default sm_90) sets the archs; every
+// CUZK_BENCH_ARCHS (comma separated, default sm_90) sets the archs; every
 // arch multiplies the compile time. Fails when a check misses.
 func (Bench) Build(ctx context.Context) error {
 	pins, err := toolchain.LoadEnv()
@@ -27,7 +27,7 @@ func (Bench) Build(ctx context.Context) error {
 		return err
 	}
 	opts := []buildbench.Option{buildbench.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil)))}
-	if a := os.Getenv("KBUILD_BENCH_ARCHS"); a != "" {
+	if a := os.Getenv("CUZK_BENCH_ARCHS"); a != "" {
 		opts = append(opts, buildbench.WithArchs(strings.Split(a, ",")...))
 	}
 	res, err := buildbench.Measure(ctx, ".", pins, 5, opts...)
