@@ -276,10 +276,10 @@ func TestShapeID(t *testing.T) {
 		return sys
 	}
 	a := compile(porep.MinTarget, 1)
-	assert.Equal(t, shapeID(a), shapeID(compile(porep.MinTarget, 2)), "the witness seed does not change the shape")
-	assert.NotEqual(t, shapeID(a), shapeID(compile(2*porep.MinTarget, 1)))
+	assert.Equal(t, ShapeID(a), ShapeID(compile(porep.MinTarget, 2)), "the witness seed does not change the shape")
+	assert.NotEqual(t, ShapeID(a), ShapeID(compile(2*porep.MinTarget, 1)))
 	b := *a
 	b.C.CoeffID = append([]uint32(nil), a.C.CoeffID...)
 	b.C.CoeffID[0]++
-	assert.NotEqual(t, shapeID(a), shapeID(&b), "one coefficient changed")
+	assert.NotEqual(t, ShapeID(a), ShapeID(&b), "one coefficient changed")
 }

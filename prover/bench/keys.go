@@ -33,9 +33,9 @@ func keyPaths(dir string, target int, setupSeed uint64, shape string) (pk, vk st
 	return base + ".pk", base + ".vk"
 }
 
-// shapeID hashes sys's counts, coefficients and matrices (SHA-256, first
+// ShapeID hashes sys's counts, coefficients and matrices (SHA-256, first
 // 12 bytes in hex).
-func shapeID(sys *r1cs.System) string {
+func ShapeID(sys *r1cs.System) string {
 	h := sha256.New()
 	le := binary.LittleEndian
 	_ = binary.Write(h, le, []uint32{uint32(sys.NbPublic), uint32(sys.NbPrivate), uint32(sys.NbConstraints)}) // hash writes never fail
@@ -57,7 +57,7 @@ func loadKeys(dir string, target int, sys *r1cs.System, setupSeed uint64) (pk *g
 	if dir == "" {
 		return nil, nil, false
 	}
-	pkPath, vkPath := keyPaths(dir, target, setupSeed, shapeID(sys))
+	pkPath, vkPath := keyPaths(dir, target, setupSeed, ShapeID(sys))
 	pk, vk = new(groth16.ProvingKey), new(groth16.VerifyingKey)
 	if readFile(pkPath, pk) != nil || readFile(vkPath, vk) != nil {
 		return nil, nil, false
@@ -79,7 +79,7 @@ func setupKeys(dir string, target int, sys *r1cs.System, setupSeed uint64) (*gro
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("key cache: %w", err)
 	}
-	pkPath, vkPath := keyPaths(dir, target, setupSeed, shapeID(sys))
+	pkPath, vkPath := keyPaths(dir, target, setupSeed, ShapeID(sys))
 	if err := writeFileAtomic(pkPath, pk); err != nil {
 		return nil, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/prover/bench"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -37,8 +38,8 @@ func defaultKeyDir() string {
 // keyPaths names the key files of porep-synth at target with a setup seed.
 // The layout is a function of the target alone, so the circuit seed (which
 // only changes the witness) is not part of the name.
-func keyPaths(dir string, target int, setupSeed uint64) (pk, vk string) {
-	base := filepath.Join(dir, fmt.Sprintf("porep-synth-%d-setup%d", target, setupSeed))
+func keyPaths(dir string, target int, setupSeed uint64, shape string) (pk, vk string) {
+	base := filepath.Join(dir, fmt.Sprintf("porep-synth-%d-setup%d-%s", target, setupSeed, shape))
 	return base + ".pk", base + ".vk"
 }
 
@@ -47,8 +48,16 @@ func keyPaths(dir string, target int, setupSeed uint64) (pk, vk string) {
 // written to dir for the next run. An empty dir disables the cache.
 func devKeys(dir string, c *porep.Circuit, setupSeed uint64) (*groth16.ProvingKey, *groth16.VerifyingKey, keyInfo, error) {
 	var info keyInfo
+	start := time.Now()
+	sys, err := r1cs.Compile(c)
+	if err != nil {
+		return nil, nil, info, fmt.Errorf("compile porep-synth %s: %w", sizeString(c.Layout.Target), err)
+	}
+	info.compile = time.Since(start)
 	if dir != "" {
-		info.pkPath, info.vkPath = keyPaths(dir, c.Layout.Target, setupSeed)
+		// The name carries the compiled shape's hash: a key made before a
+		// circuit change is never taken for the new circuit.
+		info.pkPath, info.vkPath = keyPaths(dir, c.Layout.Target, setupSeed, bench.ShapeID(sys))
 		start := time.Now()
 		pk, vk, err := readKeys(info.pkPath, info.vkPath)
 		switch {
@@ -62,12 +71,6 @@ func devKeys(dir string, c *porep.Circuit, setupSeed uint64) (*groth16.ProvingKe
 			info.replaced = err.Error() // damaged: replaced below, like a miss
 		}
 	}
-	start := time.Now()
-	sys, err := r1cs.Compile(c)
-	if err != nil {
-		return nil, nil, info, fmt.Errorf("compile porep-synth %s: %w", sizeString(c.Layout.Target), err)
-	}
-	info.compile = time.Since(start)
 	start = time.Now()
 	pk, vk, err := groth16.Setup(sys, seededReader(setupSeed, 0)) // development only
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/prover/bench"
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -53,14 +54,15 @@ func TestProveCPU(t *testing.T) {
 	}
 	assert.Contains(t, out, "cpu: 3 of 3 proofs verified")
 	assert.NotContains(t, out, "gpu")
-	pk, vk := keyPaths(keys, 1<<10, 1)
-	assert.FileExists(t, pk)
-	assert.FileExists(t, vk)
+	pks, err := filepath.Glob(filepath.Join(keys, "porep-synth-1024-setup1-*.pk"))
+	require.NoError(t, err)
+	require.Len(t, pks, 1, "one key pair, named by size, setup seed and shape")
+	assert.FileExists(t, strings.TrimSuffix(pks[0], ".pk")+".vk")
 
 	// The second run loads the cached keys instead of running the setup.
 	code, out, _ = runCmd(t, args...)
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "keys: loaded "+pk)
+	assert.Contains(t, out, "keys: loaded "+pks[0])
 	assert.NotContains(t, out, "development setup")
 	assert.Contains(t, out, "cpu: 3 of 3 proofs verified")
 }
@@ -176,7 +178,9 @@ func TestDamagedKeyIsReplaced(t *testing.T) {
 	dir := t.TempDir()
 	c, err := porep.New(1<<10, 1)
 	require.NoError(t, err)
-	pkPath, _ := keyPaths(dir, 1<<10, 5)
+	sys, err := r1cs.Compile(c)
+	require.NoError(t, err)
+	pkPath, _ := keyPaths(dir, 1<<10, 5, bench.ShapeID(sys))
 	require.NoError(t, os.WriteFile(pkPath, []byte("not a key"), 0o644))
 	_, _, info, err := devKeys(dir, c, 5)
 	require.NoError(t, err)
