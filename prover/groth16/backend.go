@@ -9,11 +9,12 @@ import (
 // gnark-crypto, prover/gpu with CUDA. Results must be exact (a GPU proof equals
 // the CPU proof byte for byte).
 //
-// Prove calls QuotientH first and then MSMG1 (three times: A, B₁, and L‖H in
-// one call) and MSMG2 concurrently, so implementations must be safe for
-// concurrent use or serialize internally. Bases slices come from a
-// ProvingKey and stay unchanged for the key's lifetime, so an implementation
-// may keep them resident, keyed by their address and length. Scalars are
+// Prove calls QuotientH first, then MSMG1 three times concurrently (L‖H in
+// one call, A, B₁), then, once those have returned, MSMG2 alone, so
+// implementations must be safe for concurrent use or serialize internally.
+// Bases slices come from a ProvingKey and stay unchanged for the key's
+// lifetime, so an implementation may keep them resident, keyed by their
+// address and length. Scalars are
 // fr.Elements in Montgomery form, as gnark-crypto stores them.
 type Backend interface {
 	// QuotientH returns the n coefficients of h = (a·b − c)/Z, lowest degree
