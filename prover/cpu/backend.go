@@ -141,8 +141,8 @@ func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls123
 // so the one that finishes last (often the one over L‖H, twice the others'
 // length) is not left on part of the machine. Measured at 2^14 constraints
 // on 2 cores: 0.43–0.50 s per proof, against 0.51–0.56 s with half the cores
-// per G1 MSM (gnark's split); at 2^16 and 2^18, one core per G1 MSM was
-// slower still (docs/perf.md, "Prover (CPU)"). The G2 MSM, about three times
+// per G1 MSM (gnark's split), and at 2^16 1.14–1.20 s against 1.43–1.60 s
+// (docs/perf.md, "Prover (CPU)"). The G2 MSM, about three times
 // as costly per point, gets twice the cores on small machines, as in gnark
 // v0.14's prover (backend/groth16/bls12-381/prove.go).
 func (b *Backend) g1Tasks() int { return b.nbTasks }
