@@ -107,6 +107,9 @@ func (e *Engine) buildUnit(ctx context.Context, u Unit) (Result, int) {
 	_, data, err := e.store.Get(u.ID)
 	if err == nil {
 		r := Result{Unit: u, Status: Hit, Fatbin: data[fatbinOutput]}
+		if err := e.noteBuilt(u); err != nil {
+			return Result{Unit: u, Status: Failed, Err: err}, 0
+		}
 		if !e.verify {
 			return r, 0
 		}
@@ -123,10 +126,22 @@ func (e *Engine) buildUnit(ctx context.Context, u Unit) (Result, int) {
 	if _, err := e.store.Put(u.ID, map[string][]byte{fatbinOutput: b}, u.Lines); err != nil {
 		return Result{Unit: u, Status: Failed, Err: err}, 1
 	}
-	if err := e.store.SetRef(e.refName(u), u.ID); err != nil {
+	if err := e.noteBuilt(u); err != nil {
 		return Result{Unit: u, Status: Failed, Err: err}, 1
 	}
 	return Result{Unit: u, Status: Built, Why: why, Fatbin: b, Duration: time.Since(start)}, 1
+}
+
+// noteBuilt records u's action as this tree's last build of the unit, the
+// baseline the next miss is explained against. A hit counts too: after
+// A → B → A (a revert, served from the cache), a change to C is explained
+// against A, not B. The ref is only rewritten when it moves, so a no-op
+// build writes nothing.
+func (e *Engine) noteBuilt(u Unit) error {
+	if prev, err := e.store.Ref(e.refName(u)); err == nil && prev == u.ID {
+		return nil
+	}
+	return e.store.SetRef(e.refName(u), u.ID)
 }
 
 // verifyHit recompiles a cache hit and fails the unit if nvcc's bytes differ

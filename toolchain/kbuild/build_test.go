@@ -61,6 +61,24 @@ func TestHeaderEditRebuildsExactlyItsDependentsAndRevertIsAHit(t *testing.T) {
 	}
 }
 
+func TestWhyAfterRevertComparesAgainstTheRevertedState(t *testing.T) {
+	f := newFixture(t)
+	f.mustBuild() // state A
+	const src = "cuda/kernels/c.cu"
+	orig := f.edit(src) // state B: c rebuilt
+	f.mustBuild()
+	f.write(src, orig) // back to A: every unit a hit
+	require.Equal(t, 3, f.mustBuild().Hits)
+	f.nvccRuns()
+
+	const hdr = "cuda/include/fx/bc.cuh"
+	f.edit(hdr) // state C = A plus a header edit: the why names the header only
+	rep := f.mustBuild()
+	assert.ElementsMatch(t, []string{"b", "c"}, names(rep, kbuild.Built))
+	assert.Equal(t, hdr+" changed", whyOf(rep, "c"), "explained against A (the last build, a hit), not B")
+	assert.Equal(t, 2, f.nvccRuns())
+}
+
 func TestTouchWithoutChangeRebuildsNothing(t *testing.T) {
 	f := newFixture(t)
 	f.mustBuild()
