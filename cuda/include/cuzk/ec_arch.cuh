@@ -2,25 +2,25 @@
 //
 // The field, curve and MSM headers are written once and compiled two ways:
 // by nvcc for the device (the fatbins cuzk ships), and by a plain C++
-// compiler for the host, where the PTX carry-chain instructions below are
-// emulated with an explicit carry flag and the CUDA built-ins used by the
-// MSM kernels (thread indices, atomics) are replaced by sequential stand-ins.
-// The host build runs the exact instruction sequence of the device code, so
-// the arithmetic can be checked without a GPU.
+// compiler for the host, where ptx.cuh emulates the carry-chain
+// instructions and the CUDA built-ins used by the MSM kernels (thread
+// indices, atomics) are replaced by sequential stand-ins below. The host
+// build runs the exact instruction sequence of the device code, so the
+// arithmetic can be checked without a GPU.
 #ifndef CUZK_EC_ARCH_CUH
 #define CUZK_EC_ARCH_CUH
 
 #include <stdint.h>
 
+#include "cuzk/ptx.cuh"
+
 #if defined(__CUDACC__)
-#define CUZK_HD __device__ __forceinline__
 // CUZK_CALL marks a function compiled once per kernel and called, not
 // inlined: a point addition or Fp2 product inlined at every use makes the
 // units many times larger and slower to compile for little speed.
 #define CUZK_CALL __device__ __noinline__
 #define CUZK_KERNEL extern "C" __global__
 #else
-#define CUZK_HD inline
 #define CUZK_CALL inline
 #define CUZK_KERNEL inline
 #define __restrict__
@@ -29,50 +29,6 @@
 
 namespace cuzk {
 namespace ec {
-
-#if defined(__CUDACC__)
-// Each primitive is one PTX integer instruction; "cc" variants read and/or
-// write the condition-code carry flag (PTX ISA, "Extended-Precision Integer
-// Arithmetic Instructions"). They are volatile so that the compiler keeps
-// their relative order, which is what carries the flag from one to the next.
-#define CUZK_ASM2(op)                                                        \
-  uint32_t r;                                                                \
-  asm volatile(op " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));                \
-  return r
-#define CUZK_ASM3(op)                                                        \
-  uint32_t r;                                                                \
-  asm volatile(op " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));    \
-  return r
-
-__device__ __forceinline__ uint32_t add_cc(uint32_t a, uint32_t b) { CUZK_ASM2("add.cc.u32"); }
-__device__ __forceinline__ uint32_t addc_cc(uint32_t a, uint32_t b) { CUZK_ASM2("addc.cc.u32"); }
-__device__ __forceinline__ uint32_t addc(uint32_t a, uint32_t b) { CUZK_ASM2("addc.u32"); }
-__device__ __forceinline__ uint32_t sub_cc(uint32_t a, uint32_t b) { CUZK_ASM2("sub.cc.u32"); }
-__device__ __forceinline__ uint32_t subc_cc(uint32_t a, uint32_t b) { CUZK_ASM2("subc.cc.u32"); }
-__device__ __forceinline__ uint32_t subc(uint32_t a, uint32_t b) { CUZK_ASM2("subc.u32"); }
-__device__ __forceinline__ uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { CUZK_ASM3("mad.lo.cc.u32"); }
-__device__ __forceinline__ uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { CUZK_ASM3("madc.lo.cc.u32"); }
-__device__ __forceinline__ uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { CUZK_ASM3("mad.hi.cc.u32"); }
-__device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { CUZK_ASM3("madc.hi.cc.u32"); }
-#undef CUZK_ASM2
-#undef CUZK_ASM3
-#else
-// Host emulation: the flag the PTX instructions share lives in one
-// thread-local variable, set and consumed in the same order.
-inline thread_local uint32_t carry_flag;
-
-inline uint32_t set_cf(uint64_t s) { carry_flag = (uint32_t)(s >> 32) & 1; return (uint32_t)s; }
-inline uint32_t add_cc(uint32_t a, uint32_t b) { return set_cf((uint64_t)a + b); }
-inline uint32_t addc_cc(uint32_t a, uint32_t b) { return set_cf((uint64_t)a + b + carry_flag); }
-inline uint32_t addc(uint32_t a, uint32_t b) { return a + b + carry_flag; }
-inline uint32_t sub_cc(uint32_t a, uint32_t b) { return set_cf((uint64_t)a - b); }
-inline uint32_t subc_cc(uint32_t a, uint32_t b) { return set_cf((uint64_t)a - b - carry_flag); }
-inline uint32_t subc(uint32_t a, uint32_t b) { return a - b - carry_flag; }
-inline uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((uint64_t)(a * b) + c); }
-inline uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((uint64_t)(a * b) + c + carry_flag); }
-inline uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((((uint64_t)a * b) >> 32) + c); }
-inline uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return set_cf((((uint64_t)a * b) >> 32) + c + carry_flag); }
-#endif
 
 // load16 reads *p (16-byte aligned, a multiple of 16 bytes) with 16-byte
 // read-only loads instead of one load per 32-bit limb.

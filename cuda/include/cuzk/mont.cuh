@@ -86,33 +86,78 @@ CUZK_HD MontField<P> reduce_once(const uint32_t (&t)[P::N]) {
   return r;
 }
 
-// mul_row adds x·y into t[0..N] (t[N] == 0 on entry), as two carry chains:
-// the low product halves into t_j, then the high halves into t_(j+1).
-template <class P>
-CUZK_HD void mul_row(uint32_t (&t)[P::N + 1], const uint32_t (&x)[P::N], uint32_t y) {
-  constexpr int N = P::N;
-  t[0] = ptx::mad_lo_cc(x[0], y, t[0]);
+// The multiplication keeps its running sum t as two N-limb arrays, ev and
+// od, with t = ev + 2^32·od: ev collects the products of the even-indexed
+// limbs (x_0, x_2, …) and od those of the odd-indexed ones, so in each array
+// the low and high halves of one product land on adjacent limbs. Every
+// product then becomes one madc.lo.cc/madc.hi.cc pair on one carry chain,
+// which ptxas (sm_70 and later) turns into a single IMAD.WIDE.U32.X; a row
+// costs N such instructions instead of a multiply plus a carry add per
+// half. (Measured on sm_90 SASS: 12-limb multiplication 301 IMAD + 57 IADD3
+// against 600 + 585 for 32×32+32+32-bit products in 64-bit words.)
+
+// prod_pairs sets acc[j], acc[j+1] to the low and high halves of x[j]·y for
+// even j < N (x is read at stride 2).
+template <int N>
+CUZK_HD void prod_pairs(uint32_t (&acc)[N], const uint32_t* x, uint32_t y) {
 #pragma unroll
-  for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(x[j], y, t[j]);
-  t[N] = ptx::addc(t[N], 0);
-  t[1] = ptx::mad_hi_cc(x[0], y, t[1]);
-#pragma unroll
-  for (int j = 1; j < N - 1; j++) t[j + 1] = ptx::madc_hi_cc(x[j], y, t[j + 1]);
-  t[N] = ptx::madc_hi(x[N - 1], y, t[N]);
+  for (int j = 0; j < N; j += 2) {
+    acc[j] = ptx::mul_lo(x[j], y);
+    acc[j + 1] = ptx::mul_hi(x[j], y);
+  }
 }
 
-// mod_row adds m·p into t[0..N] the same way, p's limbs as immediates.
+// mad_pairs adds Σ x[j]·y·2^(32j) (even j) into acc on one carry chain and
+// leaves the chain's carry out in the flag.
+template <int N>
+CUZK_HD void mad_pairs(uint32_t (&acc)[N], const uint32_t* x, uint32_t y) {
+  acc[0] = ptx::mad_lo_cc(x[0], y, acc[0]);
+  acc[1] = ptx::madc_hi_cc(x[0], y, acc[1]);
+#pragma unroll
+  for (int j = 2; j < N; j += 2) {
+    acc[j] = ptx::madc_lo_cc(x[j], y, acc[j]);
+    acc[j + 1] = ptx::madc_hi_cc(x[j], y, acc[j + 1]);
+  }
+}
+
+// mad_pairs_shift2 sets acc = acc/2^64 + Σ x[j]·y·2^(32j) (even j), taking
+// the carry flag in at limb 0; the sum fits (see operator*), so the top limb
+// has no carry out.
+template <int N>
+CUZK_HD void mad_pairs_shift2(uint32_t (&acc)[N], const uint32_t* x, uint32_t y) {
+#pragma unroll
+  for (int j = 0; j < N - 2; j += 2) {
+    acc[j] = ptx::madc_lo_cc(x[j], y, acc[j + 2]);
+    acc[j + 1] = ptx::madc_hi_cc(x[j], y, acc[j + 3]);
+  }
+  acc[N - 2] = ptx::madc_lo_cc(x[N - 2], y, 0);
+  acc[N - 1] = ptx::madc_hi(x[N - 2], y, 0);
+}
+
+// row is one row of the multiplication: t += x·y, then t += m·p with
+// m = t_0·inv so that the low word cancels. Between rows the running value
+// is t = lo + 2^32·hi in the caller's arrays; after a row lo_0 is 0, and the
+// division by 2^32 is done by swapping roles: the next row is called with
+// (hi, lo), reading the old lo shifted down by two limbs into its hi (and
+// lo_1 folded into the new lo_0). first marks row 0, where t = 0 and the
+// arrays' contents are ignored.
 template <class P>
-CUZK_HD void mod_row(uint32_t (&t)[P::N + 1], uint32_t m) {
+CUZK_HD void row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)[P::N],
+                 const uint32_t (&p)[P::N], uint32_t y, bool first) {
   constexpr int N = P::N;
-  t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
-#pragma unroll
-  for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(m, P::mod(j), t[j]);
-  t[N] = ptx::addc(t[N], 0);
-  t[1] = ptx::mad_hi_cc(m, P::mod(0), t[1]);
-#pragma unroll
-  for (int j = 1; j < N - 1; j++) t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
-  t[N] = ptx::madc_hi(m, P::mod(N - 1), t[N]);
+  if (first) {
+    prod_pairs<N>(hi, x + 1, y);
+    prod_pairs<N>(lo, x, y);
+  } else {
+    lo[0] = ptx::add_cc(lo[0], hi[1]);
+    mad_pairs_shift2<N>(hi, x + 1, y);
+    mad_pairs<N>(lo, x, y);
+    hi[N - 1] = ptx::addc(hi[N - 1], 0);
+  }
+  const uint32_t m = lo[0] * P::inv;
+  mad_pairs<N>(hi, p + 1, m);
+  mad_pairs<N>(lo, p, m);
+  hi[N - 1] = ptx::addc(hi[N - 1], 0);
 }
 
 }  // namespace mont
@@ -161,28 +206,32 @@ CUZK_HD MontField<P> operator-(const MontField<P>& a) {
 
 // operator* is CIOS Montgomery multiplication, a·b·R^(−1) mod p (Koç, Acar,
 // Kaliski, "Analyzing and Comparing Montgomery Multiplication Algorithms",
-// IEEE Micro 1996): for each limb b_i, t += a·b_i, then t += m·p with
-// m = t_0·inv so that the low limb cancels, then t >>= 32. With a, b < p and
-// p < 2^(32N − 1), t < 2p at the start of every row, so t[N] is 0 there and
-// t + a·b_i + m·p < 2^33·p < 2^(32(N+1)): N + 1 words never overflow, and
-// the result needs one conditional subtraction.
+// IEEE Micro 1996), with the running sum split into even and odd products
+// (mont::row). For each limb b_i: t += a·b_i, then t += m·p with
+// m = t_0·inv so that the low limb cancels, then t /= 2^32. With a, b < p
+// and p < 2^(32N − 1), t < 2p at the start of every row, so
+// t + a·b_i + m·p < 2p + 2^33·p < 2^(32(N+1)): hi's top limb (weight
+// 2^(32N)) never carries out, which is why its chains may drop the flag;
+// every partial sum is below the row's total. The result t < 2p needs one
+// conditional subtraction.
 template <class P>
 CUZK_HD MontField<P> operator*(const MontField<P>& a, const MontField<P>& b) {
   constexpr int N = P::N;
-  uint32_t t[N + 1];
+  uint32_t p[N];
 #pragma unroll
-  for (int j = 0; j <= N; j++) t[j] = 0;
+  for (int j = 0; j < N; j++) p[j] = P::mod(j);
+  uint32_t ev[N], od[N];
 #pragma unroll
-  for (int i = 0; i < N; i++) {
-    mont::mul_row<P>(t, a.v, b.v[i]);
-    mont::mod_row<P>(t, t[0] * P::inv);
-#pragma unroll
-    for (int j = 0; j < N; j++) t[j] = t[j + 1];  // t[0] is 0 after mod_row
-    t[N] = 0;
+  for (int i = 0; i < N; i += 2) {
+    mont::row<P>(ev, od, a.v, p, b.v[i], i == 0);
+    mont::row<P>(od, ev, a.v, p, b.v[i + 1], false);
   }
+  // t = od + 2^32·ev with od_0 = 0, so t/2^32 = ev + od/2^32.
   uint32_t r[N];
+  r[0] = ptx::add_cc(ev[0], od[1]);
 #pragma unroll
-  for (int j = 0; j < N; j++) r[j] = t[j];
+  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(ev[j], od[j + 1]);
+  r[N - 1] = ptx::addc(ev[N - 1], 0);
   return mont::reduce_once<P>(r);
 }
 

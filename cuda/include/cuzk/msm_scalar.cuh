@@ -3,32 +3,14 @@
 #ifndef CUZK_MSM_SCALAR_CUH
 #define CUZK_MSM_SCALAR_CUH
 
-#include "cuzk/fp.cuh"
+#include "cuzk/ec_arch.cuh"
+#include "cuzk/fr.cuh"
 
 namespace cuzk {
 namespace ec {
 
-// FrParams: BLS12-381 scalar field,
-// r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001
-// (draft-irtf-cfrg-pairing-friendly-curves; gnark-crypto ecc/bls12-381/fr),
-// in gnark's Montgomery form with R = 2^256. inv = −r^(−1) mod 2^32 =
-// 0xffffffff because r ≡ 1 (mod 2^32); one = 2^256 mod r.
-struct FrParams {
-  static constexpr int N = 8;
-  static constexpr uint32_t inv = 0xffffffffu;
-  CUZK_HD static constexpr uint32_t mod(int i) {
-    constexpr uint32_t r[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
-                               0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
-    return r[i];
-  }
-  CUZK_HD static constexpr uint32_t one(int i) {
-    constexpr uint32_t r[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa,
-                               0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
-    return r[i];
-  }
-};
-
-using Fr = MontField<FrParams>;
+// MSM scalars are gnark-crypto fr.Elements: cuzk::Fr (fr.cuh).
+using cuzk::Fr;
 
 // window_bits returns bits [pos, pos+c) of the 256-bit little-endian s
 // (c ≤ 31); bits past 255 read as zero.

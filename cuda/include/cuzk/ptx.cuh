@@ -17,14 +17,11 @@
 #include <stdint.h>
 
 // CUZK_HD marks functions compiled for the device (and, without nvcc, for
-// the host). The token sequences match cuzk/ec_arch.cuh so both may be
-// included in one unit.
-#ifndef CUZK_HD
+// the host).
 #if defined(__CUDACC__)
 #define CUZK_HD __device__ __forceinline__
 #else
 #define CUZK_HD inline
-#endif
 #endif
 
 namespace cuzk {
@@ -40,6 +37,10 @@ namespace ptx {
   asm volatile(op " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); \
   return r
 
+// lo(a*b) and hi(a*b); no flag. Adjacent lo/hi pairs of one product fuse
+// into one wide multiply.
+__device__ __forceinline__ uint32_t mul_lo(uint32_t a, uint32_t b) { CUZK_PTX2("mul.lo.u32"); }
+__device__ __forceinline__ uint32_t mul_hi(uint32_t a, uint32_t b) { CUZK_PTX2("mul.hi.u32"); }
 // a + b, carry out.
 __device__ __forceinline__ uint32_t add_cc(uint32_t a, uint32_t b) { CUZK_PTX2("add.cc.u32"); }
 // a + b + carry in, carry out.
@@ -72,6 +73,8 @@ inline uint32_t set_carry(uint64_t s) {
   carry = (uint32_t)(s >> 32) & 1;
   return (uint32_t)s;
 }
+inline uint32_t mul_lo(uint32_t a, uint32_t b) { return a * b; }
+inline uint32_t mul_hi(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b) >> 32); }
 inline uint32_t add_cc(uint32_t a, uint32_t b) { return set_carry((uint64_t)a + b); }
 inline uint32_t addc_cc(uint32_t a, uint32_t b) { return set_carry((uint64_t)a + b + carry); }
 inline uint32_t addc(uint32_t a, uint32_t b) { return a + b + carry; }
