@@ -1,0 +1,135 @@
+package devkeys
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// Info says where a key pair came from and what it cost.
+type Info struct {
+	Cached         bool          // read from the cache directory
+	PKPath, VKPath string        // the cache files; "" when caching is off
+	PKSize, VKSize int64         // their sizes in bytes (0 when caching is off)
+	Load           time.Duration // reading the files (hit)
+	Setup, Store   time.Duration // development setup and writing the files (miss)
+	Replaced       string        // why a cached file was not used; "" when none was there
+}
+
+// Dir is the default cache directory, under the user's cache directory
+// (the temporary directory when there is none). It is the directory the
+// benchmarks have always used, so existing caches still hit.
+func Dir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir() // no home or XDG directory: still cache per machine
+	}
+	return filepath.Join(dir, "cuzk-bench", "keys")
+}
+
+// Get returns development keys for sys (name labels the circuit in the file
+// names, e.g. "porep-synth-1024"; seed seeds the setup trapdoor through
+// Rand(seed, 0)). With dir set it loads them from dir when a file for this
+// name, seed and shape is there and fits sys, and otherwise runs the setup
+// and writes them to dir; with dir "" it always runs the setup.
+//
+// Get is safe to call concurrently, from any number of processes: files are
+// renamed into place whole, and two processes that miss at once each write
+// the same deterministic keys. The keys are NOT for production (see the
+// package comment).
+func Get(dir, name string, sys *r1cs.System, seed uint64) (*groth16.ProvingKey, *groth16.VerifyingKey, Info, error) {
+	var info Info
+	if name == "" || strings.ContainsAny(name, `/\`) {
+		return nil, nil, info, fmt.Errorf("dev keys: bad circuit name %q", name)
+	}
+	if dir != "" {
+		info.PKPath, info.VKPath = paths(dir, name, seed, ShapeID(sys))
+		start := time.Now()
+		pk, vk, err := load(info.PKPath, info.VKPath, sys)
+		switch {
+		case err == nil:
+			info.Cached, info.Load = true, time.Since(start)
+			info.PKSize, info.VKSize = fileSize(info.PKPath), fileSize(info.VKPath)
+			return pk, vk, info, nil
+		case !errors.Is(err, os.ErrNotExist):
+			info.Replaced = err.Error() // damaged or mismatched: replaced below, like a miss
+		}
+	}
+	start := time.Now()
+	pk, vk, err := groth16.Setup(sys, Rand(seed, 0)) // development only
+	if err != nil {
+		return nil, nil, info, fmt.Errorf("dev keys: setup %s: %w", name, err)
+	}
+	info.Setup = time.Since(start)
+	if dir == "" {
+		return pk, vk, info, nil
+	}
+	start = time.Now()
+	if err := store(dir, info.PKPath, info.VKPath, pk, vk); err != nil {
+		return nil, nil, info, err
+	}
+	info.Store = time.Since(start)
+	info.PKSize, info.VKSize = fileSize(info.PKPath), fileSize(info.VKPath)
+	return pk, vk, info, nil
+}
+
+// ShapeID hashes sys's counts, coefficients and matrices (SHA-256, first
+// 12 bytes in hex): equal for two compilations of one circuit whatever the
+// witness, different when any constraint changes.
+func ShapeID(sys *r1cs.System) string {
+	h := sha256.New()
+	le := binary.LittleEndian
+	_ = binary.Write(h, le, []uint32{uint32(sys.NbPublic), uint32(sys.NbPrivate), uint32(sys.NbConstraints)}) // hash writes never fail
+	for i := range sys.Coeffs {
+		b := sys.Coeffs[i].Bytes()
+		h.Write(b[:])
+	}
+	for _, m := range []*r1cs.Matrix{&sys.A, &sys.B, &sys.C} {
+		_ = binary.Write(h, le, m.RowPtr) // hash writes never fail
+		_ = binary.Write(h, le, m.Col)
+		_ = binary.Write(h, le, m.CoeffID)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// Rand is a deterministic byte stream (ChaCha8) for (seed, stream): stream 0
+// is the setup trapdoor of Get; callers take the other streams for proof
+// blinding, so equal arguments give equal r and s on every backend. Each
+// call returns a new, independent reader; a reader is not safe for
+// concurrent use.
+func Rand(seed, stream uint64) io.Reader {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[0:], seed)
+	binary.LittleEndian.PutUint64(key[8:], stream)
+	copy(key[16:], "cuzk-bench rand") // unchanged since the first cached keys: they stay reproducible
+	return rand.NewChaCha8(key)
+}
+
+// paths names the key files of one circuit, seed and shape.
+func paths(dir, name string, seed uint64, shape string) (pk, vk string) {
+	base := filepath.Join(dir, fmt.Sprintf("%s-setup%d-%s", name, seed, shape))
+	return base + ".pk", base + ".vk"
+}
+
+// fits reports whether a key pair was made for sys's counts and domain.
+func fits(pk *groth16.ProvingKey, vk *groth16.VerifyingKey, sys *r1cs.System) error {
+	if pk.NbPublic != sys.NbPublic || pk.NbPrivate != sys.NbPrivate || pk.DomainSize != sys.DomainSize() {
+		return fmt.Errorf("proving key has %d public, %d private, domain %d; circuit has %d, %d, %d",
+			pk.NbPublic, pk.NbPrivate, pk.DomainSize, sys.NbPublic, sys.NbPrivate, sys.DomainSize())
+	}
+	if len(vk.G1.IC) != sys.NbPublic {
+		return fmt.Errorf("verifying key has %d IC points, circuit has %d public", len(vk.G1.IC), sys.NbPublic)
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package devkeys
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// load reads a key pair and checks it against sys. The error matches
+// os.ErrNotExist when a file is absent; any other error means a damaged or
+// mismatched file.
+func load(pkPath, vkPath string, sys *r1cs.System) (*groth16.ProvingKey, *groth16.VerifyingKey, error) {
+	pk, vk := new(groth16.ProvingKey), new(groth16.VerifyingKey)
+	if err := readFile(pkPath, pk); err != nil {
+		return nil, nil, err
+	}
+	if err := readFile(vkPath, vk); err != nil {
+		return nil, nil, err
+	}
+	if err := fits(pk, vk, sys); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", pkPath, err)
+	}
+	return pk, vk, nil
+}
+
+func readFile(path string, dst io.ReaderFrom) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close() // read-only: Close has nothing to report
+	if _, err := dst.ReadFrom(f); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// store writes both keys into dir, creating it when needed.
+func store(dir, pkPath, vkPath string, pk *groth16.ProvingKey, vk *groth16.VerifyingKey) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("dev keys: %w", err)
+	}
+	if err := writeFileAtomic(pkPath, pk); err != nil {
+		return err
+	}
+	return writeFileAtomic(vkPath, vk)
+}
+
+// writeFileAtomic writes src to a temporary file beside path and renames it
+// into place, so a concurrent or interrupted run never reads half a file.
+func writeFileAtomic(path string, src io.WriterTo) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = src.WriteTo(f)
+	err = errors.Join(err, f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name()) // best effort: the write error is the one to report
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0 // only reported, never relied on
+	}
+	return st.Size()
+}
