@@ -108,6 +108,9 @@ func TestTableAndTargets(t *testing.T) {
 	assert.Regexp(t, `900 \(100 \+ 800\)`, line("private wires"))
 	assert.Contains(t, line("cuzk peak RSS"), "300 MiB")
 	assert.Contains(t, line("setup cuzk / gnark"), "cached / 2.00 s")
+	assert.Regexp(t, `at once:\s+2\.0 ms`, line("cuzk MSM A   G1"))
+	assert.Regexp(t, `after them, alone\s+4\.0 ms`, line("cuzk MSM B   G2"), "the G2 MSM runs after the G1 MSMs")
+	assert.Less(t, strings.Index(out, "cuzk MSM L‖H G1"), strings.Index(out, "cuzk MSM B   G2"), "G1 group first")
 
 	err := res.Err()
 	require.Error(t, err)
@@ -265,21 +268,4 @@ func TestDependencies(t *testing.T) {
 	mod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
 	require.NoError(t, err)
 	assert.NotContains(t, string(mod), "github.com/consensys/gnark ", "gnark is required by bench/gnark only")
-}
-
-func TestShapeID(t *testing.T) {
-	compile := func(target int, seed int64) *r1cs.System {
-		c, err := porep.New(target, seed)
-		require.NoError(t, err)
-		sys, err := r1cs.Compile(c)
-		require.NoError(t, err)
-		return sys
-	}
-	a := compile(porep.MinTarget, 1)
-	assert.Equal(t, ShapeID(a), ShapeID(compile(porep.MinTarget, 2)), "the witness seed does not change the shape")
-	assert.NotEqual(t, ShapeID(a), ShapeID(compile(2*porep.MinTarget, 1)))
-	b := *a
-	b.C.CoeffID = append([]uint32(nil), a.C.CoeffID...)
-	b.C.CoeffID[0]++
-	assert.NotEqual(t, ShapeID(a), ShapeID(&b), "one coefficient changed")
 }

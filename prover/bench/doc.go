@@ -22,10 +22,10 @@
 // native gnark circuit's; cuzk's synthesis computes every wire. The
 // comparison of synthesis + prove is therefore conservative for cuzk.
 //
-// Keys are cached on disk on both sides, each named by a hash of the
-// circuit's shape (so a circuit change never reuses a stale key), so a
-// second run skips both setups. The development setup is NOT for
-// production.
+// Keys are cached on disk on both sides (cuzk's through prover/groth16/
+// devkeys, shared with cuzk-bench), each named by a hash of the circuit's
+// shape (so a circuit change never reuses a stale key), so a second run
+// skips both setups. The development setup is NOT for production.
 //
 // gnark sizes its MSM task split by runtime.NumCPU, not GOMAXPROCS; with
 // fewer procs than CPUs it oversubscribes them, so compare at procs = CPUs.

@@ -10,6 +10,7 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -25,8 +26,9 @@ type OursConfig struct {
 
 // OursReport is what cuzk's side measured for one size. Durations are in
 // nanoseconds in JSON. Per run: Synthesis is r1cs.Solve (witness and a, b,
-// c); the rest is groth16.Prove's own Timings, where the four MSMs run
-// concurrently, so their walls overlap and do not add up to Prove.
+// c); the rest is groth16.Prove's own Timings: the three G1 MSMs (A, B1,
+// L‖H) run at once, so their walls overlap, and the G2 MSM (B2) runs after
+// them, alone; the MSM walls therefore do not add up to Prove.
 type OursReport struct {
 	Target      int             `json:"target"`
 	Constraints int             `json:"constraints"`
@@ -78,7 +80,7 @@ func MeasureOurs(ctx context.Context, cfg OursConfig) (*OursReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(rep, i, c, pk, vk, be, seededReader(cfg.Seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(rep, i, c, pk, vk, be, devkeys.Rand(cfg.Seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -86,21 +88,22 @@ func MeasureOurs(ctx context.Context, cfg OursConfig) (*OursReport, error) {
 }
 
 // ourKeys compiles c (the key cache is keyed by the shape), returns the
-// cached keys or runs the setup, and writes the export when cfg.Export is set.
+// development keys from devkeys (the files cuzk-bench uses too), and writes
+// the export when cfg.Export is set.
 func ourKeys(cfg OursConfig, c *porep.Circuit, rep *OursReport) (*groth16.ProvingKey, *groth16.VerifyingKey, error) {
 	start := time.Now()
 	sys, err := r1cs.Compile(c)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile porep-synth: %w", err)
 	}
-	pk, vk, cached := loadKeys(cfg.KeyDir, cfg.Target, sys, cfg.SetupSeed)
-	if !cached {
-		if pk, vk, err = setupKeys(cfg.KeyDir, cfg.Target, sys, cfg.SetupSeed); err != nil {
-			return nil, nil, err
-		}
+	pk, vk, info, err := devkeys.Get(cfg.KeyDir, fmt.Sprintf("porep-synth-%d", cfg.Target), sys, cfg.SetupSeed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !info.Cached {
 		rep.Setup = time.Since(start)
 	}
-	rep.SetupCached = cached
+	rep.SetupCached = info.Cached
 	if cfg.Export != "" {
 		if err := exportFile(cfg.Export, c, sys); err != nil {
 			return nil, nil, err

@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
 )
 
 // DefaultSizes are the porep-synth targets the comparison runs by default.
@@ -117,7 +119,7 @@ func WithProcs(n int) Option {
 	}
 }
 
-// WithKeyDir sets the key cache of both sides ("": no cache; default DefaultKeyDir).
+// WithKeyDir sets the key cache of both sides ("": no cache; default devkeys.Dir).
 func WithKeyDir(dir string) Option {
 	return func(c *config) error { c.keyDir = dir; return nil }
 }
@@ -164,7 +166,7 @@ func WithLogger(l *slog.Logger) Option {
 // proofs do not all verify is an error. Run is not meant to share the
 // machine: other load skews both sides.
 func Run(ctx context.Context, opts ...Option) (*Result, error) {
-	cfg := config{sizes: DefaultSizes, runs: 3, rounds: 1, procs: runtime.GOMAXPROCS(0), keyDir: DefaultKeyDir(),
+	cfg := config{sizes: DefaultSizes, runs: 3, rounds: 1, procs: runtime.GOMAXPROCS(0), keyDir: devkeys.Dir(),
 		gnarkDir: "bench/gnark", log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -293,7 +295,7 @@ func OursMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var cfg OursConfig
 	fs.IntVar(&cfg.Target, "target", 1<<16, "porep-synth target constraints")
 	fs.IntVar(&cfg.Runs, "runs", 3, "timed proofs after one warm-up")
-	fs.StringVar(&cfg.KeyDir, "keys", DefaultKeyDir(), "key cache directory (\"\": none)")
+	fs.StringVar(&cfg.KeyDir, "keys", devkeys.Dir(), "key cache directory (\"\": none)")
 	fs.StringVar(&cfg.Export, "export", "", "write the circuit for the gnark side here")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "witness and blinding seed")
 	fs.Uint64Var(&cfg.SetupSeed, "setup-seed", 1, "development setup seed")

@@ -1,51 +1,26 @@
 package main
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"github.com/cuzk-dev/cuzk/prover/bench"
 	"io"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
-// keyInfo says where a key pair came from and what it cost.
+// keyInfo is the key cache's report plus the compile time of the shape.
 type keyInfo struct {
-	cached         bool
-	pkPath, vkPath string
-	compile, setup time.Duration // shape and development setup (cache miss)
-	load, store    time.Duration // reading or writing the files
-	pkSize, vkSize int64
-	replaced       string // why a cached file was not used; "" when none was there
+	devkeys.Info
+	compile time.Duration
 }
 
-// defaultKeyDir is where keys are cached unless -keys says otherwise.
-func defaultKeyDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir() // no home or XDG directory: still cache per machine
-	}
-	return filepath.Join(dir, "cuzk-bench", "keys")
-}
-
-// keyPaths names the key files of porep-synth at target with a setup seed.
-// The layout is a function of the target alone, so the circuit seed (which
-// only changes the witness) is not part of the name.
-func keyPaths(dir string, target int, setupSeed uint64, shape string) (pk, vk string) {
-	base := filepath.Join(dir, fmt.Sprintf("porep-synth-%d-setup%d-%s", target, setupSeed, shape))
-	return base + ".pk", base + ".vk"
-}
-
-// devKeys returns the keys of c's shape: from dir when present and matching
-// the layout, otherwise from a development setup (seeded by setupSeed),
-// written to dir for the next run. An empty dir disables the cache.
+// devKeys compiles c and returns its development keys from devkeys (cached
+// in dir; "" disables the cache), named by target so that the prover
+// benchmark shares the files. The circuit seed only changes the witness, so
+// it is not part of the name; the shape hash in the name catches the rest.
 func devKeys(dir string, c *porep.Circuit, setupSeed uint64) (*groth16.ProvingKey, *groth16.VerifyingKey, keyInfo, error) {
 	var info keyInfo
 	start := time.Now()
@@ -54,114 +29,25 @@ func devKeys(dir string, c *porep.Circuit, setupSeed uint64) (*groth16.ProvingKe
 		return nil, nil, info, fmt.Errorf("compile porep-synth %s: %w", sizeString(c.Layout.Target), err)
 	}
 	info.compile = time.Since(start)
-	if dir != "" {
-		// The name carries the compiled shape's hash: a key made before a
-		// circuit change is never taken for the new circuit.
-		info.pkPath, info.vkPath = keyPaths(dir, c.Layout.Target, setupSeed, bench.ShapeID(sys))
-		start := time.Now()
-		pk, vk, err := readKeys(info.pkPath, info.vkPath)
-		switch {
-		case err == nil && keysFit(pk, c):
-			info.cached, info.load = true, time.Since(start)
-			info.pkSize, info.vkSize = fileSize(info.pkPath), fileSize(info.vkPath)
-			return pk, vk, info, nil
-		case err == nil:
-			info.replaced = "made for another layout"
-		case !errors.Is(err, os.ErrNotExist):
-			info.replaced = err.Error() // damaged: replaced below, like a miss
-		}
-	}
-	start = time.Now()
-	pk, vk, err := groth16.Setup(sys, seededReader(setupSeed, 0)) // development only
-	if err != nil {
-		return nil, nil, info, fmt.Errorf("setup: %w", err)
-	}
-	info.setup = time.Since(start)
-	if dir == "" {
-		return pk, vk, info, nil
-	}
-	start = time.Now()
-	if err := writeKeys(dir, info.pkPath, info.vkPath, pk, vk); err != nil {
-		return nil, nil, info, err
-	}
-	info.store = time.Since(start)
-	info.pkSize, info.vkSize = fileSize(info.pkPath), fileSize(info.vkPath)
-	return pk, vk, info, nil
+	pk, vk, got, err := devkeys.Get(dir, fmt.Sprintf("porep-synth-%d", c.Layout.Target), sys, setupSeed)
+	info.Info = got
+	return pk, vk, info, err
 }
 
-// keysFit reports whether pk was made for c's layout.
-func keysFit(pk *groth16.ProvingKey, c *porep.Circuit) bool {
-	l := c.Layout
-	return pk.NbPublic == l.Publics() && pk.DomainSize == r1cs.DomainSize(l.Constraints(), l.Publics())
-}
-
-func readKeys(pkPath, vkPath string) (*groth16.ProvingKey, *groth16.VerifyingKey, error) {
-	pk, vk := new(groth16.ProvingKey), new(groth16.VerifyingKey)
-	if err := readFile(pkPath, pk); err != nil {
-		return nil, nil, err
+// printKeyInfo says where the keys came from and what that cost.
+func printKeyInfo(w io.Writer, info keyInfo, pk *groth16.ProvingKey) {
+	points := len(pk.G1.A) + len(pk.G1.B) + len(pk.G1.L) + len(pk.G1.H)
+	if info.Cached {
+		fmt.Fprintf(w, "keys: loaded %s (%s, %d G1 + %d G2 points) in %s\n",
+			info.PKPath, byteSize(info.PKSize), points, len(pk.G2.B), ms(info.Load))
+		return
 	}
-	if err := readFile(vkPath, vk); err != nil {
-		return nil, nil, err
+	if info.Replaced != "" {
+		fmt.Fprintf(w, "keys: cached key not used (%s); replacing it\n", info.Replaced)
 	}
-	return pk, vk, nil
-}
-
-func readFile(path string, dst io.ReaderFrom) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+	fmt.Fprintf(w, "keys: development setup (NOT for production): compile %s, setup %s (%d G1 + %d G2 points)\n",
+		ms(info.compile), ms(info.Setup), points, len(pk.G2.B))
+	if info.PKPath != "" {
+		fmt.Fprintf(w, "keys: stored %s (%s) in %s; the next run loads it\n", info.PKPath, byteSize(info.PKSize), ms(info.Store))
 	}
-	defer f.Close() // read-only: Close has nothing to report
-	if _, err := dst.ReadFrom(f); err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	return nil
-}
-
-func writeKeys(dir, pkPath, vkPath string, pk *groth16.ProvingKey, vk *groth16.VerifyingKey) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("key cache: %w", err)
-	}
-	if err := writeFileAtomic(pkPath, pk); err != nil {
-		return err
-	}
-	return writeFileAtomic(vkPath, vk)
-}
-
-// writeFileAtomic writes src to a temporary file beside path and renames it
-// into place, so a concurrent or interrupted run never sees half a key.
-func writeFileAtomic(path string, src io.WriterTo) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = src.WriteTo(f)
-	err = errors.Join(err, f.Close())
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name()) // best effort: the write error is the one to report
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-func fileSize(path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0 // only printed
-	}
-	return st.Size()
-}
-
-// seededReader is a deterministic byte stream for (seed, stream): the setup
-// trapdoor and each run's blinding scalars r, s. Equal arguments give equal
-// bytes, so the CPU and GPU proofs of one run use the same r and s.
-func seededReader(seed uint64, stream uint64) io.Reader {
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[0:], seed)
-	binary.LittleEndian.PutUint64(key[8:], stream)
-	copy(key[16:], "cuzk-bench rand")
-	return rand.NewChaCha8(key)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -43,7 +44,7 @@ func proveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	size := fs.String("constraints", "2^20", "porep-synth size: target constraints, 2^k or an integer (2^10 … 2^27)")
 	backends := fs.String("backend", "cpu,gpu", "backends to run, comma-separated: cpu, gpu")
 	runs := fs.Int("runs", 3, "timed proofs per backend, after one warm-up proof")
-	keys := fs.String("keys", defaultKeyDir(), "directory caching development keys (\"\": no cache)")
+	keys := fs.String("keys", devkeys.Dir(), "directory caching development keys (\"\": no cache)")
 	seed := fs.Uint64("seed", 1, "seed of the circuit's witness and of each run's blinding r, s")
 	setupSeed := fs.Uint64("setup-seed", 1, "seed of the development setup's trapdoor (part of the key file name)")
 	if code, stop := parseFlags(fs, args); stop {
@@ -129,23 +130,6 @@ func runProve(ctx context.Context, cfg proveConfig, w io.Writer) error {
 	return errors.Join(summarize(w, results), gpuMissing)
 }
 
-func printKeyInfo(w io.Writer, info keyInfo, pk *groth16.ProvingKey) {
-	points := len(pk.G1.A) + len(pk.G1.B) + len(pk.G1.L) + len(pk.G1.H)
-	if info.cached {
-		fmt.Fprintf(w, "keys: loaded %s (%s, %d G1 + %d G2 points) in %s\n",
-			info.pkPath, byteSize(info.pkSize), points, len(pk.G2.B), ms(info.load))
-		return
-	}
-	if info.replaced != "" {
-		fmt.Fprintf(w, "keys: cached key not used (%s); replacing it\n", info.replaced)
-	}
-	fmt.Fprintf(w, "keys: development setup (NOT for production): compile %s, setup %s (%d G1 + %d G2 points)\n",
-		ms(info.compile), ms(info.setup), points, len(pk.G2.B))
-	if info.pkPath != "" {
-		fmt.Fprintf(w, "keys: stored %s (%s) in %s; the next run loads it\n", info.pkPath, byteSize(info.pkSize), ms(info.store))
-	}
-}
-
 // runBackend proves with one backend; the error matches errNoGPU when the
 // GPU backend cannot run here.
 func runBackend(ctx context.Context, name string, cfg proveConfig, c *porep.Circuit,
@@ -179,7 +163,7 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(res, i, tb, c, pk, vk, seededReader(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(res, i, tb, c, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/cuzk-dev/cuzk/prover/bench"
+	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
 )
 
 func main() {
@@ -42,7 +43,7 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	runs := fs.Int("runs", 3, "timed proofs per side, size and round, after one warm-up")
 	rounds := fs.Int("rounds", 1, "rounds per size, alternating the sides, samples pooled (evens out load from other work)")
 	procs := fs.Int("procs", runtime.GOMAXPROCS(0), "GOMAXPROCS of both sides")
-	keys := fs.String("keys", bench.DefaultKeyDir(), "key cache of both sides (\"\": none)")
+	keys := fs.String("keys", devkeys.Dir(), "key cache of both sides (\"\": none)")
 	gnark := fs.String("gnark", "bench/gnark", "directory of the bench/gnark module")
 	gnarkBin := fs.String("gnark-bin", "", "prebuilt bench/gnark program (default: build -gnark)")
 	if err := fs.Parse(args); err != nil {
