@@ -67,7 +67,7 @@ func MeasureOurs(ctx context.Context, cfg OursConfig) (*OursReport, error) {
 		Target: cfg.Target, Constraints: l.Constraints(), Public: l.Publics(),
 		Domain: r1cs.DomainSize(l.Constraints(), l.Publics()), GOMAXPROCS: runtime.GOMAXPROCS(0),
 	}
-	pk, vk, err := ourKeys(cfg, c, rep)
+	sys, pk, vk, err := ourKeys(cfg, c, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func MeasureOurs(ctx context.Context, cfg OursConfig) (*OursReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(rep, i, c, pk, vk, be, devkeys.Rand(cfg.Seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(rep, i, c, sys, pk, vk, be, devkeys.Rand(cfg.Seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -90,15 +90,15 @@ func MeasureOurs(ctx context.Context, cfg OursConfig) (*OursReport, error) {
 // ourKeys compiles c (the key cache is keyed by the shape), returns the
 // development keys from devkeys (the files cuzk-bench uses too), and writes
 // the export when cfg.Export is set.
-func ourKeys(cfg OursConfig, c *porep.Circuit, rep *OursReport) (*groth16.ProvingKey, *groth16.VerifyingKey, error) {
+func ourKeys(cfg OursConfig, c *porep.Circuit, rep *OursReport) (*r1cs.System, *groth16.ProvingKey, *groth16.VerifyingKey, error) {
 	start := time.Now()
 	sys, err := r1cs.Compile(c)
 	if err != nil {
-		return nil, nil, fmt.Errorf("compile porep-synth: %w", err)
+		return nil, nil, nil, fmt.Errorf("compile porep-synth: %w", err)
 	}
 	pk, vk, info, err := devkeys.Get(cfg.KeyDir, fmt.Sprintf("porep-synth-%d", cfg.Target), sys, cfg.SetupSeed)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if !info.Cached {
 		rep.Setup = time.Since(start)
@@ -106,10 +106,10 @@ func ourKeys(cfg OursConfig, c *porep.Circuit, rep *OursReport) (*groth16.Provin
 	rep.SetupCached = info.Cached
 	if cfg.Export != "" {
 		if err := exportFile(cfg.Export, c, sys); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return pk, vk, nil
+	return sys, pk, vk, nil
 }
 
 func exportFile(path string, c *porep.Circuit, sys *r1cs.System) error {
@@ -130,10 +130,10 @@ func exportFile(path string, c *porep.Circuit, sys *r1cs.System) error {
 
 // proveOnce synthesizes, proves and verifies one proof; run 0 is the
 // warm-up, whose times are not kept.
-func proveOnce(rep *OursReport, run int, c *porep.Circuit, pk *groth16.ProvingKey, vk *groth16.VerifyingKey,
+func proveOnce(rep *OursReport, run int, c *porep.Circuit, sys *r1cs.System, pk *groth16.ProvingKey, vk *groth16.VerifyingKey,
 	be groth16.Backend, rnd interface{ Read([]byte) (int, error) }) error {
 	start := time.Now()
-	asg, err := r1cs.Solve(c)
+	asg, err := r1cs.Solve(c, r1cs.WithShape(sys)) // the shape is known, as in a prover's steady state
 	if err != nil {
 		return fmt.Errorf("synthesis: %w", err)
 	}

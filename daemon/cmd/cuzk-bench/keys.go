@@ -15,6 +15,7 @@ import (
 type keyInfo struct {
 	devkeys.Info
 	compile time.Duration
+	shape   *r1cs.System // the compiled circuit: proofs solve with r1cs.WithShape(shape)
 }
 
 // devKeys compiles c and returns its development keys from devkeys (cached
@@ -28,7 +29,7 @@ func devKeys(dir string, c *porep.Circuit, setupSeed uint64) (*groth16.ProvingKe
 	if err != nil {
 		return nil, nil, info, fmt.Errorf("compile porep-synth %s: %w", sizeString(c.Layout.Target), err)
 	}
-	info.compile = time.Since(start)
+	info.compile, info.shape = time.Since(start), sys
 	pk, vk, got, err := devkeys.Get(dir, fmt.Sprintf("porep-synth-%d", c.Layout.Target), sys, setupSeed)
 	info.Info = got
 	return pk, vk, info, err

@@ -78,7 +78,7 @@ func TestBenchBackendProofsVerify(t *testing.T) {
 	be, err := cpu.New()
 	require.NoError(t, err)
 	cfg := proveConfig{target: 1 << 10, runs: 2, seed: 7}
-	res, err := benchBackend(context.Background(), "cpu", be, cfg, c, pk, vk)
+	res, err := benchBackend(context.Background(), "cpu", be, cfg, c, info.shape, pk, vk)
 	require.NoError(t, err)
 	require.Len(t, res.proofs, 3)
 	assert.Empty(t, res.failed)
@@ -97,7 +97,7 @@ func TestBenchBackendProofsVerify(t *testing.T) {
 	assert.NotEqual(t, res.proofs[1], res.proofs[2], "each run draws its own r, s")
 
 	// The same seed gives the same proof bytes: what the CPU/GPU comparison relies on.
-	again, err := benchBackend(context.Background(), "cpu", be, cfg, c, pk, vk)
+	again, err := benchBackend(context.Background(), "cpu", be, cfg, c, info.shape, pk, vk)
 	require.NoError(t, err)
 	assert.Equal(t, res.proofs, again.proofs)
 }

@@ -117,7 +117,7 @@ func runProve(ctx context.Context, cfg proveConfig, w io.Writer) error {
 	var results []*backendResult
 	var gpuMissing error
 	for _, name := range cfg.backends {
-		res, err := runBackend(ctx, name, cfg, c, pk, vk)
+		res, err := runBackend(ctx, name, cfg, c, info.shape, pk, vk)
 		if errors.Is(err, errNoGPU) {
 			gpuMissing = err
 			res = &backendResult{name: name, unavailable: "no GPU"}
@@ -132,14 +132,14 @@ func runProve(ctx context.Context, cfg proveConfig, w io.Writer) error {
 
 // runBackend proves with one backend; the error matches errNoGPU when the
 // GPU backend cannot run here.
-func runBackend(ctx context.Context, name string, cfg proveConfig, c *porep.Circuit,
+func runBackend(ctx context.Context, name string, cfg proveConfig, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey) (*backendResult, error) {
 	if name == "cpu" {
 		be, err := cpu.New()
 		if err != nil {
 			return nil, err
 		}
-		return benchBackend(ctx, name, be, cfg, c, pk, vk)
+		return benchBackend(ctx, name, be, cfg, c, sys, pk, vk)
 	}
 	dev, err := openGPU()
 	if err != nil {
@@ -150,12 +150,12 @@ func runBackend(ctx context.Context, name string, cfg proveConfig, c *porep.Circ
 	if err != nil {
 		return nil, err
 	}
-	res, err := benchBackend(ctx, name, be, cfg, c, pk, vk)
+	res, err := benchBackend(ctx, name, be, cfg, c, sys, pk, vk)
 	return res, errors.Join(err, be.Close())
 }
 
 // benchBackend runs one warm-up and cfg.runs timed proofs on be.
-func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg proveConfig, c *porep.Circuit,
+func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg proveConfig, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey) (*backendResult, error) {
 	tb := newTimedBackend(be, pk)
 	res := &backendResult{name: name}
@@ -163,7 +163,7 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(res, i, tb, c, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(res, i, tb, c, sys, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -172,10 +172,10 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 
 // proveOnce synthesizes, proves and verifies one proof and records it in
 // res (times only when run > 0).
-func proveOnce(res *backendResult, run int, tb *timedBackend, c *porep.Circuit,
+func proveOnce(res *backendResult, run int, tb *timedBackend, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey, rnd io.Reader) error {
 	start := time.Now()
-	asg, err := r1cs.Solve(c)
+	asg, err := r1cs.Solve(c, r1cs.WithShape(sys))
 	if err != nil {
 		return fmt.Errorf("synthesis: %w", err)
 	}
