@@ -83,6 +83,8 @@ func TestBenchBackendProofsVerify(t *testing.T) {
 	require.Len(t, res.proofs, 3)
 	assert.Empty(t, res.failed)
 	assert.Len(t, res.synth, 2)
+	assert.Len(t, res.overlapped, 2, "every timed run is repeated with overlapping calls")
+	assert.Equal(t, 2, res.sameOverlapped, "and gives the same proof")
 	assert.Equal(t, len(pk.G1.A), res.points[phA])
 	assert.Equal(t, len(pk.G2.B), res.points[phB2])
 	assert.Equal(t, len(pk.G1.L)+len(pk.G1.H), res.points[phL], "one MSM over L‖H")

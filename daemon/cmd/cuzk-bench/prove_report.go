@@ -101,6 +101,7 @@ func proveTable(pk *groth16.ProvingKey, results []*backendResult) *table {
 	row("  MSM scalar uploads (all MSMs)", func(r *backendResult) samples { return sumMSMs(&r.upload) }, true)
 	row("  MSM device compute (all MSMs)", func(r *backendResult) samples { return sumMSMs(&r.compute) }, true)
 	row("prove (groth16.Prove)", func(r *backendResult) samples { return r.prove }, false)
+	row("prove, calls overlapping", func(r *backendResult) samples { return r.overlapped }, false)
 	row("verify (pairing check)", func(r *backendResult) samples { return r.verify }, false)
 	row("total (synthesis + prove)", (*backendResult).totals, false)
 	return t
@@ -127,6 +128,11 @@ func summarize(w io.Writer, results []*backendResult) error {
 		if len(r.failed) > 0 {
 			errs = append(errs, fmt.Errorf("%s: %w: %s", r.name, errUnverified, strings.Join(r.failed, "; ")))
 		}
+		n := len(r.overlapped)
+		fmt.Fprintf(w, "%s: overlapped proof == timed proof byte for byte (same r, s): %d of %d\n", r.name, r.sameOverlapped, n)
+		if r.sameOverlapped != n {
+			errs = append(errs, fmt.Errorf("%s: %w: %d of %d overlapped proofs differ from the timed runs'", r.name, errMismatch, n-r.sameOverlapped, n))
+		}
 	}
 	c, g := byName(results, "cpu"), byName(results, "gpu")
 	if !c.ran() || !g.ran() {
@@ -143,7 +149,8 @@ func summarize(w io.Writer, results []*backendResult) error {
 		errs = append(errs, fmt.Errorf("proofs: %w (%d of %d equal)", errMismatch, equal, len(c.proofs)))
 	}
 	ct, gt := c.totals().median(), g.totals().median()
-	fmt.Fprintf(w, "total per proof: cpu %s, gpu %s, speed-up %s (prove only: %s)\n",
-		ms(ct), ms(gt), ratio(ct, gt), ratio(c.prove.median(), g.prove.median()))
+	fmt.Fprintf(w, "total per proof: cpu %s, gpu %s, speed-up %s (prove only: %s; calls overlapping: %s)\n",
+		ms(ct), ms(gt), ratio(ct, gt), ratio(c.prove.median(), g.prove.median()),
+		ratio(c.overlapped.median(), g.overlapped.median()))
 	return errors.Join(errs...)
 }
