@@ -7,19 +7,13 @@ using namespace cuzk::ec;
 using G1Affine = Affine<Fp>;
 using G1XYZZ = XYZZ<Fp>;
 
-// The accumulate kernel's register cap trades occupancy against spills:
-// msm_g1_accumulate allows 3 blocks of 128 threads per SM (≤ 170 registers),
-// msm_g1_accumulate_occ4 forces 4 (≤ 128 registers, some spills).
+// The accumulate kernel's register cap allows 3 blocks of 128 threads per SM
+// (≤ 170 registers); a cap of 128 (4 blocks, some spills) measured slower
+// (docs/perf-msm.md).
 CUZK_KERNEL __launch_bounds__(128, 3) void msm_g1_accumulate(const G1Affine* bases, const uint32_t* sorted,
                                                               const uint32_t* seg_off, const uint32_t* task_off,
-                                                              uint32_t nseg, uint32_t T, G1XYZZ* out) {
-  msm::accumulate(bases, sorted, seg_off, task_off, nseg, T, out);
-}
-
-CUZK_KERNEL __launch_bounds__(128, 4) void msm_g1_accumulate_occ4(const G1Affine* bases, const uint32_t* sorted,
-                                                                   const uint32_t* seg_off, const uint32_t* task_off,
-                                                                   uint32_t nseg, uint32_t T, G1XYZZ* out) {
-  msm::accumulate(bases, sorted, seg_off, task_off, nseg, T, out);
+                                                              uint32_t nseg, uint32_t T, uint32_t per, G1XYZZ* out) {
+  msm::accumulate(bases, sorted, seg_off, task_off, nseg, T, per, out);
 }
 
 CUZK_KERNEL void msm_g1_reduce(const G1XYZZ* in, const uint32_t* seg_off, const uint32_t* task_off,

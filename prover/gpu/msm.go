@@ -212,12 +212,6 @@ func (m *MSM) setWindow(c uint32) error {
 	return m.dev.Do(func(*driver.Ctx) error { m.st.window = c; return nil })
 }
 
-// setAccumulateOcc4 selects G1's 128-register accumulate kernel
-// (benchmarks compare the two register caps).
-func (m *MSM) setAccumulateOcc4(on bool) error {
-	return m.dev.Do(func(*driver.Ctx) error { m.st.g1.useOcc4 = on; return nil })
-}
-
 // EvictBases frees every resident bases set; later calls upload again.
 func (m *MSM) EvictBases() error {
 	return m.dev.Do(func(c *driver.Ctx) error { return m.st.evict(c) })

@@ -73,58 +73,49 @@ func BenchmarkMSMG2(b *testing.B) {
 	require.NoError(b, m.EvictBases())
 }
 
-// BenchmarkMSMG1Window times G1 MSMs of 2^24 points at forced window
-// sizes, to check the cost model's choice.
+// BenchmarkMSMG1Window times G1 MSMs at forced window sizes around the cost
+// model's choice (bestWindow), to check it against the device.
 func BenchmarkMSMG1Window(b *testing.B) {
 	m := testMSM(b)
 	rng := newTestRand(uint64(time.Now().UnixNano()))
-	const n = 1 << 24
-	bases := randG1(n, msmBenchDistinct, rng)
-	scalars := randScalars(n, rng)
-	var want bls12381.G1Jac
-	_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
-	require.NoError(b, err)
 	defer func() { require.NoError(b, m.setWindow(0)) }()
-	for c := uint32(15); c <= msmMaxWindow; c++ {
-		b.Run(fmt.Sprintf("2^24/c=%d", c), func(b *testing.B) {
-			require.NoError(b, m.setWindow(c))
-			got, err := m.G1(context.Background(), bases, scalars)
-			require.NoError(b, err)
-			require.True(b, got.Equal(&want), "c=%d: GPU G1 MSM differs from gnark-crypto", c)
-			benchMSM(b, m, func() error {
-				_, err := m.G1(context.Background(), bases, scalars)
-				return err
+	for _, logN := range []int{20, 24, 26} {
+		n := 1 << logN
+		bases := randG1(n, msmBenchDistinct, rng)
+		scalars := randScalars(n, rng)
+		var want bls12381.G1Jac
+		_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+		require.NoError(b, err)
+		model := bestWindow(n)
+		for _, c := range windowCandidates(model) {
+			b.Run(fmt.Sprintf("2^%d/c=%d", logN, c), func(b *testing.B) {
+				require.NoError(b, m.setWindow(c))
+				got, err := m.G1(context.Background(), bases, scalars)
+				require.NoError(b, err)
+				require.True(b, got.Equal(&want), "c=%d: GPU G1 MSM differs from gnark-crypto", c)
+				benchMSM(b, m, func() error {
+					_, err := m.G1(context.Background(), bases, scalars)
+					return err
+				})
+				if c == model {
+					b.ReportMetric(1, "model")
+				}
 			})
-		})
+		}
+		require.NoError(b, m.EvictBases())
 	}
-	require.NoError(b, m.EvictBases())
 }
 
-// BenchmarkMSMG1Occupancy times G1 MSMs of 2^24 points with the two
-// register caps of the accumulate kernel.
-func BenchmarkMSMG1Occupancy(b *testing.B) {
-	m := testMSM(b)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
-	const n = 1 << 24
-	bases := randG1(n, msmBenchDistinct, rng)
-	scalars := randScalars(n, rng)
-	var want bls12381.G1Jac
-	_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
-	require.NoError(b, err)
-	defer func() { require.NoError(b, m.setAccumulateOcc4(false)) }()
-	for _, occ4 := range []bool{false, true} {
-		b.Run(fmt.Sprintf("2^24/occ4=%v", occ4), func(b *testing.B) {
-			require.NoError(b, m.setAccumulateOcc4(occ4))
-			got, err := m.G1(context.Background(), bases, scalars)
-			require.NoError(b, err)
-			require.True(b, got.Equal(&want), "GPU G1 MSM differs from gnark-crypto")
-			benchMSM(b, m, func() error {
-				_, err := m.G1(context.Background(), bases, scalars)
-				return err
-			})
-		})
+// windowCandidates is the model's window and its neighbours that differ in
+// window count (13, 16 and 20 bits bracket the large sizes).
+func windowCandidates(model uint32) []uint32 {
+	out := []uint32{model}
+	for _, c := range []uint32{13, 16, 20} {
+		if c != model {
+			out = append(out, c)
+		}
 	}
-	require.NoError(b, m.EvictBases())
+	return out
 }
 
 // benchMSM runs call b.N times and reports the median device times of the
