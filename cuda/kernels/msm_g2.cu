@@ -8,9 +8,8 @@ using G2Affine = Affine<Fp2>;
 using G2XYZZ = XYZZ<Fp2>;
 
 CUZK_KERNEL void msm_g2_accumulate(const G2Affine* bases, const uint32_t* sorted, const uint32_t* seg_off,
-                                   const uint32_t* task_off, uint32_t nseg, uint32_t T, uint32_t per,
-                                   G2XYZZ* out) {
-  msm::accumulate(bases, sorted, seg_off, task_off, nseg, T, per, out);
+                                   const uint32_t* task_off, uint32_t nseg, uint32_t T, G2XYZZ* out) {
+  msm::accumulate(bases, sorted, seg_off, task_off, nseg, T, out);
 }
 
 CUZK_KERNEL void msm_g2_reduce(const G2XYZZ* in, const uint32_t* seg_off, const uint32_t* task_off,

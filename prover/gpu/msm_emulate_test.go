@@ -33,13 +33,12 @@ func buildEmulator(t *testing.T) string {
 }
 
 // emulate runs the emulator on (scalars, raw bases) with the plan for n
-// points and an accumulate wave of wave threads, and returns the window
-// sums' bytes.
-func emulate(t *testing.T, bin string, curve uint32, p msmPlan, wave uint32, scalars []fr.Element, bases []byte) []byte {
+// points and returns the window sums' bytes.
+func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Element, bases []byte) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	hdr := []uint32{curve, p.n, p.c, p.nwin, p.t1, p.t2, p.k, wave}
+	hdr := []uint32{curve, p.n, p.c, p.nwin, p.t1, p.t2, p.k}
 	buf := append(driver.Bytes(hdr), driver.Bytes(scalars)...)
 	require.NoError(t, os.WriteFile(in, append(buf, bases...), 0o600))
 	msg, err := exec.Command(bin, in, out).CombinedOutput()
@@ -58,24 +57,19 @@ func TestMSMKernelsOnHost(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := newTestRand(seed)
-	// wave is the accumulate threads of one device wave: 1 << 20 gives every
-	// task its own thread, small waves make threads walk many tasks across
-	// segment boundaries (and leave the last thread a shorter share).
 	for _, tc := range []struct {
 		n       int
 		scalars string
 		bases   string
 		g2      bool
-		wave    uint32
 	}{
-		{1, "random", "random", false, 1 << 20}, {2, "random", "random", false, 1}, {3, "random", "random", false, 2},
-		{255, "random", "random", false, 1 << 20}, {255, "random", "random", false, 7},
-		{4097, "random", "random", false, 1 << 20}, {4097, "random", "random", false, 100},
-		{300, "one", "random", false, 3}, {300, "small", "repeated", false, 5}, {200, "minus-one", "negated", false, 1 << 20},
-		{100, "sparse", "infinity", false, 6}, {64, "zero", "random", false, 4},
-		{3, "random", "random", true, 1 << 20}, {65, "random", "random", true, 3}, {40, "small", "infinity", true, 2},
+		{1, "random", "random", false}, {2, "random", "random", false}, {3, "random", "random", false},
+		{255, "random", "random", false}, {4097, "random", "random", false},
+		{300, "one", "random", false}, {300, "small", "repeated", false}, {200, "minus-one", "negated", false},
+		{100, "sparse", "infinity", false}, {64, "zero", "random", false},
+		{3, "random", "random", true}, {65, "random", "random", true}, {40, "small", "infinity", true},
 	} {
-		name := fmt.Sprintf("g2=%v/n=%d/%s/%s/wave=%d", tc.g2, tc.n, tc.scalars, tc.bases, tc.wave)
+		name := fmt.Sprintf("g2=%v/n=%d/%s/%s", tc.g2, tc.n, tc.scalars, tc.bases)
 		p, err := newMSMPlan(tc.n)
 		require.NoError(t, err)
 		scalars := edgeScalars(tc.scalars, tc.n, rng)
@@ -84,7 +78,7 @@ func TestMSMKernelsOnHost(t *testing.T) {
 			if tc.bases == "infinity" {
 				bases[0], bases[tc.n/2] = bls12381.G2Affine{}, bls12381.G2Affine{}
 			}
-			raw := emulate(t, bin, 2, p, tc.wave, scalars, driver.Bytes(bases))
+			raw := emulate(t, bin, 2, p, scalars, driver.Bytes(bases))
 			got := combineG2(unsafe.Slice((*g2XYZZ)(unsafe.Pointer(&raw[0])), p.nwin), p.c)
 			var want bls12381.G2Jac
 			_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
@@ -93,7 +87,7 @@ func TestMSMKernelsOnHost(t *testing.T) {
 			continue
 		}
 		bases := edgeBases(tc.bases, randG1(tc.n, tc.n, rng))
-		raw := emulate(t, bin, 1, p, tc.wave, scalars, driver.Bytes(bases))
+		raw := emulate(t, bin, 1, p, scalars, driver.Bytes(bases))
 		got := combineG1(unsafe.Slice((*g1XYZZ)(unsafe.Pointer(&raw[0])), p.nwin), p.c)
 		var want bls12381.G1Jac
 		_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})

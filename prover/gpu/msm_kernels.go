@@ -21,9 +21,6 @@ type msmCurve struct {
 	mod                           *driver.Module
 	accumulate, reduce, bucketSum *driver.Function
 	pointBytes, xyzzBytes         int
-	// accWave is how many accumulate threads the whole device holds at once
-	// (multiprocessors × resident blocks × msmCurveBlock).
-	accWave uint32
 }
 
 // Launch shapes: the curve kernels hold a whole XYZZ point and field
@@ -69,34 +66,8 @@ func loadMSMCurve(c *driver.Ctx, name string, pointBytes, xyzzBytes int) (*msmCu
 		"msm_" + name + "_accumulate": &k.accumulate, "msm_" + name + "_reduce": &k.reduce,
 		"msm_" + name + "_bucket_sum": &k.bucketSum,
 	}
-	if k.mod, err = loadMSMModule(c, "msm_"+name, fns); err != nil {
-		return k, err
-	}
-	attrs, err := c.Attrs(k.accumulate)
-	if err != nil {
-		return k, fmt.Errorf("msm kernels %s: %w", name, err)
-	}
-	k.accWave = uint32(c.Device().Info().Multiprocessors * residentBlocks(attrs.Registers, msmCurveBlock))
-	k.accWave *= msmCurveBlock
-	return k, nil
-}
-
-// residentBlocks is how many blocks of block threads using regs registers
-// each fit on one multiprocessor by registers alone: 64 K registers, given
-// out per warp in units of 256 (CUDA occupancy rules for sm_80 … sm_90), at
-// most 16 blocks.
-func residentBlocks(regs int, block uint32) int {
-	perWarp := (max(regs, 1)*32 + 255) / 256 * 256
-	warps := (int(block) + 31) / 32
-	return max(1, min(16, 65536/(perWarp*warps)))
-}
-
-// accumulateSplit gives each accumulate thread per consecutive tasks, per
-// chosen so that the ntask tasks fill about one wave of the device: threads
-// then sum equal shares of entries (see msm_bucket.cuh's accumulate).
-func accumulateSplit(ntask, wave uint32) (threads, per uint32) {
-	per = max(1, ceilDiv32(ntask, max(wave, 1)))
-	return ceilDiv32(ntask, per), per
+	k.mod, err = loadMSMModule(c, "msm_"+name, fns)
+	return k, err
 }
 
 // launch1D runs f over threads threads in blocks of block; none when

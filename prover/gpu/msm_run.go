@@ -179,9 +179,8 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
-	threads, per := accumulateSplit(ntask, r.cv.accWave)
-	if err := launch1D(r.c, r.cv.accumulate, uint64(threads), msmCurveBlock,
-		bases, b.sorted, b.segOff, b.offA, p.nseg, p.t1, per, b.partA); err != nil {
+	if err := launch1D(r.c, r.cv.accumulate, uint64(ntask), msmCurveBlock,
+		bases, b.sorted, b.segOff, b.offA, p.nseg, p.t1, b.partA); err != nil {
 		return 0, err
 	}
 	if err := r.mark(evAccumulated); err != nil {

@@ -36,23 +36,6 @@ func TestMSMPlan(t *testing.T) {
 	}
 }
 
-func TestAccumulateSplit(t *testing.T) {
-	// Registers → resident 128-thread blocks per SM (64 K registers, 256 per warp unit).
-	for regs, want := range map[int]int{32: 16, 128: 4, 168: 3, 255: 2, 0: 16} {
-		assert.Equal(t, want, residentBlocks(regs, 128), "%d registers", regs)
-	}
-	for _, tc := range []struct{ ntask, wave, threads, per uint32 }{
-		{1, 50688, 1, 1}, {50688, 50688, 50688, 1}, {50689, 50688, 25345, 2},
-		{6_800_000, 50688, 50371, 135}, {10, 3, 3, 4}, {7, 0, 1, 7},
-	} {
-		threads, per := accumulateSplit(tc.ntask, tc.wave)
-		assert.Equal(t, tc.threads, threads, "%+v", tc)
-		assert.Equal(t, tc.per, per, "%+v", tc)
-		assert.GreaterOrEqual(t, uint64(threads)*uint64(per), uint64(tc.ntask), "every task has a thread")
-		assert.Less(t, uint64(threads-1)*uint64(per), uint64(tc.ntask), "no thread without a task")
-	}
-}
-
 func TestScanScratchCoversRecursion(t *testing.T) {
 	// Mirrors msmRun.scan: sums (ceil(m/64)), offsets (+1), then recursion.
 	var used func(m uint32) uint64

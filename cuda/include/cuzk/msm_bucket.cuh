@@ -12,51 +12,33 @@ namespace cuzk {
 namespace ec {
 namespace msm {
 
-// accumulate: thread j sums tasks [j·per, min((j+1)·per, ntask)) one after
-// another, task t's affine points (negated where the entry's sign bit is set)
-// into out[t]. A thread's tasks cover consecutive sorted entries (tasks cut
-// segments in order, and empty segments hold none), so it walks one
-// contiguous range and flushes its sum at each task's end. The lanes of a
-// warp then run equal shares of about per·mean entries; with one task each
-// they would run one bucket each, whose lengths vary (Poisson for random
-// scalars), and idle while the warp finishes its longest bucket. The next
+// accumulate: task t sums the affine points its range of sorted entries
+// names (negated where the entry's sign bit is set) into out[t]. The next
 // point and the entry after it are loaded while the current point is added,
 // so the two dependent global loads per point overlap the arithmetic.
 template <class F>
 CUZK_HD void accumulate(const Affine<F>* __restrict__ bases, const uint32_t* __restrict__ sorted,
                         const uint32_t* __restrict__ seg_off, const uint32_t* __restrict__ task_off,
-                        uint32_t nseg, uint32_t T, uint32_t per, XYZZ<F>* __restrict__ out) {
-  const uint32_t ntask = task_off[nseg];
-  uint32_t t = thread_id() * per;
-  if (t >= ntask) return;
-  const uint32_t t_stop = ntask - t < per ? ntask : t + per;
-  uint32_t s = find_segment(task_off, nseg, t);
-  uint32_t e = seg_off[s] + (t - task_off[s]) * T;
-  uint32_t end = e + T < seg_off[s + 1] ? e + T : seg_off[s + 1];
-  const uint32_t total = seg_off[nseg];
-  uint32_t entry = sorted[e];
-  uint32_t after = e + 1 < total ? sorted[e + 1] : 0;
+                        uint32_t nseg, uint32_t T, XYZZ<F>* __restrict__ out) {
+  Task task;
+  const uint32_t t = thread_id();
+  if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
+  uint32_t entry = sorted[task.begin];
+  uint32_t after = task.begin + 1 < task.end ? sorted[task.begin + 1] : 0;
   Affine<F> next = load16(&bases[entry & 0x7fffffffu]);
   XYZZ<F> acc = XYZZ<F>::inf();
-  for (;; e++) {
+  for (uint32_t e = task.begin; e < task.end; e++) {
     Affine<F> p = next;
     const bool neg = entry >> 31;
-    if (e + 1 < total) {  // the next entry, possibly past this thread's tasks (then unused)
+    if (e + 1 < task.end) {
       entry = after;
       next = load16(&bases[entry & 0x7fffffffu]);
-      if (e + 2 < total) after = sorted[e + 2];
+      if (e + 2 < task.end) after = sorted[e + 2];
     }
     if (neg) p.y = -p.y;
     acc = madd(acc, p);
-    if (e + 1 == end) {
-      store16(&out[t], acc);
-      if (++t == t_stop) return;
-      acc = XYZZ<F>::inf();
-      while (task_off[s + 1] <= t) s++;
-      const uint32_t begin = seg_off[s] + (t - task_off[s]) * T;
-      end = begin + T < seg_off[s + 1] ? begin + T : seg_off[s + 1];
-    }
   }
+  store16(&out[t], acc);
 }
 
 // reduce: task t sums its range of XYZZ partials into out[t].

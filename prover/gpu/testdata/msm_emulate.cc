@@ -5,8 +5,8 @@
 // runs exactly as written (PTX carry instructions emulated, see ec_arch.cuh)
 // on machines without a GPU.
 //
-// Usage: msm_emulate IN OUT. IN: eight little-endian uint32 (curve 1|2, n, c,
-// nwin, t1, t2, k, wave: the accumulate threads of one device wave), n scalars (gnark fr.Element), n affine points (gnark
+// Usage: msm_emulate IN OUT. IN: seven little-endian uint32 (curve 1|2, n, c,
+// nwin, t1, t2, k), n scalars (gnark fr.Element), n affine points (gnark
 // layout). OUT: nwin XYZZ points.
 #include <cstdio>
 #include <vector>
@@ -41,7 +41,7 @@ static void scan(const uint32_t* in, uint32_t m, uint32_t* out, uint32_t* max_ou
 template <class F>
 struct Curve {
   void (*accumulate)(const Affine<F>*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t, uint32_t,
-                     uint32_t, XYZZ<F>*);
+                     XYZZ<F>*);
   void (*reduce)(const XYZZ<F>*, const uint32_t*, const uint32_t*, uint32_t, uint32_t, XYZZ<F>*);
   void (*bucket_sum)(const XYZZ<F>*, const uint32_t*, uint32_t, uint32_t, uint32_t, XYZZ<F>*);
 };
@@ -71,7 +71,7 @@ static void levels(const Curve<F>& cv, std::vector<XYZZ<F>>& cur, Words& off, ui
 
 template <class F>
 static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
-  const uint32_t n = h[1], c = h[2], nwin = h[3], t1 = h[4], t2 = h[5], k = h[6], wave = h[7];
+  const uint32_t n = h[1], c = h[2], nwin = h[3], t1 = h[4], t2 = h[5], k = h[6];
   const uint32_t nb = 1u << (c - 1), nseg = nwin * nb;
   std::vector<Fr> scalars(n);
   std::vector<Affine<F>> bases(n);
@@ -84,11 +84,8 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   launch((uint64_t)n * nwin, [&] { msm_scatter(digits.data(), n, nwin, c, cursor.data(), sorted.data()); });
   Words off;
   std::vector<XYZZ<F>> cur(tasks(seg_off, nseg, t1, off));
-  // accumulateSplit: per tasks per thread, about one wave of threads.
-  const uint32_t ntask = (uint32_t)cur.size();
-  const uint32_t per = ntask > wave ? ceil_div(ntask, wave) : 1;
-  launch(ceil_div(ntask, per), [&] {
-    cv.accumulate(bases.data(), sorted.data(), seg_off.data(), off.data(), nseg, t1, per, cur.data());
+  launch(cur.size(), [&] {
+    cv.accumulate(bases.data(), sorted.data(), seg_off.data(), off.data(), nseg, t1, cur.data());
   });
   levels(cv, cur, off, nseg, ceil_div(max_count, t1), t2);
   std::vector<XYZZ<F>> wins((size_t)nwin * k);
@@ -103,8 +100,8 @@ int main(int argc, char** argv) {
   if (argc != 3) return 1;
   FILE* in = fopen(argv[1], "rb");
   FILE* out = fopen(argv[2], "wb");
-  uint32_t h[8];
-  if (!in || !out || fread(h, 4, 8, in) != 8) return 1;
+  uint32_t h[7];
+  if (!in || !out || fread(h, 4, 7, in) != 7) return 1;
   int rc = h[0] == 1 ? run(in, out, h, Curve<Fp>{msm_g1_accumulate, msm_g1_reduce, msm_g1_bucket_sum})
                      : run(in, out, h, Curve<Fp2>{msm_g2_accumulate, msm_g2_reduce, msm_g2_bucket_sum});
   return fclose(out) != 0 ? 4 : rc;
