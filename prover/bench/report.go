@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/cuzk-dev/cuzk/internal/report"
 )
 
 // Targets the table checks.
@@ -19,21 +18,6 @@ const (
 	// CPU prover must be at least as fast as gnark's.
 	RatioTarget = 1.0
 )
-
-// median returns the middle sample (the mean of the two middle ones for an
-// even count); 0 when there are none.
-func median(s []time.Duration) time.Duration {
-	if len(s) == 0 {
-		return 0
-	}
-	c := slices.Clone(s)
-	slices.Sort(c)
-	m := len(c) / 2
-	if len(c)%2 == 1 {
-		return c[m]
-	}
-	return (c[m-1] + c[m]) / 2
-}
 
 // sum adds two sample series run by run.
 func sum(a, b []time.Duration) []time.Duration {
@@ -49,7 +33,7 @@ func sum(a, b []time.Duration) []time.Duration {
 // rate is one core's (a prover synthesizes several partitions side by side,
 // one per core, to use more).
 func (s Size) SynthesisRate() float64 {
-	d := median(s.Ours.Synthesis)
+	d := report.Median(s.Ours.Synthesis)
 	if d <= 0 {
 		return 0
 	}
@@ -59,13 +43,13 @@ func (s Size) SynthesisRate() float64 {
 // ProveRatio is cuzk's median Prove time over gnark's (gnark's prover
 // after its solver, the same work: quotient and MSMs).
 func (s Size) ProveRatio() float64 {
-	return ratio(median(s.Ours.Prove), median(s.Gnark.Prove))
+	return ratio(report.Median(s.Ours.Prove), report.Median(s.Gnark.Prove))
 }
 
 // TotalRatio is cuzk's median synthesis + Prove over gnark's whole
 // groth16.Prove call (solver included).
 func (s Size) TotalRatio() float64 {
-	return ratio(median(sum(s.Ours.Synthesis, s.Ours.Prove)), median(s.Gnark.Total))
+	return ratio(report.Median(sum(s.Ours.Synthesis, s.Ours.Prove)), report.Median(s.Gnark.Total))
 }
 
 func ratio(a, b time.Duration) float64 {
@@ -112,15 +96,15 @@ func (r *Result) WriteTable(w io.Writer) error {
 	for _, s := range r.Sizes {
 		header = append(header, SizeString(s.Ours.Target))
 	}
-	t := &table{header: header}
+	t := report.NewTable(header...)
 	for _, row := range rows {
 		cells := []string{row.label}
 		for _, s := range r.Sizes {
 			cells = append(cells, row.cell(s))
 		}
-		t.rows = append(t.rows, cells)
+		t.Add(cells...)
 	}
-	return t.write(w)
+	return t.Write(w)
 }
 
 // row is one line of the table: a label and how to fill a size's cell.
@@ -130,11 +114,11 @@ type row struct {
 }
 
 func ours(pick func(*OursReport) []time.Duration) func(Size) string {
-	return func(s Size) string { return dur(median(pick(s.Ours))) }
+	return func(s Size) string { return dur(report.Median(pick(s.Ours))) }
 }
 
 func theirs(pick func(*GnarkReport) []time.Duration) func(Size) string {
-	return func(s Size) string { return dur(median(pick(s.Gnark))) }
+	return func(s Size) string { return dur(report.Median(pick(s.Gnark))) }
 }
 
 var rows = []row{
@@ -199,43 +183,4 @@ func mib(b int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
-}
-
-// table prints rows aligned under a header: first column left, the others right.
-type table struct {
-	header []string
-	rows   [][]string
-}
-
-func (t *table) write(w io.Writer) error {
-	width := make([]int, len(t.header))
-	all := append([][]string{t.header}, t.rows...)
-	for _, r := range all {
-		for i, c := range r {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	var b strings.Builder
-	for k, r := range all {
-		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if i == 0 {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString("  " + pad + c)
-			}
-		}
-		b.WriteString("\n")
-		if k == 0 {
-			for i := range width {
-				if i > 0 {
-					b.WriteString("  ")
-				}
-				b.WriteString(strings.Repeat("-", width[i]))
-			}
-			b.WriteString("\n")
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

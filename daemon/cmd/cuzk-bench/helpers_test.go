@@ -140,11 +140,3 @@ func TestPartitionMemory(t *testing.T) {
 	assert.Contains(t, out.String(), "host available now")
 }
 
-func TestTable(t *testing.T) {
-	tb := newTable("name", "value")
-	tb.add("long name here", "1")
-	tb.add("x", "12345")
-	var out bytes.Buffer
-	tb.print(&out)
-	assert.Equal(t, "name            value\n--------------  -----\nlong name here      1\nx               12345\n", out.String())
-}

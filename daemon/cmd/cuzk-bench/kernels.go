@@ -10,6 +10,7 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 )
 
@@ -154,16 +155,16 @@ func kernelRate(ctx context.Context, dev *driver.Device, cfg kernelsConfig) (mul
 }
 
 func printKernelRows(w io.Writer, rows []kernelRow, runs int) {
-	t := newTable("kernel", "size", "c", "device", "transfers", "end-to-end", "modmul est.", "dev/est", "sppark H200", "check")
+	t := report.NewTable("kernel", "size", "c", "device", "transfers", "end-to-end", "modmul est.", "dev/est", "sppark H200", "check")
 	for _, r := range rows {
 		bits := "-"
 		if r.bits > 0 {
 			bits = fmt.Sprint(r.bits)
 		}
-		t.add(r.kernel, fmt.Sprintf("2^%d", r.logN), bits, r.device, r.transfer, r.e2e, r.est, r.vsEst, r.sppark, r.checked)
+		t.Add(r.kernel, fmt.Sprintf("2^%d", r.logN), bits, r.device, r.transfer, r.e2e, r.est, r.vsEst, r.sppark, r.checked)
 	}
 	fmt.Fprintf(w, "medians of %d runs after a warm-up\n", runs)
-	t.print(w)
+	t.Write(w)
 	fmt.Fprint(w, `MSM: device = digits to window sums (CUDA events), bases resident; transfers = scalar upload
   through pinned staging (host wall time); end-to-end = the whole call, host window combine included.
 NTT: end-to-end = gpu.Backend.NTT (upload through pinned staging, transform, download); prover/gpu

@@ -14,6 +14,7 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 )
 
@@ -89,20 +90,20 @@ func msmScratchBytes(n, xyzz int) int64 {
 
 // printMemPlan writes the plan as a table, with what is free beside it.
 func printMemPlan(w io.Writer, s partitionShape, p memPlan, devFree, hostAvail int64) {
-	t := newTable("memory", "items", "size")
-	t.add("G1 bases (A, B, L‖H)", fmt.Sprintf("%d+%d+%d", s.wires, s.bWires, s.lh()), gib(p.basesG1))
-	t.add("G2 bases (B)", fmt.Sprint(s.bWires), gib(p.basesG2))
-	t.add("QuotientH vectors + twiddles", fmt.Sprintf("3×2^%d", s.log), gib(p.quotient))
-	t.add("MSM scratch (largest MSM, estimate)", "-", gib(p.scratch))
-	t.add("device total", "-", gib(p.device()))
-	t.add("device free now", "-", gib(devFree))
-	t.add("host: bases, a, b, c, wires, L‖H scalars", "-", gib(p.host))
+	t := report.NewTable("memory", "items", "size")
+	t.Add("G1 bases (A, B, L‖H)", fmt.Sprintf("%d+%d+%d", s.wires, s.bWires, s.lh()), gib(p.basesG1))
+	t.Add("G2 bases (B)", fmt.Sprint(s.bWires), gib(p.basesG2))
+	t.Add("QuotientH vectors + twiddles", fmt.Sprintf("3×2^%d", s.log), gib(p.quotient))
+	t.Add("MSM scratch (largest MSM, estimate)", "-", gib(p.scratch))
+	t.Add("device total", "-", gib(p.device()))
+	t.Add("device free now", "-", gib(devFree))
+	t.Add("host: bases, a, b, c, wires, L‖H scalars", "-", gib(p.host))
 	hostCell := "unknown"
 	if hostAvail > 0 {
 		hostCell = gib(hostAvail)
 	}
-	t.add("host available now", "-", hostCell)
-	t.print(w)
+	t.Add("host available now", "-", hostCell)
+	t.Write(w)
 }
 
 // fitHeadroom is device memory left for the driver, modules, staging and the

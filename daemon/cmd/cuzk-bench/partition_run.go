@@ -10,6 +10,7 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
@@ -149,7 +150,7 @@ func printPartition(w io.Writer, pk *groth16.ProvingKey, res *partitionResult) {
 	if len(res.runs) == 0 {
 		return
 	}
-	t := newTable(fmt.Sprintf("phase (median of %d)", len(res.runs)), "wall", "MSM device", "MSM upload", "check")
+	t := report.NewTable(fmt.Sprintf("phase (median of %d)", len(res.runs)), "wall", "MSM device", "MSM upload", "check")
 	for ph := range numPhases {
 		if res.points[ph] == 0 {
 			continue
@@ -158,11 +159,11 @@ func printPartition(w io.Writer, pk *groth16.ProvingKey, res *partitionResult) {
 		if ph != phQuotient {
 			dev, up = ms(res.compute[ph].median()), ms(res.upload[ph].median())
 		}
-		t.add(phaseLabel(ph, res.points[ph], pk), ms(res.wall[ph].median()), dev, up, checkCell(res.checks[ph]))
+		t.Add(phaseLabel(ph, res.points[ph], pk), ms(res.wall[ph].median()), dev, up, checkCell(res.checks[ph]))
 	}
-	t.add("total GPU work (one after another)", ms(res.runs.median()),
+	t.Add("total GPU work (one after another)", ms(res.runs.median()),
 		ms(sumMSMs(&res.compute).median()), ms(sumMSMs(&res.upload).median()), "")
-	t.print(w)
+	t.Write(w)
 }
 
 func checkCell(s string) string {

@@ -129,7 +129,7 @@ func runProve(ctx context.Context, cfg proveConfig, w io.Writer) error {
 		}
 		results = append(results, res)
 	}
-	proveTable(pk, results).print(w)
+	proveTable(pk, results).Write(w)
 	return errors.Join(summarize(w, results), gpuMissing)
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
@@ -56,7 +57,7 @@ func byName(results []*backendResult, name string) *backendResult {
 
 // proveTable lays out the medians, one column per backend, and the CPU/GPU
 // speed-up when both ran.
-func proveTable(pk *groth16.ProvingKey, results []*backendResult) *table {
+func proveTable(pk *groth16.ProvingKey, results []*backendResult) *report.Table {
 	runs := 0
 	header := []string{"phase"}
 	for _, r := range results {
@@ -69,7 +70,7 @@ func proveTable(pk *groth16.ProvingKey, results []*backendResult) *table {
 	if both {
 		header = append(header, "cpu/gpu")
 	}
-	t := newTable(header...)
+	t := report.NewTable(header...)
 	row := func(label string, pick func(*backendResult) samples, gpuOnly bool) {
 		cells := []string{label}
 		for _, r := range results {
@@ -86,7 +87,7 @@ func proveTable(pk *groth16.ProvingKey, results []*backendResult) *table {
 			}
 			cells = append(cells, sp)
 		}
-		t.add(cells...)
+		t.Add(cells...)
 	}
 	row("synthesis (witness, a, b, c)", func(r *backendResult) samples { return r.synth }, false)
 	for ph := range numPhases {

@@ -1,0 +1,18 @@
+package report_test
+
+import (
+	"os"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/internal/report"
+)
+
+func Example() {
+	t := report.NewTable("phase", "median")
+	t.Add("quotient", report.Median([]time.Duration{9, 7, 8}).String())
+	_ = t.Write(os.Stdout)
+	// Output:
+	// phase     median
+	// --------  ------
+	// quotient     8ns
+}
