@@ -25,11 +25,23 @@ func TestNoGPUPathIsCleanSentinel(t *testing.T) {
 		t.Skipf("a CUDA device is present (%d); the no-GPU path is not reachable here", n)
 	}
 	assert.Zero(t, n)
-	assert.True(t, errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice), "unexpected error %v", err)
+	assert.True(t, errors.Is(err, ErrNoGPU), "unexpected error %v", err)
 	d, oerr := Open(0)
 	assert.Nil(t, d)
-	assert.True(t, errors.Is(oerr, ErrNoDriver) || errors.Is(oerr, ErrNoDevice), "unexpected error %v", oerr)
+	assert.True(t, errors.Is(oerr, ErrNoGPU), "unexpected error %v", oerr)
 	t.Logf("no GPU here, as reported: %v", err)
+}
+
+func TestNoGPUSentinels(t *testing.T) {
+	for _, err := range []error{ErrNoDriver, ErrNoDevice, fmt.Errorf("open: %w", ErrNoDevice),
+		&Error{Code: NoDevice}, &Error{Code: StubLibrary}} {
+		assert.ErrorIs(t, err, ErrNoGPU, "%v", err)
+	}
+	assert.NotErrorIs(t, ErrNoDriver, ErrNoDevice)
+	assert.NotErrorIs(t, ErrNoDevice, ErrNoDriver)
+	assert.NotErrorIs(t, ErrClosed, ErrNoGPU)
+	assert.NotErrorIs(t, &Error{Code: Success}, ErrNoGPU)
+	assert.Equal(t, "cuda driver: libcuda.so.1 not available", ErrNoDriver.Error())
 }
 
 func TestErrorMatchesSentinels(t *testing.T) {

@@ -5,13 +5,26 @@ import (
 	"fmt"
 )
 
+// ErrNoGPU matches both ErrNoDriver and ErrNoDevice: nothing here can run
+// GPU work. Callers that only need to know that (to skip, or to exit with
+// "no GPU") test errors.Is(err, ErrNoGPU).
+var ErrNoGPU = errors.New("cuda driver: no usable CUDA GPU")
+
 // ErrNoDriver reports that libcuda.so.1 could not be opened or lacks an entry
 // point this package needs: the machine has no (usable) NVIDIA driver.
-var ErrNoDriver = errors.New("cuda driver: libcuda.so.1 not available")
+var ErrNoDriver error = noGPU("cuda driver: libcuda.so.1 not available")
 
 // ErrNoDevice reports that the driver is present but sees no CUDA device, or
 // that the requested ordinal does not exist.
-var ErrNoDevice = errors.New("cuda driver: no CUDA device")
+var ErrNoDevice error = noGPU("cuda driver: no CUDA device")
+
+// noGPU is the type of ErrNoDriver and ErrNoDevice: each is itself and also
+// ErrNoGPU under errors.Is.
+type noGPU string
+
+func (e noGPU) Error() string { return string(e) }
+
+func (noGPU) Is(target error) bool { return target == ErrNoGPU }
 
 // ErrClosed reports work submitted to a Device after Close.
 var ErrClosed = errors.New("cuda driver: device closed")
@@ -76,6 +89,8 @@ func (e *Error) Is(target error) bool {
 		return e.Code == NoDevice || e.Code == InvalidDevice
 	case ErrNoDriver:
 		return e.Code == StubLibrary || e.Code == InsufficientDriver
+	case ErrNoGPU:
+		return e.Is(ErrNoDevice) || e.Is(ErrNoDriver)
 	}
 	return false
 }

@@ -11,7 +11,7 @@ import (
 // is no GPU.
 func ExampleDevice_Do() {
 	dev, err := driver.Open(0)
-	if errors.Is(err, driver.ErrNoDriver) || errors.Is(err, driver.ErrNoDevice) {
+	if errors.Is(err, driver.ErrNoGPU) {
 		fmt.Println("no GPU:", err)
 		return
 	}

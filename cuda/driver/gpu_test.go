@@ -23,7 +23,7 @@ var shared = sync.OnceValues(func() (*Device, error) { return Open(0) })
 func gpu(t *testing.T) *Device {
 	t.Helper()
 	d, err := shared()
-	if errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) {
+	if errors.Is(err, ErrNoGPU) {
 		t.Skipf("GPU test skipped: no CUDA GPU here (%v)", err)
 	}
 	require.NoError(t, err)

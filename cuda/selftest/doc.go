@@ -9,6 +9,6 @@
 // on the lent GPU.
 //
 // Where there is no driver or GPU, Run returns an error matching
-// driver.ErrNoDriver or driver.ErrNoDevice; where the binary embeds no
+// driver.ErrNoGPU (no driver, or no device); where the binary embeds no
 // kernels, cuda.ErrNoKernels. Callers test these with errors.Is.
 package selftest

@@ -15,7 +15,7 @@ import (
 func ExampleRun() {
 	rep, err := selftest.Run(context.Background(), nil, rand.New(rand.NewPCG(1, 2)), 1<<16)
 	switch {
-	case errors.Is(err, driver.ErrNoDriver), errors.Is(err, driver.ErrNoDevice):
+	case errors.Is(err, driver.ErrNoGPU):
 		fmt.Println("no GPU; using the CPU backend:", err)
 	case errors.Is(err, cuda.ErrNoKernels):
 		fmt.Println("binary built without kernels:", err)

@@ -24,7 +24,7 @@ var shared = sync.OnceValues(func() (*driver.Device, error) { return driver.Open
 func gpu(tb testing.TB) *driver.Device {
 	tb.Helper()
 	d, err := shared()
-	if errors.Is(err, driver.ErrNoDriver) || errors.Is(err, driver.ErrNoDevice) {
+	if errors.Is(err, driver.ErrNoGPU) {
 		tb.Skipf("GPU test skipped: no CUDA GPU here (%v)", err)
 	}
 	require.NoError(tb, err)

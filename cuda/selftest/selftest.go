@@ -76,7 +76,7 @@ func (r Report) String() string {
 // operands from rnd. A nil dev opens device 0 for the run and closes it
 // after. Kernel mismatches are reported in the Report, not as an error; the
 // error is for what stopped the run: no driver or GPU (matching
-// driver.ErrNoDriver/ErrNoDevice), no embedded kernels (cuda.ErrNoKernels),
+// driver.ErrNoGPU), no embedded kernels (cuda.ErrNoKernels),
 // a driver failure, or ctx ending between kernels.
 func Run(ctx context.Context, dev *driver.Device, rnd *rand.Rand, n int) (rep Report, err error) {
 	if n < 1 {

@@ -172,7 +172,7 @@ func openGPU() (*driver.Device, error) {
 		return nil, fmt.Errorf("%w: %w", errNoGPU, err)
 	}
 	dev, err := driver.Open(0)
-	if errors.Is(err, driver.ErrNoDriver) || errors.Is(err, driver.ErrNoDevice) {
+	if errors.Is(err, driver.ErrNoGPU) {
 		return nil, fmt.Errorf("%w: %w", errNoGPU, err)
 	}
 	if err != nil {

@@ -28,7 +28,7 @@ func selftestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fmt.Fprintf(stdout, "selftest: seed %d\n", *seed)
 	rep, err := selftest.Run(ctx, nil, rand.New(rand.NewPCG(uint64(*seed), 0x9e3779b97f4a7c15)), *n)
 	switch {
-	case errors.Is(err, driver.ErrNoDriver), errors.Is(err, driver.ErrNoDevice):
+	case errors.Is(err, driver.ErrNoGPU):
 		fmt.Fprintf(stderr, "selftest: no GPU on this machine: %v\n", err)
 		return exitNoGPU
 	case errors.Is(err, cuda.ErrNoKernels):
