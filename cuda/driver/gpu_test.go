@@ -181,23 +181,15 @@ func TestGPULaunchPTX(t *testing.T) {
 	}
 }
 
-// timed runs enqueue between two events on the default stream and returns
-// the device time between them.
+// timed runs enqueue between the two events of a Timer on the default
+// stream and returns the device time between them.
 func timed(c *Ctx, enqueue func() error) (time.Duration, error) {
-	start, err := c.NewEvent()
+	tm, err := c.NewTimer()
 	if err != nil {
 		return 0, err
 	}
-	end, err := c.NewEvent()
-	if err != nil {
-		return 0, err
-	}
-	defer c.DestroyEvent(start) //nolint:errcheck // a failed destroy cannot change the measurement
-	defer c.DestroyEvent(end)   //nolint:errcheck // as above
-	if err := errors.Join(c.Record(start, nil), enqueue(), c.Record(end, nil), c.SyncEvent(end)); err != nil {
-		return 0, err
-	}
-	return c.Elapsed(start, end)
+	d, err := c.Time(tm, nil, enqueue)
+	return d, errors.Join(err, c.FreeTimer(tm))
 }
 
 func TestGPUErrorsNameStepAndCode(t *testing.T) {

@@ -5,7 +5,10 @@ package driver
 */
 import "C"
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Stream is an ordered queue of device work. A nil *Stream is the default
 // stream.
@@ -98,4 +101,44 @@ func (c *Ctx) DestroyEvent(e *Event) error {
 		return err
 	}
 	return check("cuEventDestroy", C.cuzk_event_destroy(e.h))
+}
+
+// Timer times device work on a stream with a reusable pair of events.
+type Timer struct{ start, end *Event }
+
+// NewTimer creates the timer's two events.
+func (c *Ctx) NewTimer() (*Timer, error) {
+	start, err := c.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	end, err := c.NewEvent()
+	if err != nil {
+		return nil, errors.Join(err, c.DestroyEvent(start))
+	}
+	return &Timer{start: start, end: end}, nil
+}
+
+// Time records an event on s, runs enqueue (which queues work on s),
+// records a second event, waits for it and returns the device time between
+// the two.
+func (c *Ctx) Time(t *Timer, s *Stream, enqueue func() error) (time.Duration, error) {
+	if err := c.Record(t.start, s); err != nil {
+		return 0, err
+	}
+	if err := enqueue(); err != nil {
+		return 0, err
+	}
+	if err := c.Record(t.end, s); err != nil {
+		return 0, err
+	}
+	if err := c.SyncEvent(t.end); err != nil {
+		return 0, err
+	}
+	return c.Elapsed(t.start, t.end)
+}
+
+// FreeTimer destroys the timer's events.
+func (c *Ctx) FreeTimer(t *Timer) error {
+	return errors.Join(c.DestroyEvent(t.start), c.DestroyEvent(t.end))
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/report"
 )
 
 // benchSizes are the benchmarked transform sizes (log2).
@@ -44,46 +44,9 @@ func benchVector(logN uint32, i int) []fr.Element {
 	return v
 }
 
-// eventTimer times device work on a stream with a pair of CUDA events.
-type eventTimer struct{ start, end *driver.Event }
-
-func newEventTimer(c *driver.Ctx) (*eventTimer, error) {
-	s, err := c.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	e, err := c.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	return &eventTimer{start: s, end: e}, nil
-}
-
-// time runs work enqueued by f on s and returns its device time.
-func (et *eventTimer) time(c *driver.Ctx, s *driver.Stream, f func() error) (time.Duration, error) {
-	if err := c.Record(et.start, s); err != nil {
-		return 0, err
-	}
-	if err := f(); err != nil {
-		return 0, err
-	}
-	if err := c.Record(et.end, s); err != nil {
-		return 0, err
-	}
-	if err := c.SyncEvent(et.end); err != nil {
-		return 0, err
-	}
-	return c.Elapsed(et.start, et.end)
-}
-
-func (et *eventTimer) free(c *driver.Ctx) {
-	_ = c.DestroyEvent(et.start) // benchmark teardown: nothing to act on
-	_ = c.DestroyEvent(et.end)
-}
-
+// medianMs is the median of ts in milliseconds.
 func medianMs(ts []time.Duration) float64 {
-	slices.Sort(ts)
-	return float64(ts[len(ts)/2]) / float64(time.Millisecond)
+	return float64(report.Median(ts)) / float64(time.Millisecond)
 }
 
 // BenchmarkNTT times natural-order forward and inverse transforms of a
@@ -128,14 +91,14 @@ func benchNTT(b *testing.B, be *Backend, logN uint32) {
 		if err := st.stage.wait(c); err != nil {
 			return err
 		}
-		et, err := newEventTimer(c)
+		tm, err := c.NewTimer()
 		if err != nil {
 			return err
 		}
-		defer et.free(c)
+		defer c.FreeTimer(tm)       //nolint:errcheck // benchmark teardown: nothing to act on
 		for i := -1; i < b.N; i++ { // i = −1 is the warm-up
 			for _, inverse := range []bool{false, true} {
-				dt, err := et.time(c, st.compute, func() error {
+				dt, err := c.Time(tm, st.compute, func() error {
 					return st.k.transform(c, st.compute, st.vecs[0], d, inverse, false)
 				})
 				if err != nil {
@@ -208,13 +171,13 @@ func quotientDeviceTimes(be *Backend, logN uint32, vs [][]fr.Element, rounds int
 		if err := st.stage.wait(c); err != nil {
 			return err
 		}
-		et, err := newEventTimer(c)
+		tm, err := c.NewTimer()
 		if err != nil {
 			return err
 		}
-		defer et.free(c)
+		defer c.FreeTimer(tm) //nolint:errcheck // benchmark teardown: nothing to act on
 		for i := -1; i < rounds; i++ {
-			dt, err := et.time(c, st.compute, func() error {
+			dt, err := c.Time(tm, st.compute, func() error {
 				for _, v := range st.vecs {
 					if err := st.k.toCoset(c, st.compute, v, d); err != nil {
 						return err

@@ -139,4 +139,3 @@ func TestPartitionMemory(t *testing.T) {
 	assert.Contains(t, out.String(), "device total")
 	assert.Contains(t, out.String(), "host available now")
 }
-

@@ -43,18 +43,18 @@ func measureBandwidth(dev *driver.Device, size, runs int) (bandwidth, error) {
 			return err
 		}
 		defer c.DestroyStream(s) // as above
-		et, err := newEventPair(c)
+		tm, err := c.NewTimer()
 		if err != nil {
 			return err
 		}
-		defer et.free(c)
+		defer c.FreeTimer(tm) // as above
 		up := func() error { return c.HtoDAsync(d, host.Bytes(), s) }
 		down := func() error { return c.DtoHAsync(host.Bytes(), d, s) }
-		h2d, err := et.median(c, s, runs, up)
+		h2d, err := deviceMedian(c, tm, s, runs, up)
 		if err != nil {
 			return err
 		}
-		d2h, err := et.median(c, s, runs, down)
+		d2h, err := deviceMedian(c, tm, s, runs, down)
 		bw = bandwidth{h2d: float64(size) / h2d.Seconds(), d2h: float64(size) / d2h.Seconds()}
 		return err
 	})
@@ -64,44 +64,12 @@ func measureBandwidth(dev *driver.Device, size, runs int) (bandwidth, error) {
 	return bw, nil
 }
 
-// eventPair times work on a stream with two CUDA events.
-type eventPair struct{ start, end *driver.Event }
-
-func newEventPair(c *driver.Ctx) (*eventPair, error) {
-	s, err := c.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	e, err := c.NewEvent()
-	if err != nil {
-		return nil, errors.Join(err, c.DestroyEvent(s))
-	}
-	return &eventPair{start: s, end: e}, nil
-}
-
-func (p *eventPair) free(c *driver.Ctx) {
-	_ = c.DestroyEvent(p.start) // teardown: nothing to act on
-	_ = c.DestroyEvent(p.end)
-}
-
-// median runs f once to warm up, then runs times, and returns the median
-// device time between events recorded around it on s.
-func (p *eventPair) median(c *driver.Ctx, s *driver.Stream, runs int, f func() error) (time.Duration, error) {
+// deviceMedian runs f (work queued on s) once to warm up, then runs more
+// times, and returns the median device time tm measured around it.
+func deviceMedian(c *driver.Ctx, tm *driver.Timer, s *driver.Stream, runs int, f func() error) (time.Duration, error) {
 	var ts samples
 	for i := 0; i <= runs; i++ {
-		if err := c.Record(p.start, s); err != nil {
-			return 0, err
-		}
-		if err := f(); err != nil {
-			return 0, err
-		}
-		if err := c.Record(p.end, s); err != nil {
-			return 0, err
-		}
-		if err := c.SyncEvent(p.end); err != nil {
-			return 0, err
-		}
-		d, err := c.Elapsed(p.start, p.end)
+		d, err := c.Time(tm, s, f)
 		if err != nil {
 			return 0, err
 		}
