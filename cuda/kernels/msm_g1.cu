@@ -12,8 +12,9 @@ using G1XYZZ = XYZZ<Fp>;
 // (docs/perf-msm.md).
 CUZK_KERNEL __launch_bounds__(128, 3) void msm_g1_accumulate(const G1Affine* bases, const uint32_t* sorted,
                                                               const uint32_t* seg_off, const uint32_t* task_off,
-                                                              uint32_t nseg, uint32_t T, G1XYZZ* out) {
-  msm::accumulate(bases, sorted, seg_off, task_off, nseg, T, out);
+                                                              const uint32_t* order, uint32_t nseg, uint32_t T,
+                                                              G1XYZZ* out) {
+  msm::accumulate(bases, sorted, seg_off, task_off, order, nseg, T, out);
 }
 
 CUZK_KERNEL void msm_g1_reduce(const G1XYZZ* in, const uint32_t* seg_off, const uint32_t* task_off,

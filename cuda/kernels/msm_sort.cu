@@ -25,3 +25,12 @@ CUZK_KERNEL void msm_scatter(const uint32_t* digits, uint32_t n, uint32_t nwin, 
 CUZK_KERNEL void msm_task_counts(const uint32_t* seg_off, uint32_t nseg, uint32_t T, uint32_t* tasks) {
   msm::task_counts(seg_off, nseg, T, tasks);
 }
+
+CUZK_KERNEL void msm_task_classes(const uint32_t* seg_off, const uint32_t* task_off, uint32_t nseg, uint32_t T,
+                                  uint32_t* cls, uint32_t* hist) {
+  msm::task_classes(seg_off, task_off, nseg, T, cls, hist);
+}
+
+CUZK_KERNEL void msm_task_order(const uint32_t* cls, uint32_t ntask, uint32_t* cursor, uint32_t* order) {
+  msm::task_order(cls, ntask, cursor, order);
+}

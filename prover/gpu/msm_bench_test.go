@@ -107,10 +107,10 @@ func BenchmarkMSMG1Window(b *testing.B) {
 }
 
 // windowCandidates is the model's window and its neighbours that differ in
-// window count (13, 16 and 20 bits bracket the large sizes).
+// window count (13, 16, 18 and 20 bits bracket the large sizes).
 func windowCandidates(model uint32) []uint32 {
 	out := []uint32{model}
-	for _, c := range []uint32{13, 16, 20} {
+	for _, c := range []uint32{13, 16, 18, 20} {
 		if c != model {
 			out = append(out, c)
 		}

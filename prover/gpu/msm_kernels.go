@@ -12,6 +12,7 @@ import (
 type msmSortKernels struct {
 	mod                                         *driver.Module
 	digits, scanUp, scanDown, scatter, taskCnts *driver.Function
+	taskClasses, taskOrder                      *driver.Function
 }
 
 // msmCurve is one curve's bucket kernels (unit msm_g1 or msm_g2) and the
@@ -55,6 +56,7 @@ func loadMSMSortKernels(c *driver.Ctx) (*msmSortKernels, error) {
 	k.mod, err = loadMSMModule(c, "msm_sort", map[string]**driver.Function{
 		"msm_digits": &k.digits, "msm_scan_up": &k.scanUp, "msm_scan_down": &k.scanDown,
 		"msm_scatter": &k.scatter, "msm_task_counts": &k.taskCnts,
+		"msm_task_classes": &k.taskClasses, "msm_task_order": &k.taskOrder,
 	})
 	return k, err
 }

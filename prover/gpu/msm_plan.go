@@ -20,7 +20,9 @@ import (
 //     count per (window, bucket) "segment";
 //  2. exclusive prefix sums of the counts (msm_scan_up/down, recursive) and
 //     the largest count; msm_scatter sorts (point, sign) entries by segment;
-//  3. each segment is cut into tasks of ≤ T1 entries; msm_*_accumulate sums
+//  3. each segment is cut into tasks of ≤ T1 entries, which
+//     msm_task_classes/msm_task_order list by length, longest first (so a
+//     warp's lanes run tasks of about equal length); msm_*_accumulate sums
 //     a task's affine points (mixed additions) into one XYZZ partial;
 //  4. msm_*_reduce sums ≤ T2 partials per task until each segment holds one
 //     point: skewed scalars (many equal digits) stay parallel;
@@ -133,7 +135,11 @@ func scanScratch(m uint32) uint64 {
 	return words + 2
 }
 
-// msmScanChunk matches kScanChunk in cuda/include/cuzk/msm_sort.cuh.
-const msmScanChunk = 64
+// msmScanChunk and msmTaskClasses match kScanChunk and kTaskClasses in
+// cuda/include/cuzk/msm_sort.cuh.
+const (
+	msmScanChunk   = 64
+	msmTaskClasses = 64
+)
 
 func ceilDiv32(a, b uint32) uint32 { return (a + b - 1) / b }

@@ -17,6 +17,7 @@ import (
 type msmBufs struct {
 	scalars, digits, counts, segOff, cursor, sorted, maxv driver.DevicePtr
 	tcount, offA, offB, scanTmp, partA, partB             driver.DevicePtr
+	taskCls, taskOrder, clsHist, clsOff, clsCur           driver.DevicePtr
 }
 
 // layout places the buffers for plan p from base and returns the end
@@ -43,6 +44,11 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.scanTmp = take(4 * scanScratch(p.nseg+1))
 	b.partA = take(p.partials() * uint64(xyzzBytes))
 	b.partB = take(p.partials() * uint64(xyzzBytes))
+	b.taskCls = take(4 * p.partials())
+	b.taskOrder = take(4 * p.partials())
+	b.clsHist = take(4 * msmTaskClasses)
+	b.clsOff = take(4 * (msmTaskClasses + 1))
+	b.clsCur = take(4 * msmTaskClasses)
 	return b, off
 }
 
@@ -179,8 +185,11 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := r.orderTasks(ntask); err != nil {
+		return 0, err
+	}
 	if err := launch1D(r.c, r.cv.accumulate, uint64(ntask), msmCurveBlock,
-		bases, b.sorted, b.segOff, b.offA, p.nseg, p.t1, b.partA); err != nil {
+		bases, b.sorted, b.segOff, b.offA, b.taskOrder, p.nseg, p.t1, b.partA); err != nil {
 		return 0, err
 	}
 	if err := r.mark(evAccumulated); err != nil {
@@ -239,6 +248,26 @@ func (r *msmRun) tasks(off driver.DevicePtr, nseg, t uint32, taskOff driver.Devi
 		return 0, err
 	}
 	return r.word(taskOff.Add(4 * int(nseg)))
+}
+
+// orderTasks lists the ntask accumulate tasks (offsets at offA) by length,
+// longest first, in taskOrder: a counting sort on msmTaskClasses classes.
+func (r *msmRun) orderTasks(ntask uint32) error {
+	p, b, k := r.p, r.b, r.k
+	if err := r.c.Memset(b.clsHist, 0, 4*msmTaskClasses); err != nil {
+		return err
+	}
+	if err := launch1D(r.c, k.taskClasses, uint64(ntask), msmSortBlock,
+		b.segOff, b.offA, p.nseg, p.t1, b.taskCls, b.clsHist); err != nil {
+		return err
+	}
+	if err := r.scan(b.clsHist, msmTaskClasses, b.clsOff, 0, b.scanTmp); err != nil {
+		return err
+	}
+	if err := r.c.DtoD(b.clsCur, b.clsOff, 4*msmTaskClasses); err != nil {
+		return err
+	}
+	return launch1D(r.c, k.taskOrder, uint64(ntask), msmSortBlock, b.taskCls, ntask, b.clsCur, b.taskOrder)
 }
 
 // levels sums the points of each segment (cur, offsets off) with reduce

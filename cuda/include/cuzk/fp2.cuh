@@ -22,19 +22,26 @@ CUZK_HD Fp2 operator+(const Fp2& a, const Fp2& b) { return Fp2{a.c0 + b.c0, a.c1
 CUZK_HD Fp2 operator-(const Fp2& a, const Fp2& b) { return Fp2{a.c0 - b.c0, a.c1 - b.c1}; }
 CUZK_HD Fp2 operator-(const Fp2& a) { return Fp2{-a.c0, -a.c1}; }
 
-// Karatsuba: (a0 + a1u)(b0 + b1u) = (a0b0 − a1b1) + ((a0 + a1)(b0 + b1) − a0b0 − a1b1)u.
-CUZK_CALL Fp2 operator*(const Fp2& a, const Fp2& b) {
+// mul_inline is the Karatsuba product
+// (a0 + a1u)(b0 + b1u) = (a0b0 − a1b1) + ((a0 + a1)(b0 + b1) − a0b0 − a1b1)u,
+// inlined where it is used. operator* calls it from one out-of-line copy per
+// unit; only the hot accumulate loop inlines it (see madd in ec_xyzz.cuh).
+CUZK_HD Fp2 mul_inline(const Fp2& a, const Fp2& b) {
   Fp v0 = a.c0 * b.c0;
   Fp v1 = a.c1 * b.c1;
   Fp s = (a.c0 + a.c1) * (b.c0 + b.c1);
   return Fp2{v0 - v1, s - v0 - v1};
 }
 
-// (a0 + a1u)² = (a0 + a1)(a0 − a1) + 2a0a1·u.
-CUZK_CALL Fp2 sqr(const Fp2& a) {
+// sqr_inline is (a0 + a1u)² = (a0 + a1)(a0 − a1) + 2a0a1·u, inlined where it
+// is used (see mul_inline).
+CUZK_HD Fp2 sqr_inline(const Fp2& a) {
   Fp m = a.c0 * a.c1;
   return Fp2{(a.c0 + a.c1) * (a.c0 - a.c1), m + m};
 }
+
+CUZK_CALL Fp2 operator*(const Fp2& a, const Fp2& b) { return mul_inline(a, b); }
+CUZK_CALL Fp2 sqr(const Fp2& a) { return sqr_inline(a); }
 
 CUZK_HD Fp2 dbl(const Fp2& a) { return a + a; }
 

@@ -12,17 +12,21 @@ namespace cuzk {
 namespace ec {
 namespace msm {
 
-// accumulate: task t sums the affine points its range of sorted entries
-// names (negated where the entry's sign bit is set) into out[t]. The next
-// point and the entry after it are loaded while the current point is added,
-// so the two dependent global loads per point overlap the arithmetic.
+// accumulate: thread j runs task t = order[j] (tasks by length, see
+// task_order), summing the affine points its range of sorted entries names
+// (negated where the entry's sign bit is set) into out[t]. The next point
+// and the entry after it are loaded while the current point is added, so the
+// two dependent global loads per point overlap the arithmetic.
 template <class F>
 CUZK_HD void accumulate(const Affine<F>* __restrict__ bases, const uint32_t* __restrict__ sorted,
                         const uint32_t* __restrict__ seg_off, const uint32_t* __restrict__ task_off,
-                        uint32_t nseg, uint32_t T, XYZZ<F>* __restrict__ out) {
+                        const uint32_t* __restrict__ order, uint32_t nseg, uint32_t T,
+                        XYZZ<F>* __restrict__ out) {
+  const uint32_t j = thread_id();
+  if (j >= task_off[nseg]) return;
+  const uint32_t t = order[j];
   Task task;
-  const uint32_t t = thread_id();
-  if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
+  task_range(seg_off, task_off, nseg, T, t, task);
   uint32_t entry = sorted[task.begin];
   uint32_t after = task.begin + 1 < task.end ? sorted[task.begin + 1] : 0;
   Affine<F> next = load16(&bases[entry & 0x7fffffffu]);

@@ -126,6 +126,43 @@ CUZK_HD bool task_range(const uint32_t* __restrict__ seg_off, const uint32_t* __
   return true;
 }
 
+// Accumulate tasks run in order of length, longest first, so the lanes of
+// a warp walk tasks of about the same length: in segment order, a warp's
+// time is that of its longest lane, and bucket lengths of random scalars
+// spread like a Poisson count (a mean of 32 entries gives warps about 1.4×
+// the mean). kTaskClasses length classes, each T/kTaskClasses wide, bound
+// the spread inside a warp without a full sort.
+constexpr uint32_t kTaskClasses = 64;
+
+// task_class returns the class of a task of len elements, 1 ≤ len ≤ T:
+// class 0 holds the longest tasks.
+CUZK_HD uint32_t task_class(uint32_t len, uint32_t T) {
+  return (uint32_t)((uint64_t)(T - len) * kTaskClasses / T);
+}
+
+// task_classes: thread t writes the class of task t to cls[t] and counts it
+// in hist (kTaskClasses words, zeroed by the caller).
+CUZK_HD void task_classes(const uint32_t* __restrict__ seg_off, const uint32_t* __restrict__ task_off,
+                          uint32_t nseg, uint32_t T, uint32_t* __restrict__ cls, uint32_t* __restrict__ hist) {
+  Task task;
+  const uint32_t t = thread_id();
+  if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
+  const uint32_t k = task_class(task.end - task.begin, T);
+  cls[t] = k;
+  atomicAdd(&hist[k], 1u);
+}
+
+// task_order: thread t stores task t at the next free slot of its class
+// (cursor starts as the classes' offsets), so order lists the ntask tasks
+// class by class. Order inside a class is arbitrary: each task writes its
+// own partial, wherever it runs.
+CUZK_HD void task_order(const uint32_t* __restrict__ cls, uint32_t ntask, uint32_t* __restrict__ cursor,
+                        uint32_t* __restrict__ order) {
+  const uint32_t t = thread_id();
+  if (t >= ntask) return;
+  order[atomicAdd(&cursor[cls[t]], 1u)] = t;
+}
+
 }  // namespace msm
 }  // namespace ec
 }  // namespace cuzk

@@ -40,8 +40,8 @@ static void scan(const uint32_t* in, uint32_t m, uint32_t* out, uint32_t* max_ou
 
 template <class F>
 struct Curve {
-  void (*accumulate)(const Affine<F>*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t, uint32_t,
-                     XYZZ<F>*);
+  void (*accumulate)(const Affine<F>*, const uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*,
+                     uint32_t, uint32_t, XYZZ<F>*);
   void (*reduce)(const XYZZ<F>*, const uint32_t*, const uint32_t*, uint32_t, uint32_t, XYZZ<F>*);
   void (*bucket_sum)(const XYZZ<F>*, const uint32_t*, uint32_t, uint32_t, uint32_t, XYZZ<F>*);
 };
@@ -53,6 +53,18 @@ static uint32_t tasks(const Words& off, uint32_t nseg, uint32_t t, Words& task_o
   launch(nseg, [&] { msm_task_counts(off.data(), nseg, t, counts.data()); });
   scan(counts.data(), nseg, task_off.data(), nullptr);
   return task_off[nseg];
+}
+
+// task_order mirrors msmRun.orderTasks: the tasks at task_off, by length
+// class.
+static Words task_order(const Words& seg_off, const Words& task_off, uint32_t nseg, uint32_t t) {
+  const uint32_t ntask = task_off[nseg];
+  Words cls(ntask), hist(msm::kTaskClasses, 0), class_off(msm::kTaskClasses + 1), order(ntask);
+  launch(ntask, [&] { msm_task_classes(seg_off.data(), task_off.data(), nseg, t, cls.data(), hist.data()); });
+  scan(hist.data(), msm::kTaskClasses, class_off.data(), nullptr);
+  Words cursor(class_off.begin(), class_off.end() - 1);
+  launch(ntask, [&] { msm_task_order(cls.data(), ntask, cursor.data(), order.data()); });
+  return order;
 }
 
 // levels mirrors msmRun.levels.
@@ -84,8 +96,9 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   launch((uint64_t)n * nwin, [&] { msm_scatter(digits.data(), n, nwin, c, cursor.data(), sorted.data()); });
   Words off;
   std::vector<XYZZ<F>> cur(tasks(seg_off, nseg, t1, off));
+  const Words order = task_order(seg_off, off, nseg, t1);
   launch(cur.size(), [&] {
-    cv.accumulate(bases.data(), sorted.data(), seg_off.data(), off.data(), nseg, t1, cur.data());
+    cv.accumulate(bases.data(), sorted.data(), seg_off.data(), off.data(), order.data(), nseg, t1, cur.data());
   });
   levels(cv, cur, off, nseg, ceil_div(max_count, t1), t2);
   std::vector<XYZZ<F>> wins((size_t)nwin * k);
