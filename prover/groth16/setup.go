@@ -113,7 +113,7 @@ func compact(v []fr.Element, mask []bool) []fr.Element {
 }
 
 // fillG1 computes every G1 element of both keys with one batched
-// fixed-base multiplication.
+// fixed-base multiplication (fixedBaseG1).
 func fillG1(pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n int) {
 	nbPub := pk.NbPublic
 	var gammaInv, deltaInv fr.Element
@@ -142,7 +142,7 @@ func fillG1(pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n 
 	sa, sb := compact(u, pk.InfinityA), compact(v, pk.InfinityB)
 	scalars := concat([]fr.Element{t.alpha, t.beta, t.delta}, sa, sb, k, h)
 	_, _, g1, _ := bls12381.Generators()
-	pts := bls12381.BatchScalarMultiplicationG1(&g1, scalars)
+	pts := fixedBaseG1(&g1, scalars)
 	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = pts[0], pts[1], pts[2]
 	pts = pts[3:]
 	pk.G1.A, pts = pts[:len(sa):len(sa)], pts[len(sa):]
@@ -152,11 +152,12 @@ func fillG1(pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n 
 	vk.G1.Alpha = pk.G1.Alpha
 }
 
+// fillG2 computes every G2 element of both keys the same way (fixedBaseG2).
 func fillG2(pk *ProvingKey, vk *VerifyingKey, t *toxic, v []fr.Element) {
 	sb := compact(v, pk.InfinityB)
 	scalars := concat([]fr.Element{t.beta, t.gamma, t.delta}, sb)
 	_, _, _, g2 := bls12381.Generators()
-	pts := bls12381.BatchScalarMultiplicationG2(&g2, scalars)
+	pts := fixedBaseG2(&g2, scalars)
 	pk.G2.Beta, vk.G2.Gamma, pk.G2.Delta = pts[0], pts[1], pts[2]
 	pk.G2.B = pts[3:]
 	vk.G2.Beta, vk.G2.Delta = pk.G2.Beta, pk.G2.Delta
