@@ -32,41 +32,12 @@ struct FpParams {
                                 0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
     return r[i];
   }
-  // mod_sq(k) is limb k of p², for Fp2's lazy-reduction product; the
-  // static_assert below checks it against p.
-  CUZK_HDC static constexpr uint32_t mod_sq(int k) {
-    constexpr uint32_t s[24] = {0x1c718e39, 0x26aa0000, 0x76382eab, 0x7ced6b1d, 0x62113cfd, 0x162c3383,
-                                0x3e71b743, 0x66bf91ed, 0x7091a049, 0x292e85a8, 0x86185c7b, 0x1d68619c,
-                                0x0978ef01, 0xf5314933, 0x16ddca6e, 0x50a62cfd, 0x349e8bd0, 0x66e59e49,
-                                0x0e7046b4, 0xe2dc90e5, 0xa22f25e9, 0x4bd278ea, 0xb8c35fc7, 0x02a437a4};
-    return s[k];
-  }
   CUZK_HDC static constexpr uint32_t r2(int i) {
     constexpr uint32_t r[12] = {0x1c341746, 0xf4df1f34, 0x09d104f1, 0x0a76e6a6, 0x4c95b6d5, 0x8de5476c,
                                 0x939d83c0, 0x67eb88a9, 0xb519952d, 0x9a793e85, 0x92cae3aa, 0x11988fe5};
     return r[i];
   }
 };
-
-// square_ok reports whether mod_sq holds the 24 limbs of mod(·)², by
-// schoolbook multiplication at compile time.
-constexpr bool square_ok() {
-  uint64_t acc[25] = {};
-  for (int i = 0; i < 12; i++) {
-    uint64_t carry = 0;
-    for (int j = 0; j < 12; j++) {
-      const uint64_t t = (uint64_t)FpParams::mod(i) * FpParams::mod(j) + acc[i + j] + carry;
-      acc[i + j] = t & 0xffffffffu;
-      carry = t >> 32;
-    }
-    acc[i + 12] += carry;
-  }
-  for (int k = 0; k < 24; k++) {
-    if (acc[k] != FpParams::mod_sq(k)) return false;
-  }
-  return true;
-}
-static_assert(square_ok(), "FpParams::mod_sq must be p squared");
 
 using Fp = MontField<FpParams>;
 

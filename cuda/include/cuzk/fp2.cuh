@@ -26,26 +26,11 @@ CUZK_HD Fp2 operator-(const Fp2& a) { return Fp2{-a.c0, -a.c1}; }
 // (a0 + a1u)(b0 + b1u) = (a0b0 − a1b1) + ((a0 + a1)(b0 + b1) − a0b0 − a1b1)u,
 // inlined where it is used. operator* calls it from one out-of-line copy per
 // unit; only the hot accumulate loop inlines it (see madd in ec_xyzz.cuh).
-//
-// Lazy reduction: the three products stay unreduced (768 bits, mont.cuh's
-// Wide), so the two coefficients cost two Montgomery reductions instead of
-// three: 3·144 + 2·144 = 720 limb products instead of 864. Bounds (R =
-// 2^384): the sums a0 + a1, b0 + b1 are < 2p without reduction; the u
-// coefficient a0b1 + a1b0 < 2p² < p·R; a0b0 − a1b1 ∈ (−p², p²) gets p²
-// added when negative. redc needs its input below p·R.
 CUZK_HD Fp2 mul_inline(const Fp2& a, const Fp2& b) {
-  using W = Wide<FpParams>;
-  uint32_t sa[Fp::N], sb[Fp::N];
-  sum_unreduced(sa, a.c0, a.c1);
-  sum_unreduced(sb, b.c0, b.c1);
-  const W v0 = mul_wide<FpParams>(a.c0.v, b.c0.v);
-  const W v1 = mul_wide<FpParams>(a.c1.v, b.c1.v);
-  const W s = mul_wide<FpParams>(sa, sb);
-  uint32_t borrow, unused;
-  const W diff = wide_sub(v0, v1, borrow);
-  const W d0 = wide_add_mod_sq(diff, borrow);
-  const W d1 = wide_sub(wide_sub(s, v0, unused), v1, unused);  // a0b1 + a1b0 ≥ 0: never borrows
-  return Fp2{redc(d0), redc(d1)};
+  Fp v0 = a.c0 * b.c0;
+  Fp v1 = a.c1 * b.c1;
+  Fp s = (a.c0 + a.c1) * (b.c0 + b.c1);
+  return Fp2{v0 - v1, s - v0 - v1};
 }
 
 // sqr_inline is (a0 + a1u)² = (a0 + a1)(a0 − a1) + 2a0a1·u, inlined where it

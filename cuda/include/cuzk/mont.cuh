@@ -15,8 +15,6 @@
 //   mod(i)       limb i of p, with p odd and p < 2^(32·N − 1)
 //   one(i)       limb i of R mod p (1 in Montgomery form)
 //   r2(i)        limb i of R^2 mod p (for to_mont)
-//   mod_sq(k)    limb k < 2N of p² (only for the lazy-reduction functions
-//                wide_add_mod_sq and its users)
 // The spare top bit bounds every intermediate below (see operator*), which
 // lets add skip the carry out and the multiplication keep N + 1 words.
 #ifndef CUZK_MONT_CUH
@@ -143,8 +141,10 @@ CUZK_HD void mad_pairs_shift2(uint32_t (&acc)[N], const uint32_t* x, uint32_t y)
 // (hi, lo), reading the old lo shifted down by two limbs into its hi (and
 // lo_1 folded into the new lo_0). first marks row 0, where t = 0 and the
 // arrays' contents are ignored.
-template <int N>
-CUZK_HD void row_products(uint32_t (&lo)[N], uint32_t (&hi)[N], const uint32_t (&x)[N], uint32_t y, bool first) {
+template <class P>
+CUZK_HD void row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)[P::N],
+                 const uint32_t (&p)[P::N], uint32_t y, bool first) {
+  constexpr int N = P::N;
   if (first) {
     prod_pairs<N>(hi, x + 1, y);
     prod_pairs<N>(lo, x, y);
@@ -154,46 +154,10 @@ CUZK_HD void row_products(uint32_t (&lo)[N], uint32_t (&hi)[N], const uint32_t (
     mad_pairs<N>(lo, x, y);
     hi[N - 1] = ptx::addc(hi[N - 1], 0);
   }
-}
-
-// row_reduce is the second half of a row: t += m·p with m = t_0·inv, which
-// clears lo_0.
-template <class P>
-CUZK_HD void row_reduce(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&p)[P::N]) {
-  constexpr int N = P::N;
   const uint32_t m = lo[0] * P::inv;
   mad_pairs<N>(hi, p + 1, m);
   mad_pairs<N>(lo, p, m);
   hi[N - 1] = ptx::addc(hi[N - 1], 0);
-}
-
-template <class P>
-CUZK_HD void row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)[P::N],
-                 const uint32_t (&p)[P::N], uint32_t y, bool first) {
-  row_products<P::N>(lo, hi, x, y, first);
-  row_reduce<P>(lo, hi, p);
-}
-
-// shift_row divides t = lo + 2^32·hi, whose lo_0 is 0, by 2^32 in place of
-// a row's products (REDC's rows add none): the caller's next row reads
-// (hi, lo), as after row_products.
-template <int N>
-CUZK_HD void shift_row(uint32_t (&lo)[N], uint32_t (&hi)[N]) {
-  lo[0] = ptx::add_cc(lo[0], hi[1]);
-#pragma unroll
-  for (int j = 0; j < N - 2; j++) hi[j] = ptx::addc_cc(hi[j + 2], 0);
-  hi[N - 2] = ptx::addc(0, 0);
-  hi[N - 1] = 0;
-}
-
-// combine returns t/2^32 = ev + od/2^32 for t = od + 2^32·ev with od_0 = 0
-// (the state after an odd number of rows), given that it fits N limbs.
-template <int N>
-CUZK_HD void combine(uint32_t (&r)[N], const uint32_t (&ev)[N], const uint32_t (&od)[N]) {
-  r[0] = ptx::add_cc(ev[0], od[1]);
-#pragma unroll
-  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(ev[j], od[j + 1]);
-  r[N - 1] = ptx::addc(ev[N - 1], 0);
 }
 
 }  // namespace mont
@@ -262,120 +226,12 @@ CUZK_HD MontField<P> operator*(const MontField<P>& a, const MontField<P>& b) {
     mont::row<P>(ev, od, a.v, p, b.v[i], i == 0);
     mont::row<P>(od, ev, a.v, p, b.v[i + 1], false);
   }
+  // t = od + 2^32·ev with od_0 = 0, so t/2^32 = ev + od/2^32.
   uint32_t r[N];
-  mont::combine<N>(r, ev, od);
-  return mont::reduce_once<P>(r);
-}
-
-// Wide<P> is an unreduced 2N-limb value (little-endian), the product of two
-// N-limb values or a sum of such products: lazy reduction computes several
-// products, adds and subtracts them, and pays one Montgomery reduction
-// (redc) for the result (Fp2's Karatsuba product in fp2.cuh).
-template <class P>
-struct Wide {
-  uint32_t v[2 * P::N];
-};
-
-// mul_wide returns the plain product a·b of a, b < 2^(32N) (no reduction),
-// by the rows of operator* without their m·p halves: each row's low limb is
-// final and leaves the running sum, which after N rows is the high half.
-template <class P>
-CUZK_HD Wide<P> mul_wide(const uint32_t (&a)[P::N], const uint32_t (&b)[P::N]) {
-  constexpr int N = P::N;
-  Wide<P> w;
-  uint32_t ev[N], od[N], hi[N];
+  r[0] = ptx::add_cc(ev[0], od[1]);
 #pragma unroll
-  for (int i = 0; i < N; i += 2) {
-    mont::row_products<N>(ev, od, a, b[i], i == 0);
-    w.v[i] = ev[0];
-    mont::row_products<N>(od, ev, a, b[i + 1], false);
-    w.v[i + 1] = od[0];
-  }
-  mont::combine<N>(hi, ev, od);
-#pragma unroll
-  for (int j = 0; j < N; j++) w.v[N + j] = hi[j];
-  return w;
-}
-
-// sum_unreduced sets r = a + b for a, b < p, without the conditional
-// subtraction: r < 2p < 2^(32N), an input mul_wide accepts.
-template <class P>
-CUZK_HD void sum_unreduced(uint32_t (&r)[P::N], const MontField<P>& a, const MontField<P>& b) {
-  constexpr int N = P::N;
-  r[0] = ptx::add_cc(a.v[0], b.v[0]);
-#pragma unroll
-  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(a.v[j], b.v[j]);
-  r[N - 1] = ptx::addc(a.v[N - 1], b.v[N - 1]);
-}
-
-// wide_add returns x + y; wide_sub returns x − y and, in borrow, all ones
-// when x < y (then the result is x − y + 2^(64N)). Callers keep results in
-// range; see redc.
-template <class P>
-CUZK_HD Wide<P> wide_add(const Wide<P>& x, const Wide<P>& y) {
-  constexpr int M = 2 * P::N;
-  Wide<P> r;
-  r.v[0] = ptx::add_cc(x.v[0], y.v[0]);
-#pragma unroll
-  for (int j = 1; j < M - 1; j++) r.v[j] = ptx::addc_cc(x.v[j], y.v[j]);
-  r.v[M - 1] = ptx::addc(x.v[M - 1], y.v[M - 1]);
-  return r;
-}
-template <class P>
-CUZK_HD Wide<P> wide_sub(const Wide<P>& x, const Wide<P>& y, uint32_t& borrow) {
-  constexpr int M = 2 * P::N;
-  Wide<P> r;
-  r.v[0] = ptx::sub_cc(x.v[0], y.v[0]);
-#pragma unroll
-  for (int j = 1; j < M; j++) r.v[j] = ptx::subc_cc(x.v[j], y.v[j]);
-  borrow = ptx::subc(0, 0);
-  return r;
-}
-
-// wide_add_mod_sq returns x + p² where mask is all ones, else x (P provides
-// mod_sq(k), limb k of p²): it brings a difference of products that went
-// negative back into [0, p²).
-template <class P>
-CUZK_HD Wide<P> wide_add_mod_sq(const Wide<P>& x, uint32_t mask) {
-  constexpr int M = 2 * P::N;
-  Wide<P> r;
-  r.v[0] = ptx::add_cc(x.v[0], P::mod_sq(0) & mask);
-#pragma unroll
-  for (int j = 1; j < M - 1; j++) r.v[j] = ptx::addc_cc(x.v[j], P::mod_sq(j) & mask);
-  r.v[M - 1] = ptx::addc(x.v[M - 1], P::mod_sq(M - 1) & mask);
-  return r;
-}
-
-// redc returns T·R^(−1) mod p, fully reduced, for T < p·R (R = 2^(32N)):
-// Montgomery's REDC on the low half, then the high half added. After N
-// rows of t += m·p, t /= 2^32 starting from t = T mod R, t ≤ p (the sum is
-// below R·(p + 1) and divisible by R); adding T/R < p gives < 2p, which one
-// conditional subtraction reduces.
-template <class P>
-CUZK_HD MontField<P> redc(const Wide<P>& T) {
-  constexpr int N = P::N;
-  uint32_t p[N];
-#pragma unroll
-  for (int j = 0; j < N; j++) p[j] = P::mod(j);
-  uint32_t ev[N], od[N];
-#pragma unroll
-  for (int j = 0; j < N; j++) {
-    ev[j] = T.v[j];
-    od[j] = 0;
-  }
-#pragma unroll
-  for (int i = 0; i < N; i += 2) {
-    if (i != 0) mont::shift_row<N>(ev, od);
-    mont::row_reduce<P>(ev, od, p);
-    mont::shift_row<N>(od, ev);
-    mont::row_reduce<P>(od, ev, p);
-  }
-  uint32_t r[N];
-  mont::combine<N>(r, ev, od);
-  r[0] = ptx::add_cc(r[0], T.v[N]);
-#pragma unroll
-  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(r[j], T.v[N + j]);
-  r[N - 1] = ptx::addc(r[N - 1], T.v[2 * N - 1]);
+  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(ev[j], od[j + 1]);
+  r[N - 1] = ptx::addc(ev[N - 1], 0);
   return mont::reduce_once<P>(r);
 }
 
