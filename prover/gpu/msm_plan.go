@@ -52,22 +52,20 @@ const (
 	msmBucketThr  = 1 << 16 // bucket_sum threads to aim for, all windows together
 	msmReduceTask = 32      // t2
 	msmCostBucket = 4       // weight of a bucket against a point in the window choice
-	msmCostShort  = 2.5     // extra cost of short buckets (fitted to the H200 window sweep)
 )
 
 // newMSMPlan picks c minimizing
 //
-//	nwin·(n·(1 + msmCostShort/√m) + msmCostBucket·2^(c−1)),  m = n/2^(c−1):
+//	nwin·(n + msmCostBucket·2^(c−1)):
 //
 // one mixed addition per (point, window), against about two full additions
-// (plus the reduction) per bucket, with a per-entry cost that grows as the
-// mean bucket length m shrinks. That last term is fitted, not derived: the
-// H200 sweep (docs/perf-msm.md) measured the accumulate stage flat from
-// c = 16 to 20 at 2^24, although the entries fall from 16 to 13 per point,
-// and the model with it picks the measured best window at 2^20, 2^24 and
-// 2^26. (Warp imbalance between Poisson-long buckets was the first guess;
-// giving every lane an equal share of entries measured slower, so the cost
-// lies elsewhere: per-task setup, the partial's store and reduce.)
+// (plus the reduction) per bucket. Before accumulate tasks ran in length
+// order, short buckets cost more per entry (a warp waited for its longest,
+// Poisson-long lane) and the model carried a fitted n·2.5/√m term per
+// window; with length order the H200 sweep (docs/perf-msm.md, run 4)
+// measured the per-entry cost flat from m = 32 to 512 entries per bucket,
+// and this plain model picks the measured best window at 2^20, 2^24 and
+// 2^26 (or one within 1 %).
 func newMSMPlan(n int) (msmPlan, error) { return newMSMPlanWindow(n, 0) }
 
 // newMSMPlanWindow is newMSMPlan with the window bits forced to c (0: by
@@ -104,8 +102,7 @@ func bestWindow(n int) uint32 {
 	for c := uint32(msmMinWindow); c <= msmMaxWindow; c++ {
 		nwin := (256 + c - 1) / c
 		nb := float64(uint64(1) << (c - 1))
-		mean := max(float64(n)/nb, 1)
-		cost := float64(nwin) * (float64(n)*(1+msmCostShort/math.Sqrt(mean)) + msmCostBucket*nb)
+		cost := float64(nwin) * (float64(n) + msmCostBucket*nb)
 		if cost < bestCost {
 			best, bestCost = c, cost
 		}
