@@ -25,10 +25,9 @@ the same blinding r, s per run the GPU proof must equal the CPU proof byte for
 byte. Phases are timed one at a time: synthesis (witness and a, b, c), the
 quotient H (NTTs), each MSM (GPU: with its scalar upload and device time).
 Without a GPU the gpu column says "no GPU" and the exit status is 3.
-The development setup grows linearly with the size: about 130 s per 2^18 on
-one core, so about a minute for the default 2^20 on a 16-core host, where the
-first default run takes about 1.5-2 minutes; later runs load the cached keys
-in seconds.`
+The development setup (fixed-base tables) grows linearly with the size:
+about 7 s for the default 2^20 on a 16-core host; later runs load the cached
+keys in seconds.`
 
 // proveConfig holds the prove command's flags.
 type proveConfig struct {
