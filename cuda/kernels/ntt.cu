@@ -5,7 +5,10 @@
 // the memory layout of gnark-crypto's fr.Element, so host vectors copy to the
 // device byte for byte. prover/gpu drives these kernels: it plans the passes
 // (plan.go), builds the twiddle and scale tables with ntt_powers and checks
-// every result against gnark-crypto.
+// every result against gnark-crypto. The pass kernels run their stages in
+// registers, up to three per shared-memory round trip (ntt.cuh describes the
+// design); prover/gpu/testdata/ntt_emulate.cc compiles this file for the host
+// and runs it in ntt.go's launch order.
 #include "cuzk/fr.cuh"
 #include "cuzk/ntt.cuh"
 
@@ -14,41 +17,45 @@ using cuzk::ntt::Pass;
 using cuzk::ntt::Scale;
 
 #if defined(__CUDACC__)
-#define NTT_KERNEL(threads) extern "C" __global__ void __launch_bounds__(threads)
+#define NTT_KERNEL(...) extern "C" __global__ void __launch_bounds__(__VA_ARGS__)
 #define NTT_SHARED __shared__
 #else
-#define NTT_KERNEL(threads) inline void
+#define NTT_KERNEL(...) inline void
 #define NTT_SHARED static
-struct uint4 { uint32_t x, y, z, w; };
 #endif
 
 // kBlockElems is the shared-memory capacity of a pass block in elements
 // (prover/gpu/plan.go: logBlockElems); kPassThreads its largest block size
-// (plan.go: maxThreads).
+// (plan.go: maxThreads), one thread per 2^kRegLog = 8 elements, each thread
+// running its stages in registers (see ntt.cuh).
 constexpr uint32_t kBlockElems = 1u << 10;
-constexpr uint32_t kPassThreads = 256;
+constexpr uint32_t kPassThreads = kBlockElems >> cuzk::ntt::kRegLog;
+// kPassBlocks is the number of pass blocks per SM the register budget is
+// sized for: 4 × 128 threads caps a thread at 128 registers (65536 per SM),
+// 16 warps per SM, and 4 × 32 KiB of shared memory.
+constexpr uint32_t kPassBlocks = 4;
 
 // ntt_dif_pass runs the DIF stages on bits [lo, lo+k), highest first.
-NTT_KERNEL(kPassThreads)
+NTT_KERNEL(kPassThreads, kPassBlocks)
 ntt_dif_pass(F* __restrict__ data, const F* __restrict__ w, uint32_t logN, uint32_t lo, uint32_t k,
              uint32_t logG, uint32_t sh, uint32_t inverse) {
   NTT_SHARED uint4 raw[kBlockElems * sizeof(F) / sizeof(uint4)];
   const Pass p{logN, lo, k, logG, sh};
   const Scale<F> none{nullptr, nullptr, 0};
-  cuzk::ntt::run_pass<F, true>(data, w, p, inverse != 0, none, reinterpret_cast<F*>(raw));
+  cuzk::ntt::run_pass<F, true>(data, w, p, inverse != 0, none, raw);
 }
 
 // ntt_dit_pass runs the DIT stages on bits [lo, lo+k), lowest first. When
 // slo is non-null, each element is multiplied on load by the scale factor of
 // its bit-reversed index (the coset shift of the H path).
-NTT_KERNEL(kPassThreads)
+NTT_KERNEL(kPassThreads, kPassBlocks)
 ntt_dit_pass(F* __restrict__ data, const F* __restrict__ w, uint32_t logN, uint32_t lo, uint32_t k,
              uint32_t logG, uint32_t sh, uint32_t inverse, const F* __restrict__ slo,
              const F* __restrict__ shi, uint32_t s) {
   NTT_SHARED uint4 raw[kBlockElems * sizeof(F) / sizeof(uint4)];
   const Pass p{logN, lo, k, logG, sh};
   const Scale<F> scale{slo, shi, s};
-  cuzk::ntt::run_pass<F, false>(data, w, p, inverse != 0, scale, reinterpret_cast<F*>(raw));
+  cuzk::ntt::run_pass<F, false>(data, w, p, inverse != 0, scale, raw);
 }
 
 // ntt_powers writes t[i] = c·base^i for i < count; thread j writes the chunk

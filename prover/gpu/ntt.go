@@ -108,20 +108,26 @@ func (k *nttKernels) newDomain(c *driver.Ctx, s *driver.Stream, logN uint32) (*d
 	return d, nil
 }
 
+// scaleParams returns the factors of kind on cpu's domain: factor(j) =
+// mul·base^j.
+func scaleParams(cpu *fft.Domain, kind scaleKind) (base, mul fr.Element) {
+	switch kind {
+	case scaleCoset:
+		return cpu.FrMultiplicativeGen, fr.One()
+	case scaleCosetInvN:
+		return cpu.FrMultiplicativeGen, cpu.CardinalityInv
+	case scaleCosetInv:
+		return cpu.FrMultiplicativeGenInv, cpu.CardinalityInv
+	}
+	return fr.One(), cpu.CardinalityInv
+}
+
 // scaleOf returns the scale tables of kind on d, building them on first use.
 func (k *nttKernels) scaleOf(c *driver.Ctx, s *driver.Stream, d *domain, kind scaleKind) (*scaleTables, error) {
 	if t := d.scales[kind]; t != nil {
 		return t, nil
 	}
-	base, mul := fr.One(), d.cpu.CardinalityInv
-	switch kind {
-	case scaleCoset:
-		base, mul = d.cpu.FrMultiplicativeGen, fr.One()
-	case scaleCosetInvN:
-		base = d.cpu.FrMultiplicativeGen
-	case scaleCosetInv:
-		base = d.cpu.FrMultiplicativeGenInv
-	}
+	base, mul := scaleParams(d.cpu, kind)
 	t := &scaleTables{s: splitLog(d.logN)}
 	nlo, nhi := 1<<t.s, 1<<(d.logN-t.s)
 	p, err := c.Alloc((nlo + nhi) * elemBytes)

@@ -23,13 +23,18 @@ import (
 // runs of 2^sh elements (the whole block when lo ≤ logG), so loads and stores
 // are coalesced.
 //
+// Inside a pass the k stages run in chunks of at most 3 bits (ntt.cuh:
+// chunk_bits): for a chunk each thread holds the 2^R ≤ 8 elements that differ
+// in the chunk's bits in registers and runs the chunk's R stages there, so
+// shared memory is read and written once per chunk, not once per stage. A
+// block has one thread per regElems elements.
+//
 // Decimation in frequency (DIF) runs the bits from L−1 down to 0 and turns
 // natural order into bit-reversed order; decimation in time (DIT) runs them
 // from 0 up and turns bit-reversed order into natural order. The butterfly at
 // absolute bit p pairs addr0 (bit p clear) with addr0 + 2^p and uses the
 // twiddle ω^e, e = (addr0 mod 2^p)·2^(L−1−p), read from the per-size table
-// W[i] = ω^i, i < n/2. Inverse transforms use ω^−e = −W[n/2 − e] (e > 0),
-// folding the sign into the butterfly.
+// W[i] = ω^i, i < n/2. Inverse transforms use ω^−e = −W[n/2 − e] (e > 0).
 
 const (
 	// logBlockElems is log2 of the elements one block holds in shared
@@ -39,8 +44,12 @@ const (
 	// maxPassBits is the most butterfly bits one pass runs; it keeps at least
 	// 2^(10−8) = 4 groups per block, so loads move runs of ≥ 128 bytes.
 	maxPassBits = 8
-	// maxThreads is the block size of the pass kernels.
-	maxThreads = 256
+	// logRegElems is log2 of the elements a pass thread holds in registers
+	// (ntt.cuh: kRegLog).
+	logRegElems = 3
+	// maxThreads is the block size of the pass kernels: one thread per
+	// 2^logRegElems elements of a full block.
+	maxThreads = 1 << (logBlockElems - logRegElems)
 	// MaxLogN is the largest supported transform, log2: 2^27.
 	MaxLogN = 27
 )
@@ -50,10 +59,10 @@ type pass struct {
 	lo, k, logG, sh uint32
 }
 
-// threads returns the block size for p: one butterfly per thread per stage,
-// capped at maxThreads (threads then loop).
+// threads returns the block size for p: one thread per 2^logRegElems
+// elements, at least one (blocks of 2 or 4 elements).
 func (p pass) threads() uint32 {
-	return min(maxThreads, uint32(1)<<(p.k+p.logG-1))
+	return uint32(1) << (max(p.k+p.logG, logRegElems) - logRegElems)
 }
 
 // blocks returns the grid size of p on 2^logN elements.

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The model below executes the pass plan exactly as cuda/kernels/ntt.cu does
-// (same index arithmetic, same twiddle exponents, same inverse trick), one
-// block at a time, so the plan and the kernels' arithmetic are checked against
-// gnark-crypto on any machine; the GPU tests then check the kernels
-// themselves.
+// The model below executes the pass plan as cuda/kernels/ntt.cu does (same
+// index arithmetic, chunks and twiddle exponents, same inverse trick), one
+// block at a time, so the plan and the kernels' index math are checked
+// against gnark-crypto in Go on any machine; ntt_host_test.go runs the
+// kernels' own code on the host, and the GPU tests run it on the device.
 
 // modelTwiddles returns W[i] = ω^i, i < n/2, for the gnark domain of size n.
 func modelTwiddles(logN uint32) []fr.Element {
@@ -61,8 +61,6 @@ func (m *modelScale) factor(j uint32) fr.Element {
 	return f
 }
 
-func insertZero(u, b uint32) uint32 { return (u>>b)<<(b+1) | u&(1<<b-1) }
-
 func (p pass) addr(block, e uint32) uint32 {
 	t := (e >> p.sh) & (1<<p.k - 1)
 	gl := e&(1<<p.sh-1) | (e>>(p.sh+p.k))<<p.sh
@@ -72,11 +70,22 @@ func (p pass) addr(block, e uint32) uint32 {
 
 func rev(i, logN uint32) uint32 { return bits.Reverse32(i) >> (32 - logN) }
 
-// modelPass runs pass p on data; scale, when non-nil, multiplies each element
-// on load by factor(rev(addr)).
+// chunkBits mirrors ntt.cuh's chunk_bits: the size of chunk c (from bit 0
+// up) of a pass of k bits.
+func chunkBits(k, c uint32) uint32 {
+	nc := (k + 2) / 3
+	r := k / nc
+	if c >= nc-k%nc {
+		r++
+	}
+	return r
+}
+
+// modelPass runs pass p on data, chunk by chunk as the kernels do; scale,
+// when non-nil, multiplies each element on load by factor(rev(addr)).
 func modelPass(data, w []fr.Element, logN uint32, p pass, dif, inverse bool, scale *modelScale) {
-	n2 := uint32(1) << (logN - 1)
 	smem := make([]fr.Element, 1<<(p.k+p.logG))
+	nc := (p.k + 2) / 3
 	for b := range p.blocks(logN) {
 		for e := range smem {
 			smem[e] = data[p.addr(b, uint32(e))]
@@ -85,23 +94,15 @@ func modelPass(data, w []fr.Element, logN uint32, p pass, dif, inverse bool, sca
 				smem[e].Mul(&smem[e], &f)
 			}
 		}
-		for st := range p.k {
-			q := st
+		for c := range nc {
 			if dif {
-				q = p.k - 1 - st
+				c = nc - 1 - c
 			}
-			bit := p.sh + q
-			for u := range uint32(len(smem) / 2) {
-				e0 := insertZero(u, bit)
-				e1 := e0 | 1<<bit
-				pos := p.lo + q
-				ex := (p.addr(b, e0) & (1<<pos - 1)) << (logN - 1 - pos)
-				tw, neg := w[ex], false
-				if inverse && ex != 0 {
-					tw, neg = w[n2-ex], true
-				}
-				butterfly(&smem[e0], &smem[e1], &tw, dif, neg)
+			q0 := uint32(0)
+			for m := range c {
+				q0 += chunkBits(p.k, m)
 			}
+			modelChunk(smem, w, logN, p, b, q0, chunkBits(p.k, c), dif, inverse)
 		}
 		for e := range smem {
 			data[p.addr(b, uint32(e))] = smem[e]
@@ -109,28 +110,46 @@ func modelPass(data, w []fr.Element, logN uint32, p pass, dif, inverse bool, sca
 	}
 }
 
-// butterfly is the radix-2 step; neg means the twiddle is −tw.
-func butterfly(x, y, tw *fr.Element, dif, neg bool) {
+// modelChunk runs the r stages on the pass's bits [q0, q0+r) of block blk,
+// item by item, with the kernels' twiddle exponents: abase·2^(L−1−pos) +
+// jlow·2^(L−1−i) for the stage on chunk bit i.
+func modelChunk(smem, w []fr.Element, logN uint32, p pass, blk, q0, r uint32, dif, inverse bool) {
+	bb, s0, n2 := p.sh+q0, logN-1-p.lo-q0, uint32(1)<<(logN-1)
+	for v := range uint32(len(smem)) >> r {
+		e0 := (v>>bb)<<(bb+r) | v&(1<<bb-1)
+		abase := p.addr(blk, e0) & (1<<(p.lo+q0) - 1)
+		for st := range r {
+			i := st
+			if dif {
+				i = r - 1 - st
+			}
+			half := uint32(1) << i
+			for jlow := range half {
+				ex := abase<<(s0-i) | jlow<<(logN-1-i)
+				tw := w[ex]
+				if inverse && ex != 0 {
+					tw.Neg(&w[n2-ex])
+				}
+				for j := jlow; j < 1<<r; j += 2 * half {
+					butterfly(&smem[e0|j<<bb], &smem[e0|(j+half)<<bb], &tw, dif)
+				}
+			}
+		}
+	}
+}
+
+// butterfly is the radix-2 step.
+func butterfly(x, y, tw *fr.Element, dif bool) {
 	u, v := *x, *y
 	if dif {
 		x.Add(&u, &v)
-		if neg {
-			y.Sub(&v, &u)
-		} else {
-			y.Sub(&u, &v)
-		}
-		y.Mul(y, tw)
+		y.Sub(&u, &v).Mul(y, tw)
 		return
 	}
 	var t fr.Element
 	t.Mul(&v, tw)
-	if neg {
-		x.Sub(&u, &t)
-		y.Add(&u, &t)
-	} else {
-		x.Add(&u, &t)
-		y.Sub(&u, &t)
-	}
+	x.Add(&u, &t)
+	y.Sub(&u, &t)
 }
 
 // modelBitrev permutes data into bit-reversed order, multiplying the element
@@ -176,6 +195,16 @@ func TestPlanCoversAllBits(t *testing.T) {
 				seen |= mask
 				assert.LessOrEqual(t, p.k+p.logG, uint32(logBlockElems))
 				assert.LessOrEqual(t, p.k+p.logG, logN)
+				assert.LessOrEqual(t, p.threads(), uint32(maxThreads))
+				assert.Equal(t, uint32(1)<<max(p.k+p.logG, logRegElems), p.threads()<<logRegElems,
+					"logN %d: one thread per register set", logN)
+				var bits uint32
+				for c := range (p.k + 2) / 3 {
+					r := chunkBits(p.k, c)
+					assert.True(t, r >= 1 && r <= logRegElems, "logN %d: chunk of %d bits", logN, r)
+					bits += r
+				}
+				assert.Equal(t, p.k, bits, "logN %d: chunks cover the pass", logN)
 			}
 			assert.Equal(t, uint32(1<<logN-1), seen, "logN %d", logN)
 		}

@@ -1,0 +1,131 @@
+package gpu
+
+import (
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// buildNTTEmulator compiles testdata/ntt_emulate.cc with the NTT kernels,
+// skipping visibly where no host C++ compiler exists.
+func buildNTTEmulator(t *testing.T) string {
+	t.Helper()
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skipf("no host C++ compiler (g++) to emulate the NTT kernels: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "ntt_emulate")
+	out, err := exec.Command(cxx, "-O2", "-std=c++17", "-I", "../../cuda/include", "-I", "../../cuda/kernels",
+		"-o", bin, "testdata/ntt_emulate.cc").CombinedOutput()
+	require.NoError(t, err, "compile the kernels for the host:\n%s", out)
+	return bin
+}
+
+// emuOp is an operation of testdata/ntt_emulate.cc.
+type emuOp uint32
+
+const (
+	emuNTT emuOp = iota
+	emuINTT
+	emuCosetNTT
+	emuCosetINTT
+	emuQuotientH
+)
+
+func (o emuOp) String() string {
+	return [...]string{"ntt", "intt", "coset-ntt", "coset-intt", "quotient"}[o]
+}
+
+// emulateNTT runs op on vecs (three for emuQuotientH) with the kernels on
+// the host, using the Go side's plans, scale factors and launch shapes, and
+// returns the result vector.
+func emulateNTT(t *testing.T, bin string, op emuOp, logN uint32, vecs ...[]fr.Element) []fr.Element {
+	t.Helper()
+	d := &domain{logN: logN, cpu: fft.NewDomain(uint64(1)<<logN, fft.WithoutPrecompute())}
+	s := splitLog(logN)
+	dif, dit := difPlan(logN), ditPlan(logN)
+	hdr := []uint32{uint32(op), logN, s, uint32(len(dif)), uint32(len(dit))}
+	for _, p := range append(dif, dit...) {
+		hdr = append(hdr, p.lo, p.k, p.logG, p.sh, p.threads(), p.blocks(logN))
+	}
+	consts := []fr.Element{d.cpu.Generator}
+	for kind := range numScaleKinds {
+		base, mul := scaleParams(d.cpu, kind)
+		var step fr.Element
+		step.Exp(base, new(big.Int).SetUint64(uint64(1)<<s))
+		consts = append(consts, base, step, mul)
+	}
+	consts = append(consts, cosetVanishingInverse(d))
+	buf := append(driver.Bytes(hdr), driver.Bytes(consts)...)
+	for _, v := range vecs {
+		buf = append(buf, driver.Bytes(v)...)
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	require.NoError(t, os.WriteFile(in, buf, 0o600))
+	msg, err := exec.Command(bin, in, out).CombinedOutput()
+	require.NoError(t, err, "emulator: %s", msg)
+	res, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Len(t, res, len(vecs[0])*elemBytes)
+	return append([]fr.Element(nil), unsafe.Slice((*fr.Element)(unsafe.Pointer(&res[0])), len(vecs[0]))...)
+}
+
+// TestNTTKernelsOnHost runs the NTT kernels' code on the CPU (see
+// testdata/ntt_emulate.cc) and checks forward, inverse and coset transforms
+// and the quotient pipeline against gnark-crypto on fresh inputs: every size
+// from 2^1 to 2^16 (one- and two-pass plans, every chunk shape) and 2^17,
+// 2^18 (three passes).
+func TestNTTKernelsOnHost(t *testing.T) {
+	bin := buildNTTEmulator(t)
+	sizes := []uint32{}
+	for l := uint32(1); l <= 16; l++ {
+		sizes = append(sizes, l)
+	}
+	sizes = append(sizes, 17, 18)
+	if testing.Short() {
+		sizes = []uint32{1, 2, 3, 4, 7, 10, 11, 13, 16}
+	}
+	for _, logN := range sizes {
+		for _, kind := range []inputKind{inputRandom, inputZero, inputConstant} {
+			if kind != inputRandom && logN%5 != 1 {
+				continue
+			}
+			t.Run(fmt.Sprintf("2^%d/%s", logN, kind), func(t *testing.T) {
+				n := 1 << logN
+				a := newVector(t, n, kind)
+				ops := []emuOp{emuNTT, emuINTT, emuCosetNTT, emuCosetINTT, emuQuotientH}
+				if logN > 16 {
+					ops = []emuOp{emuNTT, emuQuotientH} // every pass kernel and direction, fewer runs
+				}
+				for _, op := range ops {
+					var want, got []fr.Element
+					switch op {
+					case emuQuotientH:
+						b, c := newVector(t, n, inputRandom), newVector(t, n, kind)
+						want = refQuotientH(a, b, c)
+						got = emulateNTT(t, bin, op, logN, a, b, c)
+					default:
+						inverse, coset := op == emuINTT || op == emuCosetINTT, op == emuCosetNTT || op == emuCosetINTT
+						want = refNTT(a, coset)
+						if inverse {
+							want = refINTT(a, coset)
+						}
+						got = emulateNTT(t, bin, op, logN, a)
+					}
+					requireSameVector(t, want, got, op.String())
+				}
+			})
+		}
+	}
+}
