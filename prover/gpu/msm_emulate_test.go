@@ -17,21 +17,6 @@ import (
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 )
 
-// buildEmulator compiles testdata/msm_emulate.cc with the kernels, skipping
-// visibly where no host C++ compiler exists.
-func buildEmulator(t *testing.T) string {
-	t.Helper()
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skipf("no host C++ compiler (g++) to emulate the MSM kernels: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "msm_emulate")
-	out, err := exec.Command(cxx, "-O2", "-std=c++17", "-I", "../../cuda/include", "-I", "../../cuda/kernels",
-		"-o", bin, "testdata/msm_emulate.cc").CombinedOutput()
-	require.NoError(t, err, "compile the kernels for the host:\n%s", out)
-	return bin
-}
-
 // emulate runs the emulator on (scalars, raw bases) with the plan for n
 // points and returns the window sums' bytes.
 func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Element, bases []byte) []byte {
@@ -53,7 +38,7 @@ func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Ele
 // gnark-crypto, so the device arithmetic and pipeline are checked on every
 // machine with a C++ compiler, GPU or not.
 func TestMSMKernelsOnHost(t *testing.T) {
-	bin := buildEmulator(t)
+	bin := buildHostKernels(t, "msm_emulate")
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := newTestRand(seed)

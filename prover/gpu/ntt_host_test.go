@@ -16,21 +16,6 @@ import (
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 )
 
-// buildNTTEmulator compiles testdata/ntt_emulate.cc with the NTT kernels,
-// skipping visibly where no host C++ compiler exists.
-func buildNTTEmulator(t *testing.T) string {
-	t.Helper()
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skipf("no host C++ compiler (g++) to emulate the NTT kernels: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "ntt_emulate")
-	out, err := exec.Command(cxx, "-O2", "-std=c++17", "-I", "../../cuda/include", "-I", "../../cuda/kernels",
-		"-o", bin, "testdata/ntt_emulate.cc").CombinedOutput()
-	require.NoError(t, err, "compile the kernels for the host:\n%s", out)
-	return bin
-}
-
 // emuOp is an operation of testdata/ntt_emulate.cc.
 type emuOp uint32
 
@@ -87,7 +72,7 @@ func emulateNTT(t *testing.T, bin string, op emuOp, logN uint32, vecs ...[]fr.El
 // from 2^1 to 2^16 (one- and two-pass plans, every chunk shape) and 2^17,
 // 2^18 (three passes).
 func TestNTTKernelsOnHost(t *testing.T) {
-	bin := buildNTTEmulator(t)
+	bin := buildHostKernels(t, "ntt_emulate")
 	sizes := []uint32{}
 	for l := uint32(1); l <= 16; l++ {
 		sizes = append(sizes, l)
