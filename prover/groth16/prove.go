@@ -76,8 +76,13 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	if err != nil {
 		return nil, fmt.Errorf("prove: draw s: %w", err)
 	}
-	wire := make([]fr.Element, 0, pk.NbVariables())
-	wire = append(append(wire, asg.Public...), asg.Private...)
+	// One buffer public‖private‖h: its first part is the wire vector, and
+	// private‖h, once the quotient is copied in, the L‖H scalars.
+	nv := pk.NbVariables()
+	buf := make([]fr.Element, nv+pk.DomainSize-1)
+	wire := buf[:nv]
+	copyAll(wire, asg.Public)
+	copyAll(wire[pk.NbPublic:], asg.Private)
 	tm := cfg.timings
 
 	var h []fr.Element
@@ -91,8 +96,10 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 		return nil, fmt.Errorf("prove: quotient has %d coefficients, want %d", len(h), pk.DomainSize)
 	}
 
+	h = h[:pk.DomainSize-1]
+	copyAll(buf[nv:], h)
 	var m msmSums
-	if err := m.run(pk, backend, asg.Private, wire, h[:pk.DomainSize-1], tm); err != nil {
+	if err := m.run(pk, backend, wire, buf[pk.NbPublic:], h, tm); err != nil {
 		return nil, fmt.Errorf("prove: %w", err)
 	}
 	proof := assemble(pk, &r, &s, &m.a, &m.b1, &m.lh, &m.b2)
@@ -107,11 +114,12 @@ type msmSums struct {
 }
 
 // run computes the three G1 MSMs (L‖H, A, B₁) at once, then the G2 MSM (B₂)
-// alone. wire is public‖private; h holds the quotient's n−1 low coefficients.
-func (m *msmSums) run(pk *ProvingKey, b Backend, private, wire, h []fr.Element, tm *Timings) error {
+// alone. wire is public‖private, privH private‖h, and h the quotient's n−1
+// low coefficients.
+func (m *msmSums) run(pk *ProvingKey, b Backend, wire, privH, h []fr.Element, tm *Timings) error {
 	wireB := compact(wire, pk.InfinityB)
 	var g errgroup.Group
-	g.Go(func() error { return timed(&tm.MSMLH, func() error { return msmLH(pk, b, private, h, &m.lh) }) })
+	g.Go(func() error { return timed(&tm.MSMLH, func() error { return msmLH(pk, b, privH, h, &m.lh) }) })
 	g.Go(func() error {
 		return timed(&tm.MSMA, func() error { return msm1(b, "A", pk.G1.A, compact(wire, pk.InfinityA), &m.a) })
 	})
@@ -141,17 +149,15 @@ func msm1(b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Elemen
 	return nil
 }
 
-// msmLH computes ΣL·private + ΣH·h. Keys from Setup and ReadFrom store L and H
-// adjacently, so one MSM over L‖H does it (cheaper than two: one bucket
-// reduction, and a larger window); other keys take two.
-func msmLH(pk *ProvingKey, b Backend, private, h []fr.Element, out *bls12381.G1Jac) error {
+// msmLH computes ΣL·private + ΣH·h, given privH = private‖h. Keys from Setup
+// and ReadFrom store L and H adjacently, so one MSM over L‖H does it (cheaper
+// than two: one bucket reduction, and a larger window); other keys take two.
+func msmLH(pk *ProvingKey, b Backend, privH, h []fr.Element, out *bls12381.G1Jac) error {
 	if lh, ok := pk.lhBases(); ok {
-		scalars := make([]fr.Element, 0, len(lh))
-		scalars = append(append(scalars, private...), h...)
-		return msm1(b, "L‖H", lh, scalars, out)
+		return msm1(b, "L‖H", lh, privH, out)
 	}
 	var sumH bls12381.G1Jac
-	if err := msm1(b, "L", pk.G1.L, private, out); err != nil {
+	if err := msm1(b, "L", pk.G1.L, privH[:pk.NbPrivate], out); err != nil {
 		return err
 	}
 	if err := msm1(b, "H", pk.G1.H, h, &sumH); err != nil {

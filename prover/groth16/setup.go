@@ -101,17 +101,6 @@ func zeroMask(v []fr.Element) []bool {
 	return m
 }
 
-// compact returns the elements of v whose mask entry is false.
-func compact(v []fr.Element, mask []bool) []fr.Element {
-	out := make([]fr.Element, 0, len(v))
-	for i := range v {
-		if !mask[i] {
-			out = append(out, v[i])
-		}
-	}
-	return out
-}
-
 // fillG1 computes every G1 element of both keys with one batched
 // fixed-base multiplication (fixedBaseG1).
 func fillG1(pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n int) {
