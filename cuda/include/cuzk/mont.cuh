@@ -134,6 +134,25 @@ CUZK_HD void mad_pairs_shift2(uint32_t (&acc)[N], const uint32_t* x, uint32_t y)
   acc[N - 1] = ptx::madc_hi(x[N - 2], y, 0);
 }
 
+// inv_operand returns P::inv for the row's m = t_0·inv. When inv is
+// 2^32 − 1 (r ≡ 1 mod 2^32, as for Fr), ptxas rewrites m as −t_0 and then
+// no longer fuses the m·p products into IMAD.WIDE.U32.X: an Fr
+// multiplication came out as 48 IMAD.X + IMAD.HI.U32.X pairs more (296 SASS
+// instructions against 248, sm_90, nvcc 11.8; docs/perf-ntt.md). Read from
+// constant memory, the value is opaque to ptxas, costs nothing as an IMAD
+// operand, and every product stays fused.
+#if defined(__CUDA_ARCH__)
+static __constant__ uint32_t kAllOnes = 0xffffffffu;
+#endif
+
+template <class P>
+CUZK_HD uint32_t inv_operand() {
+#if defined(__CUDA_ARCH__)
+  if (P::inv == 0xffffffffu) return kAllOnes;
+#endif
+  return P::inv;
+}
+
 // row is one row of the multiplication: t += x·y, then t += m·p with
 // m = t_0·inv so that the low word cancels. Between rows the running value
 // is t = lo + 2^32·hi in the caller's arrays; after a row lo_0 is 0, and the
@@ -154,7 +173,7 @@ CUZK_HD void row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)
     mad_pairs<N>(lo, x, y);
     hi[N - 1] = ptx::addc(hi[N - 1], 0);
   }
-  const uint32_t m = lo[0] * P::inv;
+  const uint32_t m = lo[0] * inv_operand<P>();
   mad_pairs<N>(hi, p + 1, m);
   mad_pairs<N>(lo, p, m);
   hi[N - 1] = ptx::addc(hi[N - 1], 0);
