@@ -82,9 +82,9 @@ CUZK_HD void scan_down(const uint32_t* __restrict__ in, uint32_t m, const uint32
 
 // scatter: thread i recomputes the digits of scalar i and stores each
 // non-zero one's entry i | sign << 31 at its segment's offset plus the rank
-// digits recorded: a plain store, no second atomic per entry to claim a
-// slot (docs/perf-msm.md, "Entry ranks"). Order inside a segment is that of
-// the counting atomics: buckets only sum.
+// digits recorded: a plain store, no second atomic per entry to claim a slot
+// (docs/perf-msm.md, "Entry ranks"). Order inside a segment is that of the counting
+// atomics: buckets only sum.
 CUZK_HD void scatter(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t nwin,
                      const uint32_t* __restrict__ ranks, const uint32_t* __restrict__ seg_off,
                      uint32_t* __restrict__ sorted) {
