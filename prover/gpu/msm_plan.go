@@ -17,10 +17,9 @@ import (
 // The device pipeline, all on the default stream:
 //
 //  1. msm_digits: scalars from Montgomery to standard form, digits, and a
-//     count per (window, bucket) "segment", keeping each entry's rank in it;
+//     count per (window, bucket) "segment";
 //  2. exclusive prefix sums of the counts (msm_scan_up/down, recursive) and
-//     the largest count; msm_scatter recomputes the digits and stores each
-//     (point, sign) entry at its segment's offset plus its rank;
+//     the largest count; msm_scatter sorts (point, sign) entries by segment;
 //  3. each segment is cut into tasks of ≤ T1 entries, which
 //     msm_task_classes/msm_task_order list by length, longest first (so a
 //     warp's lanes run tasks of about equal length); msm_*_accumulate sums

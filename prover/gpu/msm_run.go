@@ -15,7 +15,7 @@ import (
 
 // msmBufs are one MSM's device buffers, carved from the engine's arena.
 type msmBufs struct {
-	scalars, ranks, counts, segOff, sorted, maxv driver.DevicePtr
+	scalars, digits, counts, segOff, cursor, sorted, maxv driver.DevicePtr
 	tcount, offA, offB, scanTmp, partA, partB             driver.DevicePtr
 	taskCls, taskOrder, clsHist, clsOff, clsCur           driver.DevicePtr
 }
@@ -32,9 +32,10 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	}
 	segWords := uint64(p.nseg) + 1
 	b.scalars = take(uint64(p.n) * uint64(elemBytes))
-	b.ranks = take(4 * p.entries())
+	b.digits = take(4 * p.entries())
 	b.counts = take(4 * segWords)
 	b.segOff = take(4 * segWords)
+	b.cursor = take(4 * segWords)
 	b.sorted = take(4 * p.entries())
 	b.maxv = take(4)
 	b.tcount = take(4 * segWords)
@@ -212,9 +213,8 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	return win, err
 }
 
-// sortEntries counts the digits (keeping each entry's rank in its
-// segment), computes the segment offsets and sorts the entries, and returns
-// the longest segment's length.
+// sortEntries computes the digits, the segment offsets and the sorted
+// entries, and returns the longest segment's length.
 func (r *msmRun) sortEntries() (uint32, error) {
 	p, b, k := r.p, r.b, r.k
 	if err := r.c.Memset(b.counts, 0, 4*int(p.nseg)); err != nil {
@@ -223,14 +223,16 @@ func (r *msmRun) sortEntries() (uint32, error) {
 	if err := r.c.Memset(b.maxv, 0, 4); err != nil {
 		return 0, err
 	}
-	if err := launch1D(r.c, k.digits, uint64(p.n), msmSortBlock, b.scalars, p.n, p.c, p.nwin, b.ranks, b.counts); err != nil {
+	if err := launch1D(r.c, k.digits, uint64(p.n), msmSortBlock, b.scalars, p.n, p.c, p.nwin, b.digits, b.counts); err != nil {
 		return 0, err
 	}
 	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, b.scanTmp); err != nil {
 		return 0, err
 	}
-	if err := launch1D(r.c, k.scatter, uint64(p.n), msmSortBlock,
-		b.scalars, p.n, p.c, p.nwin, b.ranks, b.segOff, b.sorted); err != nil {
+	if err := r.c.DtoD(b.cursor, b.segOff, 4*int(p.nseg)); err != nil {
+		return 0, err
+	}
+	if err := launch1D(r.c, k.scatter, p.entries(), msmSortBlock, b.digits, p.n, p.nwin, p.c, b.cursor, b.sorted); err != nil {
 		return 0, err
 	}
 	return r.word(b.maxv)

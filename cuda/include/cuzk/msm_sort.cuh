@@ -20,28 +20,22 @@ constexpr uint32_t kScanChunk = 64;
 
 CUZK_HD uint32_t thread_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
-// scalar_limbs returns scalar i (gnark fr.Element, Montgomery form) in
-// standard form as eight little-endian limbs.
-CUZK_HD void scalar_limbs(const Fr* __restrict__ scalars, uint32_t i, uint32_t (&limbs)[8]) {
-  const Fr s = from_mont(scalars[i]);
-  for (int j = 0; j < 8; j++) limbs[j] = s.v[j];
-}
-
-// digits: thread i counts each non-zero digit of scalar i in
-// counts[segment] and stores the count the atomic returned, the entry's
-// rank inside its segment, to ranks[w·n + i] (words of zero digits are left
-// as they are). scatter recomputes the digits, so no digit is stored.
+// digits: thread i converts scalar i (gnark fr.Element, Montgomery form) to
+// standard form and writes its nwin encoded digits to digits[w·n + i],
+// counting each non-zero digit in counts[segment].
 CUZK_HD void digits(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t nwin,
-                    uint32_t* __restrict__ ranks, uint32_t* __restrict__ counts) {
+                    uint32_t* __restrict__ digits_out, uint32_t* __restrict__ counts) {
   const uint32_t i = thread_id();
   if (i >= n) return;
+  const Fr s = from_mont(scalars[i]);
   uint32_t limbs[8];
-  scalar_limbs(scalars, i, limbs);
+  for (int j = 0; j < 8; j++) limbs[j] = s.v[j];
   const uint32_t nb = 1u << (c - 1);
   uint32_t carry = 0;
   for (uint32_t w = 0; w < nwin; w++) {
     const uint32_t d = encode_digit(window_bits(limbs, w * c, c), carry, c);
-    if (d != 0) ranks[(size_t)w * n + i] = atomicAdd(&counts[w * nb + (d >> 1) - 1], 1u);
+    digits_out[(size_t)w * n + i] = d;
+    if (d != 0) atomicAdd(&counts[w * nb + (d >> 1) - 1], 1u);
   }
 }
 
@@ -80,25 +74,19 @@ CUZK_HD void scan_down(const uint32_t* __restrict__ in, uint32_t m, const uint32
   if (end == m) out[m] = acc;
 }
 
-// scatter: thread i recomputes the digits of scalar i and stores each
-// non-zero one's entry i | sign << 31 at its segment's offset plus the rank
-// digits recorded: a plain store, no second atomic per entry to claim a slot
-// (docs/perf-msm.md, "Entry ranks"). Order inside a segment is that of the counting
-// atomics: buckets only sum.
-CUZK_HD void scatter(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t nwin,
-                     const uint32_t* __restrict__ ranks, const uint32_t* __restrict__ seg_off,
-                     uint32_t* __restrict__ sorted) {
-  const uint32_t i = thread_id();
-  if (i >= n) return;
-  uint32_t limbs[8];
-  scalar_limbs(scalars, i, limbs);
-  uint32_t carry = 0;
-  for (uint32_t w = 0; w < nwin; w++) {
-    const uint32_t d = encode_digit(window_bits(limbs, w * c, c), carry, c);
-    if (d == 0) continue;
-    const uint32_t seg = (w << (c - 1)) + (d >> 1) - 1;
-    sorted[seg_off[seg] + ranks[(size_t)w * n + i]] = i | ((d & 1u) << 31);
-  }
+// scatter: for entry e = w·n + i with a non-zero digit, claims the next free
+// slot of its segment (cursor starts as the segments' offsets) and stores
+// i | sign << 31 there. Order inside a segment is arbitrary: buckets only sum.
+CUZK_HD void scatter(const uint32_t* __restrict__ digits_in, uint32_t n, uint32_t nwin, uint32_t c,
+                     uint32_t* __restrict__ cursor, uint32_t* __restrict__ sorted) {
+  const uint32_t e = thread_id();
+  if (e >= n * nwin) return;
+  const uint32_t d = digits_in[e];
+  if (d == 0) return;
+  const uint32_t w = e / n, i = e - w * n;
+  const uint32_t seg = (w << (c - 1)) + (d >> 1) - 1;
+  const uint32_t pos = atomicAdd(&cursor[seg], 1u);
+  sorted[pos] = i | ((d & 1u) << 31);
 }
 
 // task_counts: segment s of length len is split into ceil(len/T) tasks of at

@@ -88,12 +88,12 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   std::vector<Fr> scalars(n);
   std::vector<Affine<F>> bases(n);
   if (fread(scalars.data(), sizeof(Fr), n, in) != n || fread(bases.data(), sizeof(Affine<F>), n, in) != n) return 2;
-  Words ranks((size_t)n * nwin), counts(nseg, 0), seg_off(nseg + 1);
+  Words digits((size_t)n * nwin), counts(nseg, 0), seg_off(nseg + 1);
   uint32_t max_count = 0;
-  launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, ranks.data(), counts.data()); });
+  launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, digits.data(), counts.data()); });
   scan(counts.data(), nseg, seg_off.data(), &max_count);
-  Words sorted(seg_off[nseg]);
-  launch(n, [&] { msm_scatter(scalars.data(), n, c, nwin, ranks.data(), seg_off.data(), sorted.data()); });
+  Words cursor(seg_off.begin(), seg_off.end() - 1), sorted(seg_off[nseg]);
+  launch((uint64_t)n * nwin, [&] { msm_scatter(digits.data(), n, nwin, c, cursor.data(), sorted.data()); });
   Words off;
   std::vector<XYZZ<F>> cur(tasks(seg_off, nseg, t1, off));
   const Words order = task_order(seg_off, off, nseg, t1);
