@@ -39,8 +39,14 @@ func TestBadSizesAreRefusedBeforeDeviceWork(t *testing.T) {
 		assert.Error(t, b.NTT(v, false), "NTT size %d", n)
 		assert.Error(t, b.INTT(v, true), "INTT size %d", n)
 	}
+	for _, n := range []int{0, 3, 1000} {
+		_, err := b.TimeNTT(make([]fr.Element, n), false, 1)
+		assert.ErrorContains(t, err, "ntt timing", "TimeNTT size %d", n)
+	}
 	v := make([]fr.Element, 4)
-	_, err := b.QuotientH(v, v, v[:2])
+	_, err := b.TimeNTT(v, false, 0)
+	assert.ErrorContains(t, err, "0 runs")
+	_, err = b.QuotientH(v, v, v[:2])
 	assert.ErrorContains(t, err, "differ")
 	_, err = logSize(1 << (MaxLogN + 1))
 	assert.ErrorContains(t, err, "above the supported")

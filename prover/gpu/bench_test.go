@@ -50,7 +50,8 @@ func medianMs(ts []time.Duration) float64 {
 }
 
 // BenchmarkNTT times natural-order forward and inverse transforms of a
-// device-resident vector with CUDA events, after one warm-up of each.
+// device-resident vector with CUDA events (Backend.TimeNTT), after one
+// warm-up of each.
 func BenchmarkNTT(b *testing.B) {
 	be := testBackend(b)
 	for _, logN := range benchSizes {
@@ -78,44 +79,11 @@ func checkLargeNTT(b *testing.B, be *Backend, logN uint32, in []fr.Element) {
 func benchNTT(b *testing.B, be *Backend, logN uint32) {
 	in := benchVector(logN, 0)
 	checkLargeNTT(b, be, logN, in)
-	var fwd, inv []time.Duration
-	err := be.dev.Do(func(c *driver.Ctx) error {
-		d, err := be.prepare(c, logN)
-		if err != nil {
-			return err
-		}
-		st := be.st
-		if err := st.stage.upload(c, st.vecs[0], driver.Bytes(in)); err != nil {
-			return err
-		}
-		if err := st.stage.wait(c); err != nil {
-			return err
-		}
-		tm, err := c.NewTimer()
-		if err != nil {
-			return err
-		}
-		defer c.FreeTimer(tm)       //nolint:errcheck // benchmark teardown: nothing to act on
-		for i := -1; i < b.N; i++ { // i = −1 is the warm-up
-			for _, inverse := range []bool{false, true} {
-				dt, err := c.Time(tm, st.compute, func() error {
-					return st.k.transform(c, st.compute, st.vecs[0], d, inverse, false)
-				})
-				if err != nil {
-					return err
-				}
-				if i < 0 {
-					continue
-				}
-				if inverse {
-					inv = append(inv, dt)
-				} else {
-					fwd = append(fwd, dt)
-				}
-			}
-		}
-		return nil
-	})
+	fwd, err := be.TimeNTT(in, false, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	inv, err := be.TimeNTT(in, true, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}

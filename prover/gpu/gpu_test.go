@@ -106,6 +106,38 @@ func TestNTTMatchesGnark(t *testing.T) {
 	}
 }
 
+// TestTimeNTTTransformsTheResidentVector checks that TimeNTT's timed work is
+// the transform: after a warm-up and 3 runs the device vector must be the
+// 4-fold transform of the input, which itself is left as it was.
+func TestTimeNTTTransformsTheResidentVector(t *testing.T) {
+	b := testBackend(t)
+	const logN, runs = 12, 3
+	for _, inverse := range []bool{false, true} {
+		in := newVector(t, 1<<logN, inputRandom)
+		orig := append([]fr.Element(nil), in...)
+		ts, err := b.TimeNTT(in, inverse, runs)
+		require.NoError(t, err)
+		require.Len(t, ts, runs)
+		for _, d := range ts {
+			assert.Positive(t, d, "device time")
+		}
+		requireSameVector(t, orig, in, "TimeNTT's input")
+		want := orig
+		for range runs + 1 {
+			if inverse {
+				want = refINTT(want, false)
+			} else {
+				want = refNTT(want, false)
+			}
+		}
+		got := make([]fr.Element, len(in))
+		require.NoError(t, b.dev.Do(func(c *driver.Ctx) error {
+			return c.DtoH(driver.Bytes(got), b.st.vecs[0])
+		}))
+		requireSameVector(t, want, got, fmt.Sprintf("device vector after TimeNTT (inverse %v)", inverse))
+	}
+}
+
 func TestQuotientHMatchesCPU(t *testing.T) {
 	b := testBackend(t)
 	ref, err := cpu.New()

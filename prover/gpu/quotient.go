@@ -1,7 +1,9 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -65,6 +67,55 @@ func (b *Backend) NTT(v []fr.Element, coset bool) error { return b.transform(v, 
 // coset g·H when coset) by the coefficients of their polynomial, both in
 // natural order.
 func (b *Backend) INTT(v []fr.Element, coset bool) error { return b.transform(v, true, coset) }
+
+// TimeNTT measures the device alone: it uploads v once and returns the
+// device times (CUDA events) of runs natural-order transforms of that
+// resident vector, each transforming the previous one's result, after one
+// warm-up. v is not changed. It is for benchmarks, where the inputs are
+// already on the device; NTT and INTT are the calls that move data.
+func (b *Backend) TimeNTT(v []fr.Element, inverse bool, runs int) ([]time.Duration, error) {
+	logN, err := logSize(len(v))
+	if err != nil {
+		return nil, fmt.Errorf("ntt timing: %w", err)
+	}
+	if runs < 1 {
+		return nil, fmt.Errorf("ntt timing: %d runs, want at least 1", runs)
+	}
+	ts := make([]time.Duration, 0, runs)
+	err = b.dev.Do(func(cx *driver.Ctx) error {
+		d, err := b.prepare(cx, logN)
+		if err != nil {
+			return err
+		}
+		st := b.st
+		if err := st.stage.upload(cx, st.vecs[0], driver.Bytes(v)); err != nil {
+			return err
+		}
+		if err := st.stage.wait(cx); err != nil {
+			return err
+		}
+		tm, err := cx.NewTimer()
+		if err != nil {
+			return err
+		}
+		for i := -1; i < runs; i++ { // i = −1 is the warm-up
+			dt, err := cx.Time(tm, st.compute, func() error {
+				return st.k.transform(cx, st.compute, st.vecs[0], d, inverse, false)
+			})
+			if err != nil {
+				return errors.Join(err, cx.FreeTimer(tm))
+			}
+			if i >= 0 {
+				ts = append(ts, dt)
+			}
+		}
+		return cx.FreeTimer(tm)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ntt timing 2^%d on GPU: %w", logN, err)
+	}
+	return ts, nil
+}
 
 func (b *Backend) transform(v []fr.Element, inverse, coset bool) error {
 	logN, err := logSize(len(v))

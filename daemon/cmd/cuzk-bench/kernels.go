@@ -16,7 +16,7 @@ import (
 
 const kernelsSummary = `Times the GPU kernels: MSM in G1 and G2 and the Fr NTT, each after a warm-up,
 median of -runs. "device" is the GPU time with the inputs resident (CUDA
-events; for the NTT see below), "end-to-end" the wall time of one call with
+events), "end-to-end" the wall time of one call with
 its transfers (scalars or vector from host memory through pinned staging
 chunks, results back). Beside each: a modmul-bound estimate (field
 multiplications the algorithm does, times the GPU's multiplication rate,
@@ -27,7 +27,7 @@ Every result is checked once against gnark-crypto on the CPU: NTTs element
 for element; MSMs against gnark's MultiExp, on the full input up to
 -direct-check points and beyond that on the scalars folded to the tile (bases
 are -tile distinct random points repeated, so Σ s_i·P_(i mod T) =
-Σ_j (Σ_(i≡j) s_i)·P_j: exact, and milliseconds even at 2^26). Every timed run
+Σ_j (Σ_(i≡j) s_i)·P_j: exact, and milliseconds even at 2^26). Every timed MSM run
 must also return the warm-up's result. Default sizes take about 1-2 minutes
 on an H200 host (16 cores, 128 GiB RAM, 141 GB GPU).`
 
@@ -167,9 +167,9 @@ func printKernelRows(w io.Writer, rows []kernelRow, runs int) {
 	t.Write(w)
 	fmt.Fprint(w, `MSM: device = digits to window sums (CUDA events), bases resident; transfers = scalar upload
   through pinned staging (host wall time); end-to-end = the whole call, host window combine included.
-NTT: end-to-end = gpu.Backend.NTT (upload through pinned staging, transform, download); prover/gpu
-  exposes no device-only NTT timer, so device ≈ end-to-end − transfers, the transfers being the
-  vector's H2D + D2H copy time at the pinned bandwidth measured here with CUDA events.
+NTT: device = natural-order transform of a resident vector (gpu.Backend.TimeNTT, CUDA events);
+  end-to-end = gpu.Backend.NTT (upload through pinned staging, transform, download); transfers =
+  end-to-end − device: the vector's staging copies both ways.
 modmul est.: MSM n·⌈256/c⌉ mixed additions (10 Fp muls) + 2 full additions (14) per bucket, G2 ×3
   (Fp2); NTT (n/2)·log2 n Fr muls; divided by the rate above. dev/est > 1: slower than the estimate.
 `)

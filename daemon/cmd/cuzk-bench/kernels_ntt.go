@@ -18,11 +18,6 @@ import (
 // bandwidth is the pinned host↔device copy rate, bytes per second.
 type bandwidth struct{ h2d, d2h float64 }
 
-// copyTime is the time to move b bytes up and back at bw.
-func (bw bandwidth) copyTime(b int64) time.Duration {
-	return time.Duration((float64(b)/bw.h2d + float64(b)/bw.d2h) * float64(time.Second))
-}
-
 // measureBandwidth times async copies of size bytes between a pinned host
 // buffer and device memory with CUDA events: median of runs after a warm-up.
 func measureBandwidth(dev *driver.Device, size, runs int) (bandwidth, error) {
@@ -98,7 +93,7 @@ func benchNTTs(ctx context.Context, w io.Writer, dev *driver.Device, cfg kernels
 			errs = append(errs, err)
 			break
 		}
-		row, err := benchNTT(be, lg, cfg, rate, bw)
+		row, err := benchNTT(be, lg, cfg, rate)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("NTT 2^%d: %w", lg, err))
 		}
@@ -108,8 +103,9 @@ func benchNTTs(ctx context.Context, w io.Writer, dev *driver.Device, cfg kernels
 }
 
 // benchNTT checks the warm-up transform of a random vector against
-// gnark-crypto's fft, then times cfg.runs transforms of the evolving vector.
-func benchNTT(be *gpu.Backend, lg int, cfg kernelsConfig, rate mulRate, bw bandwidth) (kernelRow, error) {
+// gnark-crypto's fft, then times cfg.runs transforms of the evolving vector
+// on the device alone (Backend.TimeNTT) and cfg.runs whole calls.
+func benchNTT(be *gpu.Backend, lg int, cfg kernelsConfig, rate mulRate) (kernelRow, error) {
 	n := 1 << lg
 	row := kernelRow{kernel: "NTT Fr", logN: lg, checked: "not run", sppark: spparkCell(spparkNTT, lg)}
 	in := randomScalars(n, cfg.seed+uint64(lg))
@@ -125,6 +121,10 @@ func benchNTT(be *gpu.Backend, lg int, cfg kernelsConfig, rate mulRate, bw bandw
 		return row, fmt.Errorf("%w: element %d of %d", errMismatch, i, n)
 	}
 	row.checked = "ok: gnark fft, every element"
+	devTimes, err := be.TimeNTT(work, false, cfg.runs)
+	if err != nil {
+		return row, err
+	}
 	var e2e samples
 	for range cfg.runs {
 		start := time.Now()
@@ -133,10 +133,9 @@ func benchNTT(be *gpu.Backend, lg int, cfg kernelsConfig, rate mulRate, bw bandw
 		}
 		e2e = append(e2e, time.Since(start))
 	}
-	xfer := bw.copyTime(int64(n) * fr.Bytes)
-	dev := e2e.median() - xfer
+	dev := samples(devTimes).median()
 	est := estimate(nttMuls(lg), rate.fr)
-	row.e2e, row.transfer, row.device = ms(e2e.median()), ms(xfer), "≈"+ms(dev)
+	row.e2e, row.transfer, row.device = ms(e2e.median()), ms(e2e.median()-dev), ms(dev)
 	row.est, row.vsEst = ms(est), ratio(dev, est)
 	return row, nil
 }
