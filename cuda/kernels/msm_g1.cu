@@ -14,7 +14,7 @@ CUZK_KERNEL __launch_bounds__(128, 3) void msm_g1_accumulate(const G1Affine* bas
                                                               const uint32_t* seg_off, const uint32_t* task_off,
                                                               const uint32_t* order, uint32_t nseg, uint32_t T,
                                                               G1XYZZ* out) {
-  msm::accumulate(bases, sorted, seg_off, task_off, order, nseg, T, out);
+  msm::accumulate<Fp, false>(bases, sorted, seg_off, task_off, order, nseg, T, out);
 }
 
 CUZK_KERNEL void msm_g1_reduce(const G1XYZZ* in, const uint32_t* seg_off, const uint32_t* task_off,

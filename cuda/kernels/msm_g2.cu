@@ -10,7 +10,7 @@ using G2XYZZ = XYZZ<Fp2>;
 CUZK_KERNEL void msm_g2_accumulate(const G2Affine* bases, const uint32_t* sorted, const uint32_t* seg_off,
                                    const uint32_t* task_off, const uint32_t* order, uint32_t nseg, uint32_t T,
                                    G2XYZZ* out) {
-  msm::accumulate(bases, sorted, seg_off, task_off, order, nseg, T, out);
+  msm::accumulate<Fp2, true>(bases, sorted, seg_off, task_off, order, nseg, T, out);
 }
 
 CUZK_KERNEL void msm_g2_reduce(const G2XYZZ* in, const uint32_t* seg_off, const uint32_t* task_off,

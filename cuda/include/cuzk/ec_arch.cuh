@@ -15,14 +15,22 @@
 #include "cuzk/ptx.cuh"
 
 #if defined(__CUDACC__)
+#include <cuda_pipeline_primitives.h>
+#endif
+
+#if defined(__CUDACC__)
 // CUZK_CALL marks a function compiled once per kernel and called, not
 // inlined: a point addition or Fp2 product inlined at every use makes the
 // units many times larger and slower to compile for little speed.
 #define CUZK_CALL __device__ __noinline__
 #define CUZK_KERNEL extern "C" __global__
+// CUZK_SHARED declares a block's shared memory; on the host, where a
+// block's threads run one after another, a static array stands in.
+#define CUZK_SHARED __shared__
 #else
 #define CUZK_CALL inline
 #define CUZK_KERNEL inline
+#define CUZK_SHARED static
 #define __restrict__
 #define __launch_bounds__(...)
 #endif
@@ -58,6 +66,30 @@ CUZK_HD void store16(T* __restrict__ p, const T& v) {
   for (int i = 0; i < (int)(sizeof(T) / 16); i++) d[i] = s[i];
 #else
   *p = v;
+#endif
+}
+
+// copy_async starts copying *src (16-byte aligned, a multiple of 16 bytes)
+// to *dst in shared memory with cp.async (sm_80 and later): the data does not
+// pass through registers, so a thread can fetch its next operand while its
+// registers hold the current one. wait_copies waits for the thread's
+// started copies. On the host the copy is immediate.
+template <class T>
+CUZK_HD void copy_async(T* dst, const T* __restrict__ src) {
+  static_assert(sizeof(T) % 16 == 0, "copy_async needs a multiple of 16 bytes");
+#if defined(__CUDACC__)
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(T) / 16); i++)
+    __pipeline_memcpy_async(reinterpret_cast<uint4*>(dst) + i, reinterpret_cast<const uint4*>(src) + i, 16);
+  __pipeline_commit();
+#else
+  *dst = *src;
+#endif
+}
+
+CUZK_HD void wait_copies() {
+#if defined(__CUDACC__)
+  __pipeline_wait_prior(0);
 #endif
 }
 

@@ -12,16 +12,28 @@ namespace cuzk {
 namespace ec {
 namespace msm {
 
+// kCurveBlock is the block size of the curve kernels (prover/gpu:
+// msmCurveBlock); accumulate sizes its shared-memory slots by it.
+constexpr uint32_t kCurveBlock = 128;
+
 // accumulate: thread j runs task t = order[j] (tasks by length, see
 // task_order), summing the affine points its range of sorted entries names
-// (negated where the entry's sign bit is set) into out[t]. The next point
-// and the entry after it are loaded while the current point is added, so the
-// two dependent global loads per point overlap the arithmetic.
-template <class F>
+// (negated where the entry's sign bit is set) into out[t]. While the current
+// point is added, the next one is fetched and the entry after it is loaded,
+// so the two dependent global loads per point overlap the arithmetic. The
+// next point waits either in registers (staged = false) or, with staged, in
+// the thread's other shared-memory slot, copied there by copy_async without
+// passing through registers (two slots, so a copy never writes the slot just
+// read). G2 stages: its kernel is at the 255-register limit, and holding the
+// next point in shared memory cut its spills from 564 to 224 bytes and its
+// accumulate time by 17 % (docs/perf-msm.md, "Next point in shared memory");
+// G1 measured 1 % slower staged, so it keeps registers.
+template <class F, bool staged>
 CUZK_HD void accumulate(const Affine<F>* __restrict__ bases, const uint32_t* __restrict__ sorted,
                         const uint32_t* __restrict__ seg_off, const uint32_t* __restrict__ task_off,
                         const uint32_t* __restrict__ order, uint32_t nseg, uint32_t T,
                         XYZZ<F>* __restrict__ out) {
+  CUZK_SHARED Affine<F> slots[staged ? 2 : 1][staged ? kCurveBlock : 1];
   const uint32_t j = thread_id();
   if (j >= task_off[nseg]) return;
   const uint32_t t = order[j];
@@ -29,14 +41,24 @@ CUZK_HD void accumulate(const Affine<F>* __restrict__ bases, const uint32_t* __r
   task_range(seg_off, task_off, nseg, T, t, task);
   uint32_t entry = sorted[task.begin];
   uint32_t after = task.begin + 1 < task.end ? sorted[task.begin + 1] : 0;
-  Affine<F> next = load16(&bases[entry & 0x7fffffffu]);
+  Affine<F> next;
+  if (staged) copy_async(&slots[0][threadIdx.x], &bases[entry & 0x7fffffffu]);
+  else next = load16(&bases[entry & 0x7fffffffu]);
   XYZZ<F> acc = XYZZ<F>::inf();
   for (uint32_t e = task.begin; e < task.end; e++) {
-    Affine<F> p = next;
+    const uint32_t cur = staged ? (e - task.begin) & 1 : 0;
+    Affine<F> p;
+    if (staged) {
+      wait_copies();
+      p = slots[cur][threadIdx.x];
+    } else {
+      p = next;
+    }
     const bool neg = entry >> 31;
     if (e + 1 < task.end) {
       entry = after;
-      next = load16(&bases[entry & 0x7fffffffu]);
+      if (staged) copy_async(&slots[cur ^ 1][threadIdx.x], &bases[entry & 0x7fffffffu]);
+      else next = load16(&bases[entry & 0x7fffffffu]);
       if (e + 2 < task.end) after = sorted[e + 2];
     }
     if (neg) p.y = -p.y;
