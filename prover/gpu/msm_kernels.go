@@ -26,7 +26,9 @@ type msmCurve struct {
 
 // Launch shapes: the curve kernels hold a whole XYZZ point and field
 // temporaries in registers (about 128–255 per thread), so they run in small
-// blocks.
+// blocks. msmCurveBlock must equal kCurveBlock in
+// cuda/include/cuzk/msm_bucket.cuh, which sizes G2 accumulate's
+// shared-memory slots (one pair per thread).
 const (
 	msmSortBlock  = 256
 	msmCurveBlock = 128
