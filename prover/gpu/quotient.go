@@ -83,17 +83,11 @@ func (b *Backend) TimeNTT(v []fr.Element, inverse bool, runs int) ([]time.Durati
 	}
 	ts := make([]time.Duration, 0, runs)
 	err = b.dev.Do(func(cx *driver.Ctx) error {
-		d, err := b.prepare(cx, logN)
+		d, err := b.loadVector(cx, logN, v)
 		if err != nil {
 			return err
 		}
 		st := b.st
-		if err := st.stage.upload(cx, st.vecs[0], driver.Bytes(v)); err != nil {
-			return err
-		}
-		if err := st.stage.wait(cx); err != nil {
-			return err
-		}
 		tm, err := cx.NewTimer()
 		if err != nil {
 			return err
@@ -117,23 +111,30 @@ func (b *Backend) TimeNTT(v []fr.Element, inverse bool, runs int) ([]time.Durati
 	return ts, nil
 }
 
+// loadVector prepares the domain of size 2^logN and copies v into the first
+// work vector, returning when the copy is done.
+func (b *Backend) loadVector(cx *driver.Ctx, logN uint32, v []fr.Element) (*domain, error) {
+	d, err := b.prepare(cx, logN)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.st.stage.upload(cx, b.st.vecs[0], driver.Bytes(v)); err != nil {
+		return nil, err
+	}
+	return d, b.st.stage.wait(cx)
+}
+
 func (b *Backend) transform(v []fr.Element, inverse, coset bool) error {
 	logN, err := logSize(len(v))
 	if err != nil {
 		return fmt.Errorf("ntt: %w", err)
 	}
 	err = b.dev.Do(func(cx *driver.Ctx) error {
-		d, err := b.prepare(cx, logN)
+		d, err := b.loadVector(cx, logN, v)
 		if err != nil {
 			return err
 		}
 		st := b.st
-		if err := st.stage.upload(cx, st.vecs[0], driver.Bytes(v)); err != nil {
-			return err
-		}
-		if err := st.stage.wait(cx); err != nil {
-			return err
-		}
 		if err := st.k.transform(cx, st.compute, st.vecs[0], d, inverse, coset); err != nil {
 			return err
 		}
