@@ -140,8 +140,10 @@ CUZK_HD void mad_pairs_shift2(uint32_t (&acc)[N], const uint32_t* x, uint32_t y)
 // multiplication came out as 48 IMAD.X + IMAD.HI.U32.X pairs more (296 SASS
 // instructions against 248, sm_90, nvcc 11.8; docs/perf-ntt.md). Read from
 // constant memory, the value is opaque to ptxas, costs nothing as an IMAD
-// operand, and every product stays fused.
-#if defined(__CUDA_ARCH__)
+// operand, and every product stays fused. The variable is declared in both
+// of nvcc's passes (a runtime-API program registers it from the host pass)
+// and read only in device code.
+#if defined(__CUDACC__)
 static __constant__ uint32_t kAllOnes = 0xffffffffu;
 #endif
 
