@@ -96,10 +96,9 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 		return nil, fmt.Errorf("prove: quotient has %d coefficients, want %d", len(h), pk.DomainSize)
 	}
 
-	h = h[:pk.DomainSize-1]
-	copyAll(buf[nv:], h)
+	copyAll(buf[nv:], h[:pk.DomainSize-1])
 	var m msmSums
-	if err := m.run(pk, backend, wire, buf[pk.NbPublic:], h, tm); err != nil {
+	if err := m.run(pk, backend, wire, buf[pk.NbPublic:], tm); err != nil {
 		return nil, fmt.Errorf("prove: %w", err)
 	}
 	proof := assemble(pk, &r, &s, &m.a, &m.b1, &m.lh, &m.b2)
@@ -114,12 +113,12 @@ type msmSums struct {
 }
 
 // run computes the three G1 MSMs (L‖H, A, B₁) at once, then the G2 MSM (B₂)
-// alone. wire is public‖private, privH private‖h, and h the quotient's n−1
+// alone. wire is public‖private, privH private‖h with h the quotient's n−1
 // low coefficients.
-func (m *msmSums) run(pk *ProvingKey, b Backend, wire, privH, h []fr.Element, tm *Timings) error {
+func (m *msmSums) run(pk *ProvingKey, b Backend, wire, privH []fr.Element, tm *Timings) error {
 	wireB := compact(wire, pk.InfinityB)
 	var g errgroup.Group
-	g.Go(func() error { return timed(&tm.MSMLH, func() error { return msmLH(pk, b, privH, h, &m.lh) }) })
+	g.Go(func() error { return timed(&tm.MSMLH, func() error { return msmLH(pk, b, privH, &m.lh) }) })
 	g.Go(func() error {
 		return timed(&tm.MSMA, func() error { return msm1(b, "A", pk.G1.A, compact(wire, pk.InfinityA), &m.a) })
 	})
@@ -152,7 +151,7 @@ func msm1(b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Elemen
 // msmLH computes ΣL·private + ΣH·h, given privH = private‖h. Keys from Setup
 // and ReadFrom store L and H adjacently, so one MSM over L‖H does it (cheaper
 // than two: one bucket reduction, and a larger window); other keys take two.
-func msmLH(pk *ProvingKey, b Backend, privH, h []fr.Element, out *bls12381.G1Jac) error {
+func msmLH(pk *ProvingKey, b Backend, privH []fr.Element, out *bls12381.G1Jac) error {
 	if lh, ok := pk.lhBases(); ok {
 		return msm1(b, "L‖H", lh, privH, out)
 	}
@@ -160,7 +159,7 @@ func msmLH(pk *ProvingKey, b Backend, privH, h []fr.Element, out *bls12381.G1Jac
 	if err := msm1(b, "L", pk.G1.L, privH[:pk.NbPrivate], out); err != nil {
 		return err
 	}
-	if err := msm1(b, "H", pk.G1.H, h, &sumH); err != nil {
+	if err := msm1(b, "H", pk.G1.H, privH[pk.NbPrivate:], &sumH); err != nil {
 		return err
 	}
 	out.AddAssign(&sumH)
