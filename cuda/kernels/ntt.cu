@@ -35,27 +35,30 @@ constexpr uint32_t kPassThreads = kBlockElems >> cuzk::ntt::kRegLog;
 // 16 warps per SM, and 4 × 32 KiB of shared memory.
 constexpr uint32_t kPassBlocks = 4;
 
-// ntt_dif_pass runs the DIF stages on bits [lo, lo+k), highest first.
+// ntt_dif_pass runs the DIF stages on bits [lo, lo+k), highest first, in
+// place.
 NTT_KERNEL(kPassThreads, kPassBlocks)
 ntt_dif_pass(F* __restrict__ data, const F* __restrict__ w, uint32_t logN, uint32_t lo, uint32_t k,
              uint32_t logG, uint32_t sh, uint32_t inverse) {
   NTT_SHARED uint4 raw[kBlockElems * sizeof(F) / sizeof(uint4)];
   const Pass p{logN, lo, k, logG, sh};
   const Scale<F> none{nullptr, nullptr, 0};
-  cuzk::ntt::run_pass<F, true>(data, w, p, inverse != 0, none, raw);
+  cuzk::ntt::run_pass<F, true>(data, nullptr, w, p, inverse != 0, none, raw);
 }
 
-// ntt_dit_pass runs the DIT stages on bits [lo, lo+k), lowest first. When
-// slo is non-null, each element is multiplied on load by the scale factor of
-// its bit-reversed index (the coset shift of the H path).
+// ntt_dit_pass runs the DIT stages on bits [lo, lo+k), lowest first. With
+// src non-null (the first pass, lo = 0) it reads src in bit-reversed order
+// and writes data; otherwise it works on data in place. When slo is
+// non-null, each element is multiplied on load by the scale factor of its
+// source index (a coset shift).
 NTT_KERNEL(kPassThreads, kPassBlocks)
-ntt_dit_pass(F* __restrict__ data, const F* __restrict__ w, uint32_t logN, uint32_t lo, uint32_t k,
-             uint32_t logG, uint32_t sh, uint32_t inverse, const F* __restrict__ slo,
+ntt_dit_pass(F* __restrict__ data, const F* __restrict__ src, const F* __restrict__ w, uint32_t logN,
+             uint32_t lo, uint32_t k, uint32_t logG, uint32_t sh, uint32_t inverse, const F* __restrict__ slo,
              const F* __restrict__ shi, uint32_t s) {
   NTT_SHARED uint4 raw[kBlockElems * sizeof(F) / sizeof(uint4)];
   const Pass p{logN, lo, k, logG, sh};
   const Scale<F> scale{slo, shi, s};
-  cuzk::ntt::run_pass<F, false>(data, w, p, inverse != 0, scale, raw);
+  cuzk::ntt::run_pass<F, false>(data, src, w, p, inverse != 0, scale, raw);
 }
 
 // ntt_powers writes t[i] = c·base^i for i < count; thread j writes the chunk
@@ -68,34 +71,17 @@ ntt_powers(F* __restrict__ t, F base, F c, uint32_t count, uint32_t chunk) {
   cuzk::ntt::pow_chunk(t, base, c, i0, count - i0 < chunk ? count - i0 : chunk);
 }
 
-// ntt_bitrev permutes data (2^logN elements) into bit-reversed order in
-// place; when slo is non-null the element landing at index j is multiplied
-// by the scale factor of j. Thread i swaps the pair (i, rev(i)) for i ≤ rev(i).
+// ntt_bitrev writes dst[j] = src[rev(j)] (2^logN elements, dst ≠ src),
+// multiplied by the scale factor of j when slo is non-null: the stores are
+// coalesced, the loads 32-byte sectors.
 NTT_KERNEL(256)
-ntt_bitrev(F* __restrict__ data, uint32_t logN, const F* __restrict__ slo, const F* __restrict__ shi,
-           uint32_t s) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= (1u << logN)) return;
-  const uint32_t r = cuzk::ntt::bitrev(i, logN);
-  if (i > r) return;
-  const Scale<F> scale{slo, shi, s};
-  F x = data[i], y = data[r];
-  if (scale.on()) {
-    y = y * scale.factor(i);
-    x = x * scale.factor(r);
-  }
-  data[i] = y;
-  data[r] = x;
-}
-
-// ntt_scale multiplies data[j] by the scale factor of j, for j < n.
-NTT_KERNEL(256)
-ntt_scale(F* __restrict__ data, uint32_t n, const F* __restrict__ slo, const F* __restrict__ shi,
-          uint32_t s) {
+ntt_bitrev(F* __restrict__ dst, const F* __restrict__ src, uint32_t logN, const F* __restrict__ slo,
+           const F* __restrict__ shi, uint32_t s) {
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= n) return;
+  if (j >= (1u << logN)) return;
   const Scale<F> scale{slo, shi, s};
-  data[j] = data[j] * scale.factor(j);
+  const F x = src[cuzk::ntt::bitrev(j, logN)];
+  dst[j] = scale.on() ? x * scale.factor(j) : x;
 }
 
 // ntt_quotient sets a[i] = (a[i]·b[i] − c[i])·den for i < n: the division by

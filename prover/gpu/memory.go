@@ -11,7 +11,7 @@ var ErrDeviceMemory = errors.New("gpu: job does not fit in device memory")
 
 // Device memory per transform size n = 2^L (fr elements of 32 bytes): the
 // Backend keeps three work vectors (a, b, c of QuotientH; NTT and INTT use
-// the first), the twiddle table ω^i (i < n/2) and small scale tables:
+// the first two), the twiddle table ω^i (i < n/2) and small scale tables:
 //
 //	vectors 3·32·n + twiddles 16·n + scale tables 4·(2^⌈L/2⌉ + 2^⌊L/2⌋)·32 ≈ 112·n
 //

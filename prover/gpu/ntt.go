@@ -20,8 +20,8 @@ const kernelUnit = "ntt"
 
 // nttKernels are the functions of the NTT module.
 type nttKernels struct {
-	mod                                             *driver.Module
-	fDIF, fDIT, fPowers, fBitrev, fScale, fQuotient *driver.Function
+	mod                                    *driver.Module
+	fDIF, fDIT, fPowers, fBitrev, fQuotient *driver.Function
 }
 
 func loadNTTKernels(c *driver.Ctx) (*nttKernels, error) {
@@ -39,7 +39,7 @@ func loadNTTKernels(c *driver.Ctx) (*nttKernels, error) {
 		name string
 	}{
 		{&k.fDIF, "ntt_dif_pass"}, {&k.fDIT, "ntt_dit_pass"}, {&k.fPowers, "ntt_powers"},
-		{&k.fBitrev, "ntt_bitrev"}, {&k.fScale, "ntt_scale"}, {&k.fQuotient, "ntt_quotient"},
+		{&k.fBitrev, "ntt_bitrev"}, {&k.fQuotient, "ntt_quotient"},
 	} {
 		if *f.dst, err = c.Function(mod, f.name); err != nil {
 			return nil, fmt.Errorf("ntt kernels: %w", err)
@@ -59,10 +59,10 @@ const (
 	numScaleKinds
 )
 
-// scaleTables is factor(j) = lo[j mod 2^s]·hi[j >> s] on the device.
+// scaleTables is factor(j) = lo[j mod 2^s]·hi[j >> s] on the device, with
+// s = splitLog(logN) of its domain.
 type scaleTables struct {
 	lo, hi driver.DevicePtr
-	s      uint32
 }
 
 // domain is the device state of one transform size: the twiddle table
@@ -128,8 +128,9 @@ func (k *nttKernels) scaleOf(c *driver.Ctx, s *driver.Stream, d *domain, kind sc
 		return t, nil
 	}
 	base, mul := scaleParams(d.cpu, kind)
-	t := &scaleTables{s: splitLog(d.logN)}
-	nlo, nhi := 1<<t.s, 1<<(d.logN-t.s)
+	t := &scaleTables{}
+	sb := splitLog(d.logN)
+	nlo, nhi := 1<<sb, 1<<(d.logN-sb)
 	p, err := c.Alloc((nlo + nhi) * elemBytes)
 	if err != nil {
 		return nil, fmt.Errorf("ntt scale table 2^%d: %w", d.logN, err)
@@ -160,18 +161,20 @@ func (d *domain) free(c *driver.Ctx) error {
 	return err
 }
 
-// tables returns the kernel arguments for an optional scale.
-func (t *scaleTables) args() (driver.DevicePtr, driver.DevicePtr, uint32) {
+// args returns the table arguments of an optional scale (zero: none); the
+// split is the domain's, splitLog.
+func (t *scaleTables) args() (driver.DevicePtr, driver.DevicePtr) {
 	if t == nil {
-		return 0, 0, 0
+		return 0, 0
 	}
-	return t.lo, t.hi, t.s
+	return t.lo, t.hi
 }
 
-// passes runs every DIF (or DIT) pass of d on data; first, when non-nil,
-// scales the elements as the first pass loads them (DIT only: factor of the
-// bit-reversed index).
-func (k *nttKernels) passes(c *driver.Ctx, s *driver.Stream, data driver.DevicePtr, d *domain, dif, inverse bool, first *scaleTables) error {
+// passes runs every DIF (or DIT) pass of d on data. A DIT run's first pass
+// gathers from src when src is non-zero (data = its bit-reversal, src left
+// unchanged) and, when first is non-nil, scales each element by first's
+// factor of its source index. A DIF run takes neither.
+func (k *nttKernels) passes(c *driver.Ctx, s *driver.Stream, data, src driver.DevicePtr, d *domain, dif, inverse bool, first *scaleTables) error {
 	inv := uint32(0)
 	if inverse {
 		inv = 1
@@ -184,12 +187,13 @@ func (k *nttKernels) passes(c *driver.Ctx, s *driver.Stream, data driver.DeviceP
 		cfg := driver.LaunchConfig{Grid: driver.Dim3{X: p.blocks(d.logN)}, Block: driver.Dim3{X: p.threads()}, Stream: s}
 		args := []any{data, d.w, d.logN, p.lo, p.k, p.logG, p.sh, inv}
 		if !dif {
+			var from driver.DevicePtr
 			var sc *scaleTables
 			if i == 0 {
-				sc = first
+				from, sc = src, first
 			}
-			lo, hi, sb := sc.args()
-			args = append(args, lo, hi, sb)
+			lo, hi := sc.args()
+			args = []any{data, from, d.w, d.logN, p.lo, p.k, p.logG, p.sh, inv, lo, hi, splitLog(d.logN)}
 		}
 		if err := c.Launch(f, cfg, args...); err != nil {
 			return fmt.Errorf("ntt pass %d of 2^%d: %w", i, d.logN, err)
@@ -204,42 +208,42 @@ func elementwise(n int, s *driver.Stream) driver.LaunchConfig {
 	return driver.LaunchConfig{Grid: driver.Dim3{X: uint32((n + threads - 1) / threads)}, Block: driver.Dim3{X: threads}, Stream: s}
 }
 
-// bitrev permutes data of size 2^logN into bit-reversed order, multiplying
-// the element landing at j by sc's factor(j) when sc is non-nil.
-func (k *nttKernels) bitrev(c *driver.Ctx, s *driver.Stream, data driver.DevicePtr, d *domain, sc *scaleTables) error {
-	lo, hi, sb := sc.args()
-	return c.Launch(k.fBitrev, elementwise(d.n(), s), data, d.logN, lo, hi, sb)
-}
-
-// transform runs a natural-order to natural-order transform of data on d:
-// forward (evaluations from coefficients) or inverse, plain or on the coset
-// g·H of gnark-crypto's domain.
-func (k *nttKernels) transform(c *driver.Ctx, s *driver.Stream, data driver.DevicePtr, d *domain, inverse, coset bool) error {
-	if !inverse && coset {
-		sc, err := k.scaleOf(c, s, d, scaleCoset)
-		if err != nil {
-			return err
+// transform writes to dst (≠ src) the natural-order transform of src, in
+// natural order, on d: forward (evaluations from coefficients) or inverse,
+// plain or on the coset g·H of gnark-crypto's domain; src is scratch.
+//
+// A forward transform is one DIT run whose first pass reads src in
+// bit-reversed order (multiplying element j by g^j on the coset), so no pass
+// of its own permutes the data. An inverse transform is a DIF run on src
+// followed by ntt_bitrev into dst, which also applies 1/n (g^−j/n on the
+// coset): the factor costs two multiplications per element, free in that
+// memory-bound permutation but not in a compute-bound pass, where the same
+// gathering DIT run measured 3 % slower at 2^24 (docs/perf-ntt.md,
+// "Bit reversal in the first pass").
+func (k *nttKernels) transform(c *driver.Ctx, s *driver.Stream, dst, src driver.DevicePtr, d *domain, inverse, coset bool) error {
+	if !inverse {
+		var sc *scaleTables
+		if coset {
+			var err error
+			if sc, err = k.scaleOf(c, s, d, scaleCoset); err != nil {
+				return err
+			}
 		}
-		lo, hi, sb := sc.args()
-		if err := c.Launch(k.fScale, elementwise(d.n(), s), data, uint32(d.n()), lo, hi, sb); err != nil {
-			return fmt.Errorf("ntt coset shift 2^%d: %w", d.logN, err)
-		}
+		return k.passes(c, s, dst, src, d, false, false, sc)
 	}
-	if err := k.passes(c, s, data, d, true, inverse, nil); err != nil {
+	kind := scaleInvN
+	if coset {
+		kind = scaleCosetInv
+	}
+	sc, err := k.scaleOf(c, s, d, kind)
+	if err != nil {
 		return err
 	}
-	var back *scaleTables
-	if inverse {
-		kind := scaleInvN
-		if coset {
-			kind = scaleCosetInv
-		}
-		var err error
-		if back, err = k.scaleOf(c, s, d, kind); err != nil {
-			return err
-		}
+	if err := k.passes(c, s, src, 0, d, true, true, nil); err != nil {
+		return err
 	}
-	if err := k.bitrev(c, s, data, d, back); err != nil {
+	lo, hi := sc.args()
+	if err := c.Launch(k.fBitrev, elementwise(d.n(), s), dst, src, d.logN, lo, hi, splitLog(d.logN)); err != nil {
 		return fmt.Errorf("ntt bit reversal 2^%d: %w", d.logN, err)
 	}
 	return nil
@@ -254,20 +258,21 @@ func (k *nttKernels) toCoset(c *driver.Ctx, s *driver.Stream, v driver.DevicePtr
 	if err != nil {
 		return err
 	}
-	if err := k.passes(c, s, v, d, true, true, nil); err != nil {
+	if err := k.passes(c, s, v, 0, d, true, true, nil); err != nil {
 		return err
 	}
-	return k.passes(c, s, v, d, false, false, sc)
+	return k.passes(c, s, v, 0, d, false, false, sc)
 }
 
 // divideAndInterpolate computes a = (a·b − c)/Z on the coset (Z = g^n − 1
-// there) and interpolates a back from g·H into natural-order coefficients.
-func (k *nttKernels) divideAndInterpolate(c *driver.Ctx, s *driver.Stream, a, b, cv driver.DevicePtr, d *domain) error {
+// there) and interpolates a from g·H into natural-order coefficients in out
+// (out ≠ a; it may be b or cv, which are read first); a is scratch.
+func (k *nttKernels) divideAndInterpolate(c *driver.Ctx, s *driver.Stream, out, a, b, cv driver.DevicePtr, d *domain) error {
 	den := cosetVanishingInverse(d)
 	if err := c.Launch(k.fQuotient, elementwise(d.n(), s), a, b, cv, raw(den), uint32(d.n())); err != nil {
 		return fmt.Errorf("quotient pointwise 2^%d: %w", d.logN, err)
 	}
-	return k.transform(c, s, a, d, true, true)
+	return k.transform(c, s, out, a, d, true, true)
 }
 
 // cosetVanishingInverse returns 1/(g^n − 1), the inverse of Z(X) = X^n − 1

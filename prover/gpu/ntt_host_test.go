@@ -69,15 +69,15 @@ func emulateNTT(t *testing.T, bin string, op emuOp, logN uint32, vecs ...[]fr.El
 // TestNTTKernelsOnHost runs the NTT kernels' code on the CPU (see
 // testdata/ntt_emulate.cc) and checks forward, inverse and coset transforms
 // and the quotient pipeline against gnark-crypto on fresh inputs: every size
-// from 2^1 to 2^16 (one- and two-pass plans, every chunk shape) and 2^17,
-// 2^18 (three passes).
+// from 2^1 to 2^16 (one- and two-pass plans, every chunk shape), 2^18 (two
+// passes of 9 bits) and 2^19 (three passes).
 func TestNTTKernelsOnHost(t *testing.T) {
 	bin := buildHostKernels(t, "ntt_emulate")
 	sizes := []uint32{}
 	for l := uint32(1); l <= 16; l++ {
 		sizes = append(sizes, l)
 	}
-	sizes = append(sizes, 17, 18)
+	sizes = append(sizes, 18, 19)
 	if testing.Short() {
 		sizes = []uint32{1, 2, 3, 4, 7, 10, 11, 13, 16}
 	}

@@ -41,9 +41,13 @@ const (
 	// memory: 2^10 elements of 32 bytes = 32 KiB, under the 48 KiB static
 	// limit of every supported architecture.
 	logBlockElems = 10
-	// maxPassBits is the most butterfly bits one pass runs; it keeps at least
-	// 2^(10−8) = 4 groups per block, so loads move runs of ≥ 128 bytes.
-	maxPassBits = 8
+	// maxPassBits is the most butterfly bits one pass runs. At 9, a block
+	// holds at least 2^(10−9) = 2 groups, so loads move runs of ≥ 64 bytes
+	// (two sectors); against 8 (runs ≥ 128 bytes) it runs 2^25 … 2^27 in
+	// three passes instead of four: NTT 2^27 40.3 → 36.4 ms on the H200,
+	// sizes up to 2^24 unchanged (docs/perf-ntt.md, "Bit reversal in the
+	// first pass").
+	maxPassBits = 9
 	// logRegElems is log2 of the elements a pass thread holds in registers
 	// (ntt.cuh: kRegLog).
 	logRegElems = 3

@@ -212,7 +212,7 @@ func TestPlanCoversAllBits(t *testing.T) {
 }
 
 func TestModelMatchesGnark(t *testing.T) {
-	top := uint32(17) // 2^17 is the first size that needs three passes
+	top := uint32(19) // 2^19 is the first size that needs three passes
 	if testing.Short() {
 		top = 12
 	}

@@ -44,13 +44,13 @@ func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
 				return err
 			}
 		}
-		if err := st.k.divideAndInterpolate(cx, st.compute, st.vecs[0], st.vecs[1], st.vecs[2], d); err != nil {
+		if err := st.k.divideAndInterpolate(cx, st.compute, st.vecs[1], st.vecs[0], st.vecs[1], st.vecs[2], d); err != nil {
 			return err
 		}
 		if err := cx.SyncStream(st.compute); err != nil {
 			return fmt.Errorf("quotient kernels: %w", err)
 		}
-		return st.stage.download(cx, driver.Bytes(a), st.vecs[0])
+		return st.stage.download(cx, driver.Bytes(a), st.vecs[1])
 	})
 	if err != nil {
 		return nil, fmt.Errorf("quotient 2^%d on GPU: %w", logN, err)
@@ -72,7 +72,9 @@ func (b *Backend) INTT(v []fr.Element, coset bool) error { return b.transform(v,
 // device times (CUDA events) of runs natural-order transforms of that
 // resident vector, each transforming the previous one's result, after one
 // warm-up. v is not changed. It is for benchmarks, where the inputs are
-// already on the device; NTT and INTT are the calls that move data.
+// already on the device; NTT and INTT are the calls that move data. The
+// transforms go back and forth between the first two work vectors: the last
+// result is in vecs[(runs+1) % 2].
 func (b *Backend) TimeNTT(v []fr.Element, inverse bool, runs int) ([]time.Duration, error) {
 	logN, err := logSize(len(v))
 	if err != nil {
@@ -94,7 +96,8 @@ func (b *Backend) TimeNTT(v []fr.Element, inverse bool, runs int) ([]time.Durati
 		}
 		for i := -1; i < runs; i++ { // i = −1 is the warm-up
 			dt, err := cx.Time(tm, st.compute, func() error {
-				return st.k.transform(cx, st.compute, st.vecs[0], d, inverse, false)
+				from := (i + 1) % 2 // the warm-up reads vecs[0]
+				return st.k.transform(cx, st.compute, st.vecs[1-from], st.vecs[from], d, inverse, false)
 			})
 			if err != nil {
 				return errors.Join(err, cx.FreeTimer(tm))
@@ -135,13 +138,13 @@ func (b *Backend) transform(v []fr.Element, inverse, coset bool) error {
 			return err
 		}
 		st := b.st
-		if err := st.k.transform(cx, st.compute, st.vecs[0], d, inverse, coset); err != nil {
+		if err := st.k.transform(cx, st.compute, st.vecs[1], st.vecs[0], d, inverse, coset); err != nil {
 			return err
 		}
 		if err := cx.SyncStream(st.compute); err != nil {
 			return fmt.Errorf("ntt kernels: %w", err)
 		}
-		return st.stage.download(cx, driver.Bytes(v), st.vecs[0])
+		return st.stage.download(cx, driver.Bytes(v), st.vecs[1])
 	})
 	if err != nil {
 		return fmt.Errorf("ntt 2^%d on GPU: %w", logN, err)

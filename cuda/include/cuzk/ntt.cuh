@@ -221,27 +221,61 @@ CUZK_NTT_HD void chunk(uint4* smem, const F* w, const Pass& p, uint32_t blk, uin
   }
 }
 
+// gather_addr is addr for the gathering first pass of a DIT transform
+// (lo = 0, sh = 0), which reads its input from a second vector at
+// bit-reversed indices: its block blk holds the groups g whose reversed index
+// (over the logN − k group bits) is blk·2^logG + j, j < 2^logG, so that the
+// sources of a block's element t, rev(g·2^k + t) = rev(t)·2^(logN−k) +
+// blk·2^logG + j, form runs of 2^logG consecutive elements. The chunks'
+// twiddles depend only on the low lo + q0 ≤ k bits of an address, t's bits,
+// so the group order does not change them.
+CUZK_NTT_HD uint32_t gather_addr(const Pass& p, uint32_t blk, uint32_t e) {
+  const uint32_t t = e & ((1u << p.k) - 1), j = e >> p.k;
+  const uint32_t gbits = p.logN - p.k;
+  const uint32_t g = gbits == 0 ? 0 : bitrev((blk << p.logG) | j, gbits);
+  return (g << p.k) | t;
+}
+
 // run_pass executes pass p of a DIF (dif = true, bits from high to low) or DIT
 // transform on data, block blockIdx.x, with smem holding 2^(k+logG) elements
-// (2^(k+logG+1) slots). Loads are multiplied by scale.factor(bitrev(addr))
-// when scale is on.
+// (2^(k+logG+1) slots). With src non-null (DIT, lo = 0: the first pass) the
+// pass gathers: element a of data is loaded from src[rev(a)], so a DIT
+// transform reads natural order from src and writes natural order to data
+// with no separate bit reversal; src is not written. Loads are multiplied by
+// scale.factor(rev(a)) when scale is on (the factor of the source index).
 template <class F, bool dif>
-CUZK_NTT_HD void run_pass(F* data, const F* w, const Pass& p, bool inverse, const Scale<F>& scale, uint4* smem) {
+CUZK_NTT_HD void run_pass(F* data, const F* src, const F* w, const Pass& p, bool inverse, const Scale<F>& scale,
+                          uint4* smem) {
   constexpr uint32_t M = 1u << kRegLog;
   const uint32_t blk = blockIdx.x;
   const uint32_t elems = 1u << (p.k + p.logG), step = blockDim.x;
+  const bool gather = src != nullptr;
   // Load: M elements per thread and round, all loads issued before the
-  // first store so that their latencies overlap.
-  for (uint32_t e0 = threadIdx.x; e0 < elems; e0 += M * step) {
+  // first store so that their latencies overlap. A gathering pass walks the
+  // block's elements with the group index fastest, so that a warp reads runs
+  // of 2^logG consecutive sources.
+  for (uint32_t f0 = threadIdx.x; f0 < elems; f0 += M * step) {
     F x[M];
-#pragma unroll
-    for (uint32_t j = 0; j < M; j++)
-      if (e0 + j * step < elems) x[j] = data[addr(p, blk, e0 + j * step)];
+    uint32_t a[M];
 #pragma unroll
     for (uint32_t j = 0; j < M; j++) {
-      const uint32_t e = e0 + j * step;
-      if (e >= elems) continue;
-      if (scale.on()) x[j] = x[j] * scale.factor(bitrev(addr(p, blk, e), p.logN));
+      const uint32_t f = f0 + j * step;
+      if (f >= elems) continue;
+      if (gather) {
+        const uint32_t e = ((f & ((1u << p.logG) - 1)) << p.k) | (f >> p.logG);
+        a[j] = bitrev(gather_addr(p, blk, e), p.logN);
+        x[j] = src[a[j]];
+      } else {
+        a[j] = addr(p, blk, f);
+        x[j] = data[a[j]];
+      }
+    }
+#pragma unroll
+    for (uint32_t j = 0; j < M; j++) {
+      const uint32_t f = f0 + j * step;
+      if (f >= elems) continue;
+      const uint32_t e = gather ? ((f & ((1u << p.logG) - 1)) << p.k) | (f >> p.logG) : f;
+      if (scale.on()) x[j] = x[j] * scale.factor(gather ? a[j] : bitrev(a[j], p.logN));
       smem_store(smem, e, x[j]);
     }
   }
@@ -257,8 +291,11 @@ CUZK_NTT_HD void run_pass(F* data, const F* w, const Pass& p, bool inverse, cons
   }
   for (uint32_t e0 = threadIdx.x; e0 < elems; e0 += M * step) {
 #pragma unroll
-    for (uint32_t j = 0; j < M; j++)
-      if (e0 + j * step < elems) data[addr(p, blk, e0 + j * step)] = smem_load<F>(smem, e0 + j * step);
+    for (uint32_t j = 0; j < M; j++) {
+      const uint32_t e = e0 + j * step;
+      if (e >= elems) continue;
+      data[gather ? gather_addr(p, blk, e) : addr(p, blk, e)] = smem_load<F>(smem, e);
+    }
   }
 }
 

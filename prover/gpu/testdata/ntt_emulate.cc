@@ -15,7 +15,8 @@
 // then DIT plan (lo, k, logG, sh, threads, blocks); then fr.Elements: ω; base,
 // base^(2^s), mul for each of the four scale kinds (ntt.go: scaleKind order);
 // 1/(g^n − 1); then the input vector (three for op 4). op: 0 NTT, 1 INTT,
-// 2 coset NTT, 3 coset INTT, 4 QuotientH. OUT: the n result elements.
+// 2 coset NTT, 3 coset INTT, 4 QuotientH. OUT: the n result elements, which
+// the final transform writes into a vector of its own, as on the device.
 #include <ucontext.h>
 
 #include <cstdio>
@@ -133,43 +134,39 @@ void powers(Vec& t, const F& base, const F& c, uint32_t count) {
 }
 
 // passes mirrors nttKernels.passes.
-void passes(const Domain& d, Vec& data, bool dif, bool inverse, const ScaleT* first) {
+void passes(const Domain& d, Vec& data, const Vec* src, bool dif, bool inverse, const ScaleT* first) {
   const std::vector<PassArgs>& plan = dif ? d.dif : d.dit;
   for (size_t i = 0; i < plan.size(); i++) {
     const PassArgs& p = plan[i];
+    const Vec* from = i == 0 ? src : nullptr;
     const ScaleT* sc = i == 0 ? first : nullptr;
     launch_blocks(p.blocks, p.threads, [&] {
       if (dif) {
         ntt_dif_pass(data.data(), d.w.data(), d.logN, p.lo, p.k, p.logG, p.sh, inverse);
       } else {
-        ntt_dit_pass(data.data(), d.w.data(), d.logN, p.lo, p.k, p.logG, p.sh, inverse,
-                     sc ? sc->lo.data() : nullptr, sc ? sc->hi.data() : nullptr, sc ? sc->s : 0);
+        ntt_dit_pass(data.data(), from ? from->data() : nullptr, d.w.data(), d.logN, p.lo, p.k, p.logG, p.sh,
+                     inverse, sc ? sc->lo.data() : nullptr, sc ? sc->hi.data() : nullptr, d.s);
       }
     });
   }
 }
 
-void bitrev(const Domain& d, Vec& data, const ScaleT* sc) {
-  elementwise(d.n(), [&] {
-    ntt_bitrev(data.data(), d.logN, sc ? sc->lo.data() : nullptr, sc ? sc->hi.data() : nullptr, sc ? sc->s : 0);
-  });
-}
-
 // transform mirrors nttKernels.transform (kinds: 0 1/n, 1 coset, 2 coset/n,
-// 3 inverse coset).
-void transform(const Domain& d, Vec& data, bool inverse, bool coset) {
-  if (!inverse && coset) {
-    const ScaleT& sc = d.scales[1];
-    elementwise(d.n(), [&] { ntt_scale(data.data(), d.n(), sc.lo.data(), sc.hi.data(), sc.s); });
+// 3 inverse coset): dst becomes the transform of src, which is scratch.
+void transform(const Domain& d, Vec& dst, Vec& src, bool inverse, bool coset) {
+  if (!inverse) {
+    passes(d, dst, &src, false, false, coset ? &d.scales[1] : nullptr);
+    return;
   }
-  passes(d, data, true, inverse, nullptr);
-  bitrev(d, data, inverse ? &d.scales[coset ? 3 : 0] : nullptr);
+  passes(d, src, nullptr, true, true, nullptr);
+  const ScaleT& sc = d.scales[coset ? 3 : 0];
+  elementwise(d.n(), [&] { ntt_bitrev(dst.data(), src.data(), d.logN, sc.lo.data(), sc.hi.data(), sc.s); });
 }
 
 // to_coset mirrors nttKernels.toCoset.
 void to_coset(const Domain& d, Vec& v) {
-  passes(d, v, true, true, nullptr);
-  passes(d, v, false, false, &d.scales[2]);
+  passes(d, v, nullptr, true, true, nullptr);
+  passes(d, v, nullptr, false, false, &d.scales[2]);
 }
 
 template <class T>
@@ -198,6 +195,8 @@ int main(int argc, char** argv) {
   std::vector<Vec> v(nvec, Vec(n));
   for (Vec& x : v)
     if (!read(in, x.data(), n)) return 2;
+  // The result vector starts as garbage: every element must be written.
+  Vec res(n, F::one());
 
   // newDomain and scaleOf.
   powers(d.w, c[0], F::one(), n / 2 > 1 ? n / 2 : 1);
@@ -213,18 +212,18 @@ int main(int argc, char** argv) {
     case 1:
     case 2:
     case 3:
-      transform(d, v[0], op == 1 || op == 3, op >= 2);
+      transform(d, res, v[0], op == 1 || op == 3, op >= 2);
       break;
     case 4: {
       for (Vec& x : v) to_coset(d, x);
       const F den = c[13];
       elementwise(n, [&] { ntt_quotient(v[0].data(), v[1].data(), v[2].data(), den, n); });
-      transform(d, v[0], true, true);
+      transform(d, res, v[0], true, true);
       break;
     }
     default:
       return 1;
   }
-  if (fwrite(v[0].data(), sizeof(F), n, out) != n) return 3;
+  if (fwrite(res.data(), sizeof(F), n, out) != n) return 3;
   return fclose(out) != 0 ? 4 : 0;
 }
