@@ -146,6 +146,7 @@ func TestGPULaunchPTX(t *testing.T) {
 	}
 	out := make([]uint64, n)
 	var attrs FuncAttrs
+	var active int
 	var el time.Duration
 	require.NoError(t, d.Do(func(c *Ctx) error {
 		m, err := c.LoadModule(ptx)
@@ -158,6 +159,12 @@ func TestGPULaunchPTX(t *testing.T) {
 		}
 		if attrs, err = c.Attrs(f); err != nil {
 			return err
+		}
+		if active, err = c.ActiveBlocks(f, 256, 0); err != nil {
+			return err
+		}
+		if _, err := c.ActiveBlocks(f, 0, 0); err == nil {
+			return errors.New("ActiveBlocks accepted a block of 0 threads")
 		}
 		dx, dout, err := alloc2(c, 8*n)
 		if err != nil {
@@ -172,6 +179,9 @@ func TestGPULaunchPTX(t *testing.T) {
 	}))
 	t.Logf("axpy_u64 on %d elements: %v, %d registers", n, el, attrs.Registers)
 	assert.Positive(t, attrs.Registers)
+	// A 256-thread block of a small kernel: at least one, at most the
+	// 2048 threads a multiprocessor holds.
+	assert.True(t, active >= 1 && active <= 8, "active blocks per multiprocessor: %d", active)
 	assert.GreaterOrEqual(t, attrs.MaxThreadsPerBlock, 256)
 	assert.Positive(t, el)
 	for i := range x {

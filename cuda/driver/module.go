@@ -113,6 +113,25 @@ func (c *Ctx) Attrs(f *Function) (FuncAttrs, error) {
 	return a, nil
 }
 
+// ActiveBlocks returns how many blocks of f, of blockThreads threads and
+// dynShared bytes of dynamic shared memory each, one multiprocessor runs at
+// once (cuOccupancyMaxActiveBlocksPerMultiprocessor): the limit its
+// registers, shared memory and block size leave.
+func (c *Ctx) ActiveBlocks(f *Function, blockThreads, dynShared int) (int, error) {
+	if err := c.bound(); err != nil {
+		return 0, err
+	}
+	if blockThreads < 1 || dynShared < 0 {
+		return 0, fmt.Errorf("active blocks of %s: block of %d threads, %d bytes dynamic shared memory", f.name, blockThreads, dynShared)
+	}
+	var n C.int
+	if err := check("cuOccupancyMaxActiveBlocksPerMultiprocessor "+f.name,
+		C.cuzk_active_blocks(&n, f.h, C.int(blockThreads), C.size_t(dynShared))); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
 // SetMaxDynamicShared lets f's launches ask for up to bytes of dynamic
 // shared memory; above 48 KiB a kernel must opt in this way, up to
 // Info.SharedOptinBytes (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).

@@ -36,6 +36,8 @@
   X(cuModuleGetFunction, CUresult, (CUfunction *, CUmodule, const char *))       \
   X(cuFuncGetAttribute, CUresult, (int *, int, CUfunction))                      \
   X(cuFuncSetAttribute, CUresult, (CUfunction, int, int))                        \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, CUresult,                       \
+    (int *, CUfunction, int, size_t))                                            \
   X(cuLaunchKernel, CUresult, (CUfunction, unsigned, unsigned, unsigned,         \
                                unsigned, unsigned, unsigned, unsigned, CUstream, \
                                void **, void **))                                \
@@ -114,6 +116,9 @@ CUresult cuzk_module_function(CUfunction *f, CUmodule m, const char *name) {
 }
 CUresult cuzk_func_attr(int *v, int attr, CUfunction f) { return api.cuFuncGetAttribute(v, attr, f); }
 CUresult cuzk_func_set_attr(CUfunction f, int attr, int v) { return api.cuFuncSetAttribute(f, attr, v); }
+CUresult cuzk_active_blocks(int *n, CUfunction f, int block, size_t dyn_shared) {
+  return api.cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, dyn_shared);
+}
 
 #define CUZK_MAX_ARGS 64
 

@@ -55,6 +55,7 @@ CUresult cuzk_module_unload(CUmodule m);
 CUresult cuzk_module_function(CUfunction *f, CUmodule m, const char *name);
 CUresult cuzk_func_attr(int *v, int attr, CUfunction f);
 CUresult cuzk_func_set_attr(CUfunction f, int attr, int v);
+CUresult cuzk_active_blocks(int *n, CUfunction f, int block, size_t dyn_shared);
 // cuzk_launch builds the kernel parameter array from nargs values packed in
 // buf at the given byte offsets, then launches f.
 CUresult cuzk_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,

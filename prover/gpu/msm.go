@@ -206,7 +206,7 @@ func (m *MSM) LastTimings() (MSMTimings, error) {
 // setWindow forces the window bits of later MSMs (0: the cost model's
 // choice); benchmarks use it to check the model.
 func (m *MSM) setWindow(c uint32) error {
-	if _, err := newMSMPlanWindow(1, c); err != nil {
+	if _, err := newMSMPlanWindow(1, c, 1); err != nil {
 		return err
 	}
 	return m.dev.Do(func(*driver.Ctx) error { m.st.window = c; return nil })

@@ -55,7 +55,8 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		{3, "random", "random", true}, {65, "random", "random", true}, {40, "small", "infinity", true},
 	} {
 		name := fmt.Sprintf("g2=%v/n=%d/%s/%s", tc.g2, tc.n, tc.scalars, tc.bases)
-		p, err := newMSMPlan(tc.n)
+		// A wave of 300 threads: bucket_sum runs of unequal lengths.
+		p, err := newMSMPlan(tc.n, 300)
 		require.NoError(t, err)
 		scalars := edgeScalars(tc.scalars, tc.n, rng)
 		if tc.g2 {

@@ -22,6 +22,9 @@ type msmCurve struct {
 	mod                           *driver.Module
 	accumulate, reduce, bucketSum *driver.Function
 	pointBytes, xyzzBytes         int
+	// bucketWave is how many bucket_sum threads the device runs at once:
+	// multiprocessors × resident blocks × msmCurveBlock.
+	bucketWave uint32
 }
 
 // Launch shapes: the curve kernels hold a whole XYZZ point and field
@@ -70,8 +73,15 @@ func loadMSMCurve(c *driver.Ctx, name string, pointBytes, xyzzBytes int) (*msmCu
 		"msm_" + name + "_accumulate": &k.accumulate, "msm_" + name + "_reduce": &k.reduce,
 		"msm_" + name + "_bucket_sum": &k.bucketSum,
 	}
-	k.mod, err = loadMSMModule(c, "msm_"+name, fns)
-	return k, err
+	if k.mod, err = loadMSMModule(c, "msm_"+name, fns); err != nil {
+		return k, err
+	}
+	blocks, err := c.ActiveBlocks(k.bucketSum, msmCurveBlock, 0)
+	if err != nil {
+		return k, fmt.Errorf("msm kernels %s: %w", name, err)
+	}
+	k.bucketWave = uint32(max(1, blocks*c.Device().Info().Multiprocessors) * msmCurveBlock)
+	return k, nil
 }
 
 // launch1D runs f over threads threads in blocks of block; none when

@@ -3,7 +3,6 @@ package gpu
 import (
 	"fmt"
 	"math"
-	"math/bits"
 )
 
 // Pippenger's bucket method on the GPU (kernels: cuda/kernels/msm_*.cu).
@@ -39,7 +38,7 @@ type msmPlan struct {
 	nseg uint32 // nwin·nb segments
 	t1   uint32 // most entries one accumulate task sums
 	t2   uint32 // most partials one reduce task sums
-	k    uint32 // bucket_sum threads per window (a power of two ≤ nb)
+	k    uint32 // bucket_sum threads per window (≤ nb)
 }
 
 // msm bounds: n·nwin entries are indexed with 32 bits, and a sorted entry
@@ -48,9 +47,8 @@ const (
 	msmMaxPoints  = 1 << 28
 	msmMaxWindow  = 20 // caps bucket memory at 13·2^19 XYZZ points
 	msmMinWindow  = 2
-	msmBucketRun  = 8       // fewest buckets one bucket_sum thread weights
-	msmBucketThr  = 1 << 16 // bucket_sum threads to aim for, all windows together
-	msmReduceTask = 32      // t2
+	msmBucketRun  = 8  // fewest buckets one bucket_sum thread weights
+	msmReduceTask = 32 // t2
 	msmCostBucket = 4       // weight of a bucket against a point in the window choice
 )
 
@@ -66,11 +64,14 @@ const (
 // measured the per-entry cost flat from m = 32 to 512 entries per bucket,
 // and this plain model picks the measured best window at 2^20, 2^24 and
 // 2^26 (or one within 1 %).
-func newMSMPlan(n int) (msmPlan, error) { return newMSMPlanWindow(n, 0) }
+//
+// wave is the number of bucket_sum threads the device runs at once
+// (msmCurve.bucketWave).
+func newMSMPlan(n int, wave uint32) (msmPlan, error) { return newMSMPlanWindow(n, 0, wave) }
 
 // newMSMPlanWindow is newMSMPlan with the window bits forced to c (0: by
 // the cost model).
-func newMSMPlanWindow(n int, c uint32) (msmPlan, error) {
+func newMSMPlanWindow(n int, c, wave uint32) (msmPlan, error) {
 	if n < 1 || n > msmMaxPoints {
 		return msmPlan{}, fmt.Errorf("msm plan: %d points, want 1 … %d", n, msmMaxPoints)
 	}
@@ -88,11 +89,14 @@ func newMSMPlanWindow(n int, c uint32) (msmPlan, error) {
 	mean := p.n / p.nb
 	p.t1 = max(8, mean+mean/2)
 	p.t2 = msmReduceTask
-	// Each bucket_sum thread ends with a scalar multiple by its first bucket
-	// (about c doublings): runs long enough to amortize it, short enough to
-	// keep about msmBucketThr threads busy.
-	run := min(p.nb, max(msmBucketRun, uint32(1)<<bits.Len32((p.nseg-1)/msmBucketThr)))
-	p.k = p.nb / run
+	// bucket_sum threads are one wave: a thread's time is about 2 additions
+	// per bucket plus a scalar multiple by its first bucket (about 1.5·c
+	// operations), so k threads per window take 2·nb/k + 1.5·c, and a second
+	// wave adds its overhead and, unless the waves are equal, a short tail
+	// (the earlier fixed 2^16 threads ran 1.05 waves on an H200 for G1:
+	// docs/perf-msm.md, "One wave of bucket sums"). Runs of at least
+	// msmBucketRun buckets.
+	p.k = max(1, min(p.nb/msmBucketRun, wave/p.nwin))
 	return p, nil
 }
 

@@ -103,7 +103,7 @@ func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte) (dr
 // out(nwin) returns and reports the window bits.
 func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scalars []fr.Element,
 	out func(nwin uint32) []byte) (uint32, error) {
-	p, err := newMSMPlanWindow(len(scalars), st.window)
+	p, err := newMSMPlanWindow(len(scalars), st.window, cv.bucketWave)
 	if err != nil {
 		return 0, err
 	}

@@ -21,17 +21,18 @@ import (
 
 func TestMSMPlan(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 255, 1 << 10, 1<<16 + 1, 1 << 20, 1 << 24, 1 << 26, msmMaxPoints} {
-		p, err := newMSMPlan(n)
+		p, err := newMSMPlan(n, 50688) // the H200's G1 wave: 132 × 3 blocks of 128
 		require.NoError(t, err, n)
 		assert.GreaterOrEqual(t, p.nwin*p.c, uint32(256), "n=%d: windows cover the digits", n)
 		assert.Less(t, (p.nwin-1)*p.c, uint32(256), "n=%d: no empty top window", n)
 		assert.Equal(t, uint32(1)<<(p.c-1), p.nb)
-		assert.Zero(t, p.nb%p.k, "n=%d: bucket_sum runs split the window", n)
+		assert.True(t, p.k >= 1 && p.k <= p.nb, "n=%d: %d bucket_sum threads for %d buckets", n, p.k, p.nb)
+		assert.LessOrEqual(t, p.nwin*p.k, uint32(50688), "n=%d: bucket sums in one wave", n)
 		assert.Less(t, p.entries(), uint64(1)<<32, "n=%d: entries indexed in 32 bits", n)
 		assert.GreaterOrEqual(t, p.t1, uint32(8))
 	}
 	for _, n := range []int{0, -1, msmMaxPoints + 1} {
-		_, err := newMSMPlan(n)
+		_, err := newMSMPlan(n, 50688)
 		assert.Error(t, err, n)
 	}
 }

@@ -80,20 +80,21 @@ CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__
   store16(&out[t], acc);
 }
 
-// bucket_sum: thread j = w·K + k weights the buckets [lo, lo + nb/K) of
-// window w, where bucket b (digit b + 1) holds S_b = pts[seg_off[s]] for
-// s = w·nb + b if that segment is non-empty. It writes
-// Σ (b + 1)·S_b = Σ (b − lo + 1)·S_b + lo·Σ S_b, the first sum by the running
-// sum from the top bucket down, the second by a small scalar multiple.
+// bucket_sum: thread j = w·K + k (K ≤ nb) weights the buckets [lo, hi) of
+// window w, lo = ⌊k·nb/K⌋ and hi = ⌊(k+1)·nb/K⌋, where bucket b (digit b + 1)
+// holds S_b = pts[seg_off[s]] for s = w·nb + b if that segment is non-empty.
+// It writes Σ (b + 1)·S_b = Σ (b − lo + 1)·S_b + lo·Σ S_b, the first sum by
+// the running sum from the top bucket down, the second by a small scalar
+// multiple.
 template <class F>
 CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ pts, const uint32_t* __restrict__ seg_off,
                         uint32_t nwin, uint32_t nb, uint32_t K, XYZZ<F>* __restrict__ out) {
   const uint32_t j = thread_id();
   if (j >= nwin * K) return;
   const uint32_t w = j / K, k = j - w * K;
-  const uint32_t len = nb / K, lo = k * len;
+  const uint32_t lo = (uint32_t)((uint64_t)k * nb / K), hi = (uint32_t)((uint64_t)(k + 1) * nb / K);
   XYZZ<F> run = XYZZ<F>::inf(), acc = XYZZ<F>::inf();
-  for (uint32_t b = lo + len; b-- > lo;) {
+  for (uint32_t b = hi; b-- > lo;) {
     const uint32_t s = w * nb + b;
     const uint32_t off = seg_off[s];
     if (seg_off[s + 1] > off) run = add(run, load16(&pts[off]));
