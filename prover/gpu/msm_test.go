@@ -233,6 +233,20 @@ func TestMSMG2EdgeInputs(t *testing.T) {
 	}
 }
 
+// TestMSMBucketWave checks each curve's bucket_sum wave against the device:
+// whole blocks on every multiprocessor, at most the 2048 threads one holds.
+func TestMSMBucketWave(t *testing.T) {
+	m := testMSM(t)
+	sms := uint32(m.dev.Info().Multiprocessors)
+	for _, cv := range []*msmCurve{m.st.g1, m.st.g2} {
+		t.Logf("%s bucket_sum: %d threads at once (%d blocks of %d per SM)", cv.name, cv.bucketWave,
+			cv.bucketWave/sms/msmCurveBlock, msmCurveBlock)
+		assert.Zero(t, cv.bucketWave%(sms*msmCurveBlock), "%s: whole blocks on every SM", cv.name)
+		assert.True(t, cv.bucketWave >= sms*msmCurveBlock && cv.bucketWave <= sms*2048,
+			"%s: wave of %d threads on %d SMs", cv.name, cv.bucketWave, sms)
+	}
+}
+
 func TestMSMResidentBases(t *testing.T) {
 	m := testMSM(t)
 	rng := newTestRand(uint64(time.Now().UnixNano()))
