@@ -14,7 +14,14 @@ type kernelCase struct {
 	// expect maps random elements x, y to the kernel's inputs a, b and the
 	// output it must produce.
 	expect func(x, y *fr.Element) (a, b, want fr.Element)
+	// muls is the Fr multiplications per element of a rate kernel (0: not
+	// one).
+	muls int
 }
+
+// mulChain is the rounds of fr_mul_chain (kMulChain in
+// cuda/kernels/fr_mul.cu), two multiplications each.
+const mulChain = 16
 
 // cases lists every fr_* kernel. Inputs and expectations go through
 // gnark-crypto only: to_mont gets x's canonical limbs and must produce x.
@@ -33,6 +40,15 @@ var cases = []kernelCase{
 	}},
 	{unit: "fr_mul", fn: "fr_mul", binary: true, expect: func(x, y *fr.Element) (a, b, w fr.Element) {
 		w.Mul(x, y)
+		return *x, *y, w
+	}},
+	{unit: "fr_mul", fn: "fr_mul_chain", binary: true, muls: 2 * mulChain, expect: func(x, y *fr.Element) (a, b, w fr.Element) {
+		u, v := *x, *y
+		for range mulChain {
+			u.Mul(&u, &v)
+			v.Mul(&v, &u)
+		}
+		w.Add(&u, &v)
 		return *x, *y, w
 	}},
 	{unit: "fr_sqr", fn: "fr_sqr", expect: func(x, _ *fr.Element) (a, b, w fr.Element) {

@@ -26,6 +26,9 @@ type Result struct {
 	// GPUTime is the device time of one launch, from CUDA events, measured
 	// after a warm-up launch on the same inputs.
 	GPUTime time.Duration
+	// MulsPerElement is the Fr multiplications per element of a rate
+	// kernel (fr_mul_chain), 0 for the others.
+	MulsPerElement int
 }
 
 // Pass reports whether every output matched.
@@ -38,6 +41,10 @@ func (r Result) PerSecond() float64 {
 	}
 	return float64(r.Elements) / r.GPUTime.Seconds()
 }
+
+// MulsPerSecond is a rate kernel's Fr multiplications per second (0 for
+// the other kernels).
+func (r Result) MulsPerSecond() float64 { return r.PerSecond() * float64(r.MulsPerElement) }
 
 // Report is the outcome of one Run.
 type Report struct {
@@ -65,8 +72,12 @@ func (r Report) String() string {
 		if !res.Pass() {
 			verdict = fmt.Sprintf("FAIL %d mismatches, first at %d: %s", res.Mismatches, res.First, res.Detail)
 		}
-		fmt.Fprintf(&b, "  %-13s %-8s %10v %8.2f Gelem/s  %s\n", res.Kernel, res.Unit,
-			res.GPUTime.Round(time.Microsecond/10), res.PerSecond()/1e9, verdict)
+		rate := ""
+		if res.MulsPerElement > 0 {
+			rate = fmt.Sprintf(" (%.1f Gmul/s)", res.MulsPerSecond()/1e9)
+		}
+		fmt.Fprintf(&b, "  %-13s %-8s %10v %8.2f Gelem/s%s  %s\n", res.Kernel, res.Unit,
+			res.GPUTime.Round(time.Microsecond/10), res.PerSecond()/1e9, rate, verdict)
 	}
 	return b.String()
 }
@@ -111,7 +122,7 @@ func Run(ctx context.Context, dev *driver.Device, rnd *rand.Rand, n int) (rep Re
 }
 
 func result(k kernelCase, a, b, got, want []fr.Element, el time.Duration) Result {
-	res := Result{Kernel: k.fn, Unit: k.unit, Elements: len(want), GPUTime: el}
+	res := Result{Kernel: k.fn, Unit: k.unit, Elements: len(want), GPUTime: el, MulsPerElement: k.muls}
 	res.Mismatches, res.First = compare(got, want)
 	if i := res.First; i >= 0 {
 		res.Detail = fmt.Sprintf("a=%v", a[i].Bits())

@@ -62,7 +62,16 @@ func TestPrepareFollowsGnark(t *testing.T) {
 	for _, k := range cases {
 		byName[k.fn] = k
 	}
-	require.Len(t, byName, 7)
+	require.Len(t, byName, 8)
+	chain := byName["fr_mul_chain"]
+	var zero, one, two fr.Element
+	one.SetOne()
+	two.Add(&one, &one)
+	_, _, w := chain.expect(&zero, &xs[30])
+	assert.True(t, w.IsZero(), "a chain from x = 0 stays 0")
+	_, _, w = chain.expect(&one, &one)
+	assert.Equal(t, two, w, "a chain from 1, 1 ends at 1 + 1")
+	assert.Equal(t, 2*mulChain, chain.muls)
 	a, _, want := byName["fr_to_mont"].prepare(xs, ys)
 	_, _, back := byName["fr_from_mont"].prepare(want, ys)
 	assert.Equal(t, a, back, "to_mont then from_mont is the identity")
@@ -111,6 +120,15 @@ func TestReportVerdicts(t *testing.T) {
 	}
 	assert.True(t, rep.OK())
 	assert.InDelta(t, 4e6, rep.Results[0].PerSecond(), 1)
+	for i, k := range cases {
+		rep.Results[i].MulsPerElement = k.muls
+		if k.fn == "fr_mul_chain" {
+			assert.InDelta(t, 4e6*float64(2*mulChain), rep.Results[i].MulsPerSecond(), 1)
+		} else {
+			assert.Zero(t, rep.Results[i].MulsPerSecond(), k.fn)
+		}
+	}
+	assert.Contains(t, rep.String(), "(0.1 Gmul/s)")
 	rep.Results[3].Mismatches, rep.Results[3].First, rep.Results[3].Detail = 2, 1, "a=..."
 	assert.False(t, rep.OK())
 	assert.Contains(t, rep.String(), "FAIL 2 mismatches, first at 1")

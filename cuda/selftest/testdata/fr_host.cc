@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   }
   const char* k = argv[1];
   const size_t n = strtoull(argv[2], nullptr, 10);
-  const bool binary = !strcmp(k, "fr_add") || !strcmp(k, "fr_sub") || !strcmp(k, "fr_mul");
+  const bool binary =
+      !strcmp(k, "fr_add") || !strcmp(k, "fr_sub") || !strcmp(k, "fr_mul") || !strcmp(k, "fr_mul_chain");
   std::vector<Fr> a(n), b(binary ? n : 0), out(n);
   if (!read_all(a) || (binary && !read_all(b))) {
     fprintf(stderr, "fr_host: short input\n");
@@ -36,6 +37,14 @@ int main(int argc, char** argv) {
     if (!strcmp(k, "fr_add")) out[i] = a[i] + b[i];
     else if (!strcmp(k, "fr_sub")) out[i] = a[i] - b[i];
     else if (!strcmp(k, "fr_mul")) out[i] = a[i] * b[i];
+    else if (!strcmp(k, "fr_mul_chain")) {
+      Fr x = a[i], y = b[i];
+      for (int r = 0; r < 16; r++) {  // fr_mul.cu: kMulChain
+        x = x * y;
+        y = y * x;
+      }
+      out[i] = x + y;
+    }
     else if (!strcmp(k, "fr_neg")) out[i] = -a[i];
     else if (!strcmp(k, "fr_sqr")) out[i] = cuzk::sqr(a[i]);
     else if (!strcmp(k, "fr_to_mont")) out[i] = cuzk::to_mont(a[i]);

@@ -26,9 +26,11 @@ const (
 	fp2Muls         = 3
 )
 
-// fallbackFrRate is the fr_mul figure of cuzk-daemon selftest on an H200
-// (Gmul/s), used when the measurement is not possible.
-const fallbackFrRate = 35e9
+// fallbackFrRate is the compute-bound Fr rate of an H200 (per second):
+// cuzk's multiplication in two dependent chains per thread measured
+// 59.8 Gmul/s (docs/perf.md, "Multiplier throughput"). It is used when the
+// measurement is not possible.
+const fallbackFrRate = 59.8e9
 
 // fpPerFr scales the Fr rate to Fp: a Montgomery multiplication costs about
 // limbs², and Fp has 12 32-bit limbs against Fr's 8.
@@ -40,29 +42,30 @@ type mulRate struct {
 	source string
 }
 
-// measureMulRate runs the fr_mul selftest kernel (one launch over n random
-// elements, CUDA-event timed after a warm-up, every output compared with
-// gnark-crypto) and derives the Fp rate from it. fr_mul streams three
-// vectors through memory, so it is memory-bound: its rate is a lower bound
-// of the ALU rate and the estimates are upper bounds of pure-arithmetic time.
+// measureMulRate runs the fr_mul_chain selftest kernel (one launch over n
+// random elements, CUDA-event timed after a warm-up, every output compared
+// with gnark-crypto) and derives the Fp rate from it. The kernel does 32
+// dependent multiplications per element it moves, so its rate is the
+// multiplier's; the elementwise fr_mul, which estimates used before, is
+// memory-bound and gave rates about 1.6× too low.
 func measureMulRate(ctx context.Context, dev *driver.Device, n int, seed uint64) (mulRate, error) {
 	rep, err := selftest.Run(ctx, dev, rand.New(rand.NewPCG(seed, 0x6d756c)), n)
 	if err != nil {
-		return mulRate{}, fmt.Errorf("fr_mul rate: %w", err)
+		return mulRate{}, fmt.Errorf("fr_mul_chain rate: %w", err)
 	}
 	for _, r := range rep.Results {
-		if r.Kernel != "fr_mul" {
+		if r.Kernel != "fr_mul_chain" {
 			continue
 		}
 		if !r.Pass() {
-			return mulRate{}, fmt.Errorf("fr_mul rate: %w: %d mismatches (%s)", errMismatch, r.Mismatches, r.Detail)
+			return mulRate{}, fmt.Errorf("fr_mul_chain rate: %w: %d mismatches (%s)", errMismatch, r.Mismatches, r.Detail)
 		}
-		rate := r.PerSecond()
+		rate := r.MulsPerSecond()
 		return mulRate{fr: rate, fp: rate / fpPerFr, source: fmt.Sprintf(
-			"measured: fr_mul selftest kernel, %s elements, %.1f Gmul/s (memory-bound, a lower bound); Fp = Fr/(12/8)^2",
-			sizeString(n), rate/1e9)}, nil
+			"measured: fr_mul_chain selftest kernel, %s elements × %d muls, %.1f Gmul/s; Fp = Fr/(12/8)^2",
+			sizeString(n), r.MulsPerElement, rate/1e9)}, nil
 	}
-	return mulRate{}, fmt.Errorf("fr_mul rate: selftest ran no fr_mul kernel")
+	return mulRate{}, fmt.Errorf("fr_mul_chain rate: selftest ran no fr_mul_chain kernel")
 }
 
 // fixedMulRate is the rate from a given Fr figure.

@@ -20,7 +20,7 @@ events), "end-to-end" the wall time of one call with
 its transfers (scalars or vector from host memory through pinned staging
 chunks, results back). Beside each: a modmul-bound estimate (field
 multiplications the algorithm does, times the GPU's multiplication rate,
-measured with the fr_mul selftest kernel unless -fr-rate is given) and
+measured with the fr_mul_chain selftest kernel unless -fr-rate is given) and
 sppark's figures on an H200.
 
 Every result is checked once against gnark-crypto on the CPU: NTTs element
@@ -39,7 +39,7 @@ type kernelsConfig struct {
 	tile        int
 	directMax   int     // largest MSM checked on the full input
 	frRate      float64 // Fr muls per second; 0: measure
-	rateElems   int     // elements of the fr_mul measurement
+	rateElems   int     // elements of the fr_mul_chain measurement
 }
 
 func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
