@@ -49,7 +49,7 @@ const (
 	msmMinWindow  = 2
 	msmBucketRun  = 8  // fewest buckets one bucket_sum thread weights
 	msmReduceTask = 32 // t2
-	msmCostBucket = 4       // weight of a bucket against a point in the window choice
+	msmCostBucket = 4  // weight of a bucket against a point in the window choice
 )
 
 // newMSMPlan picks c minimizing

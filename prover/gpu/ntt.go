@@ -20,7 +20,7 @@ const kernelUnit = "ntt"
 
 // nttKernels are the functions of the NTT module.
 type nttKernels struct {
-	mod                                    *driver.Module
+	mod                                     *driver.Module
 	fDIF, fDIT, fPowers, fBitrev, fQuotient *driver.Function
 }
 
