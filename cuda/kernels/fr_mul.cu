@@ -10,22 +10,9 @@ extern "C" __global__ void fr_mul(Fr* out, const Fr* a, const Fr* b, size_t n) {
   cuzk::vec::map2(out, a, b, n, [](const Fr& x, const Fr& y) { return x * y; });
 }
 
-// kMulChain is the number of rounds of fr_mul_chain (cuda/selftest:
-// mulChain); each round is two dependent multiplications.
-constexpr int kMulChain = 16;
-
-// fr_mul_chain sets out[i] = x + y after kMulChain rounds of x ← x·y,
-// y ← y·x from x = a[i], y = b[i]: 32 multiplications per 96 bytes moved,
-// so its rate is the multiplier's, not the memory's. cuzk-bench's
-// modmul-bound estimates divide by it.
+// fr_mul_chain sets out[i] = mul_chain(a[i], b[i]) (fr.cuh): 32 dependent
+// multiplications per 96 bytes moved, so its rate is the multiplier's, not
+// the memory's. cuzk-bench's modmul-bound estimates divide by it.
 extern "C" __global__ void fr_mul_chain(Fr* out, const Fr* a, const Fr* b, size_t n) {
-  cuzk::vec::map2(out, a, b, n, [](const Fr& x0, const Fr& y0) {
-    Fr x = x0, y = y0;
-#pragma unroll 1
-    for (int k = 0; k < kMulChain; k++) {
-      x = x * y;
-      y = y * x;
-    }
-    return x + y;
-  });
+  cuzk::vec::map2(out, a, b, n, [](const Fr& x, const Fr& y) { return cuzk::mul_chain(x, y); });
 }

@@ -20,7 +20,7 @@ type kernelCase struct {
 }
 
 // mulChain is the rounds of fr_mul_chain (kMulChain in
-// cuda/kernels/fr_mul.cu), two multiplications each.
+// cuda/include/cuzk/fr.cuh), two multiplications each.
 const mulChain = 16
 
 // cases lists every fr_* kernel. Inputs and expectations go through

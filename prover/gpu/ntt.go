@@ -185,8 +185,10 @@ func (k *nttKernels) passes(c *driver.Ctx, s *driver.Stream, data, src driver.De
 	}
 	for i, p := range plan {
 		cfg := driver.LaunchConfig{Grid: driver.Dim3{X: p.blocks(d.logN)}, Block: driver.Dim3{X: p.threads()}, Stream: s}
-		args := []any{data, d.w, d.logN, p.lo, p.k, p.logG, p.sh, inv}
-		if !dif {
+		var args []any
+		if dif {
+			args = []any{data, d.w, d.logN, p.lo, p.k, p.logG, p.sh, inv}
+		} else {
 			var from driver.DevicePtr
 			var sc *scaleTables
 			if i == 0 {

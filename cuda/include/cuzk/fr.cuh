@@ -7,7 +7,8 @@
 // and results copy back into one.
 //
 // Operations: a + b, a − b, −a, a · b, sqr(a), dbl(a), to_mont(a) for a
-// canonical value, from_mont(a) back to one, Fr::zero(), Fr::one().
+// canonical value, from_mont(a) back to one, Fr::zero(), Fr::one(), and
+// mul_chain(x, y), a multiplication chain for measuring the multiplier.
 #ifndef CUZK_FR_CUH
 #define CUZK_FR_CUH
 
@@ -45,6 +46,21 @@ using Fr = MontField<FrParams>;
 
 static_assert(sizeof(Fr) == 32, "Fr must match gnark-crypto's fr.Element (32 bytes)");
 static_assert(alignof(Fr) == 16, "Fr moves as two 16-byte vectors");
+
+// kMulChain is the number of rounds of mul_chain (cuda/selftest: mulChain).
+constexpr int kMulChain = 16;
+
+// mul_chain returns x + y after kMulChain rounds of x ← x·y, y ← y·x:
+// 2·kMulChain dependent multiplications, the body of the fr_mul_chain rate
+// kernel (cuda/kernels/fr_mul.cu) and of its host check.
+CUZK_HD Fr mul_chain(Fr x, Fr y) {
+#pragma unroll 1
+  for (int k = 0; k < kMulChain; k++) {
+    x = x * y;
+    y = y * x;
+  }
+  return x + y;
+}
 
 }  // namespace cuzk
 

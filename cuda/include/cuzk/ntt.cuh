@@ -236,6 +236,13 @@ CUZK_NTT_HD uint32_t gather_addr(const Pass& p, uint32_t blk, uint32_t e) {
   return (g << p.k) | t;
 }
 
+// gather_elem returns the shared-memory element that the gathering pass
+// loads f-th: the group index j (f's low logG bits) runs fastest, so that a
+// warp reads runs of 2^logG consecutive sources.
+CUZK_NTT_HD uint32_t gather_elem(const Pass& p, uint32_t f) {
+  return ((f & ((1u << p.logG) - 1)) << p.k) | (f >> p.logG);
+}
+
 // run_pass executes pass p of a DIF (dif = true, bits from high to low) or DIT
 // transform on data, block blockIdx.x, with smem holding 2^(k+logG) elements
 // (2^(k+logG+1) slots). With src non-null (DIT, lo = 0: the first pass) the
@@ -251,9 +258,8 @@ CUZK_NTT_HD void run_pass(F* data, const F* src, const F* w, const Pass& p, bool
   const uint32_t elems = 1u << (p.k + p.logG), step = blockDim.x;
   const bool gather = src != nullptr;
   // Load: M elements per thread and round, all loads issued before the
-  // first store so that their latencies overlap. A gathering pass walks the
-  // block's elements with the group index fastest, so that a warp reads runs
-  // of 2^logG consecutive sources.
+  // first store so that their latencies overlap; a gathering pass walks the
+  // block's elements in gather_elem order.
   for (uint32_t f0 = threadIdx.x; f0 < elems; f0 += M * step) {
     F x[M];
     uint32_t a[M];
@@ -262,8 +268,7 @@ CUZK_NTT_HD void run_pass(F* data, const F* src, const F* w, const Pass& p, bool
       const uint32_t f = f0 + j * step;
       if (f >= elems) continue;
       if (gather) {
-        const uint32_t e = ((f & ((1u << p.logG) - 1)) << p.k) | (f >> p.logG);
-        a[j] = bitrev(gather_addr(p, blk, e), p.logN);
+        a[j] = bitrev(gather_addr(p, blk, gather_elem(p, f)), p.logN);
         x[j] = src[a[j]];
       } else {
         a[j] = addr(p, blk, f);
@@ -274,7 +279,7 @@ CUZK_NTT_HD void run_pass(F* data, const F* src, const F* w, const Pass& p, bool
     for (uint32_t j = 0; j < M; j++) {
       const uint32_t f = f0 + j * step;
       if (f >= elems) continue;
-      const uint32_t e = gather ? ((f & ((1u << p.logG) - 1)) << p.k) | (f >> p.logG) : f;
+      const uint32_t e = gather ? gather_elem(p, f) : f;
       if (scale.on()) x[j] = x[j] * scale.factor(gather ? a[j] : bitrev(a[j], p.logN));
       smem_store(smem, e, x[j]);
     }
