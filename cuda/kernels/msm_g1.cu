@@ -19,12 +19,14 @@ CUZK_KERNEL __launch_bounds__(128, 3) void msm_g1_accumulate(const G1Affine* bas
 
 CUZK_KERNEL void msm_g1_reduce(const G1XYZZ* in, const uint32_t* seg_off, const uint32_t* task_off,
                                uint32_t nseg, uint32_t T, G1XYZZ* out) {
-  msm::reduce(in, seg_off, task_off, nseg, T, out);
+  msm::reduce<Fp, true>(in, seg_off, task_off, nseg, T, out);
 }
 
-CUZK_KERNEL void msm_g1_bucket_sum(const G1XYZZ* pts, const uint32_t* seg_off, uint32_t nwin, uint32_t nb,
+// bucket_sum, its additions inlined, is capped like accumulate: at 182
+// registers it would run 2 blocks per SM.
+CUZK_KERNEL __launch_bounds__(128, 3) void msm_g1_bucket_sum(const G1XYZZ* pts, const uint32_t* seg_off, uint32_t nwin, uint32_t nb,
                                    uint32_t K, G1XYZZ* out) {
-  msm::bucket_sum(pts, seg_off, nwin, nb, K, out);
+  msm::bucket_sum<Fp, true>(pts, seg_off, nwin, nb, K, out);
 }
 
 // msm_g1_fp_selftest writes a·b, a + b, a − b and −a for n pairs, so tests can

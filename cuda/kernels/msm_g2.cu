@@ -15,12 +15,12 @@ CUZK_KERNEL void msm_g2_accumulate(const G2Affine* bases, const uint32_t* sorted
 
 CUZK_KERNEL void msm_g2_reduce(const G2XYZZ* in, const uint32_t* seg_off, const uint32_t* task_off,
                                uint32_t nseg, uint32_t T, G2XYZZ* out) {
-  msm::reduce(in, seg_off, task_off, nseg, T, out);
+  msm::reduce<Fp2, false>(in, seg_off, task_off, nseg, T, out);
 }
 
 CUZK_KERNEL void msm_g2_bucket_sum(const G2XYZZ* pts, const uint32_t* seg_off, uint32_t nwin, uint32_t nb,
                                    uint32_t K, G2XYZZ* out) {
-  msm::bucket_sum(pts, seg_off, nwin, nb, K, out);
+  msm::bucket_sum<Fp2, false>(pts, seg_off, nwin, nb, K, out);
 }
 
 // msm_g2_fp2_selftest writes a·b, a + b, a − b and −a for n pairs, so tests can

@@ -98,27 +98,52 @@ CUZK_HD XYZZ<F> madd(const XYZZ<F>& p, const Affine<F>& a) {
   return XYZZ<F>{x3, y3, mul_inline(p.zz, pp), mul_inline(p.zzz, ppp)};
 }
 
-// add returns p + q (add-2008-s), handling infinity, p = q and p = −q.
-template <class F>
-CUZK_CALL XYZZ<F> add(const XYZZ<F>& p, const XYZZ<F>& q) {
+// add_body returns p + q (add-2008-s), handling infinity, p = q and
+// p = −q; with inl its products are inlined (mul_inline), else they are the
+// field's own (a call for Fp2).
+template <bool inl, class F>
+CUZK_HD F mul_by(const F& a, const F& b) {
+  if (inl) return mul_inline(a, b);
+  return a * b;
+}
+template <bool inl, class F>
+CUZK_HD F sqr_by(const F& a) {
+  if (inl) return sqr_inline(a);
+  return sqr(a);
+}
+template <bool inl, class F>
+CUZK_HD XYZZ<F> add_body(const XYZZ<F>& p, const XYZZ<F>& q) {
   if (q.is_inf()) return p;
   if (p.is_inf()) return q;
-  F u1 = p.x * q.zz;
-  F u2 = q.x * p.zz;
-  F s1 = p.y * q.zzz;
-  F s2 = q.y * p.zzz;
+  F u1 = mul_by<inl>(p.x, q.zz);
+  F u2 = mul_by<inl>(q.x, p.zz);
+  F s1 = mul_by<inl>(p.y, q.zzz);
+  F s2 = mul_by<inl>(q.y, p.zzz);
   F P = u2 - u1;
   F R = s2 - s1;
   if (P.is_zero()) {
     if (R.is_zero()) return dbl(p);
     return XYZZ<F>::inf();
   }
-  F pp = sqr(P);
-  F ppp = P * pp;
-  F q1 = u1 * pp;
-  F x3 = sqr(R) - ppp - dbl(q1);
-  F y3 = R * (q1 - x3) - s1 * ppp;
-  return XYZZ<F>{x3, y3, p.zz * q.zz * pp, p.zzz * q.zzz * ppp};
+  F pp = sqr_by<inl>(P);
+  F ppp = mul_by<inl>(P, pp);
+  F q1 = mul_by<inl>(u1, pp);
+  F x3 = sqr_by<inl>(R) - ppp - dbl(q1);
+  F y3 = mul_by<inl>(R, q1 - x3) - mul_by<inl>(s1, ppp);
+  return XYZZ<F>{x3, y3, mul_by<inl>(mul_by<inl>(p.zz, q.zz), pp), mul_by<inl>(mul_by<inl>(p.zzz, q.zzz), ppp)};
+}
+
+// add_inline is p + q inlined at the call site, products included: G1's
+// reduce and bucket-sum loops use it (msm_bucket.cuh, add_loop).
+template <class F>
+CUZK_HD XYZZ<F> add_inline(const XYZZ<F>& p, const XYZZ<F>& q) {
+  return add_body<true>(p, q);
+}
+
+// add is p + q as a call.
+template <class F>
+CUZK_CALL XYZZ<F> add(const XYZZ<F>& p, const XYZZ<F>& q) {
+  return add_body<false>(p, q);
 }
 
 // mul_small returns k·p for a small non-negative k, by double-and-add from

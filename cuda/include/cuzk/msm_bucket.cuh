@@ -67,8 +67,20 @@ CUZK_HD void accumulate(const Affine<F>* __restrict__ bases, const uint32_t* __r
   store16(&out[t], acc);
 }
 
+// add_loop is the point addition of the reduce and bucket-sum loops:
+// add_inline where inlined is set, else the called add. G1 inlines: a call
+// passes both 4-coordinate operands and the result through the stack, and
+// inlining cut its window stage by 20 % (docs/perf-msm.md, "Window additions
+// inlined"). G2 calls: inlined, its Fp2 temporaries spill, and its window
+// stage measured 48 % slower.
+template <bool inlined, class F>
+CUZK_HD XYZZ<F> add_loop(const XYZZ<F>& p, const XYZZ<F>& q) {
+  if (inlined) return add_inline(p, q);
+  return add(p, q);
+}
+
 // reduce: task t sums its range of XYZZ partials into out[t].
-template <class F>
+template <class F, bool inlined>
 CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__ seg_off,
                     const uint32_t* __restrict__ task_off, uint32_t nseg, uint32_t T,
                     XYZZ<F>* __restrict__ out) {
@@ -76,7 +88,7 @@ CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__
   const uint32_t t = thread_id();
   if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
   XYZZ<F> acc = load16(&in[task.begin]);
-  for (uint32_t e = task.begin + 1; e < task.end; e++) acc = add(acc, load16(&in[e]));
+  for (uint32_t e = task.begin + 1; e < task.end; e++) acc = add_loop<inlined>(acc, load16(&in[e]));
   store16(&out[t], acc);
 }
 
@@ -86,7 +98,7 @@ CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__
 // It writes Σ (b + 1)·S_b = Σ (b − lo + 1)·S_b + lo·Σ S_b, the first sum by
 // the running sum from the top bucket down, the second by a small scalar
 // multiple.
-template <class F>
+template <class F, bool inlined>
 CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ pts, const uint32_t* __restrict__ seg_off,
                         uint32_t nwin, uint32_t nb, uint32_t K, XYZZ<F>* __restrict__ out) {
   const uint32_t j = thread_id();
@@ -97,8 +109,8 @@ CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ pts, const uint32_t* __restr
   for (uint32_t b = hi; b-- > lo;) {
     const uint32_t s = w * nb + b;
     const uint32_t off = seg_off[s];
-    if (seg_off[s + 1] > off) run = add(run, load16(&pts[off]));
-    acc = add(acc, run);
+    if (seg_off[s + 1] > off) run = add_loop<inlined>(run, load16(&pts[off]));
+    acc = add_loop<inlined>(acc, run);
   }
   store16(&out[j], add(acc, mul_small(run, lo)));
 }
