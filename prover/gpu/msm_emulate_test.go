@@ -47,16 +47,22 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		scalars string
 		bases   string
 		g2      bool
+		c       uint32 // window bits, 0: the plan's choice
 	}{
-		{1, "random", "random", false}, {2, "random", "random", false}, {3, "random", "random", false},
-		{255, "random", "random", false}, {4097, "random", "random", false},
-		{300, "one", "random", false}, {300, "small", "repeated", false}, {200, "minus-one", "negated", false},
-		{100, "sparse", "infinity", false}, {64, "zero", "random", false},
-		{3, "random", "random", true}, {65, "random", "random", true}, {40, "small", "infinity", true},
+		{n: 1, scalars: "random", bases: "random"}, {n: 2, scalars: "random", bases: "random"},
+		{n: 3, scalars: "random", bases: "random"}, {n: 255, scalars: "random", bases: "random"},
+		{n: 4097, scalars: "random", bases: "random"},
+		// Three bin tiles per window, 8 buckets per bin: msm_bin's runs.
+		{n: 9000, scalars: "random", bases: "random", c: 12},
+		{n: 300, scalars: "one", bases: "random"}, {n: 300, scalars: "small", bases: "repeated"},
+		{n: 200, scalars: "minus-one", bases: "negated"}, {n: 100, scalars: "sparse", bases: "infinity"},
+		{n: 64, scalars: "zero", bases: "random"},
+		{n: 3, scalars: "random", bases: "random", g2: true}, {n: 65, scalars: "random", bases: "random", g2: true},
+		{n: 40, scalars: "small", bases: "infinity", g2: true},
 	} {
-		name := fmt.Sprintf("g2=%v/n=%d/%s/%s", tc.g2, tc.n, tc.scalars, tc.bases)
+		name := fmt.Sprintf("g2=%v/n=%d/c=%d/%s/%s", tc.g2, tc.n, tc.c, tc.scalars, tc.bases)
 		// A wave of 300 threads: bucket_sum runs of unequal lengths.
-		p, err := newMSMPlan(tc.n, 300)
+		p, err := newMSMPlanWindow(tc.n, tc.c, 300)
 		require.NoError(t, err)
 		scalars := edgeScalars(tc.scalars, tc.n, rng)
 		if tc.g2 {

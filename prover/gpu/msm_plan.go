@@ -18,7 +18,9 @@ import (
 //  1. msm_digits: scalars from Montgomery to standard form, digits, and a
 //     count per (window, bucket) "segment";
 //  2. exclusive prefix sums of the counts (msm_scan_up/down, recursive) and
-//     the largest count; msm_scatter sorts (point, sign) entries by segment;
+//     the largest count; per window, msm_bin groups the (point, sign)
+//     entries by the top bits of their bucket and msm_place moves them to
+//     their segments;
 //  3. each segment is cut into tasks of ≤ T1 entries, which
 //     msm_task_classes/msm_task_order list by length, longest first (so a
 //     warp's lanes run tasks of about equal length); msm_*_accumulate sums
@@ -138,11 +140,13 @@ func scanScratch(m uint32) uint64 {
 	return words + 2
 }
 
-// msmScanChunk and msmTaskClasses match kScanChunk and kTaskClasses in
-// cuda/include/cuzk/msm_sort.cuh.
+// msmScanChunk, msmTaskClasses, msmBinTile and msmBins match kScanChunk,
+// kTaskClasses, kBinTile and kBins in cuda/include/cuzk/msm_sort.cuh.
 const (
 	msmScanChunk   = 64
 	msmTaskClasses = 64
+	msmBinTile     = 16 * msmSortBlock
+	msmBins        = 256
 )
 
 func ceilDiv32(a, b uint32) uint32 { return (a + b - 1) / b }

@@ -16,6 +16,7 @@ import (
 // msmBufs are one MSM's device buffers, carved from the engine's arena.
 type msmBufs struct {
 	scalars, digits, counts, segOff, cursor, sorted, maxv driver.DevicePtr
+	binned, binFill                                       driver.DevicePtr
 	tcount, offA, offB, scanTmp, partA, partB             driver.DevicePtr
 	taskCls, taskOrder, clsHist, clsOff, clsCur           driver.DevicePtr
 }
@@ -37,6 +38,8 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.segOff = take(4 * segWords)
 	b.cursor = take(4 * segWords)
 	b.sorted = take(4 * p.entries())
+	b.binned = take(8 * uint64(p.n)) // one window's entries and segments
+	b.binFill = take(4 * msmBins * uint64(p.nwin))
 	b.maxv = take(4)
 	b.tcount = take(4 * segWords)
 	b.offA = take(4 * segWords)
@@ -232,8 +235,17 @@ func (r *msmRun) sortEntries() (uint32, error) {
 	if err := r.c.DtoD(b.cursor, b.segOff, 4*int(p.nseg)); err != nil {
 		return 0, err
 	}
-	if err := launch1D(r.c, k.scatter, p.entries(), msmSortBlock, b.digits, p.n, p.nwin, p.c, b.cursor, b.sorted); err != nil {
+	if err := r.c.Memset(b.binFill, 0, 4*msmBins*int(p.nwin)); err != nil {
 		return 0, err
+	}
+	binThreads := uint64(ceilDiv32(p.n, msmBinTile)) * msmSortBlock
+	for w := range p.nwin {
+		if err := launch1D(r.c, k.bin, binThreads, msmSortBlock, b.digits, p.n, p.c, w, b.segOff, b.binFill, b.binned); err != nil {
+			return 0, err
+		}
+		if err := launch1D(r.c, k.place, uint64(p.n), msmSortBlock, b.binned, w, p.nb, b.segOff, b.cursor, b.sorted); err != nil {
+			return 0, err
+		}
 	}
 	return r.word(b.maxv)
 }

@@ -93,14 +93,29 @@ CUZK_HD void wait_copies() {
 #endif
 }
 
+#if defined(__CUDACC__)
+// run_phases runs a block-wise kernel body: phase(p) for p < P, with a
+// block barrier between phases. The host runs such bodies with a phased
+// launch instead (every thread's phase p, then phase p+1), which is the
+// same schedule.
+template <uint32_t P, class F>
+__device__ __forceinline__ void run_phases(F&& phase) {
+#pragma unroll
+  for (uint32_t p = 0; p < P; p++) {
+    if (p != 0) __syncthreads();
+    phase(p);
+  }
+}
+#endif
+
 }  // namespace ec
 }  // namespace cuzk
 
 #if !defined(__CUDACC__)
 // Sequential stand-ins for the CUDA built-ins the MSM kernels use. A host
 // driver sets blockIdx/threadIdx/blockDim before calling a kernel body once
-// per thread; the kernels never synchronize within a block, so running the
-// threads one after another is a valid schedule.
+// per thread; kernels without block barriers then run their threads one
+// after another, a valid schedule, and block-wise ones phase by phase.
 struct cuzk_dim3 { unsigned x, y, z; };
 inline thread_local cuzk_dim3 threadIdx, blockIdx, blockDim, gridDim;
 inline uint32_t atomicAdd(uint32_t* p, uint32_t v) { uint32_t o = *p; *p = o + v; return o; }

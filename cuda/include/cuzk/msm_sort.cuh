@@ -1,7 +1,10 @@
 // msm_sort.cuh: the curve-independent stages of cuzk's Pippenger MSM:
 // scalars to signed digits, a counting sort of (bucket, point) pairs, and the
-// prefix sums and work splitting around it. Every function here is the body
-// of one kernel thread; no stage synchronizes inside a block.
+// prefix sums and work splitting around it. Most functions here are the body
+// of one kernel thread. The block-wise stages (binning, task classes and
+// order) are written as phases: phase p of every thread of a block runs
+// before phase p+1 of any (run_phases in ec_arch.cuh on the device, the
+// emulator's phased launch on the host).
 //
 // Terms: a window w has nb = 2^(c−1) buckets; segment s = w·nb + (|d| − 1)
 // collects the points whose digit in window w is d. Segments are laid out
@@ -74,19 +77,89 @@ CUZK_HD void scan_down(const uint32_t* __restrict__ in, uint32_t m, const uint32
   if (end == m) out[m] = acc;
 }
 
-// scatter: for entry e = w·n + i with a non-zero digit, claims the next free
-// slot of its segment (cursor starts as the segments' offsets) and stores
-// i | sign << 31 there. Order inside a segment is arbitrary: buckets only sum.
-CUZK_HD void scatter(const uint32_t* __restrict__ digits_in, uint32_t n, uint32_t nwin, uint32_t c,
-                     uint32_t* __restrict__ cursor, uint32_t* __restrict__ sorted) {
-  const uint32_t e = thread_id();
-  if (e >= n * nwin) return;
-  const uint32_t d = digits_in[e];
-  if (d == 0) return;
-  const uint32_t w = e / n, i = e - w * n;
-  const uint32_t seg = (w << (c - 1)) + (d >> 1) - 1;
-  const uint32_t pos = atomicAdd(&cursor[seg], 1u);
-  sorted[pos] = i | ((d & 1u) << 31);
+// Entries are sorted into segments in two passes per window, so that the
+// random 4-byte stores of a counting sort land in a small, cache-resident
+// part of the array at a time:
+//  - bin: a block takes kBinTile digits of one window, counts them by bin
+//    (the top bits of the bucket, kBins bins) in shared memory, claims one
+//    run per bin in the window's binned array with one global atomic, and
+//    writes its entries there with their segments;
+//  - place: thread p moves binned entry p to the next free slot of its
+//    segment. Running blocks read neighbouring binned entries, which belong
+//    to a few neighbouring bins, so their stores fall in a few MB.
+constexpr uint32_t kSortBlock = 256;  // threads of the block-wise kernels
+constexpr uint32_t kBinPer = 16;      // digits one bin thread reads
+constexpr uint32_t kBinTile = kSortBlock * kBinPer;
+constexpr uint32_t kBins = 256;
+constexpr uint32_t kBinPhases = 4;
+static_assert(kBins <= kSortBlock, "one bin thread per bin");
+
+// BinEntry is a binned entry: the sorted entry (point | sign << 31) and the
+// segment it belongs to.
+struct alignas(8) BinEntry {
+  uint32_t entry, seg;
+};
+
+struct BinShared {
+  uint32_t count[kBins];  // the block's entries per bin
+  uint32_t base[kBins];   // where the block's run of each bin starts
+};
+
+struct BinThread {
+  uint32_t digit[kBinPer], rank[kBinPer];
+};
+
+// bin_shift maps a bucket to its bin (bucket >> shift): at most kBins bins
+// of a window's nb = 2^(c−1) buckets.
+CUZK_HD uint32_t bin_shift(uint32_t c) { return c - 1 > 8 ? c - 1 - 8 : 0; }
+
+// bin_phase runs phase ph of msm_bin for window w: digits_w are the
+// window's n digits, fill_w its kBins run counters (zeroed by the caller),
+// binned_w the window's binned entries in segment order of their bins.
+CUZK_HD void bin_phase(uint32_t ph, BinShared& sh, BinThread& th, const uint32_t* __restrict__ digits_w,
+                       uint32_t n, uint32_t c, uint32_t w, const uint32_t* __restrict__ seg_off,
+                       uint32_t* __restrict__ fill_w, BinEntry* __restrict__ binned_w) {
+  const uint32_t shift = bin_shift(c), s0 = w << (c - 1);
+  const uint32_t first = blockIdx.x * kBinTile + threadIdx.x;
+  switch (ph) {
+    case 0:
+      if (threadIdx.x < kBins) sh.count[threadIdx.x] = 0;
+      return;
+    case 1:
+      for (uint32_t k = 0; k < kBinPer; k++) {
+        const uint32_t i = first + k * kSortBlock;
+        const uint32_t d = i < n ? digits_w[i] : 0;
+        th.digit[k] = d;
+        if (d != 0) th.rank[k] = atomicAdd(&sh.count[((d >> 1) - 1) >> shift], 1u);
+      }
+      return;
+    case 2: {
+      const uint32_t b = threadIdx.x;
+      if (b >= kBins || sh.count[b] == 0) return;
+      sh.base[b] = seg_off[s0 + (b << shift)] - seg_off[s0] + atomicAdd(&fill_w[b], sh.count[b]);
+      return;
+    }
+    default:
+      for (uint32_t k = 0; k < kBinPer; k++) {
+        const uint32_t d = th.digit[k];
+        if (d == 0) continue;
+        const uint32_t bucket = (d >> 1) - 1;
+        const BinEntry e = {(first + k * kSortBlock) | ((d & 1u) << 31), s0 + bucket};
+        binned_w[sh.base[bucket >> shift] + th.rank[k]] = e;
+      }
+  }
+}
+
+// place: thread p stores window w's binned entry p at the next free slot of
+// its segment (cursor starts as the segments' offsets). Order inside a
+// segment is arbitrary: buckets only sum.
+CUZK_HD void place(const BinEntry* __restrict__ binned_w, uint32_t w, uint32_t nb,
+                   const uint32_t* __restrict__ seg_off, uint32_t* __restrict__ cursor,
+                   uint32_t* __restrict__ sorted) {
+  const uint32_t p = thread_id();
+  if (p >= seg_off[(w + 1) * nb] - seg_off[w * nb]) return;
+  const BinEntry e = binned_w[p];
+  sorted[atomicAdd(&cursor[e.seg], 1u)] = e.entry;
 }
 
 // task_counts: segment s of length len is split into ceil(len/T) tasks of at
@@ -140,27 +213,71 @@ CUZK_HD uint32_t task_class(uint32_t len, uint32_t T) {
   return (uint32_t)((uint64_t)(T - len) * kTaskClasses / T);
 }
 
-// task_classes: thread t writes the class of task t to cls[t] and counts it
-// in hist (kTaskClasses words, zeroed by the caller).
-CUZK_HD void task_classes(const uint32_t* __restrict__ seg_off, const uint32_t* __restrict__ task_off,
-                          uint32_t nseg, uint32_t T, uint32_t* __restrict__ cls, uint32_t* __restrict__ hist) {
-  Task task;
-  const uint32_t t = thread_id();
-  if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
-  const uint32_t k = task_class(task.end - task.begin, T);
-  cls[t] = k;
-  atomicAdd(&hist[k], 1u);
+// ClassShared counts one block's tasks per length class, so each class
+// costs one global atomic per block instead of one per task.
+struct ClassShared {
+  uint32_t count[kTaskClasses];
+  uint32_t base[kTaskClasses];
+};
+
+// ClassThread is a task_order thread's task: its class and rank in the
+// block's share of that class.
+struct ClassThread {
+  uint32_t cls, rank;
+};
+
+constexpr uint32_t kClassPhases = 3;
+constexpr uint32_t kOrderPhases = 4;
+static_assert(kTaskClasses <= kSortBlock, "one thread per class");
+
+// class_phase runs phase ph of msm_task_classes: thread t writes the class
+// of task t to cls[t], and the block adds its counts to hist (kTaskClasses
+// words, zeroed by the caller).
+CUZK_HD void class_phase(uint32_t ph, ClassShared& sh, const uint32_t* __restrict__ seg_off,
+                         const uint32_t* __restrict__ task_off, uint32_t nseg, uint32_t T,
+                         uint32_t* __restrict__ cls, uint32_t* __restrict__ hist) {
+  switch (ph) {
+    case 0:
+      if (threadIdx.x < kTaskClasses) sh.count[threadIdx.x] = 0;
+      return;
+    case 1: {
+      Task task;
+      const uint32_t t = thread_id();
+      if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
+      const uint32_t k = task_class(task.end - task.begin, T);
+      cls[t] = k;
+      atomicAdd(&sh.count[k], 1u);
+      return;
+    }
+    default:
+      if (threadIdx.x < kTaskClasses && sh.count[threadIdx.x] != 0)
+        atomicAdd(&hist[threadIdx.x], sh.count[threadIdx.x]);
+  }
 }
 
-// task_order: thread t stores task t at the next free slot of its class
-// (cursor starts as the classes' offsets), so order lists the ntask tasks
-// class by class. Order inside a class is arbitrary: each task writes its
-// own partial, wherever it runs.
-CUZK_HD void task_order(const uint32_t* __restrict__ cls, uint32_t ntask, uint32_t* __restrict__ cursor,
-                        uint32_t* __restrict__ order) {
+// order_phase runs phase ph of msm_task_order: task t goes to the next free
+// slot of its class (cursor starts as the classes' offsets), so order lists
+// the ntask tasks class by class. Order inside a class is arbitrary: each
+// task writes its own partial, wherever it runs.
+CUZK_HD void order_phase(uint32_t ph, ClassShared& sh, ClassThread& th, const uint32_t* __restrict__ cls,
+                         uint32_t ntask, uint32_t* __restrict__ cursor, uint32_t* __restrict__ order) {
   const uint32_t t = thread_id();
-  if (t >= ntask) return;
-  order[atomicAdd(&cursor[cls[t]], 1u)] = t;
+  switch (ph) {
+    case 0:
+      if (threadIdx.x < kTaskClasses) sh.count[threadIdx.x] = 0;
+      return;
+    case 1:
+      if (t >= ntask) return;
+      th.cls = cls[t];
+      th.rank = atomicAdd(&sh.count[th.cls], 1u);
+      return;
+    case 2:
+      if (threadIdx.x < kTaskClasses && sh.count[threadIdx.x] != 0)
+        sh.base[threadIdx.x] = atomicAdd(&cursor[threadIdx.x], sh.count[threadIdx.x]);
+      return;
+    default:
+      if (t < ntask) order[sh.base[th.cls] + th.rank] = t;
+  }
 }
 
 }  // namespace msm

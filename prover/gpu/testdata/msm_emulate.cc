@@ -1,6 +1,6 @@
 // msm_emulate.cc runs cuzk's MSM kernels (cuda/kernels/msm_*.cu) on the CPU,
-// one thread after another, in the launch order of prover/gpu's msmRun, and
-// writes the nwin window sums. TestMSMKernelsOnHost compiles it with a host
+// thread after thread (block-wise kernels phase by phase), in the launch
+// order of prover/gpu's msmRun, and writes the nwin window sums. TestMSMKernelsOnHost compiles it with a host
 // C++ compiler: the kernels' arithmetic, digit, sort and reduction code then
 // runs exactly as written (PTX carry instructions emulated, see ec_arch.cuh)
 // on machines without a GPU.
@@ -9,6 +9,7 @@
 // nwin, t1, t2, k), n scalars (gnark fr.Element), n affine points (gnark
 // layout). OUT: nwin XYZZ points.
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "msm_g1.cu"
@@ -26,6 +27,29 @@ static void launch(uint64_t threads, Fn fn) {
     fn();
   }
 }
+
+// launch_phased runs a block-wise kernel body (phases separated by block
+// barriers on the device) over blocks of msm::kSortBlock threads: each
+// phase for every thread of the block before the next phase. Shared and
+// per-thread state start as garbage, as on the device.
+template <class Shared, class Thread, class Fn>
+static void launch_phased(uint64_t blocks, uint32_t phases, Fn fn) {
+  blockDim.x = msm::kSortBlock;
+  std::vector<Thread> th(msm::kSortBlock);
+  Shared sh;
+  for (uint64_t b = 0; b < blocks; b++) {
+    blockIdx.x = (unsigned)b;
+    memset(&sh, 0xa5, sizeof sh);
+    memset(th.data(), 0x5a, th.size() * sizeof(Thread));
+    for (uint32_t p = 0; p < phases; p++)
+      for (uint32_t t = 0; t < msm::kSortBlock; t++) {
+        threadIdx.x = t;
+        fn(p, sh, th[t]);
+      }
+  }
+}
+
+struct NoThread {};
 
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
@@ -60,10 +84,16 @@ static uint32_t tasks(const Words& off, uint32_t nseg, uint32_t t, Words& task_o
 static Words task_order(const Words& seg_off, const Words& task_off, uint32_t nseg, uint32_t t) {
   const uint32_t ntask = task_off[nseg];
   Words cls(ntask), hist(msm::kTaskClasses, 0), class_off(msm::kTaskClasses + 1), order(ntask);
-  launch(ntask, [&] { msm_task_classes(seg_off.data(), task_off.data(), nseg, t, cls.data(), hist.data()); });
+  const uint32_t blocks = ceil_div(ntask, msm::kSortBlock);
+  launch_phased<msm::ClassShared, NoThread>(blocks, msm::kClassPhases, [&](uint32_t ph, msm::ClassShared& sh, NoThread&) {
+    msm::class_phase(ph, sh, seg_off.data(), task_off.data(), nseg, t, cls.data(), hist.data());
+  });
   scan(hist.data(), msm::kTaskClasses, class_off.data(), nullptr);
   Words cursor(class_off.begin(), class_off.end() - 1);
-  launch(ntask, [&] { msm_task_order(cls.data(), ntask, cursor.data(), order.data()); });
+  launch_phased<msm::ClassShared, msm::ClassThread>(
+      blocks, msm::kOrderPhases, [&](uint32_t ph, msm::ClassShared& sh, msm::ClassThread& th) {
+        msm::order_phase(ph, sh, th, cls.data(), ntask, cursor.data(), order.data());
+      });
   return order;
 }
 
@@ -92,8 +122,16 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   uint32_t max_count = 0;
   launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, digits.data(), counts.data()); });
   scan(counts.data(), nseg, seg_off.data(), &max_count);
-  Words cursor(seg_off.begin(), seg_off.end() - 1), sorted(seg_off[nseg]);
-  launch((uint64_t)n * nwin, [&] { msm_scatter(digits.data(), n, nwin, c, cursor.data(), sorted.data()); });
+  Words cursor(seg_off.begin(), seg_off.end() - 1), sorted(seg_off[nseg]), fill((size_t)nwin * msm::kBins, 0);
+  std::vector<msm::BinEntry> binned(n);
+  for (uint32_t w = 0; w < nwin; w++) {
+    launch_phased<msm::BinShared, msm::BinThread>(
+        ceil_div(n, msm::kBinTile), msm::kBinPhases, [&](uint32_t ph, msm::BinShared& sh, msm::BinThread& th) {
+          msm::bin_phase(ph, sh, th, digits.data() + (size_t)w * n, n, c, w, seg_off.data(),
+                         fill.data() + w * msm::kBins, binned.data());
+        });
+    launch(n, [&] { msm_place(binned.data(), w, nb, seg_off.data(), cursor.data(), sorted.data()); });
+  }
   Words off;
   std::vector<XYZZ<F>> cur(tasks(seg_off, nseg, t1, off));
   const Words order = task_order(seg_off, off, nseg, t1);
