@@ -10,7 +10,7 @@ import (
 // msmSortKernels are the curve-independent functions of kernel unit
 // msm_sort (cuda/kernels/msm_sort.cu).
 type msmSortKernels struct {
-	mod                                           *driver.Module
+	mod                                            *driver.Module
 	digits, scanUp, scanDown, bin, place, taskCnts *driver.Function
 	taskClasses, taskOrder                         *driver.Function
 }

@@ -25,10 +25,13 @@ import (
 //     msm_task_classes/msm_task_order list by length, longest first (so a
 //     warp's lanes run tasks of about equal length); msm_*_accumulate sums
 //     a task's affine points (mixed additions) into one XYZZ partial;
-//  4. msm_*_reduce sums ≤ T2 partials per task until each segment holds one
-//     point: skewed scalars (many equal digits) stay parallel;
+//  4. msm_*_reduce sums ≤ T2 partials per task until each segment holds at
+//     most msmBucketPartials points: skewed scalars (many equal digits)
+//     stay parallel, and random ones (at most two partials per bucket) need
+//     no reduce level;
 //  5. msm_*_bucket_sum: K threads per window weight a run of nb/K buckets
-//     each (running sums), msm_*_reduce folds the K results per window;
+//     each (running sums, adding a bucket's partials first), msm_*_reduce
+//     folds the K results per window;
 //  6. the host combines the nwin window sums: Horner in 2^c with gnark.
 
 // msmPlan fixes the window and work split of one MSM of n points.
@@ -141,12 +144,14 @@ func scanScratch(m uint32) uint64 {
 }
 
 // msmScanChunk, msmTaskClasses, msmBinTile and msmBins match kScanChunk,
-// kTaskClasses, kBinTile and kBins in cuda/include/cuzk/msm_sort.cuh.
+// kTaskClasses, kBinTile and kBins in cuda/include/cuzk/msm_sort.cuh, and
+// msmBucketPartials matches kBucketPartials in msm_bucket.cuh.
 const (
-	msmScanChunk   = 64
-	msmTaskClasses = 64
-	msmBinTile     = 16 * msmSortBlock
-	msmBins        = 256
+	msmBucketPartials = 2
+	msmScanChunk      = 64
+	msmTaskClasses    = 64
+	msmBinTile        = 16 * msmSortBlock
+	msmBins           = 256
 )
 
 func ceilDiv32(a, b uint32) uint32 { return (a + b - 1) / b }

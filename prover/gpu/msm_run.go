@@ -198,7 +198,8 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	if err := r.mark(evAccumulated); err != nil {
 		return 0, err
 	}
-	cur, spare, off, offSpare, err := r.levels(b.partA, b.partB, b.offA, b.offB, p.nseg, ceilDiv32(maxCount, p.t1))
+	cur, spare, off, offSpare, err := r.levels(b.partA, b.partB, b.offA, b.offB, p.nseg,
+		ceilDiv32(maxCount, p.t1), msmBucketPartials)
 	if err != nil {
 		return 0, err
 	}
@@ -212,7 +213,7 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	if err := r.putWindowOffsets(offSpare); err != nil {
 		return 0, err
 	}
-	win, _, _, _, err := r.levels(spare, cur, offSpare, off, p.nwin, p.k)
+	win, _, _, _, err := r.levels(spare, cur, offSpare, off, p.nwin, p.k, 1)
 	return win, err
 }
 
@@ -283,13 +284,13 @@ func (r *msmRun) orderTasks(ntask uint32) error {
 }
 
 // levels sums the points of each segment (cur, offsets off) with reduce
-// tasks of t2 until no segment holds more than one; maxLen bounds the
+// tasks of t2 until no segment holds more than most; maxLen bounds the
 // longest segment. It returns the buffers and offsets holding the result,
 // then the spare ones.
-func (r *msmRun) levels(cur, spare, off, offSpare driver.DevicePtr, nseg, maxLen uint32) (
+func (r *msmRun) levels(cur, spare, off, offSpare driver.DevicePtr, nseg, maxLen, most uint32) (
 	driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, error) {
 	t := r.p.t2
-	for maxLen > 1 {
+	for maxLen > most {
 		ntask, err := r.tasks(off, nseg, t, offSpare)
 		if err != nil {
 			return 0, 0, 0, 0, err

@@ -92,12 +92,18 @@ CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__
   store16(&out[t], acc);
 }
 
+// kBucketPartials is the most partials a bucket may hold when bucket_sum
+// runs (prover/gpu: msmBucketPartials). Random scalars leave one or two per
+// bucket after accumulate (a bucket longer than the task length T1 splits),
+// which bucket_sum adds itself instead of a reduce level over every segment.
+constexpr uint32_t kBucketPartials = 2;
+
 // bucket_sum: thread j = w·K + k (K ≤ nb) weights the buckets [lo, hi) of
 // window w, lo = ⌊k·nb/K⌋ and hi = ⌊(k+1)·nb/K⌋, where bucket b (digit b + 1)
-// holds S_b = pts[seg_off[s]] for s = w·nb + b if that segment is non-empty.
-// It writes Σ (b + 1)·S_b = Σ (b − lo + 1)·S_b + lo·Σ S_b, the first sum by
-// the running sum from the top bucket down, the second by a small scalar
-// multiple.
+// holds S_b, the sum of pts[seg_off[s] … seg_off[s+1]) for s = w·nb + b (at
+// most kBucketPartials points, none for an empty bucket). It writes
+// Σ (b + 1)·S_b = Σ (b − lo + 1)·S_b + lo·Σ S_b, the first sum by the running
+// sum from the top bucket down, the second by a small scalar multiple.
 template <class F, bool inlined>
 CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ pts, const uint32_t* __restrict__ seg_off,
                         uint32_t nwin, uint32_t nb, uint32_t K, XYZZ<F>* __restrict__ out) {
@@ -106,11 +112,12 @@ CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ pts, const uint32_t* __restr
   const uint32_t w = j / K, k = j - w * K;
   const uint32_t lo = (uint32_t)((uint64_t)k * nb / K), hi = (uint32_t)((uint64_t)(k + 1) * nb / K);
   XYZZ<F> run = XYZZ<F>::inf(), acc = XYZZ<F>::inf();
+  uint32_t end = seg_off[w * nb + hi];
   for (uint32_t b = hi; b-- > lo;) {
-    const uint32_t s = w * nb + b;
-    const uint32_t off = seg_off[s];
-    if (seg_off[s + 1] > off) run = add_loop<inlined>(run, load16(&pts[off]));
+    const uint32_t begin = seg_off[w * nb + b];
+    for (uint32_t e = begin; e < end; e++) run = add_loop<inlined>(run, load16(&pts[e]));
     acc = add_loop<inlined>(acc, run);
+    end = begin;
   }
   store16(&out[j], add(acc, mul_small(run, lo)));
 }

@@ -100,8 +100,8 @@ static Words task_order(const Words& seg_off, const Words& task_off, uint32_t ns
 // levels mirrors msmRun.levels.
 template <class F>
 static void levels(const Curve<F>& cv, std::vector<XYZZ<F>>& cur, Words& off, uint32_t nseg, uint32_t max_len,
-                   uint32_t t2) {
-  while (max_len > 1) {
+                   uint32_t t2, uint32_t most) {
+  while (max_len > most) {
     Words task_off;
     std::vector<XYZZ<F>> next(tasks(off, nseg, t2, task_off));
     launch(next.size(), [&] { cv.reduce(cur.data(), off.data(), task_off.data(), nseg, t2, next.data()); });
@@ -138,12 +138,12 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   launch(cur.size(), [&] {
     cv.accumulate(bases.data(), sorted.data(), seg_off.data(), off.data(), order.data(), nseg, t1, cur.data());
   });
-  levels(cv, cur, off, nseg, ceil_div(max_count, t1), t2);
+  levels(cv, cur, off, nseg, ceil_div(max_count, t1), t2, msm::kBucketPartials);
   std::vector<XYZZ<F>> wins((size_t)nwin * k);
   launch(wins.size(), [&] { cv.bucket_sum(cur.data(), off.data(), nwin, nb, k, wins.data()); });
   Words win_off(nwin + 1);
   for (uint32_t w = 0; w <= nwin; w++) win_off[w] = w * k;
-  levels(cv, wins, win_off, nwin, k, t2);
+  levels(cv, wins, win_off, nwin, k, t2, 1);
   return fwrite(wins.data(), sizeof(XYZZ<F>), nwin, out) == nwin ? 0 : 3;
 }
 
