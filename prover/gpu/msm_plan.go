@@ -143,15 +143,22 @@ func scanScratch(m uint32) uint64 {
 	return words + 2
 }
 
-// msmScanChunk, msmTaskClasses, msmBinTile and msmBins match kScanChunk,
-// kTaskClasses, kBinTile and kBins in cuda/include/cuzk/msm_sort.cuh, and
-// msmBucketPartials matches kBucketPartials in msm_bucket.cuh.
+// msmScanChunk, msmTaskClasses, msmBinTile, msmBinBits and msmPlaceBlock
+// match kScanChunk, kTaskClasses, kBinTile, kBinBits and kPlaceBlock in
+// cuda/include/cuzk/msm_sort.cuh, and msmBucketPartials matches
+// kBucketPartials in msm_bucket.cuh.
 const (
 	msmBucketPartials = 2
 	msmScanChunk      = 64
 	msmTaskClasses    = 64
 	msmBinTile        = 16 * msmSortBlock
-	msmBins           = 256
+	msmBinBits        = 8
+	msmBins           = 1 << msmBinBits
+	msmPlaceBlock     = 1024
 )
+
+// bins is the number of bins per window: buckets grouped by their top
+// msmBinBits bits.
+func (p msmPlan) bins() uint32 { return min(p.nb, msmBins) }
 
 func ceilDiv32(a, b uint32) uint32 { return (a + b - 1) / b }

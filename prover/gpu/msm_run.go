@@ -15,10 +15,10 @@ import (
 
 // msmBufs are one MSM's device buffers, carved from the engine's arena.
 type msmBufs struct {
-	scalars, digits, counts, segOff, cursor, sorted, maxv driver.DevicePtr
-	binned, binFill                                       driver.DevicePtr
-	tcount, offA, offB, scanTmp, partA, partB             driver.DevicePtr
-	taskCls, taskOrder, clsHist, clsOff, clsCur           driver.DevicePtr
+	scalars, digits, counts, segOff, sorted, maxv driver.DevicePtr
+	binned, binFill                               driver.DevicePtr
+	tcount, offA, offB, scanTmp, partA, partB     driver.DevicePtr
+	taskCls, taskOrder, clsHist, clsOff, clsCur   driver.DevicePtr
 }
 
 // layout places the buffers for plan p from base and returns the end
@@ -36,7 +36,6 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.digits = take(4 * p.entries())
 	b.counts = take(4 * segWords)
 	b.segOff = take(4 * segWords)
-	b.cursor = take(4 * segWords)
 	b.sorted = take(4 * p.entries())
 	b.binned = take(8 * uint64(p.n)) // one window's entries and segments
 	b.binFill = take(4 * msmBins * uint64(p.nwin))
@@ -233,9 +232,6 @@ func (r *msmRun) sortEntries() (uint32, error) {
 	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, b.scanTmp); err != nil {
 		return 0, err
 	}
-	if err := r.c.DtoD(b.cursor, b.segOff, 4*int(p.nseg)); err != nil {
-		return 0, err
-	}
 	if err := r.c.Memset(b.binFill, 0, 4*msmBins*int(p.nwin)); err != nil {
 		return 0, err
 	}
@@ -244,7 +240,7 @@ func (r *msmRun) sortEntries() (uint32, error) {
 		if err := launch1D(r.c, k.bin, binThreads, msmSortBlock, b.digits, p.n, p.c, w, b.segOff, b.binFill, b.binned); err != nil {
 			return 0, err
 		}
-		if err := launch1D(r.c, k.place, uint64(p.n), msmSortBlock, b.binned, w, p.nb, b.segOff, b.cursor, b.sorted); err != nil {
+		if err := launch1D(r.c, k.place, uint64(p.bins())*msmPlaceBlock, msmPlaceBlock, b.binned, p.c, w, b.segOff, b.sorted); err != nil {
 			return 0, err
 		}
 	}

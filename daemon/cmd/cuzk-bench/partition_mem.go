@@ -71,7 +71,7 @@ func planMemory(s partitionShape) memPlan {
 // follows the layout of prover/gpu (msm_plan.go, msm_run.go): the window c
 // minimizing ⌈256/c⌉·(n + 4·2^(c−1)), the scalars, two words per
 // (point, window) entry (digits, sorted entries), two per point (one
-// window's binned entries), seven per segment, 256 bin counters per window
+// window's binned entries), six per segment, 256 bin counters per window
 // and two partial-point buffers of entries/t1 + segments XYZZ points.
 func msmScratchBytes(n, xyzz int) int64 {
 	best, bestCost := 2, math.Inf(1)
@@ -86,7 +86,7 @@ func msmScratchBytes(n, xyzz int) int64 {
 	mean := int64(n) / nb
 	t1 := max(8, mean+mean/2)
 	partials := entries/t1 + nseg
-	return int64(n)*(fr.Bytes+8) + 8*entries + 28*(nseg+1) + 4*256*nwin + 2*partials*int64(xyzz)
+	return int64(n)*(fr.Bytes+8) + 8*entries + 24*(nseg+1) + 4*256*nwin + 2*partials*int64(xyzz)
 }
 
 // printMemPlan writes the plan as a table, with what is free beside it.

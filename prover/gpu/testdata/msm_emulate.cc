@@ -29,20 +29,20 @@ static void launch(uint64_t threads, Fn fn) {
 }
 
 // launch_phased runs a block-wise kernel body (phases separated by block
-// barriers on the device) over blocks of msm::kSortBlock threads: each
-// phase for every thread of the block before the next phase. Shared and
-// per-thread state start as garbage, as on the device.
+// barriers on the device) over blocks of block threads: each phase for
+// every thread of the block before the next phase. Shared and per-thread
+// state start as garbage, as on the device.
 template <class Shared, class Thread, class Fn>
-static void launch_phased(uint64_t blocks, uint32_t phases, Fn fn) {
-  blockDim.x = msm::kSortBlock;
-  std::vector<Thread> th(msm::kSortBlock);
-  Shared sh;
+static void launch_phased(uint64_t blocks, uint32_t block, uint32_t phases, Fn fn) {
+  blockDim.x = block;
+  std::vector<Thread> th(block);
+  static Shared sh;
   for (uint64_t b = 0; b < blocks; b++) {
     blockIdx.x = (unsigned)b;
     memset(&sh, 0xa5, sizeof sh);
     memset(th.data(), 0x5a, th.size() * sizeof(Thread));
     for (uint32_t p = 0; p < phases; p++)
-      for (uint32_t t = 0; t < msm::kSortBlock; t++) {
+      for (uint32_t t = 0; t < block; t++) {
         threadIdx.x = t;
         fn(p, sh, th[t]);
       }
@@ -85,13 +85,13 @@ static Words task_order(const Words& seg_off, const Words& task_off, uint32_t ns
   const uint32_t ntask = task_off[nseg];
   Words cls(ntask), hist(msm::kTaskClasses, 0), class_off(msm::kTaskClasses + 1), order(ntask);
   const uint32_t blocks = ceil_div(ntask, msm::kSortBlock);
-  launch_phased<msm::ClassShared, NoThread>(blocks, msm::kClassPhases, [&](uint32_t ph, msm::ClassShared& sh, NoThread&) {
+  launch_phased<msm::ClassShared, NoThread>(blocks, msm::kSortBlock, msm::kClassPhases, [&](uint32_t ph, msm::ClassShared& sh, NoThread&) {
     msm::class_phase(ph, sh, seg_off.data(), task_off.data(), nseg, t, cls.data(), hist.data());
   });
   scan(hist.data(), msm::kTaskClasses, class_off.data(), nullptr);
   Words cursor(class_off.begin(), class_off.end() - 1);
   launch_phased<msm::ClassShared, msm::ClassThread>(
-      blocks, msm::kOrderPhases, [&](uint32_t ph, msm::ClassShared& sh, msm::ClassThread& th) {
+      blocks, msm::kSortBlock, msm::kOrderPhases, [&](uint32_t ph, msm::ClassShared& sh, msm::ClassThread& th) {
         msm::order_phase(ph, sh, th, cls.data(), ntask, cursor.data(), order.data());
       });
   return order;
@@ -122,15 +122,21 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   uint32_t max_count = 0;
   launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, digits.data(), counts.data()); });
   scan(counts.data(), nseg, seg_off.data(), &max_count);
-  Words cursor(seg_off.begin(), seg_off.end() - 1), sorted(seg_off[nseg]), fill((size_t)nwin * msm::kBins, 0);
+  Words sorted(seg_off[nseg]), fill((size_t)nwin * msm::kBins, 0);
   std::vector<msm::BinEntry> binned(n);
+  const uint32_t bins = nb >> msm::bin_shift(c);
   for (uint32_t w = 0; w < nwin; w++) {
     launch_phased<msm::BinShared, msm::BinThread>(
-        ceil_div(n, msm::kBinTile), msm::kBinPhases, [&](uint32_t ph, msm::BinShared& sh, msm::BinThread& th) {
+        ceil_div(n, msm::kBinTile), msm::kSortBlock, msm::kBinPhases,
+        [&](uint32_t ph, msm::BinShared& sh, msm::BinThread& th) {
           msm::bin_phase(ph, sh, th, digits.data() + (size_t)w * n, n, c, w, seg_off.data(),
                          fill.data() + w * msm::kBins, binned.data());
         });
-    launch(n, [&] { msm_place(binned.data(), w, nb, seg_off.data(), cursor.data(), sorted.data()); });
+    launch_phased<msm::PlaceShared, NoThread>(bins, msm::kPlaceBlock, msm::kPlacePhases,
+                                              [&](uint32_t ph, msm::PlaceShared& sh, NoThread&) {
+                                                msm::place_phase(ph, sh, binned.data(), c, w, seg_off.data(),
+                                                                 sorted.data());
+                                              });
   }
   Words off;
   std::vector<XYZZ<F>> cur(tasks(seg_off, nseg, t1, off));
