@@ -18,9 +18,9 @@ CUZK_KERNEL void msm_g2_reduce(const G2XYZZ* in, const uint32_t* seg_off, const 
   msm::reduce<Fp2, false>(in, seg_off, task_off, nseg, T, out);
 }
 
-CUZK_KERNEL void msm_g2_bucket_sum(const G2XYZZ* pts, const uint32_t* seg_off, uint32_t nwin, uint32_t nb,
-                                   uint32_t K, G2XYZZ* out) {
-  msm::bucket_sum<Fp2, false>(pts, seg_off, nwin, nb, K, out);
+CUZK_KERNEL void msm_g2_bucket_sum(const G2XYZZ* lo_pts, const uint32_t* lo_off,
+    const G2XYZZ* hi_pts, const uint32_t* hi_off, uint32_t w0, uint32_t nwin, uint32_t nb, uint32_t K, G2XYZZ* out) {
+  msm::bucket_sum<Fp2, false>(lo_pts, lo_off, hi_pts, hi_off, w0, nwin, nb, K, out);
 }
 
 // msm_g2_fp2_selftest writes a·b, a + b, a − b and −a for n pairs, so tests can

@@ -9,8 +9,8 @@ CUZK_KERNEL void msm_digits(const Fr* scalars, uint32_t n, uint32_t c, uint32_t 
   msm::digits(scalars, n, c, nwin, digits, counts);
 }
 
-CUZK_KERNEL void msm_scan_up(const uint32_t* in, uint32_t m, uint32_t* sums, uint32_t* max_out) {
-  msm::scan_up(in, m, sums, max_out);
+CUZK_KERNEL void msm_scan_up(const uint32_t* in, uint32_t m, uint32_t* sums, uint32_t* max_out, uint32_t span) {
+  msm::scan_up(in, m, sums, max_out, span);
 }
 
 CUZK_KERNEL void msm_scan_down(const uint32_t* in, uint32_t m, const uint32_t* offs, uint32_t* out) {

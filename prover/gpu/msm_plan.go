@@ -125,11 +125,25 @@ func bestWindow(n int) uint32 {
 // digit.
 func (p msmPlan) entries() uint64 { return uint64(p.n) * uint64(p.nwin) }
 
-// partials bounds the XYZZ points any stage holds at once: accumulate
-// writes Σ ceil(len_s/t1) ≤ entries/t1 + nseg, later levels fewer, and the
-// window stage nwin·k.
-func (p msmPlan) partials() uint64 {
-	return max(p.entries()/uint64(p.t1)+uint64(p.nseg), uint64(p.nwin)*uint64(p.k))
+// partials bounds the XYZZ points of the bucket stage: accumulate writes
+// Σ ceil(len_s/t1) ≤ entries/t1 + nseg, later levels fewer. The window
+// stage has buffers of its own (nwin·k points).
+func (p msmPlan) partials() uint64 { return p.entries()/uint64(p.t1) + uint64(p.nseg) }
+
+// reducedWindows returns the first window w0 whose buckets may hold more
+// than msmBucketPartials partials after accumulate (maxima: each window's
+// longest bucket; nwin if none), and the most partials a bucket of windows
+// w0… holds. Windows w0… go through reduce levels before bucket_sum; with
+// random scalars that is only the top window (fewer bits, longer buckets).
+func (p msmPlan) reducedWindows(maxima []uint32) (w0, maxLen uint32) {
+	w0 = p.nwin
+	for w := range p.nwin {
+		if l := ceilDiv32(maxima[w], p.t1); l > msmBucketPartials {
+			w0 = min(w0, w)
+			maxLen = max(maxLen, l)
+		}
+	}
+	return w0, maxLen
 }
 
 // scanScratch bounds the temporary words of a prefix sum over m elements:

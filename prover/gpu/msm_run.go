@@ -15,10 +15,11 @@ import (
 
 // msmBufs are one MSM's device buffers, carved from the engine's arena.
 type msmBufs struct {
-	scalars, digits, counts, segOff, sorted, maxv driver.DevicePtr
-	binned, binFill                               driver.DevicePtr
-	tcount, offA, offB, scanTmp, partA, partB     driver.DevicePtr
-	taskCls, taskOrder, clsHist, clsOff, clsCur   driver.DevicePtr
+	scalars, digits, counts, segOff, sorted, maxv   driver.DevicePtr
+	binned, binFill                                 driver.DevicePtr
+	tcount, offA, offB, offC, scanTmp, partA, partB driver.DevicePtr
+	taskCls, taskOrder, clsHist, clsOff, clsCur     driver.DevicePtr
+	winA, winB, winOffA, winOffB                    driver.DevicePtr
 }
 
 // layout places the buffers for plan p from base and returns the end
@@ -39,10 +40,11 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.sorted = take(4 * p.entries())
 	b.binned = take(8 * uint64(p.n)) // one window's entries and segments
 	b.binFill = take(4 * msmBins * uint64(p.nwin))
-	b.maxv = take(4)
+	b.maxv = take(4 * uint64(p.nwin))
 	b.tcount = take(4 * segWords)
 	b.offA = take(4 * segWords)
 	b.offB = take(4 * segWords)
+	b.offC = take(4 * segWords)
 	b.scanTmp = take(4 * scanScratch(p.nseg+1))
 	b.partA = take(p.partials() * uint64(xyzzBytes))
 	b.partB = take(p.partials() * uint64(xyzzBytes))
@@ -51,6 +53,11 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.clsHist = take(4 * msmTaskClasses)
 	b.clsOff = take(4 * (msmTaskClasses + 1))
 	b.clsCur = take(4 * msmTaskClasses)
+	winPoints := uint64(p.nwin) * uint64(p.k) * uint64(xyzzBytes)
+	b.winA = take(winPoints)
+	b.winB = take(winPoints)
+	b.winOffA = take(4 * (uint64(p.nwin) + 1))
+	b.winOffB = take(4 * (uint64(p.nwin) + 1))
 	return b, off
 }
 
@@ -176,7 +183,7 @@ func (r *msmRun) mark(i int) error { return r.c.Record(r.ev[i], nil) }
 // address of the nwin window sums (XYZZ, one per window, in order).
 func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	p, b := r.p, r.b
-	maxCount, err := r.sortEntries()
+	maxima, err := r.sortEntries()
 	if err != nil {
 		return 0, err
 	}
@@ -197,54 +204,71 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	if err := r.mark(evAccumulated); err != nil {
 		return 0, err
 	}
-	cur, spare, off, offSpare, err := r.levels(b.partA, b.partB, b.offA, b.offB, p.nseg,
-		ceilDiv32(maxCount, p.t1), msmBucketPartials)
-	if err != nil {
-		return 0, err
+	w0, maxLen := p.reducedWindows(maxima)
+	hiPts, hiOff := b.partA, b.offA
+	if w0 < p.nwin {
+		// Windows w0… first sum their buckets' partials in reduce levels,
+		// into partB and then the part of partA they leave.
+		s0 := 4 * int(w0*p.nb)
+		x, err := r.word(b.offA.Add(s0))
+		if err != nil {
+			return 0, err
+		}
+		dst := [2]driver.DevicePtr{b.partB, b.partA.Add(int(x) * r.cv.xyzzBytes)}
+		hiPts, hiOff, err = r.levels(b.partA, b.offA.Add(s0), p.nseg-w0*p.nb, maxLen, msmBucketPartials,
+			dst, [2]driver.DevicePtr{b.offB, b.offC})
+		if err != nil {
+			return 0, err
+		}
 	}
 	if err := r.mark(evReduced); err != nil {
 		return 0, err
 	}
 	if err := launch1D(r.c, r.cv.bucketSum, uint64(p.nwin)*uint64(p.k), msmCurveBlock,
-		cur, off, p.nwin, p.nb, p.k, spare); err != nil {
+		b.partA, b.offA, hiPts, hiOff, w0, p.nwin, p.nb, p.k, b.winA); err != nil {
 		return 0, err
 	}
-	if err := r.putWindowOffsets(offSpare); err != nil {
+	if err := r.putWindowOffsets(b.winOffA); err != nil {
 		return 0, err
 	}
-	win, _, _, _, err := r.levels(spare, cur, offSpare, off, p.nwin, p.k, 1)
+	win, _, err := r.levels(b.winA, b.winOffA, p.nwin, p.k, 1,
+		[2]driver.DevicePtr{b.winB, b.winA}, [2]driver.DevicePtr{b.winOffB, b.winOffA})
 	return win, err
 }
 
 // sortEntries computes the digits, the segment offsets and the sorted
-// entries, and returns the longest segment's length.
-func (r *msmRun) sortEntries() (uint32, error) {
+// entries, and returns each window's longest segment length.
+func (r *msmRun) sortEntries() ([]uint32, error) {
 	p, b, k := r.p, r.b, r.k
 	if err := r.c.Memset(b.counts, 0, 4*int(p.nseg)); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if err := r.c.Memset(b.maxv, 0, 4); err != nil {
-		return 0, err
+	if err := r.c.Memset(b.maxv, 0, 4*int(p.nwin)); err != nil {
+		return nil, err
 	}
 	if err := launch1D(r.c, k.digits, uint64(p.n), msmSortBlock, b.scalars, p.n, p.c, p.nwin, b.digits, b.counts); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, b.scanTmp); err != nil {
-		return 0, err
+	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, p.nb, b.scanTmp); err != nil {
+		return nil, err
 	}
 	if err := r.c.Memset(b.binFill, 0, 4*msmBins*int(p.nwin)); err != nil {
-		return 0, err
+		return nil, err
 	}
 	binThreads := uint64(ceilDiv32(p.n, msmBinTile)) * msmSortBlock
 	for w := range p.nwin {
 		if err := launch1D(r.c, k.bin, binThreads, msmSortBlock, b.digits, p.n, p.c, w, b.segOff, b.binFill, b.binned); err != nil {
-			return 0, err
+			return nil, err
 		}
 		if err := launch1D(r.c, k.place, uint64(p.bins())*msmPlaceBlock, msmPlaceBlock, b.binned, p.c, w, b.segOff, b.sorted); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	return r.word(b.maxv)
+	maxima := make([]uint32, p.nwin)
+	if err := r.c.DtoH(driver.Bytes(maxima), b.maxv); err != nil {
+		return nil, err
+	}
+	return maxima, nil
 }
 
 // tasks splits the nseg segments at off into tasks of at most t elements,
@@ -253,7 +277,7 @@ func (r *msmRun) tasks(off driver.DevicePtr, nseg, t uint32, taskOff driver.Devi
 	if err := launch1D(r.c, r.k.taskCnts, uint64(nseg), msmSortBlock, off, nseg, t, r.b.tcount); err != nil {
 		return 0, err
 	}
-	if err := r.scan(r.b.tcount, nseg, taskOff, 0, r.b.scanTmp); err != nil {
+	if err := r.scan(r.b.tcount, nseg, taskOff, 0, 1, r.b.scanTmp); err != nil {
 		return 0, err
 	}
 	return r.word(taskOff.Add(4 * int(nseg)))
@@ -270,7 +294,7 @@ func (r *msmRun) orderTasks(ntask uint32) error {
 		b.segOff, b.offA, p.nseg, p.t1, b.taskCls, b.clsHist); err != nil {
 		return err
 	}
-	if err := r.scan(b.clsHist, msmTaskClasses, b.clsOff, 0, b.scanTmp); err != nil {
+	if err := r.scan(b.clsHist, msmTaskClasses, b.clsOff, 0, 1, b.scanTmp); err != nil {
 		return err
 	}
 	if err := r.c.DtoD(b.clsCur, b.clsOff, 4*msmTaskClasses); err != nil {
@@ -279,41 +303,43 @@ func (r *msmRun) orderTasks(ntask uint32) error {
 	return launch1D(r.c, k.taskOrder, uint64(ntask), msmSortBlock, b.taskCls, ntask, b.clsCur, b.taskOrder)
 }
 
-// levels sums the points of each segment (cur, offsets off) with reduce
-// tasks of t2 until no segment holds more than most; maxLen bounds the
-// longest segment. It returns the buffers and offsets holding the result,
-// then the spare ones.
-func (r *msmRun) levels(cur, spare, off, offSpare driver.DevicePtr, nseg, maxLen, most uint32) (
-	driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, driver.DevicePtr, error) {
+// levels sums the points of each of nseg segments (cur, offsets off) with
+// reduce tasks of t2 until no segment holds more than most; maxLen bounds
+// the longest segment. Level i writes its points to dst[i%2] and their
+// offsets to offDst[i%2], so dst[1] and offDst[1] may be cur and off, read
+// only by the first level. It returns the result's points and offsets.
+func (r *msmRun) levels(cur, off driver.DevicePtr, nseg, maxLen, most uint32, dst, offDst [2]driver.DevicePtr) (
+	driver.DevicePtr, driver.DevicePtr, error) {
 	t := r.p.t2
-	for maxLen > most {
-		ntask, err := r.tasks(off, nseg, t, offSpare)
+	for i := 0; maxLen > most; i++ {
+		ntask, err := r.tasks(off, nseg, t, offDst[i%2])
 		if err != nil {
-			return 0, 0, 0, 0, err
+			return 0, 0, err
 		}
-		if err := launch1D(r.c, r.cv.reduce, uint64(ntask), msmCurveBlock, cur, off, offSpare, nseg, t, spare); err != nil {
-			return 0, 0, 0, 0, err
+		if err := launch1D(r.c, r.cv.reduce, uint64(ntask), msmCurveBlock, cur, off, offDst[i%2], nseg, t, dst[i%2]); err != nil {
+			return 0, 0, err
 		}
-		cur, spare, off, offSpare = spare, cur, offSpare, off
+		cur, off = dst[i%2], offDst[i%2]
 		maxLen = ceilDiv32(maxLen, t)
 	}
-	return cur, spare, off, offSpare, nil
+	return cur, off, nil
 }
 
 // scan writes the exclusive prefix sums of the m words at in to out (m+1
-// words, out[m] the total), folding the largest word into maxOut when it is
-// not 0. tmp holds the per-level chunk sums (scanScratch words).
-func (r *msmRun) scan(in driver.DevicePtr, m uint32, out, maxOut, tmp driver.DevicePtr) error {
+// words, out[m] the total), folding the largest word of each run of span
+// words into maxOut[run] when maxOut is not 0. tmp holds the per-level
+// chunk sums (scanScratch words).
+func (r *msmRun) scan(in driver.DevicePtr, m uint32, out, maxOut driver.DevicePtr, span uint32, tmp driver.DevicePtr) error {
 	k := r.k
 	nch := ceilDiv32(m, msmScanChunk)
 	sums := tmp
-	if err := launch1D(r.c, k.scanUp, uint64(nch), msmSortBlock, in, m, sums, maxOut); err != nil {
+	if err := launch1D(r.c, k.scanUp, uint64(nch), msmSortBlock, in, m, sums, maxOut, span); err != nil {
 		return err
 	}
 	offs := driver.DevicePtr(0)
 	if nch > 1 {
 		offs = sums.Add(4 * int(nch))
-		if err := r.scan(sums, nch, offs, 0, offs.Add(4*int(nch+1))); err != nil {
+		if err := r.scan(sums, nch, offs, 0, 1, offs.Add(4*int(nch+1))); err != nil {
 			return err
 		}
 	}

@@ -43,21 +43,26 @@ CUZK_HD void digits(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint
 }
 
 // scan_up: thread j writes the sum of in[64j, 64j+64) to sums[j] and, when
-// max_out is set, folds the chunk's largest element into *max_out.
+// max_out is set, folds the largest element of each run of span elements
+// (span ≥ 1: a window's segments) into max_out[run].
 CUZK_HD void scan_up(const uint32_t* __restrict__ in, uint32_t m, uint32_t* __restrict__ sums,
-                     uint32_t* __restrict__ max_out) {
+                     uint32_t* __restrict__ max_out, uint32_t span) {
   const uint32_t j = thread_id();
   const uint32_t begin = j * kScanChunk;
   if (begin >= m) return;
   const uint32_t end = begin + kScanChunk < m ? begin + kScanChunk : m;
-  uint32_t sum = 0, mx = 0;
+  uint32_t sum = 0, mx = 0, run = begin / span, run_end = (run + 1) * span;
   for (uint32_t k = begin; k < end; k++) {
+    if (k == run_end) {
+      if (max_out) atomicMax(&max_out[run], mx);
+      mx = 0, run++, run_end += span;
+    }
     const uint32_t v = in[k];
     sum += v;
     mx = v > mx ? v : mx;
   }
   sums[j] = sum;
-  if (max_out) atomicMax(max_out, mx);
+  if (max_out) atomicMax(&max_out[run], mx);
 }
 
 // scan_down: thread j writes the exclusive prefix sums of its chunk, starting

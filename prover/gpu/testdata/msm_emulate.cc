@@ -54,11 +54,11 @@ struct NoThread {};
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
 // scan mirrors msmRun.scan.
-static void scan(const uint32_t* in, uint32_t m, uint32_t* out, uint32_t* max_out) {
+static void scan(const uint32_t* in, uint32_t m, uint32_t* out, uint32_t* max_out, uint32_t span) {
   const uint32_t nch = ceil_div(m, 64);
   Words sums(nch), offs(nch + 1);
-  launch(nch, [&] { msm_scan_up(in, m, sums.data(), max_out); });
-  if (nch > 1) scan(sums.data(), nch, offs.data(), nullptr);
+  launch(nch, [&] { msm_scan_up(in, m, sums.data(), max_out, span); });
+  if (nch > 1) scan(sums.data(), nch, offs.data(), nullptr, 1);
   launch(nch, [&] { msm_scan_down(in, m, nch > 1 ? offs.data() : nullptr, out); });
 }
 
@@ -67,7 +67,8 @@ struct Curve {
   void (*accumulate)(const Affine<F>*, const uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*,
                      uint32_t, uint32_t, XYZZ<F>*);
   void (*reduce)(const XYZZ<F>*, const uint32_t*, const uint32_t*, uint32_t, uint32_t, XYZZ<F>*);
-  void (*bucket_sum)(const XYZZ<F>*, const uint32_t*, uint32_t, uint32_t, uint32_t, XYZZ<F>*);
+  void (*bucket_sum)(const XYZZ<F>*, const uint32_t*, const XYZZ<F>*, const uint32_t*, uint32_t, uint32_t,
+                     uint32_t, uint32_t, XYZZ<F>*);
 };
 
 // tasks mirrors msmRun.tasks.
@@ -75,7 +76,7 @@ static uint32_t tasks(const Words& off, uint32_t nseg, uint32_t t, Words& task_o
   Words counts(nseg);
   task_off.assign(nseg + 1, 0);
   launch(nseg, [&] { msm_task_counts(off.data(), nseg, t, counts.data()); });
-  scan(counts.data(), nseg, task_off.data(), nullptr);
+  scan(counts.data(), nseg, task_off.data(), nullptr, 1);
   return task_off[nseg];
 }
 
@@ -88,7 +89,7 @@ static Words task_order(const Words& seg_off, const Words& task_off, uint32_t ns
   launch_phased<msm::ClassShared, NoThread>(blocks, msm::kSortBlock, msm::kClassPhases, [&](uint32_t ph, msm::ClassShared& sh, NoThread&) {
     msm::class_phase(ph, sh, seg_off.data(), task_off.data(), nseg, t, cls.data(), hist.data());
   });
-  scan(hist.data(), msm::kTaskClasses, class_off.data(), nullptr);
+  scan(hist.data(), msm::kTaskClasses, class_off.data(), nullptr, 1);
   Words cursor(class_off.begin(), class_off.end() - 1);
   launch_phased<msm::ClassShared, msm::ClassThread>(
       blocks, msm::kSortBlock, msm::kOrderPhases, [&](uint32_t ph, msm::ClassShared& sh, msm::ClassThread& th) {
@@ -119,9 +120,9 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   std::vector<Affine<F>> bases(n);
   if (fread(scalars.data(), sizeof(Fr), n, in) != n || fread(bases.data(), sizeof(Affine<F>), n, in) != n) return 2;
   Words digits((size_t)n * nwin), counts(nseg, 0), seg_off(nseg + 1);
-  uint32_t max_count = 0;
+  Words maxima(nwin, 0);
   launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, digits.data(), counts.data()); });
-  scan(counts.data(), nseg, seg_off.data(), &max_count);
+  scan(counts.data(), nseg, seg_off.data(), maxima.data(), nb);
   Words sorted(seg_off[nseg]), fill((size_t)nwin * msm::kBins, 0);
   std::vector<msm::BinEntry> binned(n);
   const uint32_t bins = nb >> msm::bin_shift(c);
@@ -144,9 +145,23 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   launch(cur.size(), [&] {
     cv.accumulate(bases.data(), sorted.data(), seg_off.data(), off.data(), order.data(), nseg, t1, cur.data());
   });
-  levels(cv, cur, off, nseg, ceil_div(max_count, t1), t2, msm::kBucketPartials);
+  // Windows w0… go through reduce levels first (msmPlan.reducedWindows),
+  // their first level reading cur at its offsets, as the device does.
+  uint32_t w0 = nwin, max_len = 0;
+  for (uint32_t w = 0; w < nwin; w++) {
+    const uint32_t l = ceil_div(maxima[w], t1);
+    if (l > msm::kBucketPartials) {
+      w0 = w < w0 ? w : w0;
+      max_len = l > max_len ? l : max_len;
+    }
+  }
+  std::vector<XYZZ<F>> hi(cur);
+  Words hi_off(off.begin() + (size_t)w0 * nb, off.end());
+  levels(cv, hi, hi_off, nseg - w0 * nb, max_len, t2, msm::kBucketPartials);
   std::vector<XYZZ<F>> wins((size_t)nwin * k);
-  launch(wins.size(), [&] { cv.bucket_sum(cur.data(), off.data(), nwin, nb, k, wins.data()); });
+  launch(wins.size(), [&] {
+    cv.bucket_sum(cur.data(), off.data(), hi.data(), hi_off.data(), w0, nwin, nb, k, wins.data());
+  });
   Words win_off(nwin + 1);
   for (uint32_t w = 0; w <= nwin; w++) win_off[w] = w * k;
   levels(cv, wins, win_off, nwin, k, t2, 1);
