@@ -17,32 +17,18 @@ CUZK_KERNEL void msm_scan_down(const uint32_t* in, uint32_t m, const uint32_t* o
   msm::scan_down(in, m, offs, out);
 }
 
-#if defined(__CUDACC__)
-// The block-wise kernels run in blocks of msm::kSortBlock threads (place:
-// msm::kPlaceBlock, one block per bin); the host emulator drives their
-// phases itself.
-CUZK_KERNEL void __launch_bounds__(msm::kSortBlock)
-    msm_bin(const uint32_t* digits, uint32_t n, uint32_t c, uint32_t w, const uint32_t* seg_off, uint32_t* fill,
-            msm::BinEntry* binned) {
-  __shared__ msm::BinShared sh;
-  msm::BinThread th;
-  const uint32_t* digits_w = digits + (size_t)w * n;
-  run_phases<msm::kBinPhases>(
-      [&](uint32_t ph) { msm::bin_phase(ph, sh, th, digits_w, n, c, w, seg_off, fill + w * msm::kBins, binned); });
+CUZK_KERNEL void msm_scatter(const uint32_t* digits, uint32_t n, uint32_t nwin, uint32_t c, uint32_t* cursor,
+                             uint32_t* sorted) {
+  msm::scatter(digits, n, nwin, c, cursor, sorted);
 }
-
-CUZK_KERNEL void __launch_bounds__(msm::kPlaceBlock)
-    msm_place(const msm::BinEntry* binned, uint32_t c, uint32_t w, const uint32_t* seg_off, uint32_t* sorted) {
-  __shared__ msm::PlaceShared sh;
-  run_phases<msm::kPlacePhases>([&](uint32_t ph) { msm::place_phase(ph, sh, binned, c, w, seg_off, sorted); });
-}
-#endif
 
 CUZK_KERNEL void msm_task_counts(const uint32_t* seg_off, uint32_t nseg, uint32_t T, uint32_t* tasks) {
   msm::task_counts(seg_off, nseg, T, tasks);
 }
 
 #if defined(__CUDACC__)
+// The block-wise kernels run in blocks of msm::kSortBlock threads; the host
+// emulator drives their phases itself.
 CUZK_KERNEL void __launch_bounds__(msm::kSortBlock)
     msm_task_classes(const uint32_t* seg_off, const uint32_t* task_off, uint32_t nseg, uint32_t T, uint32_t* cls,
                      uint32_t* hist) {

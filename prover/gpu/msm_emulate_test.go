@@ -52,7 +52,9 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		{n: 1, scalars: "random", bases: "random"}, {n: 2, scalars: "random", bases: "random"},
 		{n: 3, scalars: "random", bases: "random"}, {n: 255, scalars: "random", bases: "random"},
 		{n: 4097, scalars: "random", bases: "random"},
-		// Three bin tiles per window, 8 buckets per bin: msm_bin's runs.
+		// A 3-bit top window: its long buckets alone go through reduce
+		// levels, the other windows' buckets reach bucket_sum as accumulate
+		// left them.
 		{n: 9000, scalars: "random", bases: "random", c: 12},
 		{n: 300, scalars: "one", bases: "random"}, {n: 300, scalars: "small", bases: "repeated"},
 		{n: 200, scalars: "minus-one", bases: "negated"}, {n: 100, scalars: "sparse", bases: "infinity"},

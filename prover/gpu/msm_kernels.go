@@ -10,9 +10,9 @@ import (
 // msmSortKernels are the curve-independent functions of kernel unit
 // msm_sort (cuda/kernels/msm_sort.cu).
 type msmSortKernels struct {
-	mod                                            *driver.Module
-	digits, scanUp, scanDown, bin, place, taskCnts *driver.Function
-	taskClasses, taskOrder                         *driver.Function
+	mod                                         *driver.Module
+	digits, scanUp, scanDown, scatter, taskCnts *driver.Function
+	taskClasses, taskOrder                      *driver.Function
 }
 
 // msmCurve is one curve's bucket kernels (unit msm_g1 or msm_g2) and the
@@ -28,8 +28,8 @@ type msmCurve struct {
 }
 
 // Launch shapes: msmSortBlock must equal kSortBlock in
-// cuda/include/cuzk/msm_sort.cuh, whose block-wise kernels (msm_bin,
-// msm_task_classes, msm_task_order) assume it. The curve kernels hold a whole XYZZ point and field
+// cuda/include/cuzk/msm_sort.cuh, whose block-wise kernels
+// (msm_task_classes, msm_task_order) assume it. The curve kernels hold a whole XYZZ point and field
 // temporaries in registers (about 128–255 per thread), so they run in small
 // blocks. msmCurveBlock must equal kCurveBlock in
 // cuda/include/cuzk/msm_bucket.cuh, which sizes G2 accumulate's
@@ -62,7 +62,7 @@ func loadMSMSortKernels(c *driver.Ctx) (*msmSortKernels, error) {
 	var err error
 	k.mod, err = loadMSMModule(c, "msm_sort", map[string]**driver.Function{
 		"msm_digits": &k.digits, "msm_scan_up": &k.scanUp, "msm_scan_down": &k.scanDown,
-		"msm_bin": &k.bin, "msm_place": &k.place, "msm_task_counts": &k.taskCnts,
+		"msm_scatter": &k.scatter, "msm_task_counts": &k.taskCnts,
 		"msm_task_classes": &k.taskClasses, "msm_task_order": &k.taskOrder,
 	})
 	return k, err

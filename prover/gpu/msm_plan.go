@@ -18,9 +18,8 @@ import (
 //  1. msm_digits: scalars from Montgomery to standard form, digits, and a
 //     count per (window, bucket) "segment";
 //  2. exclusive prefix sums of the counts (msm_scan_up/down, recursive) and
-//     the largest count; per window, msm_bin groups the (point, sign)
-//     entries by the top bits of their bucket and msm_place moves them to
-//     their segments;
+//     each window's largest count; msm_scatter sorts (point, sign) entries
+//     by segment;
 //  3. each segment is cut into tasks of ≤ T1 entries, which
 //     msm_task_classes/msm_task_order list by length, longest first (so a
 //     warp's lanes run tasks of about equal length); msm_*_accumulate sums
@@ -157,22 +156,13 @@ func scanScratch(m uint32) uint64 {
 	return words + 2
 }
 
-// msmScanChunk, msmTaskClasses, msmBinTile, msmBinBits and msmPlaceBlock
-// match kScanChunk, kTaskClasses, kBinTile, kBinBits and kPlaceBlock in
+// msmScanChunk and msmTaskClasses match kScanChunk and kTaskClasses in
 // cuda/include/cuzk/msm_sort.cuh, and msmBucketPartials matches
 // kBucketPartials in msm_bucket.cuh.
 const (
 	msmBucketPartials = 2
 	msmScanChunk      = 64
 	msmTaskClasses    = 64
-	msmBinTile        = 16 * msmSortBlock
-	msmBinBits        = 8
-	msmBins           = 1 << msmBinBits
-	msmPlaceBlock     = 1024
 )
-
-// bins is the number of bins per window: buckets grouped by their top
-// msmBinBits bits.
-func (p msmPlan) bins() uint32 { return min(p.nb, msmBins) }
 
 func ceilDiv32(a, b uint32) uint32 { return (a + b - 1) / b }

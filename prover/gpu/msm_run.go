@@ -15,8 +15,8 @@ import (
 
 // msmBufs are one MSM's device buffers, carved from the engine's arena.
 type msmBufs struct {
-	scalars, digits, counts, segOff, sorted, maxv   driver.DevicePtr
-	binned, binFill                                 driver.DevicePtr
+	scalars, digits, counts, segOff, cursor, sorted driver.DevicePtr
+	maxv                                            driver.DevicePtr
 	tcount, offA, offB, offC, scanTmp, partA, partB driver.DevicePtr
 	taskCls, taskOrder, clsHist, clsOff, clsCur     driver.DevicePtr
 	winA, winB, winOffA, winOffB                    driver.DevicePtr
@@ -37,9 +37,8 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.digits = take(4 * p.entries())
 	b.counts = take(4 * segWords)
 	b.segOff = take(4 * segWords)
+	b.cursor = take(4 * segWords)
 	b.sorted = take(4 * p.entries())
-	b.binned = take(8 * uint64(p.n)) // one window's entries and segments
-	b.binFill = take(4 * msmBins * uint64(p.nwin))
 	b.maxv = take(4 * uint64(p.nwin))
 	b.tcount = take(4 * segWords)
 	b.offA = take(4 * segWords)
@@ -252,17 +251,11 @@ func (r *msmRun) sortEntries() ([]uint32, error) {
 	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, p.nb, b.scanTmp); err != nil {
 		return nil, err
 	}
-	if err := r.c.Memset(b.binFill, 0, 4*msmBins*int(p.nwin)); err != nil {
+	if err := r.c.DtoD(b.cursor, b.segOff, 4*int(p.nseg)); err != nil {
 		return nil, err
 	}
-	binThreads := uint64(ceilDiv32(p.n, msmBinTile)) * msmSortBlock
-	for w := range p.nwin {
-		if err := launch1D(r.c, k.bin, binThreads, msmSortBlock, b.digits, p.n, p.c, w, b.segOff, b.binFill, b.binned); err != nil {
-			return nil, err
-		}
-		if err := launch1D(r.c, k.place, uint64(p.bins())*msmPlaceBlock, msmPlaceBlock, b.binned, p.c, w, b.segOff, b.sorted); err != nil {
-			return nil, err
-		}
+	if err := launch1D(r.c, k.scatter, p.entries(), msmSortBlock, b.digits, p.n, p.nwin, p.c, b.cursor, b.sorted); err != nil {
+		return nil, err
 	}
 	maxima := make([]uint32, p.nwin)
 	if err := r.c.DtoH(driver.Bytes(maxima), b.maxv); err != nil {

@@ -1,8 +1,8 @@
 // msm_sort.cuh: the curve-independent stages of cuzk's Pippenger MSM:
 // scalars to signed digits, a counting sort of (bucket, point) pairs, and the
 // prefix sums and work splitting around it. Most functions here are the body
-// of one kernel thread. The block-wise stages (binning, task classes and
-// order) are written as phases: phase p of every thread of a block runs
+// of one kernel thread. The block-wise stages (task classes and order) are
+// written as phases: phase p of every thread of a block runs
 // before phase p+1 of any (run_phases in ec_arch.cuh on the device, the
 // emulator's phased launch on the host).
 //
@@ -82,113 +82,23 @@ CUZK_HD void scan_down(const uint32_t* __restrict__ in, uint32_t m, const uint32
   if (end == m) out[m] = acc;
 }
 
-// Entries are sorted into segments in two passes per window, each with its
-// counting in shared memory, so global memory sees no contended atomics
-// and stores that land in runs:
-//  - bin: a block takes kBinTile digits of one window, counts them by bin
-//    (the top bits of the bucket, kBins bins), claims one run per bin in
-//    the window's binned array with one global atomic, orders its entries
-//    by bin in shared memory and writes them, with their segments, run by
-//    run;
-//  - place: a block takes one bin, starts a shared cursor per segment of
-//    the bin at the segment's offset, and moves each entry to the next free
-//    slot of its segment; the bin's slots are one range of the sorted array.
-constexpr uint32_t kSortBlock = 256;   // threads of the block-wise kernels but place
-constexpr uint32_t kPlaceBlock = 1024; // threads of place: a window's kBins blocks fill the device
-constexpr uint32_t kBinPer = 16;       // digits one bin thread reads
-constexpr uint32_t kBinTile = kSortBlock * kBinPer;
-constexpr uint32_t kBinBits = 8;
-constexpr uint32_t kBins = 1u << kBinBits;
-constexpr uint32_t kScanSteps = kBinBits;  // steps of the block's prefix sum over kBins counts
-constexpr uint32_t kBinPhases = 4 + kScanSteps;
-constexpr uint32_t kPlacePhases = 2;
-static_assert(kBins == kSortBlock, "one bin thread per bin");
+// kSortBlock is the block size of the block-wise kernels (task classes
+// and order; prover/gpu: msmSortBlock).
+constexpr uint32_t kSortBlock = 256;
 
-// BinEntry is a binned entry: the sorted entry (point | sign << 31) and the
-// segment it belongs to.
-struct alignas(8) BinEntry {
-  uint32_t entry, seg;
-};
-
-struct BinShared {
-  uint32_t count[kBins];    // the block's entries per bin
-  uint32_t base[kBins];     // where the block's run of each bin starts in binned_w
-  uint32_t scan[2][kBins];  // inclusive prefix sums of count, by doubling steps
-  BinEntry staged[kBinTile];  // the block's entries, bin by bin
-};
-
-struct BinThread {
-  uint32_t digit[kBinPer], rank[kBinPer];
-};
-
-// bin_shift maps a bucket to its bin (bucket >> shift): at most kBins bins
-// of a window's nb = 2^(c−1) buckets, so a bin holds at most 2^(c−1−kBinBits)
-// buckets (2048 at the largest window, c = 20).
-CUZK_HD uint32_t bin_shift(uint32_t c) { return c - 1 > kBinBits ? c - 1 - kBinBits : 0; }
-
-// bin_phase runs phase ph of msm_bin for window w: digits_w are the
-// window's n digits, fill_w its kBins run counters (zeroed by the caller),
-// binned_w the window's binned entries, bin after bin in segment order.
-CUZK_HD void bin_phase(uint32_t ph, BinShared& sh, BinThread& th, const uint32_t* __restrict__ digits_w,
-                       uint32_t n, uint32_t c, uint32_t w, const uint32_t* __restrict__ seg_off,
-                       uint32_t* __restrict__ fill_w, BinEntry* __restrict__ binned_w) {
-  const uint32_t shift = bin_shift(c), s0 = w << (c - 1), t = threadIdx.x;
-  const uint32_t first = blockIdx.x * kBinTile + t;
-  const uint32_t* incl = sh.scan[(kScanSteps - 1) & 1];
-  if (ph == 0) {
-    sh.count[t] = 0;
-  } else if (ph == 1) {
-    for (uint32_t k = 0; k < kBinPer; k++) {
-      const uint32_t i = first + k * kSortBlock;
-      const uint32_t d = i < n ? digits_w[i] : 0;
-      th.digit[k] = d;
-      if (d != 0) th.rank[k] = atomicAdd(&sh.count[((d >> 1) - 1) >> shift], 1u);
-    }
-  } else if (ph < 2 + kScanSteps) {
-    // Step j of the prefix sum (Hillis–Steele): add the value 2^j bins down.
-    const uint32_t j = ph - 2, d = 1u << j;
-    const uint32_t* src = j == 0 ? sh.count : sh.scan[(j - 1) & 1];
-    sh.scan[j & 1][t] = src[t] + (t >= d ? src[t - d] : 0);
-    if (j == 0 && sh.count[t] != 0)
-      sh.base[t] = seg_off[s0 + (t << shift)] - seg_off[s0] + atomicAdd(&fill_w[t], sh.count[t]);
-  } else if (ph == 2 + kScanSteps) {
-    for (uint32_t k = 0; k < kBinPer; k++) {
-      const uint32_t d = th.digit[k];
-      if (d == 0) continue;
-      const uint32_t bucket = (d >> 1) - 1, b = bucket >> shift;
-      const BinEntry e = {(first + k * kSortBlock) | ((d & 1u) << 31), s0 + bucket};
-      sh.staged[incl[b] - sh.count[b] + th.rank[k]] = e;
-    }
-  } else {
-    // Consecutive staged entries of one bin go to consecutive slots.
-    for (uint32_t p = t; p < incl[kBins - 1]; p += kSortBlock) {
-      const BinEntry e = sh.staged[p];
-      const uint32_t b = (e.seg - s0) >> shift;
-      binned_w[sh.base[b] + p - (incl[b] - sh.count[b])] = e;
-    }
-  }
-}
-
-struct PlaceShared {
-  uint32_t cursor[1u << (20 - 1 - kBinBits)];  // one per segment of the bin (c ≤ 20)
-};
-
-// place_phase runs phase ph of msm_place: block b sorts bin b of window w
-// (its entries are binned_w[off(b) … off(b+1)) with off(b) the window-relative
-// offset of the bin's first segment) into sorted.
-CUZK_HD void place_phase(uint32_t ph, PlaceShared& sh, const BinEntry* __restrict__ binned_w, uint32_t c,
-                         uint32_t w, const uint32_t* __restrict__ seg_off, uint32_t* __restrict__ sorted) {
-  const uint32_t shift = bin_shift(c), s0 = w << (c - 1), b = blockIdx.x;
-  const uint32_t first = s0 + (b << shift), per = 1u << shift;
-  if (ph == 0) {
-    for (uint32_t j = threadIdx.x; j < per; j += blockDim.x) sh.cursor[j] = seg_off[first + j];
-    return;
-  }
-  const uint32_t begin = seg_off[first] - seg_off[s0], end = seg_off[first + per] - seg_off[s0];
-  for (uint32_t p = begin + threadIdx.x; p < end; p += blockDim.x) {
-    const BinEntry e = binned_w[p];
-    sorted[atomicAdd(&sh.cursor[e.seg - first], 1u)] = e.entry;
-  }
+// scatter: for entry e = w·n + i with a non-zero digit, claims the next free
+// slot of its segment (cursor starts as the segments' offsets) and stores
+// i | sign << 31 there. Order inside a segment is arbitrary: buckets only sum.
+CUZK_HD void scatter(const uint32_t* __restrict__ digits_in, uint32_t n, uint32_t nwin, uint32_t c,
+                     uint32_t* __restrict__ cursor, uint32_t* __restrict__ sorted) {
+  const uint32_t e = thread_id();
+  if (e >= n * nwin) return;
+  const uint32_t d = digits_in[e];
+  if (d == 0) return;
+  const uint32_t w = e / n, i = e - w * n;
+  const uint32_t seg = (w << (c - 1)) + (d >> 1) - 1;
+  const uint32_t pos = atomicAdd(&cursor[seg], 1u);
+  sorted[pos] = i | ((d & 1u) << 31);
 }
 
 // task_counts: segment s of length len is split into ceil(len/T) tasks of at

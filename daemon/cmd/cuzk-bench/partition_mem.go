@@ -70,9 +70,9 @@ func planMemory(s partitionShape) memPlan {
 // msmScratchBytes estimates the MSM engine's scratch arena for n points. It
 // follows the layout of prover/gpu (msm_plan.go, msm_run.go): the window c
 // minimizing ⌈256/c⌉·(n + 4·2^(c−1)), the scalars, two words per
-// (point, window) entry (digits, sorted entries), two per point (one
-// window's binned entries), six per segment, 256 bin counters per window
-// and two partial-point buffers of entries/t1 + segments XYZZ points.
+// (point, window) entry (digits, sorted entries), eight per segment and two
+// partial-point buffers of entries/t1 + segments XYZZ points (the window
+// stage's few buffers, nwin·K points, are left out).
 func msmScratchBytes(n, xyzz int) int64 {
 	best, bestCost := 2, math.Inf(1)
 	for c := 2; c <= 20; c++ {
@@ -86,7 +86,7 @@ func msmScratchBytes(n, xyzz int) int64 {
 	mean := int64(n) / nb
 	t1 := max(8, mean+mean/2)
 	partials := entries/t1 + nseg
-	return int64(n)*(fr.Bytes+8) + 8*entries + 24*(nseg+1) + 4*256*nwin + 2*partials*int64(xyzz)
+	return int64(n)*fr.Bytes + 8*entries + 32*(nseg+1) + 2*partials*int64(xyzz)
 }
 
 // printMemPlan writes the plan as a table, with what is free beside it.

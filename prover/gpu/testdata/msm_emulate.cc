@@ -123,22 +123,8 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   Words maxima(nwin, 0);
   launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, digits.data(), counts.data()); });
   scan(counts.data(), nseg, seg_off.data(), maxima.data(), nb);
-  Words sorted(seg_off[nseg]), fill((size_t)nwin * msm::kBins, 0);
-  std::vector<msm::BinEntry> binned(n);
-  const uint32_t bins = nb >> msm::bin_shift(c);
-  for (uint32_t w = 0; w < nwin; w++) {
-    launch_phased<msm::BinShared, msm::BinThread>(
-        ceil_div(n, msm::kBinTile), msm::kSortBlock, msm::kBinPhases,
-        [&](uint32_t ph, msm::BinShared& sh, msm::BinThread& th) {
-          msm::bin_phase(ph, sh, th, digits.data() + (size_t)w * n, n, c, w, seg_off.data(),
-                         fill.data() + w * msm::kBins, binned.data());
-        });
-    launch_phased<msm::PlaceShared, NoThread>(bins, msm::kPlaceBlock, msm::kPlacePhases,
-                                              [&](uint32_t ph, msm::PlaceShared& sh, NoThread&) {
-                                                msm::place_phase(ph, sh, binned.data(), c, w, seg_off.data(),
-                                                                 sorted.data());
-                                              });
-  }
+  Words cursor(seg_off.begin(), seg_off.end() - 1), sorted(seg_off[nseg]);
+  launch((uint64_t)n * nwin, [&] { msm_scatter(digits.data(), n, nwin, c, cursor.data(), sorted.data()); });
   Words off;
   std::vector<XYZZ<F>> cur(tasks(seg_off, nseg, t1, off));
   const Words order = task_order(seg_off, off, nseg, t1);
