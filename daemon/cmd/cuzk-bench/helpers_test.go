@@ -58,6 +58,36 @@ func TestRandomScalarsInRange(t *testing.T) {
 
 // TestFoldedReference: for tiled bases, the folded reference MSM equals
 // gnark's MultiExp on the full input, at awkward sizes.
+func TestSetBits(t *testing.T) {
+	const n = 1 << 16
+	for _, frac := range []float64{0, 0.25, 0.9, 1} {
+		v := randomScalars(n, 7)
+		orig := append([]fr.Element(nil), v...)
+		setBits(v, frac, 8)
+		var zero, one, kept int
+		for i := range v {
+			switch {
+			case v[i] == orig[i]:
+				kept++
+			case v[i].IsZero():
+				zero++
+			case v[i].IsOne():
+				one++
+			default:
+				t.Fatalf("frac %v: element %d is neither kept nor a bit", frac, i)
+			}
+		}
+		bits := float64(zero+one) / n
+		assert.InDelta(t, frac, bits, 0.01, "frac %v: share of bits", frac)
+		if frac > 0 {
+			assert.InDelta(t, 0.5, float64(one)/float64(zero+one), 0.02, "frac %v: ones among the bits", frac)
+		}
+		again := append([]fr.Element(nil), orig...)
+		setBits(again, frac, 8)
+		assert.Equal(t, v, again, "frac %v: deterministic in the seed", frac)
+	}
+}
+
 func TestFoldedReference(t *testing.T) {
 	const tile = 16
 	g1, g2 := randomG1(tile, 1), randomG2(tile, 2)

@@ -50,6 +50,28 @@ func randomScalars(n int, seed uint64) []fr.Element {
 	return v
 }
 
+// setBits replaces a fraction frac of v, chosen at random, by random bits
+// (0 or 1, as field elements). Deterministic in (seed, len(v)).
+func setBits(v []fr.Element, frac float64, seed uint64) {
+	if frac <= 0 {
+		return
+	}
+	one := fr.One()
+	parallelFor(len(v), func(w, lo, hi int) {
+		r := rand.New(rand.NewPCG(seed, uint64(w)<<32|uint64(lo)))
+		for i := lo; i < hi; i++ {
+			if r.Float64() >= frac {
+				continue
+			}
+			if r.Uint64()&1 == 0 {
+				v[i].SetZero()
+			} else {
+				v[i] = one
+			}
+		}
+	})
+}
+
 // randomG1 returns n random points of G1 (the generator times random scalars).
 func randomG1(n int, seed uint64) []bls12381.G1Affine {
 	_, _, g1, _ := bls12381.Generators()

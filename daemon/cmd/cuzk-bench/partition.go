@@ -22,7 +22,10 @@ quotient's 2^-log − 1 coefficients), as groth16.Prove runs a key from Setup
 or ReadFrom (L and H adjacent). Calls run one after another, each timed.
 
 Bases are -tile random points tiled (timing does not depend on repeats);
-a, b are random and c = a·b pointwise, as for a satisfied circuit. The memory
+a, b are random and c = a·b pointwise, as for a satisfied circuit. Wire
+values are random field elements, or, with -bits f, a random bit (0 or 1)
+for a fraction f of them: a real C2 witness is mostly the bits of its
+SHA-256 gadgets, and the MSMs' cost follows the non-zero digits. The memory
 needed is printed first, and the job is refused before any allocation if it
 does not fit the GPU's free memory or the host's. Results are checked on the
 warm-up run: every MSM against gnark-crypto's MultiExp on the scalars folded
@@ -38,6 +41,7 @@ type partitionConfig struct {
 	seed  uint64
 	tile  int
 	check bool
+	bits  float64 // fraction of the wires that are 0 or 1
 }
 
 func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -49,10 +53,14 @@ func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	seed := fs.Uint64("seed", 1, "seed of the random bases and vectors")
 	tile := fs.String("tile", "2^16", "distinct random points tiled into the bases")
 	check := fs.Bool("check", true, "check the warm-up results against gnark-crypto")
+	bits := fs.Float64("bits", 0, "fraction of the wire values that are random bits (0 or 1); the rest are random field elements")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
 	cfg, err := partitionFlags(*logN, *wires, *bFrac, *tile)
+	if err == nil && (*bits < 0 || *bits > 1) {
+		err = fmt.Errorf("-bits %v: want [0, 1]", *bits)
+	}
 	if err == nil {
 		err = checkRuns(*runs)
 	}
@@ -60,7 +68,7 @@ func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "cuzk-bench partition: %v\n", err)
 		return exitUsage
 	}
-	cfg.runs, cfg.seed, cfg.check = *runs, *seed, *check
+	cfg.runs, cfg.seed, cfg.check, cfg.bits = *runs, *seed, *check, *bits
 	return exitFor(stderr, "partition", runPartition(ctx, cfg, stdout))
 }
 
@@ -120,8 +128,8 @@ func runPartition(ctx context.Context, cfg partitionConfig, w io.Writer) error {
 	}
 	start := time.Now()
 	in := newPartitionInputs(cfg)
-	fmt.Fprintf(w, "inputs: %s tiles tiled to the key, random a, b, c = a·b, wires in %s\n",
-		sizeString(cfg.tile), ms(time.Since(start)))
+	fmt.Fprintf(w, "inputs: %s tiles tiled to the key, random a, b, c = a·b, wires (%.0f %% bits) in %s\n",
+		sizeString(cfg.tile), 100*cfg.bits, ms(time.Since(start)))
 	gp, err := newGPUProver(dev)
 	if err != nil {
 		return err
@@ -153,5 +161,6 @@ func newPartitionInputs(cfg partitionConfig) *partitionInputs {
 		}
 	})
 	in.wire = randomScalars(s.wires, cfg.seed+5)
+	setBits(in.wire, cfg.bits, cfg.seed+6)
 	return in
 }
