@@ -88,10 +88,15 @@ func newMSMPlanWindow(n int, c, wave uint32) (msmPlan, error) {
 	}
 	p := msmPlan{n: uint32(n), c: best, nwin: (256 + best - 1) / best, nb: 1 << (best - 1)}
 	p.nseg = p.nwin * p.nb
-	// Tasks of about 1.5× the mean segment length: random scalars give one
-	// task per bucket, skewed ones split.
+	// Tasks of twice the mean segment length: random scalars give one task
+	// per bucket (at 2^24 points, a Poisson(32) bucket passes 64 entries
+	// with probability 2·10⁻⁷: about one of the 6.8 M) and so one partial,
+	// which bucket_sum takes as it is; skewed scalars split. At 1.5× the
+	// mean, 0.3 % of the buckets split in two, and bucket_sum, whose warps
+	// then had a lane adding a second partial one step in ten, measured
+	// 40 % slower (docs/perf-msm.md, "Reduce levels for long windows only").
 	mean := p.n / p.nb
-	p.t1 = max(8, mean+mean/2)
+	p.t1 = max(8, 2*mean)
 	p.t2 = msmReduceTask
 	// bucket_sum threads are one wave: a thread's time is about 2 additions
 	// per bucket plus a scalar multiple by its first bucket (about 1.5·c

@@ -38,13 +38,13 @@ func TestMSMPlan(t *testing.T) {
 }
 
 func TestReducedWindows(t *testing.T) {
-	p, err := newMSMPlanWindow(1<<20, 16, 50688) // t1 = 48, 16 windows
+	p, err := newMSMPlanWindow(1<<20, 16, 50688) // t1 = 64, 16 windows
 	require.NoError(t, err)
-	require.Equal(t, uint32(48), p.t1)
+	require.Equal(t, uint32(64), p.t1)
 	maxima := func(set map[uint32]uint32) []uint32 {
 		m := make([]uint32, p.nwin)
 		for w := range m {
-			m[w] = 60 // two tasks: bucket_sum adds both partials
+			m[w] = 100 // two tasks: bucket_sum adds both partials
 		}
 		for w, v := range set {
 			m[w] = v
@@ -56,11 +56,11 @@ func TestReducedWindows(t *testing.T) {
 		maxima     []uint32
 		w0, maxLen uint32
 	}{
-		{"random scalars, long top window", maxima(map[uint32]uint32{15: 1100}), 15, 23},
+		{"random scalars, long top window", maxima(map[uint32]uint32{15: 1100}), 15, 18},
 		{"no long bucket", maxima(nil), 16, 0},
-		{"exactly two tasks", maxima(map[uint32]uint32{15: 96}), 16, 0},
-		{"three tasks", maxima(map[uint32]uint32{15: 97}), 15, 3},
-		{"skewed low window", maxima(map[uint32]uint32{0: 1 << 20, 15: 200}), 0, 21846},
+		{"exactly two tasks", maxima(map[uint32]uint32{15: 128}), 16, 0},
+		{"three tasks", maxima(map[uint32]uint32{15: 129}), 15, 3},
+		{"skewed low window", maxima(map[uint32]uint32{0: 1 << 20, 15: 200}), 0, 16384},
 		{"empty windows", make([]uint32, p.nwin), 16, 0},
 	} {
 		w0, maxLen := p.reducedWindows(tc.maxima)

@@ -84,7 +84,7 @@ func msmScratchBytes(n, xyzz int) int64 {
 	nwin, nb := int64((256+best-1)/best), int64(1)<<(best-1)
 	nseg, entries := nwin*nb, int64(n)*nwin
 	mean := int64(n) / nb
-	t1 := max(8, mean+mean/2)
+	t1 := max(8, 2*mean)
 	partials := entries/t1 + nseg
 	return int64(n)*fr.Bytes + 8*entries + 32*(nseg+1) + 2*partials*int64(xyzz)
 }
