@@ -88,6 +88,13 @@ func TestSetBits(t *testing.T) {
 	}
 }
 
+func TestAssembleLH(t *testing.T) {
+	private, h := randomScalars(100_003, 1), randomScalars(65_535, 2)
+	dst := make([]fr.Element, len(private)+len(h))
+	assembleLH(dst, private, h)
+	assert.Equal(t, append(append([]fr.Element(nil), private...), h...), dst)
+}
+
 func TestFoldedReference(t *testing.T) {
 	const tile = 16
 	g1, g2 := randomG1(tile, 1), randomG2(tile, 2)
