@@ -100,8 +100,9 @@ func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, erro
 }
 
 // assembleLH writes private ‖ h to dst on all cores, as groth16.Prove
-// assembles its L‖H scalars: copied on one core, the 8.5 GB of a 2^27
-// partition took about 1.5 s between the GPU calls (docs/perf.md).
+// assembles its L‖H scalars. Copied on one core (8.5 GB at 2^27), the
+// partition's total ran about 1.5 s above the sum of its GPU calls
+// (docs/perf.md).
 func assembleLH(dst, private, h []fr.Element) {
 	parallelFor(len(private), func(_, lo, hi int) { copy(dst[lo:hi], private[lo:hi]) })
 	rest := dst[len(private):]
