@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -73,10 +74,60 @@ func TestMemoryTable(t *testing.T) {
 	}
 }
 
+// The MSM memory table in memory.go, to 0.1 GiB.
+func TestMSMMemoryTable(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		log                  int
+		g1Scratch, g2Scratch float64
+		g1Bases, g2Bases     float64
+	}{
+		{20, 0.5, 0.8, 96.0 / 1024, 192.0 / 1024},
+		{24, 6.3, 10.3, 1.5, 3}, {26, 12.7, 16.7, 6, 12}, {27, 21.2, 25.2, 12, 24},
+	} {
+		b1, s1, err := MSMBytes(1<<tc.log, false)
+		require.NoError(t, err)
+		b2, s2, err := MSMBytes(1<<tc.log, true)
+		require.NoError(t, err)
+		assert.InDelta(t, tc.g1Bases, float64(b1)/gib, 0.01, "2^%d G1 bases", tc.log)
+		assert.InDelta(t, tc.g2Bases, float64(b2)/gib, 0.01, "2^%d G2 bases", tc.log)
+		assert.InDelta(t, tc.g1Scratch, float64(s1)/gib, 0.1, "2^%d G1 scratch", tc.log)
+		assert.InDelta(t, tc.g2Scratch, float64(s2)/gib, 0.1, "2^%d G2 scratch", tc.log)
+	}
+	_, _, err := MSMBytes(0, false)
+	require.Error(t, err)
+}
+
 func TestFits(t *testing.T) {
 	const gib = 1 << 30
 	require.NoError(t, fits(0, 0, 0, 1))
 	require.NoError(t, fits(gib, gib, 4*gib, 0))
 	require.ErrorIs(t, fits(gib, gib, 4*gib, gib), ErrDeviceMemory)
 	require.ErrorIs(t, fits(0, 4*gib, 4*gib, 0), ErrDeviceMemory, "headroom")
+}
+
+// An MSM's memory check counts the bases unless they are resident for the
+// same curve (the same slice or a longer one it prefixes), and the arena's
+// growth only.
+func TestMSMNeed(t *testing.T) {
+	g1 := &msmCurve{name: "g1", pointBytes: 96, xyzzBytes: 192}
+	g2 := &msmCurve{name: "g2", pointBytes: 192, xyzzBytes: 384}
+	raw := make([]byte, 1000*g1.pointBytes)
+	raw[0] = 7
+	p, err := newMSMPlan(1000, 300)
+	require.NoError(t, err)
+	_, arena := p.layout(0, g1.xyzzBytes)
+	st := &msmState{resident: map[uintptr]*residentBases{}}
+	assert.Equal(t, int64(len(raw))+int64(arena), st.need(g1, raw, p), "nothing resident")
+	st.resident[basesKey(raw)] = &residentBases{n: 1000, first: bytes.Clone(raw[:96]), curve: g1}
+	assert.Equal(t, int64(arena), st.need(g1, raw, p), "bases resident")
+	assert.Equal(t, int64(arena), st.need(g1, raw[:500*96], p), "a prefix of resident bases")
+	st.arenaLen = arena
+	assert.Zero(t, st.need(g1, raw, p), "arena large enough")
+	st.arenaLen = arena / 2
+	assert.Equal(t, int64(arena-arena/2), st.need(g1, raw, p), "arena grows")
+	raw[0] = 8
+	assert.Equal(t, int64(len(raw))+int64(arena-arena/2), st.need(g1, raw, p), "bases changed since upload")
+	_, arena2 := p.layout(0, g2.xyzzBytes)
+	assert.Equal(t, int64(len(raw))+int64(arena2-arena/2), st.need(g2, raw, p), "other curve")
 }

@@ -3,6 +3,10 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"math"
+	"unsafe"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
 
 // ErrDeviceMemory reports a job that does not fit in the device memory that
@@ -53,4 +57,31 @@ func fits(held, extra, free, limit int64) error {
 		return fmt.Errorf("%w: needs %d more bytes, %d free", ErrDeviceMemory, extra, free)
 	}
 	return nil
+}
+
+// MSMBytes returns the device memory an MSM of n points needs with nothing
+// resident: its bases in G1 (g2 false) or G2, which stay resident, and the
+// engine's scratch arena, kept for the largest MSM seen. The arena here is
+// sized for the most bucket_sum threads a plan takes (nb/8 per window); on a
+// device its small window buffers are at most that.
+//
+//	points   G1 bases   G1 scratch   G2 bases   G2 scratch
+//	2^20      96 MiB      0.5 GiB    192 MiB      0.8 GiB
+//	2^24     1.5 GiB      6.3 GiB      3 GiB     10.3 GiB
+//	2^26       6 GiB     12.7 GiB     12 GiB     16.7 GiB
+//	2^27      12 GiB     21.2 GiB     24 GiB     25.2 GiB
+//
+// The MSM engine checks the free device memory before it allocates and
+// refuses a job that does not fit with an error wrapping ErrDeviceMemory.
+func MSMBytes(n int, g2 bool) (bases, scratch int64, err error) {
+	p, err := newMSMPlan(n, math.MaxUint32)
+	if err != nil {
+		return 0, 0, err
+	}
+	point, xyzz := unsafe.Sizeof(bls12381.G1Affine{}), unsafe.Sizeof(g1XYZZ{})
+	if g2 {
+		point, xyzz = unsafe.Sizeof(bls12381.G2Affine{}), unsafe.Sizeof(g2XYZZ{})
+	}
+	_, arena := p.layout(0, int(xyzz))
+	return int64(n) * int64(point), int64(arena), nil
 }

@@ -78,15 +78,35 @@ func (st *msmState) buffers(c *driver.Ctx, p msmPlan, cv *msmCurve) (msmBufs, er
 	return b, nil
 }
 
+// serves reports whether r holds raw (n points of cv), or a longer slice
+// that raw prefixes.
+func (r *residentBases) serves(cv *msmCurve, raw []byte) bool {
+	return r.curve == cv && r.n >= len(raw)/cv.pointBytes && bytes.Equal(r.first, raw[:cv.pointBytes])
+}
+
+func basesKey(raw []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(raw))) }
+
+// need returns the device bytes an MSM of plan p over raw would allocate:
+// the bases unless resident, and the growth of the scratch arena.
+func (st *msmState) need(cv *msmCurve, raw []byte, p msmPlan) int64 {
+	var extra int64
+	if r, ok := st.resident[basesKey(raw)]; !ok || !r.serves(cv, raw) {
+		extra += int64(len(raw))
+	}
+	if _, arena := p.layout(0, cv.xyzzBytes); arena > st.arenaLen {
+		extra += int64(arena - st.arenaLen)
+	}
+	return extra
+}
+
 // bases returns the device copy of host (n points of raw bytes), uploading
 // it unless a resident copy of the same slice, or a longer slice it
 // prefixes, exists.
 func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte) (driver.DevicePtr, error) {
-	key := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
+	key := basesKey(raw)
 	n := len(raw) / cv.pointBytes
-	first := raw[:cv.pointBytes]
 	if r, ok := st.resident[key]; ok {
-		if r.curve == cv && r.n >= n && bytes.Equal(r.first, first) {
+		if r.serves(cv, raw) {
 			return r.ptr, nil
 		}
 		if err := c.Free(r.ptr); err != nil {
@@ -102,7 +122,8 @@ func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte) (dr
 		_ = c.Free(ptr) // the copy error is the one to report
 		return 0, fmt.Errorf("upload %s bases: %w", cv.name, err)
 	}
-	st.resident[key] = &residentBases{host: host, n: n, ptr: ptr, first: bytes.Clone(first), curve: cv}
+	first := bytes.Clone(raw[:cv.pointBytes])
+	st.resident[key] = &residentBases{host: host, n: n, ptr: ptr, first: first, curve: cv}
 	st.log.Debug("msm bases resident", slog.String("curve", cv.name), slog.Int("points", n))
 	return ptr, nil
 }
@@ -113,6 +134,13 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	out func(nwin uint32) []byte) (uint32, error) {
 	p, err := newMSMPlanWindow(len(scalars), st.window, cv.bucketWave)
 	if err != nil {
+		return 0, err
+	}
+	free, _, err := c.MemInfo()
+	if err != nil {
+		return 0, err
+	}
+	if err := fits(0, st.need(cv, raw, p), free, 0); err != nil {
 		return 0, err
 	}
 	bases, err := st.bases(c, cv, host, raw)

@@ -160,14 +160,15 @@ func TestEstimates(t *testing.T) {
 func TestPartitionMemory(t *testing.T) {
 	s := partitionShape{log: 27, wires: (1 << 27) / 32 * 31}
 	s.bWires = s.wires
-	p := planMemory(s)
+	p, err := planMemory(s)
+	require.NoError(t, err)
 	// A, B and L‖H in G1 at 96 bytes, B in G2 at 192 bytes.
 	assert.Equal(t, int64(s.wires*2+s.lh())*96, p.basesG1)
 	assert.Equal(t, int64(s.wires)*192, p.basesG2)
 	assert.Greater(t, p.scratch, int64(20<<30), "2^28-point MSM scratch")
 	assert.Less(t, p.device(), int64(139<<30), "fits an H200")
 	require.NoError(t, checkFit(p, 139<<30, 200<<30))
-	err := checkFit(p, 80<<30, 0)
+	err = checkFit(p, 80<<30, 0)
 	require.ErrorIs(t, err, errNoFit)
 	assert.Contains(t, err.Error(), "device memory")
 	assert.ErrorIs(t, checkFit(p, 139<<30, 64<<30), errNoFit, "host too small")

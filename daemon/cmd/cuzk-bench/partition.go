@@ -120,7 +120,11 @@ func runPartition(ctx context.Context, cfg partitionConfig, w io.Writer) error {
 	if err := dev.Do(func(c *driver.Ctx) (err error) { free, _, err = c.MemInfo(); return err }); err != nil {
 		return fmt.Errorf("device memory: %w", err)
 	}
-	plan, host := planMemory(cfg.shape), hostAvailable()
+	plan, err := planMemory(cfg.shape)
+	if err != nil {
+		return err
+	}
+	host := hostAvailable()
 	fmt.Fprintf(w, "partition 2^%d: %d wires (%d in B)\n", cfg.shape.log, cfg.shape.wires, cfg.shape.bWires)
 	printMemPlan(w, cfg.shape, plan, free, host)
 	if err := checkFit(plan, free, host); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -22,12 +21,10 @@ import (
 var errNoFit = errors.New("partition does not fit")
 
 // Sizes of host-side points (gnark-crypto's affine layout, which the MSM
-// engine uploads as is) and of the engine's XYZZ bucket points.
+// engine uploads as is).
 const (
-	g1Bytes     = int64(unsafe.Sizeof(bls12381.G1Affine{}))
-	g2Bytes     = int64(unsafe.Sizeof(bls12381.G2Affine{}))
-	g1XYZZBytes = 4 * 48
-	g2XYZZBytes = 4 * 96
+	g1Bytes = int64(unsafe.Sizeof(bls12381.G1Affine{}))
+	g2Bytes = int64(unsafe.Sizeof(bls12381.G2Affine{}))
 )
 
 // partitionShape is the size of one partition: domain 2^log, wires in the
@@ -52,41 +49,27 @@ func (p memPlan) device() int64 { return p.basesG1 + p.basesG2 + p.quotient + p.
 
 // planMemory sizes the partition: the resident bases of the four MSMs, the
 // quotient's vectors and twiddles (gpu.QuotientHBytes) and the MSM engine's
-// scratch for its largest MSM (L‖H in G1 or B in G2); host side the tiled
-// bases, a, b, c, the wire values and the L‖H scalars.
-func planMemory(s partitionShape) memPlan {
+// scratch for its largest MSM (L‖H in G1 or B in G2, gpu.MSMBytes); host
+// side the tiled bases, a, b, c, the wire values and the L‖H scalars.
+func planMemory(s partitionShape) (memPlan, error) {
 	n, lh := int64(s.n()), int64(s.lh())
 	g1Points := int64(s.wires) + int64(s.bWires) + lh
+	_, scratchB, err := gpu.MSMBytes(s.bWires, true)
+	if err != nil {
+		return memPlan{}, err
+	}
+	_, scratchLH, err := gpu.MSMBytes(int(lh), false)
+	if err != nil {
+		return memPlan{}, err
+	}
 	p := memPlan{
 		basesG1:  g1Points * g1Bytes,
 		basesG2:  int64(s.bWires) * g2Bytes,
 		quotient: gpu.QuotientHBytes(uint32(s.log)),
-		scratch:  max(msmScratchBytes(s.bWires, g2XYZZBytes), msmScratchBytes(int(lh), g1XYZZBytes)),
+		scratch:  max(scratchB, scratchLH),
 	}
 	p.host = p.basesG1 + p.basesG2 + (3*n+int64(s.wires)+lh)*fr.Bytes
-	return p
-}
-
-// msmScratchBytes estimates the MSM engine's scratch arena for n points. It
-// follows the layout of prover/gpu (msm_plan.go, msm_run.go): the window c
-// minimizing ⌈256/c⌉·(n + 4·2^(c−1)), the scalars, two words per
-// (point, window) entry (digits, sorted entries), eight per segment and two
-// partial-point buffers of entries/t1 + segments XYZZ points (the window
-// stage's few buffers, nwin·K points, are left out).
-func msmScratchBytes(n, xyzz int) int64 {
-	best, bestCost := 2, math.Inf(1)
-	for c := 2; c <= 20; c++ {
-		cost := float64((256+c-1)/c) * (float64(n) + 4*float64(uint64(1)<<(c-1)))
-		if cost < bestCost {
-			best, bestCost = c, cost
-		}
-	}
-	nwin, nb := int64((256+best-1)/best), int64(1)<<(best-1)
-	nseg, entries := nwin*nb, int64(n)*nwin
-	mean := int64(n) / nb
-	t1 := max(8, 2*mean)
-	partials := entries/t1 + nseg
-	return int64(n)*fr.Bytes + 8*entries + 32*(nseg+1) + 2*partials*int64(xyzz)
+	return p, nil
 }
 
 // printMemPlan writes the plan as a table, with what is free beside it.
@@ -95,7 +78,7 @@ func printMemPlan(w io.Writer, s partitionShape, p memPlan, devFree, hostAvail i
 	t.Add("G1 bases (A, B, L‖H)", fmt.Sprintf("%d+%d+%d", s.wires, s.bWires, s.lh()), gib(p.basesG1))
 	t.Add("G2 bases (B)", fmt.Sprint(s.bWires), gib(p.basesG2))
 	t.Add("QuotientH vectors + twiddles", fmt.Sprintf("3×2^%d", s.log), gib(p.quotient))
-	t.Add("MSM scratch (largest MSM, estimate)", "-", gib(p.scratch))
+	t.Add("MSM scratch (largest MSM)", "-", gib(p.scratch))
 	t.Add("device total", "-", gib(p.device()))
 	t.Add("device free now", "-", gib(devFree))
 	t.Add("host: bases, a, b, c, wires, L‖H scalars", "-", gib(p.host))
