@@ -118,16 +118,16 @@ func TestMSMNeed(t *testing.T) {
 	require.NoError(t, err)
 	_, arena := p.layout(0, g1.xyzzBytes)
 	st := &msmState{resident: map[uintptr]*residentBases{}}
-	assert.Equal(t, int64(len(raw))+int64(arena), st.need(g1, raw, p), "nothing resident")
+	assert.Equal(t, int64(len(raw))+int64(arena), st.need(g1, raw, arena), "nothing resident")
 	st.resident[basesKey(raw)] = &residentBases{n: 1000, first: bytes.Clone(raw[:96]), curve: g1}
-	assert.Equal(t, int64(arena), st.need(g1, raw, p), "bases resident")
-	assert.Equal(t, int64(arena), st.need(g1, raw[:500*96], p), "a prefix of resident bases")
+	assert.Equal(t, int64(arena), st.need(g1, raw, arena), "bases resident")
+	assert.Equal(t, int64(arena), st.need(g1, raw[:500*96], arena), "a prefix of resident bases")
 	st.arenaLen = arena
-	assert.Zero(t, st.need(g1, raw, p), "arena large enough")
+	assert.Zero(t, st.need(g1, raw, arena), "arena large enough")
 	st.arenaLen = arena / 2
-	assert.Equal(t, int64(arena-arena/2), st.need(g1, raw, p), "arena grows")
+	assert.Equal(t, int64(arena-arena/2), st.need(g1, raw, arena), "arena grows")
 	raw[0] = 8
-	assert.Equal(t, int64(len(raw))+int64(arena-arena/2), st.need(g1, raw, p), "bases changed since upload")
+	assert.Equal(t, int64(len(raw))+int64(arena-arena/2), st.need(g1, raw, arena), "bases changed since upload")
 	_, arena2 := p.layout(0, g2.xyzzBytes)
-	assert.Equal(t, int64(len(raw))+int64(arena2-arena/2), st.need(g2, raw, p), "other curve")
+	assert.Equal(t, int64(len(raw))+int64(arena2-arena/2), st.need(g2, raw, arena2), "other curve")
 }

@@ -29,9 +29,9 @@ type msmCurve struct {
 
 // Launch shapes: msmSortBlock must equal kSortBlock in
 // cuda/include/cuzk/msm_sort.cuh, whose block-wise kernels
-// (msm_task_classes, msm_task_order) assume it. The curve kernels hold a whole XYZZ point and field
-// temporaries in registers (about 128–255 per thread), so they run in small
-// blocks. msmCurveBlock must equal kCurveBlock in
+// (msm_task_classes, msm_task_order) assume it. The curve kernels hold a
+// whole XYZZ point and field temporaries in registers (about 128–255 per
+// thread), so they run in small blocks. msmCurveBlock must equal kCurveBlock in
 // cuda/include/cuzk/msm_bucket.cuh, which sizes G2 accumulate's
 // shared-memory slots (one pair per thread).
 const (

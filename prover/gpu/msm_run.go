@@ -60,9 +60,9 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	return b, off
 }
 
-// buffers returns the buffers of plan p, growing the arena when needed.
-func (st *msmState) buffers(c *driver.Ctx, p msmPlan, cv *msmCurve) (msmBufs, error) {
-	_, need := p.layout(0, cv.xyzzBytes)
+// buffers returns the buffers of plan p, growing the arena to need bytes
+// (p's layout size) when it is smaller.
+func (st *msmState) buffers(c *driver.Ctx, p msmPlan, cv *msmCurve, need uint64) (msmBufs, error) {
 	if need > st.arenaLen {
 		if err := c.Free(st.arena); err != nil {
 			return msmBufs{}, fmt.Errorf("free msm scratch: %w", err)
@@ -86,14 +86,15 @@ func (r *residentBases) serves(cv *msmCurve, raw []byte) bool {
 
 func basesKey(raw []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(raw))) }
 
-// need returns the device bytes an MSM of plan p over raw would allocate:
-// the bases unless resident, and the growth of the scratch arena.
-func (st *msmState) need(cv *msmCurve, raw []byte, p msmPlan) int64 {
+// need returns the device bytes an MSM over raw with a scratch arena of
+// arena bytes would allocate: the bases unless resident, and the arena's
+// growth.
+func (st *msmState) need(cv *msmCurve, raw []byte, arena uint64) int64 {
 	var extra int64
 	if r, ok := st.resident[basesKey(raw)]; !ok || !r.serves(cv, raw) {
 		extra += int64(len(raw))
 	}
-	if _, arena := p.layout(0, cv.xyzzBytes); arena > st.arenaLen {
+	if arena > st.arenaLen {
 		extra += int64(arena - st.arenaLen)
 	}
 	return extra
@@ -140,14 +141,15 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	if err != nil {
 		return 0, err
 	}
-	if err := fits(0, st.need(cv, raw, p), free, 0); err != nil {
+	_, arena := p.layout(0, cv.xyzzBytes)
+	if err := fits(0, st.need(cv, raw, arena), free, 0); err != nil {
 		return 0, err
 	}
 	bases, err := st.bases(c, cv, host, raw)
 	if err != nil {
 		return 0, err
 	}
-	b, err := st.buffers(c, p, cv)
+	b, err := st.buffers(c, p, cv, arena)
 	if err != nil {
 		return 0, err
 	}

@@ -1,8 +1,8 @@
 // msm_emulate.cc runs cuzk's MSM kernels (cuda/kernels/msm_*.cu) on the CPU,
 // thread after thread (block-wise kernels phase by phase), in the launch
-// order of prover/gpu's msmRun, and writes the nwin window sums. TestMSMKernelsOnHost compiles it with a host
-// C++ compiler: the kernels' arithmetic, digit, sort and reduction code then
-// runs exactly as written (PTX carry instructions emulated, see ec_arch.cuh)
+// order of prover/gpu's msmRun, and writes the nwin window sums.
+// TestMSMKernelsOnHost compiles it with a host C++ compiler: the kernels'
+// arithmetic, digit, sort and reduction code then runs exactly as written (PTX carry instructions emulated, see ec_arch.cuh)
 // on machines without a GPU.
 //
 // Usage: msm_emulate IN OUT. IN: seven little-endian uint32 (curve 1|2, n, c,
@@ -86,9 +86,10 @@ static Words task_order(const Words& seg_off, const Words& task_off, uint32_t ns
   const uint32_t ntask = task_off[nseg];
   Words cls(ntask), hist(msm::kTaskClasses, 0), class_off(msm::kTaskClasses + 1), order(ntask);
   const uint32_t blocks = ceil_div(ntask, msm::kSortBlock);
-  launch_phased<msm::ClassShared, NoThread>(blocks, msm::kSortBlock, msm::kClassPhases, [&](uint32_t ph, msm::ClassShared& sh, NoThread&) {
-    msm::class_phase(ph, sh, seg_off.data(), task_off.data(), nseg, t, cls.data(), hist.data());
-  });
+  launch_phased<msm::ClassShared, NoThread>(
+      blocks, msm::kSortBlock, msm::kClassPhases, [&](uint32_t ph, msm::ClassShared& sh, NoThread&) {
+        msm::class_phase(ph, sh, seg_off.data(), task_off.data(), nseg, t, cls.data(), hist.data());
+      });
   scan(hist.data(), msm::kTaskClasses, class_off.data(), nullptr, 1);
   Words cursor(class_off.begin(), class_off.end() - 1);
   launch_phased<msm::ClassShared, msm::ClassThread>(
