@@ -2,8 +2,9 @@
 // thread after thread (block-wise kernels phase by phase), in the launch
 // order of prover/gpu's msmRun, and writes the nwin window sums.
 // TestMSMKernelsOnHost compiles it with a host C++ compiler: the kernels'
-// arithmetic, digit, sort and reduction code then runs exactly as written (PTX carry instructions emulated, see ec_arch.cuh)
-// on machines without a GPU.
+// arithmetic, digit, sort and reduction code then runs exactly as written
+// (PTX carry instructions emulated, see ec_arch.cuh) on machines without a
+// GPU.
 //
 // Usage: msm_emulate IN OUT. IN: seven little-endian uint32 (curve 1|2, n, c,
 // nwin, t1, t2, k), n scalars (gnark fr.Element), n affine points (gnark
