@@ -4,9 +4,9 @@
 
 using namespace cuzk::ec;
 
-CUZK_KERNEL void msm_digits(const Fr* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t* digits,
-                            uint32_t* counts) {
-  msm::digits(scalars, n, c, nwin, digits, counts);
+CUZK_KERNEL void msm_digits(const Fr* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t mwin,
+                            uint32_t* digits, uint32_t* counts) {
+  msm::digits(scalars, n, c, nwin, mwin, digits, counts);
 }
 
 CUZK_KERNEL void msm_scan_up(const uint32_t* in, uint32_t m, uint32_t* sums, uint32_t* max_out, uint32_t span) {
@@ -17,9 +17,9 @@ CUZK_KERNEL void msm_scan_down(const uint32_t* in, uint32_t m, const uint32_t* o
   msm::scan_down(in, m, offs, out);
 }
 
-CUZK_KERNEL void msm_scatter(const uint32_t* digits, uint32_t n, uint32_t nwin, uint32_t c, uint32_t* cursor,
-                             uint32_t* sorted) {
-  msm::scatter(digits, n, nwin, c, cursor, sorted);
+CUZK_KERNEL void msm_scatter(const uint32_t* digits, uint32_t n, uint32_t nwin, uint32_t mwin, uint32_t stride,
+                             uint32_t c, uint32_t* cursor, uint32_t* sorted) {
+  msm::scatter(digits, n, nwin, mwin, stride, c, cursor, sorted);
 }
 
 CUZK_KERNEL void msm_task_counts(const uint32_t* seg_off, uint32_t nseg, uint32_t T, uint32_t* tasks) {

@@ -85,16 +85,36 @@ func TestMSMMemoryTable(t *testing.T) {
 		{20, 0.5, 0.8, 96.0 / 1024, 192.0 / 1024},
 		{24, 6.3, 10.3, 1.5, 3}, {26, 12.7, 16.7, 6, 12}, {27, 21.2, 25.2, 12, 24},
 	} {
-		b1, s1, err := MSMBytes(1<<tc.log, false)
+		b1, s1, err := MSMBytes(1<<tc.log, false, 0)
 		require.NoError(t, err)
-		b2, s2, err := MSMBytes(1<<tc.log, true)
+		b2, s2, err := MSMBytes(1<<tc.log, true, 0)
 		require.NoError(t, err)
 		assert.InDelta(t, tc.g1Bases, float64(b1)/gib, 0.01, "2^%d G1 bases", tc.log)
 		assert.InDelta(t, tc.g2Bases, float64(b2)/gib, 0.01, "2^%d G2 bases", tc.log)
 		assert.InDelta(t, tc.g1Scratch, float64(s1)/gib, 0.1, "2^%d G1 scratch", tc.log)
 		assert.InDelta(t, tc.g2Scratch, float64(s2)/gib, 0.1, "2^%d G2 scratch", tc.log)
 	}
-	_, _, err := MSMBytes(0, false)
+	for _, tc := range []struct {
+		log                  int
+		g1Scratch, g2Scratch float64
+		g1Table, g2Table     float64
+	}{
+		{20, 0.3, 0.5, 1.3, 2.6}, {24, 3.3, 4.5, 18, 36}, {26, 12.7, 17.6, 66, 132},
+	} {
+		b1, s1, err := MSMBytes(1<<tc.log, false, 1<<50)
+		require.NoError(t, err)
+		b2, s2, err := MSMBytes(1<<tc.log, true, 1<<50)
+		require.NoError(t, err)
+		assert.InDelta(t, tc.g1Table, float64(b1)/gib, 0.1, "2^%d G1 table", tc.log)
+		assert.InDelta(t, tc.g2Table, float64(b2)/gib, 0.1, "2^%d G2 table", tc.log)
+		assert.InDelta(t, tc.g1Scratch, float64(s1)/gib, 0.1, "2^%d G1 scratch with a table", tc.log)
+		assert.InDelta(t, tc.g2Scratch, float64(s2)/gib, 0.1, "2^%d G2 scratch with a table", tc.log)
+	}
+	// A budget of 4 copies of 2^24 G1 points: the bases and 4 copies.
+	b, _, err := MSMBytes(1<<24, false, 4*(1<<24)*96)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5)*(1<<24)*96, b)
+	_, _, err = MSMBytes(0, false, 0)
 	require.Error(t, err)
 }
 
@@ -106,9 +126,9 @@ func TestFits(t *testing.T) {
 	require.ErrorIs(t, fits(0, 4*gib, 4*gib, 0), ErrDeviceMemory, "headroom")
 }
 
-// An MSM's memory check counts the bases unless they are resident for the
-// same curve (the same slice or a longer one it prefixes), and the arena's
-// growth only.
+// An MSM's memory check counts the bases and their table copies unless they
+// are resident for the same curve (the same slice or a longer one it
+// prefixes), and the arena's growth only.
 func TestMSMNeed(t *testing.T) {
 	g1 := &msmCurve{name: "g1", pointBytes: 96, xyzzBytes: 192}
 	g2 := &msmCurve{name: "g2", pointBytes: 192, xyzzBytes: 384}
@@ -117,17 +137,19 @@ func TestMSMNeed(t *testing.T) {
 	p, err := newMSMPlan(1000, 300)
 	require.NoError(t, err)
 	_, arena := p.layout(0, g1.xyzzBytes)
+	plain, table := msmTable{copies: 1, stride: 1000}, msmTable{c: 8, mwin: 3, copies: 11, stride: 1000}
 	st := &msmState{resident: map[uintptr]*residentBases{}}
-	assert.Equal(t, int64(len(raw))+int64(arena), st.need(g1, raw, arena), "nothing resident")
-	st.resident[basesKey(raw)] = &residentBases{n: 1000, first: bytes.Clone(raw[:96]), curve: g1}
-	assert.Equal(t, int64(arena), st.need(g1, raw, arena), "bases resident")
-	assert.Equal(t, int64(arena), st.need(g1, raw[:500*96], arena), "a prefix of resident bases")
+	assert.Equal(t, int64(len(raw))+int64(arena), st.need(g1, raw, plain, arena), "nothing resident")
+	assert.Equal(t, 11*int64(len(raw))+int64(arena), st.need(g1, raw, table, arena), "nothing resident, a table")
+	st.resident[basesKey(raw)] = &residentBases{n: 1000, first: bytes.Clone(raw[:96]), curve: g1, table: table}
+	assert.Equal(t, int64(arena), st.need(g1, raw, table, arena), "bases resident")
+	assert.Equal(t, int64(arena), st.need(g1, raw[:500*96], table, arena), "a prefix of resident bases")
 	st.arenaLen = arena
-	assert.Zero(t, st.need(g1, raw, arena), "arena large enough")
+	assert.Zero(t, st.need(g1, raw, table, arena), "arena large enough")
 	st.arenaLen = arena / 2
-	assert.Equal(t, int64(arena-arena/2), st.need(g1, raw, arena), "arena grows")
+	assert.Equal(t, int64(arena-arena/2), st.need(g1, raw, table, arena), "arena grows")
 	raw[0] = 8
-	assert.Equal(t, int64(len(raw))+int64(arena-arena/2), st.need(g1, raw, arena), "bases changed since upload")
+	assert.Equal(t, int64(len(raw))+int64(arena-arena/2), st.need(g1, raw, plain, arena), "bases changed since upload")
 	_, arena2 := p.layout(0, g2.xyzzBytes)
-	assert.Equal(t, int64(len(raw))+int64(arena2-arena/2), st.need(g2, raw, arena2), "other curve")
+	assert.Equal(t, int64(len(raw))+int64(arena2-arena/2), st.need(g2, raw, plain, arena2), "other curve")
 }

@@ -60,10 +60,13 @@ func fits(held, extra, free, limit int64) error {
 }
 
 // MSMBytes returns the device memory an MSM of n points needs with nothing
-// resident: its bases in G1 (g2 false) or G2, which stay resident, and the
-// engine's scratch arena, kept for the largest MSM seen. The arena here is
-// sized for the most bucket_sum threads a plan takes (nb/8 per window); on a
-// device its small window buffers are at most that.
+// resident, in G1 (g2 false) or G2, when the engine may spend table bytes on
+// tables of multiples (SetTableMemory): its bases with their table, which
+// stay resident, and the engine's scratch arena, kept for the largest MSM
+// seen. The arena here is sized for the most bucket_sum threads a plan takes
+// (nb/8 per window); on a device its small window buffers are at most that.
+//
+// Without a table:
 //
 //	points   G1 bases   G1 scratch   G2 bases   G2 scratch
 //	2^20      96 MiB      0.5 GiB    192 MiB      0.8 GiB
@@ -71,17 +74,32 @@ func fits(held, extra, free, limit int64) error {
 //	2^26       6 GiB     12.7 GiB     12 GiB     16.7 GiB
 //	2^27      12 GiB     21.2 GiB     24 GiB     25.2 GiB
 //
+// With a full table (a budget of 15 copies or more; the bases included,
+// one bucket window):
+//
+//	points   copies   window   G1 table   G1 scratch   G2 table   G2 scratch
+//	2^20       14      19      1.3 GiB      0.3 GiB    2.6 GiB      0.5 GiB
+//	2^24       12      22       18 GiB      3.3 GiB     36 GiB      4.5 GiB
+//	2^26       11      24       66 GiB     12.7 GiB    132 GiB     17.6 GiB
+//
 // The MSM engine checks the free device memory before it allocates and
 // refuses a job that does not fit with an error wrapping ErrDeviceMemory.
-func MSMBytes(n int, g2 bool) (bases, scratch int64, err error) {
-	p, err := newMSMPlan(n, math.MaxUint32)
-	if err != nil {
-		return 0, 0, err
-	}
+func MSMBytes(n int, g2 bool, table int64) (bases, scratch int64, err error) {
 	point, xyzz := unsafe.Sizeof(bls12381.G1Affine{}), unsafe.Sizeof(g1XYZZ{})
 	if g2 {
 		point, xyzz = unsafe.Sizeof(bls12381.G2Affine{}), unsafe.Sizeof(g2XYZZ{})
 	}
+	if n < 1 || n > msmMaxPoints {
+		return 0, 0, fmt.Errorf("gpu msm: %d points, want 1 … %d", n, msmMaxPoints)
+	}
+	t, err := newMSMTable(n, maxCopies(n, int(point), table), 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	p, err := newMSMPlanTable(n, t, 0, math.MaxUint32)
+	if err != nil {
+		return 0, 0, err
+	}
 	_, arena := p.layout(0, int(xyzz))
-	return int64(n) * int64(point), int64(arena), nil
+	return int64(t.copies) * int64(n) * int64(point), int64(arena), nil
 }

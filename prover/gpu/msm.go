@@ -29,6 +29,13 @@ var ErrMSMInput = errors.New("gpu msm: bad input")
 // keeps a reference to each resident slice, so its memory is not reused while
 // resident; its contents must not change (EvictBases drops them all).
 //
+// With a table budget (SetTableMemory), a newly resident set also gets a
+// table of multiples (copy k holds 2^(s·k)·P_i, built on the device once),
+// as many copies as the budget left allows, up to the number of windows:
+// its MSMs fold the windows into shared buckets and take wider windows, so
+// fewer additions per point (msm_plan.go, docs/perf-msm.md, "Tables of base
+// multiples").
+//
 // All device work runs on the Device's locked OS thread through
 // driver.Device.Do, so an MSM is safe for concurrent use: calls run one at a
 // time.
@@ -71,9 +78,13 @@ const (
 // msmState is the engine's device-side state.
 type msmState struct {
 	sort     *msmSortKernels
+	tables   *driver.Module // unit msm_table
 	g1, g2   *msmCurve
 	log      *slog.Logger
 	resident map[uintptr]*residentBases
+	// tableBudget is the device memory resident sets may hold in copies
+	// beyond the bases (SetTableMemory), tableHeld what they hold.
+	tableBudget, tableHeld int64
 	arena    driver.DevicePtr
 	arenaLen uint64
 	ev       [numMSMEvents]*driver.Event
@@ -89,6 +100,7 @@ type residentBases struct {
 	ptr   driver.DevicePtr
 	first []byte // bytes of the first point, checked on reuse
 	curve *msmCurve
+	table msmTable // ptr holds table.copies copies of n points
 }
 
 // NewMSM loads the MSM kernels on dev (kernel units msm_sort, msm_g1,
@@ -115,10 +127,13 @@ func (st *msmState) load(c *driver.Ctx) error {
 	if st.sort, err = loadMSMSortKernels(c); err != nil {
 		return err
 	}
-	if st.g1, err = loadMSMCurve(c, "g1", int(unsafe.Sizeof(bls12381.G1Affine{})), int(unsafe.Sizeof(g1XYZZ{}))); err != nil {
+	if st.tables, err = loadMSMTables(c); err != nil {
 		return err
 	}
-	if st.g2, err = loadMSMCurve(c, "g2", int(unsafe.Sizeof(bls12381.G2Affine{})), int(unsafe.Sizeof(g2XYZZ{}))); err != nil {
+	if st.g1, err = loadMSMCurve(c, "g1", st.tables, int(unsafe.Sizeof(bls12381.G1Affine{})), int(unsafe.Sizeof(g1XYZZ{}))); err != nil {
+		return err
+	}
+	if st.g2, err = loadMSMCurve(c, "g2", st.tables, int(unsafe.Sizeof(bls12381.G2Affine{})), int(unsafe.Sizeof(g2XYZZ{}))); err != nil {
 		return err
 	}
 	for i := range st.ev {
@@ -206,10 +221,23 @@ func (m *MSM) LastTimings() (MSMTimings, error) {
 // setWindow forces the window bits of later MSMs (0: the cost model's
 // choice); benchmarks use it to check the model.
 func (m *MSM) setWindow(c uint32) error {
-	if _, err := newMSMPlanWindow(1, c, 1); err != nil {
+	if _, err := newMSMTable(1, msmMaxCopies, c); err != nil {
 		return err
 	}
 	return m.dev.Do(func(*driver.Ctx) error { m.st.window = c; return nil })
+}
+
+// SetTableMemory sets the device memory, in bytes, that resident bases sets
+// uploaded from now on may take for their tables of multiples, beyond the
+// bases themselves and summed over all sets (default 0: no tables). Sets
+// already resident keep their shape; EvictBases frees the tables too. A set
+// of n points takes up to msmMaxCopies−1 extra copies of n points each:
+// MSMBytes gives the figures.
+func (m *MSM) SetTableMemory(bytes int64) error {
+	if bytes < 0 {
+		return fmt.Errorf("gpu msm: table memory %d bytes: must not be negative", bytes)
+	}
+	return m.dev.Do(func(*driver.Ctx) error { m.st.tableBudget = bytes; return nil })
 }
 
 // EvictBases frees every resident bases set; later calls upload again.
@@ -219,9 +247,8 @@ func (m *MSM) EvictBases() error {
 
 func (st *msmState) evict(c *driver.Ctx) error {
 	var errs []error
-	for k, r := range st.resident {
-		errs = append(errs, c.Free(r.ptr))
-		delete(st.resident, k)
+	for k := range st.resident {
+		errs = append(errs, st.free(c, k))
 	}
 	return errors.Join(errs...)
 }
@@ -247,6 +274,9 @@ func (m *MSM) Close() error {
 		}
 		if st.sort != nil {
 			errs = append(errs, c.Unload(st.sort.mod))
+		}
+		if st.tables != nil {
+			errs = append(errs, c.Unload(st.tables))
 		}
 		*st = msmState{log: st.log, resident: map[uintptr]*residentBases{}}
 		return errors.Join(errs...)

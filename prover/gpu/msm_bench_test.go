@@ -74,7 +74,7 @@ func BenchmarkMSMG2(b *testing.B) {
 }
 
 // BenchmarkMSMG1Window times G1 MSMs at forced window sizes around the cost
-// model's choice (bestWindow), to check it against the device.
+// model's choice (newMSMPlan), to check it against the device.
 func BenchmarkMSMG1Window(b *testing.B) {
 	m := testMSM(b)
 	rng := newTestRand(uint64(time.Now().UnixNano()))
@@ -86,7 +86,9 @@ func BenchmarkMSMG1Window(b *testing.B) {
 		var want bls12381.G1Jac
 		_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
 		require.NoError(b, err)
-		model := bestWindow(n)
+		plan, err := newMSMPlan(n, 1)
+		require.NoError(b, err)
+		model := plan.c
 		for _, c := range windowCandidates(model) {
 			b.Run(fmt.Sprintf("2^%d/c=%d", logN, c), func(b *testing.B) {
 				require.NoError(b, m.setWindow(c))

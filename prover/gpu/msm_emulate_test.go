@@ -17,13 +17,13 @@ import (
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 )
 
-// emulate runs the emulator on (scalars, raw bases) with the plan for n
-// points and returns the window sums' bytes.
+// emulate runs the emulator on (scalars, raw bases: p.stride points, the
+// table's copy 0) with plan p and returns the window sums' bytes.
 func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Element, bases []byte) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	hdr := []uint32{curve, p.n, p.c, p.nwin, p.t1, p.t2, p.k}
+	hdr := []uint32{curve, p.n, p.c, p.nwin, p.mwin, p.stride, p.copies(), p.t1, p.t2, p.k}
 	buf := append(driver.Bytes(hdr), driver.Bytes(scalars)...)
 	require.NoError(t, os.WriteFile(in, append(buf, bases...), 0o600))
 	msg, err := exec.Command(bin, in, out).CombinedOutput()
@@ -36,7 +36,10 @@ func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Ele
 // TestMSMKernelsOnHost runs the MSM kernels' code on the CPU (see
 // testdata/msm_emulate.cc) and checks the combined result against
 // gnark-crypto, so the device arithmetic and pipeline are checked on every
-// machine with a C++ compiler, GPU or not.
+// machine with a C++ compiler, GPU or not. Cases with copies > 1 build a
+// table of multiples first (msm_table.cuh) and fold the windows into
+// fewer bucket windows; with extra > 0 the bases have extra points beyond
+// the scalars, so the table's stride is not n.
 func TestMSMKernelsOnHost(t *testing.T) {
 	bin := buildHostKernels(t, "msm_emulate")
 	seed := uint64(time.Now().UnixNano())
@@ -48,6 +51,8 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		bases   string
 		g2      bool
 		c       uint32 // window bits, 0: the plan's choice
+		copies  uint32 // most table copies (0: no table)
+		extra   int    // bases beyond n
 	}{
 		{n: 1, scalars: "random", bases: "random"}, {n: 2, scalars: "random", bases: "random"},
 		{n: 3, scalars: "random", bases: "random"}, {n: 255, scalars: "random", bases: "random"},
@@ -61,30 +66,48 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		{n: 64, scalars: "zero", bases: "random"},
 		{n: 3, scalars: "random", bases: "random", g2: true}, {n: 65, scalars: "random", bases: "random", g2: true},
 		{n: 40, scalars: "small", bases: "infinity", g2: true},
+		// Tables: full (one bucket window), partial (folded windows, the
+		// top copy short) and over a longer bases set.
+		{n: 4097, scalars: "random", bases: "random", copies: 16},
+		{n: 9000, scalars: "random", bases: "random", c: 12, copies: 4},
+		{n: 300, scalars: "small", bases: "repeated", copies: 16},
+		{n: 200, scalars: "minus-one", bases: "negated", copies: 7},
+		{n: 100, scalars: "sparse", bases: "infinity", copies: 3},
+		{n: 500, scalars: "random", bases: "random", copies: 16, extra: 700},
+		{n: 65, scalars: "random", bases: "random", g2: true, copies: 16},
+		{n: 40, scalars: "small", bases: "infinity", g2: true, copies: 5, extra: 9},
 	} {
-		name := fmt.Sprintf("g2=%v/n=%d/c=%d/%s/%s", tc.g2, tc.n, tc.c, tc.scalars, tc.bases)
-		// A wave of 300 threads: bucket_sum runs of unequal lengths.
-		p, err := newMSMPlanWindow(tc.n, tc.c, 300)
+		name := fmt.Sprintf("g2=%v/n=%d/c=%d/copies=%d/extra=%d/%s/%s",
+			tc.g2, tc.n, tc.c, tc.copies, tc.extra, tc.scalars, tc.bases)
+		stride := tc.n + tc.extra
+		tab, err := newMSMTable(stride, max(1, tc.copies), tc.c)
 		require.NoError(t, err)
+		// A wave of 300 threads: bucket_sum runs of unequal lengths.
+		p, err := newMSMPlanTable(tc.n, tab, tc.c, 300)
+		require.NoError(t, err)
+		if tc.copies > 1 {
+			require.Greater(t, p.copies(), uint32(1), "%s: a table", name)
+			require.Less(t, p.mwin, p.nwin, "%s: windows folded", name)
+		}
 		scalars := edgeScalars(tc.scalars, tc.n, rng)
 		if tc.g2 {
-			bases := randG2(tc.n, tc.n, rng)
+			bases := randG2(stride, stride, rng)
 			if tc.bases == "infinity" {
 				bases[0], bases[tc.n/2] = bls12381.G2Affine{}, bls12381.G2Affine{}
 			}
 			raw := emulate(t, bin, 2, p, scalars, driver.Bytes(bases))
-			got := combineG2(unsafe.Slice((*g2XYZZ)(unsafe.Pointer(&raw[0])), p.nwin), p.c)
+			got := combineG2(unsafe.Slice((*g2XYZZ)(unsafe.Pointer(&raw[0])), p.mwin), p.c)
 			var want bls12381.G2Jac
-			_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+			_, err := want.MultiExp(bases[:tc.n], scalars, ecc.MultiExpConfig{})
 			require.NoError(t, err)
 			require.True(t, got.Equal(&want), "%s: emulated kernels differ from gnark-crypto", name)
 			continue
 		}
-		bases := edgeBases(tc.bases, randG1(tc.n, tc.n, rng))
+		bases := edgeBases(tc.bases, randG1(stride, stride, rng))
 		raw := emulate(t, bin, 1, p, scalars, driver.Bytes(bases))
-		got := combineG1(unsafe.Slice((*g1XYZZ)(unsafe.Pointer(&raw[0])), p.nwin), p.c)
+		got := combineG1(unsafe.Slice((*g1XYZZ)(unsafe.Pointer(&raw[0])), p.mwin), p.c)
 		var want bls12381.G1Jac
-		_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+		_, err = want.MultiExp(bases[:tc.n], scalars, ecc.MultiExpConfig{})
 		require.NoError(t, err)
 		require.True(t, got.Equal(&want), "%s: emulated kernels differ from gnark-crypto", name)
 	}

@@ -15,12 +15,14 @@ type msmSortKernels struct {
 	taskClasses, taskOrder                      *driver.Function
 }
 
-// msmCurve is one curve's bucket kernels (unit msm_g1 or msm_g2) and the
-// byte sizes of its affine and XYZZ points.
+// msmCurve is one curve's bucket kernels (unit msm_g1 or msm_g2), its
+// table kernel (unit msm_table) and the byte sizes of its affine and XYZZ
+// points.
 type msmCurve struct {
 	name                          string
 	mod                           *driver.Module
 	accumulate, reduce, bucketSum *driver.Function
+	table                         *driver.Function
 	pointBytes, xyzzBytes         int
 	// bucketWave is how many bucket_sum threads the device runs at once:
 	// multiprocessors × resident blocks × msmCurveBlock.
@@ -68,9 +70,18 @@ func loadMSMSortKernels(c *driver.Ctx) (*msmSortKernels, error) {
 	return k, err
 }
 
-func loadMSMCurve(c *driver.Ctx, name string, pointBytes, xyzzBytes int) (*msmCurve, error) {
+// loadMSMTables loads unit msm_table; loadMSMCurve takes each curve's table
+// kernel from it.
+func loadMSMTables(c *driver.Ctx) (*driver.Module, error) {
+	return loadMSMModule(c, "msm_table", nil)
+}
+
+func loadMSMCurve(c *driver.Ctx, name string, tables *driver.Module, pointBytes, xyzzBytes int) (*msmCurve, error) {
 	k := &msmCurve{name: name, pointBytes: pointBytes, xyzzBytes: xyzzBytes}
 	var err error
+	if k.table, err = c.Function(tables, "msm_"+name+"_table"); err != nil {
+		return k, fmt.Errorf("msm kernels msm_table: %w", err)
+	}
 	fns := map[string]**driver.Function{
 		"msm_" + name + "_accumulate": &k.accumulate, "msm_" + name + "_reduce": &k.reduce,
 		"msm_" + name + "_bucket_sum": &k.bucketSum,

@@ -31,43 +31,63 @@ import (
 //  5. msm_*_bucket_sum: K threads per window weight a run of nb/K buckets
 //     each (running sums, adding a bucket's partials first), msm_*_reduce
 //     folds the K results per window;
-//  6. the host combines the nwin window sums: Horner in 2^c with gnark.
+//  6. the host combines the mwin window sums: Horner in 2^c with gnark.
+//
+// Bases may carry a table of multiples (msmTable, msm_table.cuh): copy k of
+// base i is 2^(c·mwin·k)·P_i, and digit window w of scalar i adds to bucket
+// window w mod mwin the point 2^(c·mwin·⌊w/mwin⌋)·P_i, so
+//
+//	Σ_i k_i·P_i = Σ_{w'<mwin} 2^(c·w')·W'_{w'}
+//
+// with the same bucket sums over the folded windows. Without a table mwin =
+// nwin and the two forms agree.
 
 // msmPlan fixes the window and work split of one MSM of n points.
 type msmPlan struct {
-	n    uint32
-	c    uint32 // window bits
-	nwin uint32 // windows, nwin·c ≥ 256
-	nb   uint32 // buckets per window, 2^(c−1)
-	nseg uint32 // nwin·nb segments
-	t1   uint32 // most entries one accumulate task sums
-	t2   uint32 // most partials one reduce task sums
-	k    uint32 // bucket_sum threads per window (≤ nb)
+	n      uint32
+	c      uint32 // window bits
+	nwin   uint32 // digit windows, nwin·c ≥ 256
+	mwin   uint32 // bucket windows: digit window w adds to w mod mwin
+	stride uint32 // points per copy of the bases table (n without a table)
+	nb     uint32 // buckets per bucket window, 2^(c−1)
+	nseg   uint32 // mwin·nb segments
+	t1     uint32 // most entries one accumulate task sums
+	t2     uint32 // most partials one reduce task sums
+	k      uint32 // bucket_sum threads per bucket window (≤ nb)
 }
 
+// msmTable is the shape of a bases set on the device: copies copies of
+// stride points, copy k holding 2^(c·mwin·k)·P_i, for MSMs with c-bit
+// windows folded into mwin bucket windows. copies = 1 is the bases alone,
+// whose MSMs pick their window per size.
+type msmTable struct{ c, mwin, copies, stride uint32 }
+
 // msm bounds: n·nwin entries are indexed with 32 bits, and a sorted entry
-// keeps the point index in 31 bits.
+// keeps the point index (k·stride + i) in 31 bits.
 const (
-	msmMaxPoints  = 1 << 28
-	msmMaxWindow  = 20 // caps bucket memory at 13·2^19 XYZZ points
-	msmMinWindow  = 2
-	msmBucketRun  = 8  // fewest buckets one bucket_sum thread weights
-	msmReduceTask = 32 // t2
-	msmCostBucket = 4  // weight of a bucket against a point in the window choice
+	msmMaxPoints   = 1 << 28
+	msmMaxIndex    = 1 << 31
+	msmMaxWindow   = 24
+	msmMaxSegments = 1 << 23 // caps bucket memory at 2^23 XYZZ points
+	msmMaxCopies   = 16      // kMaxCopies in cuda/include/cuzk/msm_table.cuh
+	msmMinWindow   = 2
+	msmBucketRun   = 8  // fewest buckets one bucket_sum thread weights
+	msmReduceTask  = 32 // t2
+	msmCostBucket  = 4  // weight of a bucket against a point in the window choice
 )
 
 // newMSMPlan picks c minimizing
 //
-//	nwin·(n + msmCostBucket·2^(c−1)):
+//	nwin·n + msmCostBucket·mwin·2^(c−1)
 //
-// one mixed addition per (point, window), against about two full additions
-// (plus the reduction) per bucket. Before accumulate tasks ran in length
-// order, short buckets cost more per entry (a warp waited for its longest,
-// Poisson-long lane) and the model carried a fitted n·2.5/√m term per
-// window; with length order the H200 sweep (docs/perf-msm.md, run 4)
-// measured the per-entry cost flat from m = 32 to 512 entries per bucket,
-// and this plain model picks the measured best window at 2^20, 2^24 and
-// 2^26 (or one within 1 %).
+// (mwin = nwin without a table): one mixed addition per (point, window),
+// against about two full additions (plus the reduction) per bucket. Before
+// accumulate tasks ran in length order, short buckets cost more per entry
+// (a warp waited for its longest, Poisson-long lane) and the model carried a
+// fitted n·2.5/√m term per window; with length order the H200 sweep
+// (docs/perf-msm.md, run 4) measured the per-entry cost flat from m = 32 to
+// 512 entries per bucket, and this plain model picks the measured best
+// window at 2^20, 2^24 and 2^26 (or one within 1 %).
 //
 // wave is the number of bucket_sum threads the device runs at once
 // (msmCurve.bucketWave).
@@ -76,18 +96,59 @@ func newMSMPlan(n int, wave uint32) (msmPlan, error) { return newMSMPlanWindow(n
 // newMSMPlanWindow is newMSMPlan with the window bits forced to c (0: by
 // the cost model).
 func newMSMPlanWindow(n int, c, wave uint32) (msmPlan, error) {
+	return newMSMPlanTable(n, msmTable{copies: 1, stride: uint32(max(0, n))}, c, wave)
+}
+
+// newMSMTable picks the table for bases of n points with at most maxCopies
+// copies and c-bit windows (c = 0: the cost model's choice, see newMSMPlan;
+// mwin = ⌈nwin/maxCopies⌉). With maxCopies 1 it is the bases alone.
+func newMSMTable(n int, maxCopies, c uint32) (msmTable, error) {
 	if n < 1 || n > msmMaxPoints {
-		return msmPlan{}, fmt.Errorf("msm plan: %d points, want 1 … %d", n, msmMaxPoints)
+		return msmTable{}, fmt.Errorf("msm plan: %d points, want 1 … %d", n, msmMaxPoints)
+	}
+	if maxCopies < 1 || maxCopies > msmMaxCopies {
+		return msmTable{}, fmt.Errorf("msm plan: %d copies of the bases, want 1 … %d", maxCopies, msmMaxCopies)
 	}
 	if c != 0 && (c < msmMinWindow || c > msmMaxWindow) {
-		return msmPlan{}, fmt.Errorf("msm plan: window of %d bits, want %d … %d", c, msmMinWindow, msmMaxWindow)
+		return msmTable{}, fmt.Errorf("msm plan: window of %d bits, want %d … %d", c, msmMinWindow, msmMaxWindow)
 	}
-	best := c
-	if best == 0 {
-		best = bestWindow(n)
+	best, bestCost := msmTable{}, math.Inf(1)
+	for w := uint32(msmMinWindow); w <= msmMaxWindow; w++ {
+		if c != 0 && w != c {
+			continue
+		}
+		nwin := ceilDiv32(256, w)
+		t := msmTable{c: w, mwin: ceilDiv32(nwin, min(maxCopies, nwin)), stride: uint32(n)}
+		t.copies = ceilDiv32(nwin, t.mwin)
+		nb := uint64(1) << (w - 1)
+		if uint64(t.mwin)*nb > msmMaxSegments || uint64(t.copies)*uint64(n) > msmMaxIndex {
+			continue
+		}
+		cost := float64(nwin)*float64(n) + msmCostBucket*float64(uint64(t.mwin)*nb)
+		if cost < bestCost {
+			best, bestCost = t, cost
+		}
 	}
-	p := msmPlan{n: uint32(n), c: best, nwin: (256 + best - 1) / best, nb: 1 << (best - 1)}
-	p.nseg = p.nwin * p.nb
+	if bestCost == math.Inf(1) {
+		return msmTable{}, fmt.Errorf("msm plan: no window of %d bits fits %d points in %d copies", c, n, maxCopies)
+	}
+	return best, nil
+}
+
+// newMSMPlanTable plans an MSM of the first n points of bases shaped as t.
+// Bases without copies take window bits c for n (0: the cost model's).
+func newMSMPlanTable(n int, t msmTable, c, wave uint32) (msmPlan, error) {
+	if n < 1 || n > int(t.stride) {
+		return msmPlan{}, fmt.Errorf("msm plan: %d points over bases of %d", n, t.stride)
+	}
+	if t.copies == 1 {
+		var err error
+		if t, err = newMSMTable(n, 1, c); err != nil {
+			return msmPlan{}, err
+		}
+	}
+	p := msmPlan{n: uint32(n), c: t.c, nwin: ceilDiv32(256, t.c), mwin: t.mwin, stride: t.stride, nb: 1 << (t.c - 1)}
+	p.nseg = p.mwin * p.nb
 	// Tasks of twice the mean segment length: random scalars give one task
 	// per bucket (at 2^24 points, a Poisson(32) bucket passes 64 entries
 	// with probability 2·10⁻⁷: about one of the 6.8 M) and so one partial,
@@ -95,7 +156,7 @@ func newMSMPlanWindow(n int, c, wave uint32) (msmPlan, error) {
 	// mean, 0.3 % of the buckets split in two, and bucket_sum, whose warps
 	// then had a lane adding a second partial one step in ten, measured
 	// 40 % slower (docs/perf-msm.md, "Reduce levels for long windows only").
-	mean := p.n / p.nb
+	mean := uint32(p.entries() / uint64(p.nseg))
 	p.t1 = max(8, 2*mean)
 	p.t2 = msmReduceTask
 	// bucket_sum threads are one wave: a thread's time is about 2 additions
@@ -107,23 +168,12 @@ func newMSMPlanWindow(n int, c, wave uint32) (msmPlan, error) {
 	// G1's stage, whose 2^16 threads were 1.05 waves, lost 5 % (0.8 ms),
 	// which the proof's G2 gain outweighs. Runs of at least msmBucketRun
 	// buckets.
-	p.k = max(1, min(p.nb/msmBucketRun, wave/p.nwin))
+	p.k = max(1, min(p.nb/msmBucketRun, wave/p.mwin))
 	return p, nil
 }
 
-// bestWindow returns the c of least modeled cost for n points.
-func bestWindow(n int) uint32 {
-	best, bestCost := uint32(0), math.Inf(1)
-	for c := uint32(msmMinWindow); c <= msmMaxWindow; c++ {
-		nwin := (256 + c - 1) / c
-		nb := float64(uint64(1) << (c - 1))
-		cost := float64(nwin) * (float64(n) + msmCostBucket*nb)
-		if cost < bestCost {
-			best, bestCost = c, cost
-		}
-	}
-	return best
-}
+// copies returns the copies of the bases table p reads (1 without a table).
+func (p msmPlan) copies() uint32 { return ceilDiv32(p.nwin, p.mwin) }
 
 // entries is the bound on sorted (point, window) entries: one per non-zero
 // digit.
@@ -131,17 +181,18 @@ func (p msmPlan) entries() uint64 { return uint64(p.n) * uint64(p.nwin) }
 
 // partials bounds the XYZZ points of the bucket stage: accumulate writes
 // Σ ceil(len_s/t1) ≤ entries/t1 + nseg, later levels fewer. The window
-// stage has buffers of its own (nwin·k points).
+// stage has buffers of its own (mwin·k points).
 func (p msmPlan) partials() uint64 { return p.entries()/uint64(p.t1) + uint64(p.nseg) }
 
-// reducedWindows returns the first window w0 whose buckets may hold more
-// than msmBucketPartials partials after accumulate (maxima: each window's
-// longest bucket; nwin if none), and the most partials a bucket of windows
-// w0… holds. Windows w0… go through reduce levels before bucket_sum; with
-// random scalars that is only the top window (fewer bits, longer buckets).
+// reducedWindows returns the first bucket window w0 whose buckets may hold
+// more than msmBucketPartials partials after accumulate (maxima: each
+// window's longest bucket; mwin if none), and the most partials a bucket of
+// windows w0… holds. Windows w0… go through reduce levels before
+// bucket_sum; with random scalars and no table that is only the top window
+// (fewer bits, longer buckets).
 func (p msmPlan) reducedWindows(maxima []uint32) (w0, maxLen uint32) {
-	w0 = p.nwin
-	for w := range p.nwin {
+	w0 = p.mwin
+	for w := range p.mwin {
 		if l := ceilDiv32(maxima[w], p.t1); l > msmBucketPartials {
 			w0 = min(w0, w)
 			maxLen = max(maxLen, l)

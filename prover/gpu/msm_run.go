@@ -39,7 +39,7 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.segOff = take(4 * segWords)
 	b.cursor = take(4 * segWords)
 	b.sorted = take(4 * p.entries())
-	b.maxv = take(4 * uint64(p.nwin))
+	b.maxv = take(4 * uint64(p.mwin))
 	b.tcount = take(4 * segWords)
 	b.offA = take(4 * segWords)
 	b.offB = take(4 * segWords)
@@ -52,11 +52,11 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.clsHist = take(4 * msmTaskClasses)
 	b.clsOff = take(4 * (msmTaskClasses + 1))
 	b.clsCur = take(4 * msmTaskClasses)
-	winPoints := uint64(p.nwin) * uint64(p.k) * uint64(xyzzBytes)
+	winPoints := uint64(p.mwin) * uint64(p.k) * uint64(xyzzBytes)
 	b.winA = take(winPoints)
 	b.winB = take(winPoints)
-	b.winOffA = take(4 * (uint64(p.nwin) + 1))
-	b.winOffB = take(4 * (uint64(p.nwin) + 1))
+	b.winOffA = take(4 * (uint64(p.mwin) + 1))
+	b.winOffB = take(4 * (uint64(p.mwin) + 1))
 	return b, off
 }
 
@@ -86,13 +86,32 @@ func (r *residentBases) serves(cv *msmCurve, raw []byte) bool {
 
 func basesKey(raw []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(raw))) }
 
+// resident returns the resident set serving raw, if any.
+func (st *msmState) residentFor(cv *msmCurve, raw []byte) (*residentBases, bool) {
+	r, ok := st.resident[basesKey(raw)]
+	return r, ok && r.serves(cv, raw)
+}
+
+// tableShape returns the table a new resident set of n points of cv gets:
+// as many copies as the table budget left allows (msmTable; the bases
+// alone when that is one).
+func (st *msmState) tableShape(cv *msmCurve, n int) (msmTable, error) {
+	return newMSMTable(n, maxCopies(n, cv.pointBytes, st.tableBudget-st.tableHeld), st.window)
+}
+
+// maxCopies is how many copies of n points of pointBytes bytes a table
+// budget of budget bytes beyond the bases allows (at least 1, the bases).
+func maxCopies(n, pointBytes int, budget int64) uint32 {
+	return uint32(min(msmMaxCopies, 1+max(0, budget)/(int64(n)*int64(pointBytes))))
+}
+
 // need returns the device bytes an MSM over raw with a scratch arena of
-// arena bytes would allocate: the bases unless resident, and the arena's
-// growth.
-func (st *msmState) need(cv *msmCurve, raw []byte, arena uint64) int64 {
+// arena bytes would allocate: the bases and their table (t) unless
+// resident, and the arena's growth.
+func (st *msmState) need(cv *msmCurve, raw []byte, t msmTable, arena uint64) int64 {
 	var extra int64
-	if r, ok := st.resident[basesKey(raw)]; !ok || !r.serves(cv, raw) {
-		extra += int64(len(raw))
+	if _, ok := st.residentFor(cv, raw); !ok {
+		extra += int64(t.copies) * int64(len(raw))
 	}
 	if arena > st.arenaLen {
 		extra += int64(arena - st.arenaLen)
@@ -100,40 +119,67 @@ func (st *msmState) need(cv *msmCurve, raw []byte, arena uint64) int64 {
 	return extra
 }
 
-// bases returns the device copy of host (n points of raw bytes), uploading
-// it unless a resident copy of the same slice, or a longer slice it
-// prefixes, exists.
-func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte) (driver.DevicePtr, error) {
+// bases returns the resident set for host (n points of raw bytes),
+// uploading it with its table of multiples (shape t) unless a resident copy
+// of the same slice, or a longer slice it prefixes, exists.
+func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte, t msmTable) (*residentBases, error) {
 	key := basesKey(raw)
 	n := len(raw) / cv.pointBytes
 	if r, ok := st.resident[key]; ok {
 		if r.serves(cv, raw) {
-			return r.ptr, nil
+			return r, nil
 		}
-		if err := c.Free(r.ptr); err != nil {
-			return 0, fmt.Errorf("free stale bases: %w", err)
+		if err := st.free(c, key); err != nil {
+			return nil, fmt.Errorf("free stale bases: %w", err)
 		}
-		delete(st.resident, key)
 	}
-	ptr, err := c.Alloc(len(raw))
+	ptr, err := c.Alloc(int(t.copies) * len(raw))
 	if err != nil {
-		return 0, fmt.Errorf("resident %s bases (%d points): %w", cv.name, n, err)
+		return nil, fmt.Errorf("resident %s bases (%d points, %d copies): %w", cv.name, n, t.copies, err)
 	}
 	if err := c.HtoD(ptr, raw); err != nil {
 		_ = c.Free(ptr) // the copy error is the one to report
-		return 0, fmt.Errorf("upload %s bases: %w", cv.name, err)
+		return nil, fmt.Errorf("upload %s bases: %w", cv.name, err)
 	}
-	first := bytes.Clone(raw[:cv.pointBytes])
-	st.resident[key] = &residentBases{host: host, n: n, ptr: ptr, first: first, curve: cv}
-	st.log.Debug("msm bases resident", slog.String("curve", cv.name), slog.Int("points", n))
-	return ptr, nil
+	if t.copies > 1 {
+		if err := launch1D(c, cv.table, uint64(n), msmCurveBlock, ptr, uint32(n), t.copies, t.c*t.mwin); err != nil {
+			_ = c.Free(ptr) // the launch error is the one to report
+			return nil, fmt.Errorf("%s bases table: %w", cv.name, err)
+		}
+	}
+	r := &residentBases{host: host, n: n, ptr: ptr, first: bytes.Clone(raw[:cv.pointBytes]), curve: cv, table: t}
+	st.resident[key] = r
+	st.tableHeld += r.tableBytes()
+	st.log.Debug("msm bases resident", slog.String("curve", cv.name), slog.Int("points", n),
+		slog.Int("copies", int(t.copies)), slog.Int("window", int(t.c)))
+	return r, nil
+}
+
+// tableBytes is the device memory of r's multiples beyond the bases.
+func (r *residentBases) tableBytes() int64 {
+	return int64(r.table.copies-1) * int64(r.n) * int64(r.curve.pointBytes)
+}
+
+// free releases the resident set at key.
+func (st *msmState) free(c *driver.Ctx, key uintptr) error {
+	r := st.resident[key]
+	delete(st.resident, key)
+	st.tableHeld -= r.tableBytes()
+	return c.Free(r.ptr)
 }
 
 // run computes the window sums of Σ scalars[i]·bases[i] into the bytes that
 // out(nwin) returns and reports the window bits.
 func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scalars []fr.Element,
 	out func(nwin uint32) []byte) (uint32, error) {
-	p, err := newMSMPlanWindow(len(scalars), st.window, cv.bucketWave)
+	var t msmTable
+	var err error
+	if r, ok := st.residentFor(cv, raw); ok {
+		t = r.table
+	} else if t, err = st.tableShape(cv, len(scalars)); err != nil {
+		return 0, err
+	}
+	p, err := newMSMPlanTable(len(scalars), t, st.window, cv.bucketWave)
 	if err != nil {
 		return 0, err
 	}
@@ -142,10 +188,10 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 		return 0, err
 	}
 	_, arena := p.layout(0, cv.xyzzBytes)
-	if err := fits(0, st.need(cv, raw, arena), free, 0); err != nil {
+	if err := fits(0, st.need(cv, raw, t, arena), free, 0); err != nil {
 		return 0, err
 	}
-	bases, err := st.bases(c, cv, host, raw)
+	res, err := st.bases(c, cv, host, raw, t)
 	if err != nil {
 		return 0, err
 	}
@@ -165,14 +211,14 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	if err := r.mark(evStart); err != nil {
 		return 0, err
 	}
-	win, err := r.pipeline(bases)
+	win, err := r.pipeline(res.ptr)
 	if err != nil {
 		return 0, err
 	}
 	if err := r.mark(evDone); err != nil {
 		return 0, err
 	}
-	if err := c.DtoH(out(p.nwin), win); err != nil {
+	if err := c.DtoH(out(p.mwin), win); err != nil {
 		return 0, fmt.Errorf("read window sums: %w", err)
 	}
 	return p.c, st.time(c, p, upload)
@@ -209,7 +255,7 @@ type msmRun struct {
 func (r *msmRun) mark(i int) error { return r.c.Record(r.ev[i], nil) }
 
 // pipeline runs the stages after the scalar upload and returns the device
-// address of the nwin window sums (XYZZ, one per window, in order).
+// address of the mwin window sums (XYZZ, one per bucket window, in order).
 func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	p, b := r.p, r.b
 	maxima, err := r.sortEntries()
@@ -235,7 +281,7 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	}
 	w0, maxLen := p.reducedWindows(maxima)
 	hiPts, hiOff := b.partA, b.offA
-	if w0 < p.nwin {
+	if w0 < p.mwin {
 		// Windows w0… first sum their buckets' partials in reduce levels,
 		// into partB and then the part of partA they leave.
 		s0 := 4 * int(w0*p.nb)
@@ -253,14 +299,14 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	if err := r.mark(evReduced); err != nil {
 		return 0, err
 	}
-	if err := launch1D(r.c, r.cv.bucketSum, uint64(p.nwin)*uint64(p.k), msmCurveBlock,
-		b.partA, b.offA, hiPts, hiOff, w0, p.nwin, p.nb, p.k, b.winA); err != nil {
+	if err := launch1D(r.c, r.cv.bucketSum, uint64(p.mwin)*uint64(p.k), msmCurveBlock,
+		b.partA, b.offA, hiPts, hiOff, w0, p.mwin, p.nb, p.k, b.winA); err != nil {
 		return 0, err
 	}
 	if err := r.putWindowOffsets(b.winOffA); err != nil {
 		return 0, err
 	}
-	win, _, err := r.levels(b.winA, b.winOffA, p.nwin, p.k, 1,
+	win, _, err := r.levels(b.winA, b.winOffA, p.mwin, p.k, 1,
 		[2]driver.DevicePtr{b.winB, b.winA}, [2]driver.DevicePtr{b.winOffB, b.winOffA})
 	return win, err
 }
@@ -272,10 +318,11 @@ func (r *msmRun) sortEntries() ([]uint32, error) {
 	if err := r.c.Memset(b.counts, 0, 4*int(p.nseg)); err != nil {
 		return nil, err
 	}
-	if err := r.c.Memset(b.maxv, 0, 4*int(p.nwin)); err != nil {
+	if err := r.c.Memset(b.maxv, 0, 4*int(p.mwin)); err != nil {
 		return nil, err
 	}
-	if err := launch1D(r.c, k.digits, uint64(p.n), msmSortBlock, b.scalars, p.n, p.c, p.nwin, b.digits, b.counts); err != nil {
+	if err := launch1D(r.c, k.digits, uint64(p.n), msmSortBlock, b.scalars, p.n, p.c, p.nwin, p.mwin,
+		b.digits, b.counts); err != nil {
 		return nil, err
 	}
 	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, p.nb, b.scanTmp); err != nil {
@@ -284,10 +331,11 @@ func (r *msmRun) sortEntries() ([]uint32, error) {
 	if err := r.c.DtoD(b.cursor, b.segOff, 4*int(p.nseg)); err != nil {
 		return nil, err
 	}
-	if err := launch1D(r.c, k.scatter, p.entries(), msmSortBlock, b.digits, p.n, p.nwin, p.c, b.cursor, b.sorted); err != nil {
+	if err := launch1D(r.c, k.scatter, p.entries(), msmSortBlock, b.digits, p.n, p.nwin, p.mwin, p.stride, p.c,
+		b.cursor, b.sorted); err != nil {
 		return nil, err
 	}
-	maxima := make([]uint32, p.nwin)
+	maxima := make([]uint32, p.mwin)
 	if err := r.c.DtoH(driver.Bytes(maxima), b.maxv); err != nil {
 		return nil, err
 	}
@@ -369,10 +417,10 @@ func (r *msmRun) scan(in driver.DevicePtr, m uint32, out, maxOut driver.DevicePt
 	return launch1D(r.c, k.scanDown, uint64(nch), msmSortBlock, in, m, offs, out)
 }
 
-// putWindowOffsets writes the segment offsets w·k (w ≤ nwin) of the window
+// putWindowOffsets writes the segment offsets w·k (w ≤ mwin) of the window
 // stage to dst.
 func (r *msmRun) putWindowOffsets(dst driver.DevicePtr) error {
-	offs := make([]uint32, r.p.nwin+1)
+	offs := make([]uint32, r.p.mwin+1)
 	for w := range offs {
 		offs[w] = uint32(w) * r.p.k
 	}

@@ -45,6 +45,13 @@ CUZK_CALL Fp2 sqr(const Fp2& a) { return sqr_inline(a); }
 
 CUZK_HD Fp2 dbl(const Fp2& a) { return a + a; }
 
+// inverse returns 1/(a0 + a1u) = (a0 − a1u)/(a0² + a1²) (u² = −1), and 0 for
+// a = 0.
+CUZK_HD Fp2 inverse(const Fp2& a) {
+  const Fp t = inverse(sqr(a.c0) + sqr(a.c1));
+  return Fp2{a.c0 * t, -(a.c1 * t)};
+}
+
 }  // namespace ec
 }  // namespace cuzk
 

@@ -285,6 +285,23 @@ CUZK_HD MontField<P> from_mont(const MontField<P>& a) {
   return a * one;
 }
 
+// inverse returns a^(p−2), which is a^(−1) for a ≠ 0 (Fermat) and 0 for
+// a = 0: square-and-multiply over the bits of p − 2 from the top, about
+// 32·N squarings and half as many products. It serves one-time work (the
+// MSM's tables of base multiples), not hot loops.
+template <class P>
+CUZK_HD MontField<P> inverse(const MontField<P>& a) {
+  MontField<P> r = MontField<P>::one();
+  for (int i = P::N - 1; i >= 0; i--) {
+    const uint32_t e = i == 0 ? P::mod(0) - 2 : P::mod(i);  // p odd and > 2: no borrow
+    for (int b = 31; b >= 0; b--) {
+      r = sqr(r);
+      if ((e >> b) & 1) r = r * a;
+    }
+  }
+  return r;
+}
+
 }  // namespace cuzk
 
 #endif  // CUZK_MONT_CUH

@@ -6,9 +6,14 @@
 // before phase p+1 of any (run_phases in ec_arch.cuh on the device, the
 // emulator's phased launch on the host).
 //
-// Terms: a window w has nb = 2^(c−1) buckets; segment s = w·nb + (|d| − 1)
-// collects the points whose digit in window w is d. Segments are laid out
-// one after another in one array of entries (point index | sign << 31).
+// Terms: each scalar has nwin digit windows; digit window w of copy
+// k = w / mwin lands in bucket window w' = w mod mwin (mwin = nwin when the
+// bases have no table of multiples, so k = 0 and w' = w; msm_table.cuh). A
+// bucket window has nb = 2^(c−1) buckets; segment s = w'·nb + (|d| − 1)
+// collects the points whose digit is d in a digit window of bucket window
+// w'. Segments are laid out one after another in one array of entries
+// (point index k·stride + i | sign << 31, stride the table's points per
+// copy).
 #ifndef CUZK_MSM_SORT_CUH
 #define CUZK_MSM_SORT_CUH
 
@@ -26,7 +31,7 @@ CUZK_HD uint32_t thread_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
 // digits: thread i converts scalar i (gnark fr.Element, Montgomery form) to
 // standard form and writes its nwin encoded digits to digits[w·n + i],
 // counting each non-zero digit in counts[segment].
-CUZK_HD void digits(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t nwin,
+CUZK_HD void digits(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t mwin,
                     uint32_t* __restrict__ digits_out, uint32_t* __restrict__ counts) {
   const uint32_t i = thread_id();
   if (i >= n) return;
@@ -35,10 +40,10 @@ CUZK_HD void digits(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint
   for (int j = 0; j < 8; j++) limbs[j] = s.v[j];
   const uint32_t nb = 1u << (c - 1);
   uint32_t carry = 0;
-  for (uint32_t w = 0; w < nwin; w++) {
+  for (uint32_t w = 0, wb = 0; w < nwin; w++, wb = wb + 1 == mwin ? 0 : wb + 1) {
     const uint32_t d = encode_digit(window_bits(limbs, w * c, c), carry, c);
     digits_out[(size_t)w * n + i] = d;
-    if (d != 0) atomicAdd(&counts[w * nb + (d >> 1) - 1], 1u);
+    if (d != 0) atomicAdd(&counts[wb * nb + (d >> 1) - 1], 1u);
   }
 }
 
@@ -88,17 +93,18 @@ constexpr uint32_t kSortBlock = 256;
 
 // scatter: for entry e = w·n + i with a non-zero digit, claims the next free
 // slot of its segment (cursor starts as the segments' offsets) and stores
-// i | sign << 31 there. Order inside a segment is arbitrary: buckets only sum.
-CUZK_HD void scatter(const uint32_t* __restrict__ digits_in, uint32_t n, uint32_t nwin, uint32_t c,
-                     uint32_t* __restrict__ cursor, uint32_t* __restrict__ sorted) {
+// (k·stride + i) | sign << 31 there, k = w / mwin. Order inside a segment is
+// arbitrary: buckets only sum.
+CUZK_HD void scatter(const uint32_t* __restrict__ digits_in, uint32_t n, uint32_t nwin, uint32_t mwin,
+                     uint32_t stride, uint32_t c, uint32_t* __restrict__ cursor, uint32_t* __restrict__ sorted) {
   const uint32_t e = thread_id();
   if (e >= n * nwin) return;
   const uint32_t d = digits_in[e];
   if (d == 0) return;
-  const uint32_t w = e / n, i = e - w * n;
-  const uint32_t seg = (w << (c - 1)) + (d >> 1) - 1;
+  const uint32_t w = e / n, i = e - w * n, k = w / mwin;
+  const uint32_t seg = ((w - k * mwin) << (c - 1)) + (d >> 1) - 1;
   const uint32_t pos = atomicAdd(&cursor[seg], 1u);
-  sorted[pos] = i | ((d & 1u) << 31);
+  sorted[pos] = (k * stride + i) | ((d & 1u) << 31);
 }
 
 // task_counts: segment s of length len is split into ceil(len/T) tasks of at

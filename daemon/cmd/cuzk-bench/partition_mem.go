@@ -54,11 +54,11 @@ func (p memPlan) device() int64 { return p.basesG1 + p.basesG2 + p.quotient + p.
 func planMemory(s partitionShape) (memPlan, error) {
 	n, lh := int64(s.n()), int64(s.lh())
 	g1Points := int64(s.wires) + int64(s.bWires) + lh
-	_, scratchB, err := gpu.MSMBytes(s.bWires, true)
+	_, scratchB, err := gpu.MSMBytes(s.bWires, true, 0)
 	if err != nil {
 		return memPlan{}, err
 	}
-	_, scratchLH, err := gpu.MSMBytes(int(lh), false)
+	_, scratchLH, err := gpu.MSMBytes(int(lh), false, 0)
 	if err != nil {
 		return memPlan{}, err
 	}

@@ -1,14 +1,16 @@
 // msm_emulate.cc runs cuzk's MSM kernels (cuda/kernels/msm_*.cu) on the CPU,
 // thread after thread (block-wise kernels phase by phase), in the launch
-// order of prover/gpu's msmRun, and writes the nwin window sums.
+// order of prover/gpu's msmRun (and msmState.bases for a table of
+// multiples), and writes the mwin window sums.
 // TestMSMKernelsOnHost compiles it with a host C++ compiler: the kernels'
 // arithmetic, digit, sort and reduction code then runs exactly as written
 // (PTX carry instructions emulated, see ec_arch.cuh) on machines without a
 // GPU.
 //
-// Usage: msm_emulate IN OUT. IN: seven little-endian uint32 (curve 1|2, n, c,
-// nwin, t1, t2, k), n scalars (gnark fr.Element), n affine points (gnark
-// layout). OUT: nwin XYZZ points.
+// Usage: msm_emulate IN OUT. IN: ten little-endian uint32 (curve 1|2, n, c,
+// nwin, mwin, stride, copies, t1, t2, k), n scalars (gnark fr.Element),
+// stride affine points (gnark layout; the table's copy 0). OUT: mwin XYZZ
+// points.
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "msm_g1.cu"
 #include "msm_g2.cu"
 #include "msm_sort.cu"
+#include "msm_table.cu"
 
 typedef std::vector<uint32_t> Words;
 
@@ -65,6 +68,7 @@ static void scan(const uint32_t* in, uint32_t m, uint32_t* out, uint32_t* max_ou
 
 template <class F>
 struct Curve {
+  void (*table)(Affine<F>*, uint32_t, uint32_t, uint32_t);
   void (*accumulate)(const Affine<F>*, const uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*,
                      uint32_t, uint32_t, XYZZ<F>*);
   void (*reduce)(const XYZZ<F>*, const uint32_t*, const uint32_t*, uint32_t, uint32_t, XYZZ<F>*);
@@ -116,17 +120,21 @@ static void levels(const Curve<F>& cv, std::vector<XYZZ<F>>& cur, Words& off, ui
 
 template <class F>
 static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
-  const uint32_t n = h[1], c = h[2], nwin = h[3], t1 = h[4], t2 = h[5], k = h[6];
-  const uint32_t nb = 1u << (c - 1), nseg = nwin * nb;
+  const uint32_t n = h[1], c = h[2], nwin = h[3], mwin = h[4], stride = h[5], copies = h[6];
+  const uint32_t t1 = h[7], t2 = h[8], k = h[9];
+  const uint32_t nb = 1u << (c - 1), nseg = mwin * nb;
   std::vector<Fr> scalars(n);
-  std::vector<Affine<F>> bases(n);
-  if (fread(scalars.data(), sizeof(Fr), n, in) != n || fread(bases.data(), sizeof(Affine<F>), n, in) != n) return 2;
+  std::vector<Affine<F>> bases((size_t)copies * stride);
+  if (fread(scalars.data(), sizeof(Fr), n, in) != n || fread(bases.data(), sizeof(Affine<F>), stride, in) != stride)
+    return 2;
+  if (copies > 1) launch(stride, [&] { cv.table(bases.data(), stride, copies, c * mwin); });
   Words digits((size_t)n * nwin), counts(nseg, 0), seg_off(nseg + 1);
-  Words maxima(nwin, 0);
-  launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, digits.data(), counts.data()); });
+  Words maxima(mwin, 0);
+  launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, mwin, digits.data(), counts.data()); });
   scan(counts.data(), nseg, seg_off.data(), maxima.data(), nb);
   Words cursor(seg_off.begin(), seg_off.end() - 1), sorted(seg_off[nseg]);
-  launch((uint64_t)n * nwin, [&] { msm_scatter(digits.data(), n, nwin, c, cursor.data(), sorted.data()); });
+  launch((uint64_t)n * nwin,
+         [&] { msm_scatter(digits.data(), n, nwin, mwin, stride, c, cursor.data(), sorted.data()); });
   Words off;
   std::vector<XYZZ<F>> cur(tasks(seg_off, nseg, t1, off));
   const Words order = task_order(seg_off, off, nseg, t1);
@@ -135,8 +143,8 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   });
   // Windows w0… go through reduce levels first (msmPlan.reducedWindows),
   // their first level reading cur at its offsets, as the device does.
-  uint32_t w0 = nwin, max_len = 0;
-  for (uint32_t w = 0; w < nwin; w++) {
+  uint32_t w0 = mwin, max_len = 0;
+  for (uint32_t w = 0; w < mwin; w++) {
     const uint32_t l = ceil_div(maxima[w], t1);
     if (l > msm::kBucketPartials) {
       w0 = w < w0 ? w : w0;
@@ -146,23 +154,24 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   std::vector<XYZZ<F>> hi(cur);
   Words hi_off(off.begin() + (size_t)w0 * nb, off.end());
   levels(cv, hi, hi_off, nseg - w0 * nb, max_len, t2, msm::kBucketPartials);
-  std::vector<XYZZ<F>> wins((size_t)nwin * k);
+  std::vector<XYZZ<F>> wins((size_t)mwin * k);
   launch(wins.size(), [&] {
-    cv.bucket_sum(cur.data(), off.data(), hi.data(), hi_off.data(), w0, nwin, nb, k, wins.data());
+    cv.bucket_sum(cur.data(), off.data(), hi.data(), hi_off.data(), w0, mwin, nb, k, wins.data());
   });
-  Words win_off(nwin + 1);
-  for (uint32_t w = 0; w <= nwin; w++) win_off[w] = w * k;
-  levels(cv, wins, win_off, nwin, k, t2, 1);
-  return fwrite(wins.data(), sizeof(XYZZ<F>), nwin, out) == nwin ? 0 : 3;
+  Words win_off(mwin + 1);
+  for (uint32_t w = 0; w <= mwin; w++) win_off[w] = w * k;
+  levels(cv, wins, win_off, mwin, k, t2, 1);
+  return fwrite(wins.data(), sizeof(XYZZ<F>), mwin, out) == mwin ? 0 : 3;
 }
 
 int main(int argc, char** argv) {
   if (argc != 3) return 1;
   FILE* in = fopen(argv[1], "rb");
   FILE* out = fopen(argv[2], "wb");
-  uint32_t h[7];
-  if (!in || !out || fread(h, 4, 7, in) != 7) return 1;
-  int rc = h[0] == 1 ? run(in, out, h, Curve<Fp>{msm_g1_accumulate, msm_g1_reduce, msm_g1_bucket_sum})
-                     : run(in, out, h, Curve<Fp2>{msm_g2_accumulate, msm_g2_reduce, msm_g2_bucket_sum});
+  uint32_t h[10];
+  if (!in || !out || fread(h, 4, 10, in) != 10) return 1;
+  int rc = h[0] == 1
+               ? run(in, out, h, Curve<Fp>{msm_g1_table, msm_g1_accumulate, msm_g1_reduce, msm_g1_bucket_sum})
+               : run(in, out, h, Curve<Fp2>{msm_g2_table, msm_g2_accumulate, msm_g2_reduce, msm_g2_bucket_sum});
   return fclose(out) != 0 ? 4 : rc;
 }
