@@ -199,6 +199,9 @@ func (b *Backend) msmEngine() (*MSM, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := m.SetTableMemory(b.cfg.tables); err != nil {
+			return nil, errors.Join(err, m.Close())
+		}
 		b.msm = m
 	}
 	return b.msm, nil

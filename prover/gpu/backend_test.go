@@ -20,6 +20,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"chunk too small", WithStagingChunk(1 << 10)},
 		{"chunk too large", WithStagingChunk(2 << 30)},
 		{"chunk not whole elements", WithStagingChunk(1<<20 + 1)},
+		{"negative MSM table memory", WithMSMTableMemory(-1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(nil, tc.opt)

@@ -50,6 +50,9 @@ type MSMTimings struct {
 	// Upload is the copy of the scalars to the device through pinned
 	// staging chunks (host wall time).
 	Upload time.Duration
+	// Bases is the upload of the bases and the build of their table when
+	// this MSM made them resident (host wall time); 0 when they were.
+	Bases time.Duration
 	// Compute is everything from the scalars on the device to the window
 	// sums ready for the host; the four stages below add up to it.
 	Compute time.Duration
@@ -61,8 +64,9 @@ type MSMTimings struct {
 	Reduce time.Duration
 	// Window weights the buckets and sums each window.
 	Window time.Duration
-	// Points is the MSM's size and Bits its window bits c.
-	Points, Bits int
+	// Points is the MSM's size, Bits its window bits c and Copies the
+	// copies of the bases table it read (1: the bases alone).
+	Points, Bits, Copies int
 }
 
 // Events recorded on the default stream around each stage of an MSM.

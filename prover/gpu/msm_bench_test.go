@@ -21,16 +21,37 @@ const msmVerifyMax = 1 << 22
 
 // BenchmarkMSMG1 times G1 MSMs on resident bases with CUDA events after one
 // warm-up call. Metrics: gpu-ms (digits through window sums, median),
-// upload-ms (scalars to the device, median) and the window size.
-func BenchmarkMSMG1(b *testing.B) {
+// upload-ms (scalars to the device, median), the stage times, the window
+// size c and the table copies read.
+func BenchmarkMSMG1(b *testing.B) { benchMSMG1(b, 0) }
+
+// BenchmarkMSMG1Table is BenchmarkMSMG1 with full tables of base multiples
+// (SetTableMemory); bases-ms is the warm-up's upload and table build.
+func BenchmarkMSMG1Table(b *testing.B) { benchMSMG1(b, msmBenchTables) }
+
+// BenchmarkMSMG2 is BenchmarkMSMG1 over G2.
+func BenchmarkMSMG2(b *testing.B) { benchMSMG2(b, 0) }
+
+// BenchmarkMSMG2Table is BenchmarkMSMG1Table over G2.
+func BenchmarkMSMG2Table(b *testing.B) { benchMSMG2(b, msmBenchTables) }
+
+// msmBenchTables is the table budget of the table benchmarks: enough for a
+// full table at every size they run.
+const msmBenchTables = 1 << 40
+
+func benchMSMG1(b *testing.B, tables int64) {
 	m := testMSM(b)
 	rng := newTestRand(uint64(time.Now().UnixNano()))
+	require.NoError(b, m.SetTableMemory(tables))
+	defer func() { require.NoError(b, m.SetTableMemory(0)) }()
 	for _, logN := range []int{16, 20, 22, 24, 26} {
 		n := 1 << logN
 		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
 			bases := randG1(n, msmBenchDistinct, rng)
 			scalars := randScalars(n, rng)
 			got, err := m.G1(context.Background(), bases, scalars) // warm-up: uploads the bases
+			require.NoError(b, err)
+			warm, err := m.LastTimings()
 			require.NoError(b, err)
 			if n <= msmVerifyMax {
 				var want bls12381.G1Jac
@@ -42,21 +63,25 @@ func BenchmarkMSMG1(b *testing.B) {
 				_, err := m.G1(context.Background(), bases, scalars)
 				return err
 			})
+			b.ReportMetric(float64(warm.Bases)/float64(time.Millisecond), "bases-ms")
+			require.NoError(b, m.EvictBases())
 		})
 	}
-	require.NoError(b, m.EvictBases())
 }
 
-// BenchmarkMSMG2 is BenchmarkMSMG1 over G2.
-func BenchmarkMSMG2(b *testing.B) {
+func benchMSMG2(b *testing.B, tables int64) {
 	m := testMSM(b)
 	rng := newTestRand(uint64(time.Now().UnixNano()))
+	require.NoError(b, m.SetTableMemory(tables))
+	defer func() { require.NoError(b, m.SetTableMemory(0)) }()
 	for _, logN := range []int{16, 20, 24} {
 		n := 1 << logN
 		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
 			bases := randG2(n, msmBenchDistinct, rng)
 			scalars := randScalars(n, rng)
 			got, err := m.G2(context.Background(), bases, scalars)
+			require.NoError(b, err)
+			warm, err := m.LastTimings()
 			require.NoError(b, err)
 			if n <= 1<<20 {
 				var want bls12381.G2Jac
@@ -68,9 +93,10 @@ func BenchmarkMSMG2(b *testing.B) {
 				_, err := m.G2(context.Background(), bases, scalars)
 				return err
 			})
+			b.ReportMetric(float64(warm.Bases)/float64(time.Millisecond), "bases-ms")
+			require.NoError(b, m.EvictBases())
 		})
 	}
-	require.NoError(b, m.EvictBases())
 }
 
 // BenchmarkMSMG1Window times G1 MSMs at forced window sizes around the cost
@@ -146,4 +172,5 @@ func benchMSM(b *testing.B, m *MSM, call func() error) {
 	b.ReportMetric(median(func(t MSMTimings) time.Duration { return t.Reduce }), "reduce-ms")
 	b.ReportMetric(median(func(t MSMTimings) time.Duration { return t.Window }), "window-ms")
 	b.ReportMetric(float64(ts[0].Bits), "c")
+	b.ReportMetric(float64(ts[0].Copies), "copies")
 }

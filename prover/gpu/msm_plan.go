@@ -112,16 +112,17 @@ func newMSMTable(n int, maxCopies, c uint32) (msmTable, error) {
 	if c != 0 && (c < msmMinWindow || c > msmMaxWindow) {
 		return msmTable{}, fmt.Errorf("msm plan: window of %d bits, want %d … %d", c, msmMinWindow, msmMaxWindow)
 	}
+	most := min(maxCopies, uint32(msmMaxIndex/n)) // copies·n points indexed in 31 bits
 	best, bestCost := msmTable{}, math.Inf(1)
 	for w := uint32(msmMinWindow); w <= msmMaxWindow; w++ {
 		if c != 0 && w != c {
 			continue
 		}
 		nwin := ceilDiv32(256, w)
-		t := msmTable{c: w, mwin: ceilDiv32(nwin, min(maxCopies, nwin)), stride: uint32(n)}
+		t := msmTable{c: w, mwin: ceilDiv32(nwin, min(most, nwin)), stride: uint32(n)}
 		t.copies = ceilDiv32(nwin, t.mwin)
 		nb := uint64(1) << (w - 1)
-		if uint64(t.mwin)*nb > msmMaxSegments || uint64(t.copies)*uint64(n) > msmMaxIndex {
+		if uint64(t.mwin)*nb > msmMaxSegments {
 			continue
 		}
 		cost := float64(nwin)*float64(n) + msmCostBucket*float64(uint64(t.mwin)*nb)
@@ -129,8 +130,9 @@ func newMSMTable(n int, maxCopies, c uint32) (msmTable, error) {
 			best, bestCost = t, cost
 		}
 	}
-	if bestCost == math.Inf(1) {
-		return msmTable{}, fmt.Errorf("msm plan: no window of %d bits fits %d points in %d copies", c, n, maxCopies)
+	if bestCost == math.Inf(1) { // only a forced window can miss
+		return msmTable{}, fmt.Errorf("msm plan: a %d-bit window over %d copies needs more than %d buckets",
+			c, most, msmMaxSegments)
 	}
 	return best, nil
 }

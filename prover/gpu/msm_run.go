@@ -122,37 +122,45 @@ func (st *msmState) need(cv *msmCurve, raw []byte, t msmTable, arena uint64) int
 // bases returns the resident set for host (n points of raw bytes),
 // uploading it with its table of multiples (shape t) unless a resident copy
 // of the same slice, or a longer slice it prefixes, exists.
-func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte, t msmTable) (*residentBases, error) {
+// It reports the time an upload took, table included (0 when resident).
+func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte, t msmTable) (
+	*residentBases, time.Duration, error) {
 	key := basesKey(raw)
 	n := len(raw) / cv.pointBytes
 	if r, ok := st.resident[key]; ok {
 		if r.serves(cv, raw) {
-			return r, nil
+			return r, 0, nil
 		}
 		if err := st.free(c, key); err != nil {
-			return nil, fmt.Errorf("free stale bases: %w", err)
+			return nil, 0, fmt.Errorf("free stale bases: %w", err)
 		}
 	}
+	start := time.Now()
 	ptr, err := c.Alloc(int(t.copies) * len(raw))
 	if err != nil {
-		return nil, fmt.Errorf("resident %s bases (%d points, %d copies): %w", cv.name, n, t.copies, err)
+		return nil, 0, fmt.Errorf("resident %s bases (%d points, %d copies): %w", cv.name, n, t.copies, err)
 	}
 	if err := c.HtoD(ptr, raw); err != nil {
 		_ = c.Free(ptr) // the copy error is the one to report
-		return nil, fmt.Errorf("upload %s bases: %w", cv.name, err)
+		return nil, 0, fmt.Errorf("upload %s bases: %w", cv.name, err)
 	}
 	if t.copies > 1 {
-		if err := launch1D(c, cv.table, uint64(n), msmCurveBlock, ptr, uint32(n), t.copies, t.c*t.mwin); err != nil {
-			_ = c.Free(ptr) // the launch error is the one to report
-			return nil, fmt.Errorf("%s bases table: %w", cv.name, err)
+		err := launch1D(c, cv.table, uint64(n), msmCurveBlock, ptr, uint32(n), t.copies, t.c*t.mwin)
+		if err == nil {
+			err = c.Synchronize()
+		}
+		if err != nil {
+			_ = c.Free(ptr) // the table error is the one to report
+			return nil, 0, fmt.Errorf("%s bases table (%d copies): %w", cv.name, t.copies, err)
 		}
 	}
+	took := time.Since(start)
 	r := &residentBases{host: host, n: n, ptr: ptr, first: bytes.Clone(raw[:cv.pointBytes]), curve: cv, table: t}
 	st.resident[key] = r
 	st.tableHeld += r.tableBytes()
 	st.log.Debug("msm bases resident", slog.String("curve", cv.name), slog.Int("points", n),
-		slog.Int("copies", int(t.copies)), slog.Int("window", int(t.c)))
-	return r, nil
+		slog.Int("copies", int(t.copies)), slog.Int("window", int(t.c)), slog.Duration("took", took))
+	return r, took, nil
 }
 
 // tableBytes is the device memory of r's multiples beyond the bases.
@@ -191,7 +199,7 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	if err := fits(0, st.need(cv, raw, t, arena), free, 0); err != nil {
 		return 0, err
 	}
-	res, err := st.bases(c, cv, host, raw, t)
+	res, basesTime, err := st.bases(c, cv, host, raw, t)
 	if err != nil {
 		return 0, err
 	}
@@ -221,11 +229,11 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	if err := c.DtoH(out(p.mwin), win); err != nil {
 		return 0, fmt.Errorf("read window sums: %w", err)
 	}
-	return p.c, st.time(c, p, upload)
+	return p.c, st.time(c, p, upload, basesTime)
 }
 
 // time records the last MSM's event times.
-func (st *msmState) time(c *driver.Ctx, p msmPlan, upload time.Duration) error {
+func (st *msmState) time(c *driver.Ctx, p msmPlan, upload, bases time.Duration) error {
 	var d [numMSMEvents]time.Duration
 	for i := evSorted; i < numMSMEvents; i++ {
 		var err error
@@ -234,9 +242,9 @@ func (st *msmState) time(c *driver.Ctx, p msmPlan, upload time.Duration) error {
 		}
 	}
 	st.last = MSMTimings{
-		Upload: upload, Sort: d[evSorted], Accumulate: d[evAccumulated], Reduce: d[evReduced],
+		Upload: upload, Bases: bases, Sort: d[evSorted], Accumulate: d[evAccumulated], Reduce: d[evReduced],
 		Window: d[evDone], Compute: d[evSorted] + d[evAccumulated] + d[evReduced] + d[evDone],
-		Points: int(p.n), Bits: int(p.c),
+		Points: int(p.n), Bits: int(p.c), Copies: int(p.copies()),
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ type config struct {
 	logger   *slog.Logger
 	memLimit int64 // bytes of device memory the Backend may hold; 0: no cap beyond free memory
 	chunk    int   // bytes per pinned staging chunk
+	tables   int64 // bytes the MSM engine may spend on tables of base multiples
 }
 
 // Option configures a Backend. Options reject bad values with an error that
@@ -53,6 +54,21 @@ func WithMemoryLimit(bytes int64) Option {
 			return fmt.Errorf("gpu: memory limit %d bytes: must be positive", bytes)
 		}
 		c.memLimit = bytes
+		return nil
+	}
+}
+
+// WithMSMTableMemory lets the MSM engine spend up to bytes of device memory
+// on tables of multiples of the proving key's bases, beyond the bases
+// themselves (MSM.SetTableMemory; default 0, none). Tables are built on a
+// key's first proof and make its MSMs faster; MSMBytes gives their size.
+// The memory is not counted against WithMemoryLimit.
+func WithMSMTableMemory(bytes int64) Option {
+	return func(c *config) error {
+		if bytes < 0 {
+			return fmt.Errorf("gpu: MSM table memory %d bytes: must not be negative", bytes)
+		}
+		c.tables = bytes
 		return nil
 	}
 }
