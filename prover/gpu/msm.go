@@ -89,12 +89,12 @@ type msmState struct {
 	// tableBudget is the device memory resident sets may hold in copies
 	// beyond the bases (SetTableMemory), tableHeld what they hold.
 	tableBudget, tableHeld int64
-	arena    driver.DevicePtr
-	arenaLen uint64
-	ev       [numMSMEvents]*driver.Event
-	window   uint32 // forced window bits (benchmarks); 0: by the cost model
-	stage    *stager
-	last     MSMTimings
+	arena                  driver.DevicePtr
+	arenaLen               uint64
+	ev                     [numMSMEvents]*driver.Event
+	window                 uint32 // forced window bits (benchmarks); 0: by the cost model
+	stage                  *stager
+	last                   MSMTimings
 }
 
 // residentBases is a bases slice kept on the device.

@@ -34,7 +34,7 @@ func TestMSMTableShapes(t *testing.T) {
 	}
 	// The shapes the H200 benchmarks run (docs/perf-msm.md).
 	for _, tc := range []struct {
-		n              int
+		n               int
 		c, mwin, copies uint32
 	}{{1 << 20, 19, 1, 14}, {1 << 24, 22, 1, 12}, {1 << 26, 24, 1, 11}} {
 		tab, err := newMSMTable(tc.n, msmMaxCopies, 0)
