@@ -11,6 +11,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
@@ -111,4 +112,24 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, got.Equal(&want), "%s: emulated kernels differ from gnark-crypto", name)
 	}
+}
+
+// TestFpKernelOnHost runs the Fp self-test kernel's code on the CPU (the
+// emulator's curve 0) against gnark-crypto, as TestFpKernelMatchesGnark
+// does on the GPU.
+func TestFpKernelOnHost(t *testing.T) {
+	bin := buildHostKernels(t, "msm_emulate")
+	a, b := fpSelftestInputs(4096)
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	hdr := make([]uint32, 10)
+	hdr[1] = uint32(len(a))
+	buf := append(append(driver.Bytes(hdr), driver.Bytes(a)...), driver.Bytes(b)...)
+	require.NoError(t, os.WriteFile(in, buf, 0o600))
+	msg, err := exec.Command(bin, in, out).CombinedOutput()
+	require.NoError(t, err, "emulator: %s", msg)
+	raw, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Len(t, raw, 5*len(a)*fp.Bytes)
+	requireFpSelftest(t, a, b, unsafe.Slice((*fp.Element)(unsafe.Pointer(&raw[0])), 5*len(a)))
 }

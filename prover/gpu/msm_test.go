@@ -303,13 +303,29 @@ func TestMSMRejectsBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, ErrMSMInput)
 }
 
-// TestFpKernelMatchesGnark checks the device Fp multiply, add, subtract and
-// negate (msm_g1_fp_selftest) against gnark-crypto's fp on random and edge
-// operands.
+// TestFpKernelMatchesGnark checks the device Fp multiply, add, subtract,
+// negate and square (msm_g1_fp_selftest) against gnark-crypto's fp on random
+// and edge operands.
 func TestFpKernelMatchesGnark(t *testing.T) {
 	m := testMSM(t)
-	const n = 4096
-	a, b := make([]fp.Element, n), make([]fp.Element, n)
+	a, b := fpSelftestInputs(4096)
+	out := make([]fp.Element, 5*len(a))
+	err := m.dev.Do(func(c *driver.Ctx) error {
+		f, err := c.Function(m.st.g1.mod, "msm_g1_fp_selftest")
+		if err != nil {
+			return err
+		}
+		return deviceRoundTrip(c, f, uint32(len(a)), driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
+	})
+	require.NoError(t, err)
+	requireFpSelftest(t, a, b, out)
+}
+
+// fpSelftestInputs returns n random operand pairs with edge cases first:
+// zeros, one, a + b = 0, a − b = 0, p − 1, and operands with every limb's
+// top bit set or clear (the squaring's doubled limbs).
+func fpSelftestInputs(n int) (a, b []fp.Element) {
+	a, b = make([]fp.Element, n), make([]fp.Element, n)
 	for i := range a {
 		a[i].SetRandom()
 		b[i].SetRandom()
@@ -322,25 +338,32 @@ func TestFpKernelMatchesGnark(t *testing.T) {
 	a[5].SetOne()
 	a[5].Neg(&a[5]) // p − 1
 	b[5] = a[5]
-	out := make([]fp.Element, 4*n)
-	err := m.dev.Do(func(c *driver.Ctx) error {
-		f, err := c.Function(m.st.g1.mod, "msm_g1_fp_selftest")
-		if err != nil {
-			return err
+	for i := 6; i < 12; i++ { // raw limbs 0x8000_0000…, 0xffff_ffff…, 0x7fff_ffff…, below p
+		var w [6]uint64
+		for j := range w {
+			w[j] = [...]uint64{0x8000_0000_8000_0000, 0xffff_ffff_ffff_ffff, 0x7fff_ffff_7fff_ffff}[i%3]
 		}
-		return deviceRoundTrip(c, f, n, driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
-	})
-	require.NoError(t, err)
+		w[5] = 0x1a01_11ea_397f_e699 >> (i / 3 % 2) // just below p's top word, or half of it
+		a[i] = fp.Element(w)
+	}
+	return a, b
+}
+
+// requireFpSelftest checks the self-test kernel's five results per pair.
+func requireFpSelftest(t *testing.T, a, b, out []fp.Element) {
+	t.Helper()
 	for i := range a {
-		var mul, add, sub, neg fp.Element
+		var mul, add, sub, neg, sq fp.Element
 		mul.Mul(&a[i], &b[i])
 		add.Add(&a[i], &b[i])
 		sub.Sub(&a[i], &b[i])
 		neg.Neg(&a[i])
-		require.Equal(t, mul, out[4*i], "mul %d", i)
-		require.Equal(t, add, out[4*i+1], "add %d", i)
-		require.Equal(t, sub, out[4*i+2], "sub %d", i)
-		require.Equal(t, neg, out[4*i+3], "neg %d", i)
+		sq.Square(&a[i])
+		require.Equal(t, mul, out[5*i], "mul %d", i)
+		require.Equal(t, add, out[5*i+1], "add %d", i)
+		require.Equal(t, sub, out[5*i+2], "sub %d", i)
+		require.Equal(t, neg, out[5*i+3], "neg %d", i)
+		require.Equal(t, sq, out[5*i+4], "square %d", i)
 	}
 }
 

@@ -181,6 +181,50 @@ CUZK_HD void row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)
   hi[N - 1] = ptx::addc(hi[N - 1], 0);
 }
 
+// sqr_row is row i of the squaring (see sqr): t += y·x, then t += m·p, for
+// y = a_i and the multiplicand x = a_i·2^(32i) + 2·Σ_{j>i} a_j·2^(32j),
+// which has no limbs below i. Products of those zero limbs are left out: in
+// the shifted chain of hi they become carry additions, and the chain of lo
+// starts at the first limb that is not zero. i = 0 is row's first row.
+template <class P>
+CUZK_HD void sqr_row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)[P::N],
+                     const uint32_t (&p)[P::N], uint32_t y, int i) {
+  constexpr int N = P::N;
+  if (i == 0) {
+    prod_pairs<N>(hi, x + 1, y);
+    prod_pairs<N>(lo, x, y);
+  } else {
+    lo[0] = ptx::add_cc(lo[0], hi[1]);
+#pragma unroll
+    for (int j = 0; j < N - 2; j += 2) {  // hi = hi/2^64 + Σ x_(j+1)·y·2^(32j), x_(j+1) = 0 for j + 1 < i
+      if (j + 1 >= i) {
+        hi[j] = ptx::madc_lo_cc(x[j + 1], y, hi[j + 2]);
+        hi[j + 1] = ptx::madc_hi_cc(x[j + 1], y, hi[j + 3]);
+      } else {
+        hi[j] = ptx::addc_cc(hi[j + 2], 0);
+        hi[j + 1] = ptx::addc_cc(hi[j + 3], 0);
+      }
+    }
+    hi[N - 2] = ptx::madc_lo_cc(x[N - 1], y, 0);  // i ≤ N − 1: the top limb is always a product
+    hi[N - 1] = ptx::madc_hi(x[N - 1], y, 0);
+    const int first = (i + 1) & ~1;  // the first even limb ≥ i
+    if (first < N) {
+      lo[first] = ptx::mad_lo_cc(x[first], y, lo[first]);
+      lo[first + 1] = ptx::madc_hi_cc(x[first], y, lo[first + 1]);
+#pragma unroll
+      for (int j = first + 2; j < N; j += 2) {
+        lo[j] = ptx::madc_lo_cc(x[j], y, lo[j]);
+        lo[j + 1] = ptx::madc_hi_cc(x[j], y, lo[j + 1]);
+      }
+      hi[N - 1] = ptx::addc(hi[N - 1], 0);
+    }
+  }
+  const uint32_t m = lo[0] * inv_operand<P>();
+  mad_pairs<N>(hi, p + 1, m);
+  mad_pairs<N>(lo, p, m);
+  hi[N - 1] = ptx::addc(hi[N - 1], 0);
+}
+
 }  // namespace mont
 
 template <class P>
@@ -256,9 +300,43 @@ CUZK_HD MontField<P> operator*(const MontField<P>& a, const MontField<P>& b) {
   return mont::reduce_once<P>(r);
 }
 
+// sqr is a·a·R^(−1) mod p using a² = Σ_i a_i·2^(32i)·(a_i·2^(32i) +
+// 2·Σ_{j>i} a_j·2^(32j)): the rows of operator* with row i's multiplicand
+// cut to its limbs ≥ i, N(N+1)/2 products of a by a instead of N² (78
+// against 144 for Fp), the N² of the reduction unchanged. The doubled
+// limbs come from 2a = Σ b_j·2^(32j), b_j = a_j << 1 | a_(j−1) >> 31, except
+// at limb i + 1, whose bit from a_i belongs to the row's own a_i·a_i. A row
+// then adds up to 2^32·2p instead of 2^32·p, so t stays below 3p between
+// rows (2p in operator*) and t + y·x + m·p below 3p + 3·2^32·p, which fits
+// N + 1 limbs when p < 2^(32N − 2): fields without the two spare top bits
+// (Fr) square by operator*. The result is REDC(a²) < 2p as before.
 template <class P>
 CUZK_HD MontField<P> sqr(const MontField<P>& a) {
-  return a * a;
+  constexpr int N = P::N;
+  if (P::mod(N - 1) >= 0x40000000u) return a * a;
+  uint32_t p[N], b[N];
+#pragma unroll
+  for (int j = 0; j < N; j++) p[j] = P::mod(j);
+  b[0] = a.v[0] << 1;
+#pragma unroll
+  for (int j = 1; j < N; j++) b[j] = (a.v[j] << 1) | (a.v[j - 1] >> 31);
+  uint32_t ev[N], od[N];
+#pragma unroll
+  for (int i = 0; i < N; i += 2) {
+    uint32_t x[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) x[j] = j < i ? 0 : j == i ? a.v[i] : j == i + 1 ? a.v[i + 1] << 1 : b[j];
+    mont::sqr_row<P>(ev, od, x, p, a.v[i], i);
+#pragma unroll
+    for (int j = 0; j < N; j++) x[j] = j <= i ? 0 : j == i + 1 ? a.v[i + 1] : j == i + 2 ? a.v[i + 2] << 1 : b[j];
+    mont::sqr_row<P>(od, ev, x, p, a.v[i + 1], i + 1);
+  }
+  uint32_t r[N];
+  r[0] = ptx::add_cc(ev[0], od[1]);
+#pragma unroll
+  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(ev[j], od[j + 1]);
+  r[N - 1] = ptx::addc(ev[N - 1], 0);
+  return mont::reduce_once<P>(r);
 }
 
 template <class P>

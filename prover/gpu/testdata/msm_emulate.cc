@@ -10,7 +10,9 @@
 // Usage: msm_emulate IN OUT. IN: ten little-endian uint32 (curve 1|2, n, c,
 // nwin, mwin, stride, copies, t1, t2, k), n scalars (gnark fr.Element),
 // stride affine points (gnark layout; the table's copy 0). OUT: mwin XYZZ
-// points.
+// points. With curve 0 it runs the Fp self-test kernel instead: IN holds n
+// (the second word) and n pairs a, b of gnark fp.Elements after the header,
+// OUT the kernel's 5n results.
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -164,13 +166,21 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   return fwrite(wins.data(), sizeof(XYZZ<F>), mwin, out) == mwin ? 0 : 3;
 }
 
+static int fp_selftest(FILE* in, FILE* out, uint32_t n) {
+  std::vector<Fp> a(n), b(n), res((size_t)5 * n);
+  if (fread(a.data(), sizeof(Fp), n, in) != n || fread(b.data(), sizeof(Fp), n, in) != n) return 2;
+  launch(n, [&] { msm_g1_fp_selftest(a.data(), b.data(), n, res.data()); });
+  return fwrite(res.data(), sizeof(Fp), res.size(), out) == res.size() ? 0 : 3;
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) return 1;
   FILE* in = fopen(argv[1], "rb");
   FILE* out = fopen(argv[2], "wb");
   uint32_t h[10];
   if (!in || !out || fread(h, 4, 10, in) != 10) return 1;
-  int rc = h[0] == 1
+  int rc = h[0] == 0   ? fp_selftest(in, out, h[1])
+           : h[0] == 1
                ? run(in, out, h, Curve<Fp>{msm_g1_table, msm_g1_accumulate, msm_g1_reduce, msm_g1_bucket_sum})
                : run(in, out, h, Curve<Fp2>{msm_g2_table, msm_g2_accumulate, msm_g2_reduce, msm_g2_bucket_sum});
   return fclose(out) != 0 ? 4 : rc;
