@@ -24,7 +24,7 @@ func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Ele
 	t.Helper()
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	hdr := []uint32{curve, p.n, p.c, p.nwin, p.mwin, p.stride, p.copies(), p.t1, p.t2, p.k}
+	hdr := []uint32{curve, p.n, p.c, p.nwin, p.mwin, p.stride, p.copies(), p.t1, p.t2, p.tw, p.k}
 	buf := append(driver.Bytes(hdr), driver.Bytes(scalars)...)
 	require.NoError(t, os.WriteFile(in, append(buf, bases...), 0o600))
 	msg, err := exec.Command(bin, in, out).CombinedOutput()
@@ -122,7 +122,7 @@ func TestFpKernelOnHost(t *testing.T) {
 	a, b := fpSelftestInputs(4096)
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	hdr := make([]uint32, 10)
+	hdr := make([]uint32, 11)
 	hdr[1] = uint32(len(a))
 	buf := append(append(driver.Bytes(hdr), driver.Bytes(a)...), driver.Bytes(b)...)
 	require.NoError(t, os.WriteFile(in, buf, 0o600))

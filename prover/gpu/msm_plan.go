@@ -53,6 +53,7 @@ type msmPlan struct {
 	nseg   uint32 // mwin·nb segments
 	t1     uint32 // most entries one accumulate task sums
 	t2     uint32 // most partials one reduce task sums
+	tw     uint32 // most window partials one reduce task sums
 	k      uint32 // bucket_sum threads per bucket window (≤ nb)
 }
 
@@ -73,6 +74,7 @@ const (
 	msmMinWindow   = 2
 	msmBucketRun   = 8  // fewest buckets one bucket_sum thread weights
 	msmReduceTask  = 32 // t2
+	msmWindowTask  = 8  // tw
 	msmCostBucket  = 4  // weight of a bucket against a point in the window choice
 )
 
@@ -161,6 +163,10 @@ func newMSMPlanTable(n int, t msmTable, c, wave uint32) (msmPlan, error) {
 	mean := uint32(p.entries() / uint64(p.nseg))
 	p.t1 = max(8, 2*mean)
 	p.t2 = msmReduceTask
+	// The window stage's k partials per window are few and their reduce
+	// levels run a few hundred to a few thousand threads: short tasks keep
+	// each level's serial chain of additions short.
+	p.tw = msmWindowTask
 	// bucket_sum threads are one wave: a thread's time is about 2 additions
 	// per bucket plus a scalar multiple by its first bucket (about 1.5·c
 	// operations), so more threads add overhead, and fewer leave the device

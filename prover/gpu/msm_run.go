@@ -298,7 +298,7 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 			return 0, err
 		}
 		dst := [2]driver.DevicePtr{b.partB, b.partA.Add(int(x) * r.cv.xyzzBytes)}
-		hiPts, hiOff, err = r.levels(b.partA, b.offA.Add(s0), p.nseg-w0*p.nb, maxLen, msmBucketPartials,
+		hiPts, hiOff, err = r.levels(b.partA, b.offA.Add(s0), p.nseg-w0*p.nb, maxLen, msmBucketPartials, p.t2,
 			dst, [2]driver.DevicePtr{b.offB, b.offC})
 		if err != nil {
 			return 0, err
@@ -314,7 +314,7 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	if err := r.putWindowOffsets(b.winOffA); err != nil {
 		return 0, err
 	}
-	win, _, err := r.levels(b.winA, b.winOffA, p.mwin, p.k, 1,
+	win, _, err := r.levels(b.winA, b.winOffA, p.mwin, p.k, 1, p.tw,
 		[2]driver.DevicePtr{b.winB, b.winA}, [2]driver.DevicePtr{b.winOffB, b.winOffA})
 	return win, err
 }
@@ -383,13 +383,12 @@ func (r *msmRun) orderTasks(ntask uint32) error {
 }
 
 // levels sums the points of each of nseg segments (cur, offsets off) with
-// reduce tasks of t2 until no segment holds more than most; maxLen bounds
+// reduce tasks of t until no segment holds more than most; maxLen bounds
 // the longest segment. Level i writes its points to dst[i%2] and their
 // offsets to offDst[i%2], so dst[1] and offDst[1] may be cur and off, read
 // only by the first level. It returns the result's points and offsets.
-func (r *msmRun) levels(cur, off driver.DevicePtr, nseg, maxLen, most uint32, dst, offDst [2]driver.DevicePtr) (
+func (r *msmRun) levels(cur, off driver.DevicePtr, nseg, maxLen, most, t uint32, dst, offDst [2]driver.DevicePtr) (
 	driver.DevicePtr, driver.DevicePtr, error) {
-	t := r.p.t2
 	for i := 0; maxLen > most; i++ {
 		ntask, err := r.tasks(off, nseg, t, offDst[i%2])
 		if err != nil {

@@ -7,8 +7,8 @@
 // (PTX carry instructions emulated, see ec_arch.cuh) on machines without a
 // GPU.
 //
-// Usage: msm_emulate IN OUT. IN: ten little-endian uint32 (curve 1|2, n, c,
-// nwin, mwin, stride, copies, t1, t2, k), n scalars (gnark fr.Element),
+// Usage: msm_emulate IN OUT. IN: eleven little-endian uint32 (curve 1|2, n,
+// c, nwin, mwin, stride, copies, t1, t2, tw, k), n scalars (gnark fr.Element),
 // stride affine points (gnark layout; the table's copy 0). OUT: mwin XYZZ
 // points. With curve 0 it runs the Fp self-test kernel instead: IN holds n
 // (the second word) and n pairs a, b of gnark fp.Elements after the header,
@@ -123,7 +123,7 @@ static void levels(const Curve<F>& cv, std::vector<XYZZ<F>>& cur, Words& off, ui
 template <class F>
 static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   const uint32_t n = h[1], c = h[2], nwin = h[3], mwin = h[4], stride = h[5], copies = h[6];
-  const uint32_t t1 = h[7], t2 = h[8], k = h[9];
+  const uint32_t t1 = h[7], t2 = h[8], tw = h[9], k = h[10];
   const uint32_t nb = 1u << (c - 1), nseg = mwin * nb;
   std::vector<Fr> scalars(n);
   std::vector<Affine<F>> bases((size_t)copies * stride);
@@ -162,7 +162,7 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   });
   Words win_off(mwin + 1);
   for (uint32_t w = 0; w <= mwin; w++) win_off[w] = w * k;
-  levels(cv, wins, win_off, mwin, k, t2, 1);
+  levels(cv, wins, win_off, mwin, k, tw, 1);
   return fwrite(wins.data(), sizeof(XYZZ<F>), mwin, out) == mwin ? 0 : 3;
 }
 
@@ -177,8 +177,8 @@ int main(int argc, char** argv) {
   if (argc != 3) return 1;
   FILE* in = fopen(argv[1], "rb");
   FILE* out = fopen(argv[2], "wb");
-  uint32_t h[10];
-  if (!in || !out || fread(h, 4, 10, in) != 10) return 1;
+  uint32_t h[11];
+  if (!in || !out || fread(h, 4, 11, in) != 11) return 1;
   int rc = h[0] == 0   ? fp_selftest(in, out, h[1])
            : h[0] == 1
                ? run(in, out, h, Curve<Fp>{msm_g1_table, msm_g1_accumulate, msm_g1_reduce, msm_g1_bucket_sum})
