@@ -64,9 +64,10 @@ type MSMTimings struct {
 	Reduce time.Duration
 	// Window weights the buckets and sums each window.
 	Window time.Duration
-	// Points is the MSM's size, Bits its window bits c and Copies the
-	// copies of the bases table it read (1: the bases alone).
-	Points, Bits, Copies int
+	// Points is the MSM's size, Bits its window bits c, Copies the copies
+	// of the bases table it read (1: the bases alone) and Windows its
+	// bucket windows (the digit windows folded over the copies).
+	Points, Bits, Copies, Windows int
 }
 
 // Events recorded on the default stream around each stage of an MSM.

@@ -244,7 +244,7 @@ func (st *msmState) time(c *driver.Ctx, p msmPlan, upload, bases time.Duration) 
 	st.last = MSMTimings{
 		Upload: upload, Bases: bases, Sort: d[evSorted], Accumulate: d[evAccumulated], Reduce: d[evReduced],
 		Window: d[evDone], Compute: d[evSorted] + d[evAccumulated] + d[evReduced] + d[evDone],
-		Points: int(p.n), Bits: int(p.c), Copies: int(p.copies()),
+		Points: int(p.n), Bits: int(p.c), Copies: int(p.copies()), Windows: int(p.mwin),
 	}
 	return nil
 }

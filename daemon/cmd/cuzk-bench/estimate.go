@@ -74,13 +74,15 @@ func fixedMulRate(fr float64, source string) mulRate {
 }
 
 // msmMuls counts the Fp multiplications of a Pippenger MSM of n points with
-// window c as the engine runs it (prover/gpu msm_plan.go): ⌈256/c⌉ windows of
-// signed digits, one mixed addition per (point, window), and per window
-// 2^(c−1) buckets weighted by running sums (two full additions each).
-func msmMuls(n, c int, g2 bool) float64 {
+// window c and mwin bucket windows as the engine runs it (prover/gpu
+// msm_plan.go): ⌈256/c⌉ windows of signed digits, one mixed addition per
+// (point, window), and per bucket window 2^(c−1) buckets weighted by running
+// sums (two full additions each). Without a table of base multiples mwin is
+// the digit windows; a full table folds them into one.
+func msmMuls(n, c, mwin int, g2 bool) float64 {
 	nwin := (256 + c - 1) / c
 	adds := float64(n) * float64(nwin) * mulsPerMixedAdd
-	buckets := float64(nwin) * float64(uint64(1)<<(c-1)) * 2 * mulsPerAdd
+	buckets := float64(mwin) * float64(uint64(1)<<(c-1)) * 2 * mulsPerAdd
 	m := adds + buckets
 	if g2 {
 		m *= fp2Muls

@@ -148,8 +148,10 @@ func TestEstimates(t *testing.T) {
 	assert.Equal(t, float64(1<<19)*20, nttMuls(20))
 	// 2^20 points, c = 16: 16 windows, 2^15 buckets each.
 	want := float64(1<<20)*16*10 + 16*float64(1<<15)*2*14
-	assert.Equal(t, want, msmMuls(1<<20, 16, false))
-	assert.Equal(t, 3*want, msmMuls(1<<20, 16, true))
+	assert.Equal(t, want, msmMuls(1<<20, 16, 16, false))
+	assert.Equal(t, 3*want, msmMuls(1<<20, 16, 16, true))
+	// A full table: one bucket window of 2^21 buckets for 12 digit windows.
+	assert.Equal(t, float64(1<<24)*12*10+float64(1<<21)*2*14, msmMuls(1<<24, 22, 1, false))
 	r := fixedMulRate(35e9, "test")
 	assert.InDelta(t, 35e9/2.25, r.fp, 1)
 	assert.Equal(t, time.Second, estimate(35e9, r.fr))

@@ -28,7 +28,9 @@ for element; MSMs against gnark's MultiExp, on the full input up to
 -direct-check points and beyond that on the scalars folded to the tile (bases
 are -tile distinct random points repeated, so Σ s_i·P_(i mod T) =
 Σ_j (Σ_(i≡j) s_i)·P_j: exact, and milliseconds even at 2^26). Every timed MSM run
-must also return the warm-up's result. Default sizes take about 1-2 minutes
+must also return the warm-up's result. With -msm-tables the MSM engine builds
+tables of base multiples (gpu.MSM.SetTableMemory) for each size in the warm-up
+(its time is the "table build" column). Default sizes take about 1-2 minutes
 on an H200 host (16 cores, 128 GiB RAM, 141 GB GPU).`
 
 // kernelsConfig holds the kernels command's flags.
@@ -39,6 +41,7 @@ type kernelsConfig struct {
 	tile        int
 	directMax   int     // largest MSM checked on the full input
 	frRate      float64 // Fr muls per second; 0: measure
+	tables      int64   // MSM table memory in bytes (gpu.MSM.SetTableMemory); 0: none
 	rateElems   int     // elements of the fr_mul_chain measurement
 }
 
@@ -53,6 +56,7 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	tile := fs.String("tile", "2^16", "distinct random points tiled into the bases")
 	direct := fs.String("direct-check", "2^24", "largest MSM checked on the full input (larger: folded to the tile)")
 	rate := fs.Float64("fr-rate", 0, "Fr multiplication rate for the estimates in Gmul/s (0: measure it)")
+	tables := fs.Float64("msm-tables", 0, "GiB of GPU memory for MSM tables of base multiples (0: none)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -60,11 +64,15 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err == nil {
 		err = checkRuns(*runs)
 	}
+	if err == nil && (*tables < 0 || *tables > 1<<20) {
+		err = fmt.Errorf("-msm-tables %v: want 0 … 2^20 GiB", *tables)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cuzk-bench kernels: %v\n", err)
 		return exitUsage
 	}
 	cfg.runs, cfg.seed, cfg.frRate, cfg.rateElems = *runs, *seed, *rate*1e9, 1<<22
+	cfg.tables = int64(*tables * (1 << 30))
 	return exitFor(stderr, "kernels", runKernels(ctx, cfg, stdout))
 }
 
@@ -103,6 +111,8 @@ func kernelsFlags(sizes, g1, g2, ntt, tile, direct string) (kernelsConfig, error
 type kernelRow struct {
 	kernel          string
 	logN, bits      int
+	copies, windows int // MSM table copies read (1: the bases alone), bucket windows
+	build           string
 	device, e2e     string
 	transfer        string
 	est, vsEst      string
@@ -155,13 +165,18 @@ func kernelRate(ctx context.Context, dev *driver.Device, cfg kernelsConfig) (mul
 }
 
 func printKernelRows(w io.Writer, rows []kernelRow, runs int) {
-	t := report.NewTable("kernel", "size", "c", "device", "transfers", "end-to-end", "modmul est.", "dev/est", "sppark H200", "check")
+	t := report.NewTable("kernel", "size", "c", "copies", "device", "transfers", "end-to-end", "modmul est.", "dev/est",
+		"sppark H200", "table build", "check")
 	for _, r := range rows {
-		bits := "-"
+		bits, copies, build := "-", "-", r.build
 		if r.bits > 0 {
-			bits = fmt.Sprint(r.bits)
+			bits, copies = fmt.Sprint(r.bits), fmt.Sprint(r.copies)
 		}
-		t.Add(r.kernel, fmt.Sprintf("2^%d", r.logN), bits, r.device, r.transfer, r.e2e, r.est, r.vsEst, r.sppark, r.checked)
+		if build == "" {
+			build = "-"
+		}
+		t.Add(r.kernel, fmt.Sprintf("2^%d", r.logN), bits, copies, r.device, r.transfer, r.e2e, r.est, r.vsEst, r.sppark,
+			build, r.checked)
 	}
 	fmt.Fprintf(w, "medians of %d runs after a warm-up\n", runs)
 	t.Write(w)
@@ -170,8 +185,10 @@ func printKernelRows(w io.Writer, rows []kernelRow, runs int) {
 NTT: device = natural-order transform of a resident vector (gpu.Backend.TimeNTT, CUDA events);
   end-to-end = gpu.Backend.NTT (upload through pinned staging, transform, download); transfers =
   end-to-end − device: the vector's staging copies both ways.
-modmul est.: MSM n·⌈256/c⌉ mixed additions (10 Fp muls) + 2 full additions (14) per bucket, G2 ×3
-  (Fp2); NTT (n/2)·log2 n Fr muls; divided by the rate above. dev/est > 1: slower than the estimate.
+modmul est.: MSM n·⌈256/c⌉ mixed additions (10 Fp muls) + 2 full additions (14) per bucket (2^(c−1)
+  per bucket window: ⌈256/c⌉ windows, or one with a full table), G2 ×3 (Fp2); NTT (n/2)·log2 n Fr
+  muls; divided by the rate above. dev/est > 1: slower than the estimate.
+copies: the MSM table's copies of the bases (1: none); table build = their upload and build, once.
 `)
 }
 

@@ -30,6 +30,9 @@ func benchMSMs(ctx context.Context, dev *driver.Device, cfg kernelsConfig, rate 
 	if err != nil {
 		return nil, err
 	}
+	if err := m.SetTableMemory(cfg.tables); err != nil {
+		return nil, errors.Join(err, m.Close())
+	}
 	var rows []kernelRow
 	var errs []error
 	if len(cfg.g1) > 0 {
@@ -49,6 +52,8 @@ func benchMSMs(ctx context.Context, dev *driver.Device, cfg kernelsConfig, rate 
 
 // sizes benchmarks every size in logs (ascending) on prefixes of one tiled
 // bases slice and one scalar vector, then frees the device copy of the bases.
+// Each size is longer than the resident prefix before it, so each uploads
+// its own bases and, with a table budget, builds its own table.
 func (mb *msmBench[B, J]) sizes(ctx context.Context, m *gpu.MSM, cfg kernelsConfig, logs []int, rate mulRate) ([]kernelRow, error) {
 	maxN := 1 << logs[len(logs)-1]
 	bases := tiled(mb.tile, maxN)
@@ -78,6 +83,13 @@ func (mb *msmBench[B, J]) one(ctx context.Context, m *gpu.MSM, cfg kernelsConfig
 	if err != nil {
 		return row, err
 	}
+	warm, err := m.LastTimings()
+	if err != nil {
+		return row, err
+	}
+	if warm.Copies > 1 {
+		row.build = ms(warm.Bases)
+	}
 	var dev, up, e2e samples
 	for i := range cfg.runs {
 		start := time.Now()
@@ -90,13 +102,14 @@ func (mb *msmBench[B, J]) one(ctx context.Context, m *gpu.MSM, cfg kernelsConfig
 		if err != nil {
 			return row, err
 		}
-		dev, up, row.bits = append(dev, rec.Compute), append(up, rec.Upload), rec.Bits
+		dev, up = append(dev, rec.Compute), append(up, rec.Upload)
+		row.bits, row.copies, row.windows = rec.Bits, rec.Copies, rec.Windows
 		if !mb.equal(&got, &first) {
 			row.checked = "MISMATCH"
 			return row, fmt.Errorf("%w: run %d differs from the warm-up", errMismatch, i+1)
 		}
 	}
-	est := estimate(msmMuls(n, row.bits, mb.g2), rate.fp)
+	est := estimate(msmMuls(n, row.bits, row.windows, mb.g2), rate.fp)
 	row.device, row.transfer, row.e2e = ms(dev.median()), ms(up.median()), ms(e2e.median())
 	row.est, row.vsEst = ms(est), ratio(dev.median(), est)
 	row.sppark = "-"

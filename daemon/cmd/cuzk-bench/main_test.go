@@ -133,6 +133,22 @@ func TestKernelsGPU(t *testing.T) {
 	assert.NotContains(t, out, "MISMATCH")
 }
 
+// TestKernelsTablesGPU runs the MSMs with tables of base multiples: each
+// size builds its own and checks against gnark-crypto.
+func TestKernelsTablesGPU(t *testing.T) {
+	code, out, errOut := runCmd(t, "kernels", "-g1", "2^10,2^17", "-g2", "2^10", "-ntt", "",
+		"-runs", "2", "-tile", "2^8", "-direct-check", "2^10", "-msm-tables", "1")
+	if !gpuHere(t) {
+		assert.Equal(t, exitNoGPU, code)
+		assert.Contains(t, errOut, "no GPU")
+		t.Skip("no GPU here: checked exit status 3; kernels not run")
+	}
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, 3, strings.Count(out, "ok: "), "every size checked")
+	assert.NotContains(t, out, "MISMATCH")
+	assert.Regexp(t, `MSM G1 +2\^17 +1[0-9] +1[0-9] `, out, "2^17 with a table: c and copies")
+}
+
 func TestPartitionGPU(t *testing.T) {
 	code, out, errOut := runCmd(t, "partition", "-log", "14", "-runs", "1", "-tile", "2^8")
 	if !gpuHere(t) {
@@ -163,6 +179,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"prove", "-runs", "0", "-backend", "cpu"}, exitUsage, "-runs 0"},
 		{[]string{"kernels", "-ntt", "2^28"}, exitUsage, "2^28: want 2^1 … 2^27"},
 		{[]string{"kernels", "-g1", "1000"}, exitUsage, "power of two"},
+		{[]string{"kernels", "-msm-tables", "-1"}, exitUsage, "-msm-tables -1: want 0"},
 		{[]string{"partition", "-log", "28"}, exitUsage, "-log 28"},
 		{[]string{"partition", "-b-frac", "2"}, exitUsage, "-b-frac"},
 		{[]string{"prove", "extra"}, exitUsage, "unexpected arguments"},
