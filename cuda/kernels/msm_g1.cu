@@ -25,8 +25,8 @@ CUZK_KERNEL void msm_g1_reduce(const G1XYZZ* in, const uint32_t* seg_off, const 
 // bucket_sum, its additions inlined, is capped like accumulate: at 182
 // registers it would run 2 blocks per SM.
 CUZK_KERNEL __launch_bounds__(128, 3) void msm_g1_bucket_sum(const G1XYZZ* lo_pts, const uint32_t* lo_off,
-    const G1XYZZ* hi_pts, const uint32_t* hi_off, uint32_t w0, uint32_t nwin, uint32_t nb, uint32_t K, G1XYZZ* out) {
-  msm::bucket_sum<Fp, true>(lo_pts, lo_off, hi_pts, hi_off, w0, nwin, nb, K, out);
+    const G1XYZZ* hi_pts, const uint32_t* hi_off, uint32_t s0, uint32_t s1, uint32_t nwin, uint32_t nb, uint32_t K, G1XYZZ* out) {
+  msm::bucket_sum<Fp, true>(lo_pts, lo_off, hi_pts, hi_off, s0, s1, nwin, nb, K, out);
 }
 
 // msm_g1_fp_selftest writes a·b, a + b, a − b, −a and a² for n pairs, so

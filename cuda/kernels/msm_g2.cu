@@ -19,8 +19,8 @@ CUZK_KERNEL void msm_g2_reduce(const G2XYZZ* in, const uint32_t* seg_off, const 
 }
 
 CUZK_KERNEL void msm_g2_bucket_sum(const G2XYZZ* lo_pts, const uint32_t* lo_off,
-    const G2XYZZ* hi_pts, const uint32_t* hi_off, uint32_t w0, uint32_t nwin, uint32_t nb, uint32_t K, G2XYZZ* out) {
-  msm::bucket_sum<Fp2, false>(lo_pts, lo_off, hi_pts, hi_off, w0, nwin, nb, K, out);
+    const G2XYZZ* hi_pts, const uint32_t* hi_off, uint32_t s0, uint32_t s1, uint32_t nwin, uint32_t nb, uint32_t K, G2XYZZ* out) {
+  msm::bucket_sum<Fp2, false>(lo_pts, lo_off, hi_pts, hi_off, s0, s1, nwin, nb, K, out);
 }
 
 // msm_g2_fp2_selftest writes a·b, a + b, a − b and −a for n pairs, so tests can

@@ -55,6 +55,7 @@ type msmPlan struct {
 	t2     uint32 // most partials one reduce task sums
 	tw     uint32 // most window partials one reduce task sums
 	k      uint32 // bucket_sum threads per bucket window (≤ nb)
+	band   uint32 // segments per band, the unit of the reduced range
 }
 
 // msmTable is the shape of a bases set on the device: copies copies of
@@ -75,6 +76,7 @@ const (
 	msmBucketRun   = 8  // fewest buckets one bucket_sum thread weights
 	msmReduceTask  = 32 // t2
 	msmWindowTask  = 8  // tw
+	msmBands       = 64 // bands per bucket window
 	msmCostBucket  = 4  // weight of a bucket against a point in the window choice
 )
 
@@ -177,6 +179,7 @@ func newMSMPlanTable(n int, t msmTable, c, wave uint32) (msmPlan, error) {
 	// which the proof's G2 gain outweighs. Runs of at least msmBucketRun
 	// buckets.
 	p.k = max(1, min(p.nb/msmBucketRun, wave/p.mwin))
+	p.band = p.nb / min(p.nb, msmBands)
 	return p, nil
 }
 
@@ -192,21 +195,28 @@ func (p msmPlan) entries() uint64 { return uint64(p.n) * uint64(p.nwin) }
 // stage has buffers of its own (mwin·k points).
 func (p msmPlan) partials() uint64 { return p.entries()/uint64(p.t1) + uint64(p.nseg) }
 
-// reducedWindows returns the first bucket window w0 whose buckets may hold
-// more than msmBucketPartials partials after accumulate (maxima: each
-// window's longest bucket; mwin if none), and the most partials a bucket of
-// windows w0… holds. Windows w0… go through reduce levels before
-// bucket_sum; with random scalars and no table that is only the top window
-// (fewer bits, longer buckets).
-func (p msmPlan) reducedWindows(maxima []uint32) (w0, maxLen uint32) {
-	w0 = p.mwin
-	for w := range p.mwin {
-		if l := ceilDiv32(maxima[w], p.t1); l > msmBucketPartials {
-			w0 = min(w0, w)
+// bands is the number of bands of band segments each: msmBands per bucket
+// window (fewer for small windows).
+func (p msmPlan) bands() uint32 { return p.nseg / p.band }
+
+// reducedRange returns the segments [s0, s1) that go through reduce levels
+// before bucket_sum, from the first to the last band whose buckets may hold
+// more than msmBucketPartials partials after accumulate (maxima: each band's
+// longest bucket; s0 = s1 = nseg if none), and the most partials a bucket
+// there holds. Random scalars leave long buckets only where the short top
+// digit window lands: its buckets, the lowest of its bucket window.
+func (p msmPlan) reducedRange(maxima []uint32) (s0, s1, maxLen uint32) {
+	first, last := p.bands(), uint32(0)
+	for i := range p.bands() {
+		if l := ceilDiv32(maxima[i], p.t1); l > msmBucketPartials {
+			first, last = min(first, i), i
 			maxLen = max(maxLen, l)
 		}
 	}
-	return w0, maxLen
+	if maxLen == 0 {
+		return p.nseg, p.nseg, 0
+	}
+	return first * p.band, (last + 1) * p.band, maxLen
 }
 
 // scanScratch bounds the temporary words of a prefix sum over m elements:

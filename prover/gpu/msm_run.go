@@ -39,7 +39,7 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.segOff = take(4 * segWords)
 	b.cursor = take(4 * segWords)
 	b.sorted = take(4 * p.entries())
-	b.maxv = take(4 * uint64(p.mwin))
+	b.maxv = take(4 * uint64(p.bands()))
 	b.tcount = take(4 * segWords)
 	b.offA = take(4 * segWords)
 	b.offB = take(4 * segWords)
@@ -287,18 +287,18 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 	if err := r.mark(evAccumulated); err != nil {
 		return 0, err
 	}
-	w0, maxLen := p.reducedWindows(maxima)
+	s0, s1, maxLen := p.reducedRange(maxima)
 	hiPts, hiOff := b.partA, b.offA
-	if w0 < p.mwin {
-		// Windows w0… first sum their buckets' partials in reduce levels,
-		// into partB and then the part of partA they leave.
-		s0 := 4 * int(w0*p.nb)
-		x, err := r.word(b.offA.Add(s0))
+	if s0 < s1 {
+		// Segments [s0, s1) first sum their partials in reduce levels, into
+		// partB and then into their own part of partA, which the first level
+		// has read: no level writes more points than it read.
+		x, err := r.word(b.offA.Add(4 * int(s0)))
 		if err != nil {
 			return 0, err
 		}
 		dst := [2]driver.DevicePtr{b.partB, b.partA.Add(int(x) * r.cv.xyzzBytes)}
-		hiPts, hiOff, err = r.levels(b.partA, b.offA.Add(s0), p.nseg-w0*p.nb, maxLen, msmBucketPartials, p.t2,
+		hiPts, hiOff, err = r.levels(b.partA, b.offA.Add(4*int(s0)), s1-s0, maxLen, msmBucketPartials, p.t2,
 			dst, [2]driver.DevicePtr{b.offB, b.offC})
 		if err != nil {
 			return 0, err
@@ -308,7 +308,7 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 		return 0, err
 	}
 	if err := launch1D(r.c, r.cv.bucketSum, uint64(p.mwin)*uint64(p.k), msmCurveBlock,
-		b.partA, b.offA, hiPts, hiOff, w0, p.mwin, p.nb, p.k, b.winA); err != nil {
+		b.partA, b.offA, hiPts, hiOff, s0, s1, p.mwin, p.nb, p.k, b.winA); err != nil {
 		return 0, err
 	}
 	if err := r.putWindowOffsets(b.winOffA); err != nil {
@@ -320,20 +320,20 @@ func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
 }
 
 // sortEntries computes the digits, the segment offsets and the sorted
-// entries, and returns each window's longest segment length.
+// entries, and returns each band's longest segment length.
 func (r *msmRun) sortEntries() ([]uint32, error) {
 	p, b, k := r.p, r.b, r.k
 	if err := r.c.Memset(b.counts, 0, 4*int(p.nseg)); err != nil {
 		return nil, err
 	}
-	if err := r.c.Memset(b.maxv, 0, 4*int(p.mwin)); err != nil {
+	if err := r.c.Memset(b.maxv, 0, 4*int(p.bands())); err != nil {
 		return nil, err
 	}
 	if err := launch1D(r.c, k.digits, uint64(p.n), msmSortBlock, b.scalars, p.n, p.c, p.nwin, p.mwin,
 		b.digits, b.counts); err != nil {
 		return nil, err
 	}
-	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, p.nb, b.scanTmp); err != nil {
+	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, p.band, b.scanTmp); err != nil {
 		return nil, err
 	}
 	if err := r.c.DtoD(b.cursor, b.segOff, 4*int(p.nseg)); err != nil {
@@ -343,7 +343,7 @@ func (r *msmRun) sortEntries() ([]uint32, error) {
 		b.cursor, b.sorted); err != nil {
 		return nil, err
 	}
-	maxima := make([]uint32, p.mwin)
+	maxima := make([]uint32, p.bands())
 	if err := r.c.DtoH(driver.Bytes(maxima), b.maxv); err != nil {
 		return nil, err
 	}

@@ -37,36 +37,44 @@ func TestMSMPlan(t *testing.T) {
 	}
 }
 
-func TestReducedWindows(t *testing.T) {
-	p, err := newMSMPlanWindow(1<<20, 16, 50688) // t1 = 64, 16 windows
+func TestReducedRange(t *testing.T) {
+	p, err := newMSMPlanWindow(1<<20, 16, 50688) // t1 = 64, 16 windows of 2^15 buckets, bands of 512
 	require.NoError(t, err)
 	require.Equal(t, uint32(64), p.t1)
+	require.Equal(t, uint32(512), p.band)
+	require.Equal(t, uint32(16*64), p.bands())
 	maxima := func(set map[uint32]uint32) []uint32 {
-		m := make([]uint32, p.nwin)
-		for w := range m {
-			m[w] = 100 // two tasks: bucket_sum adds both partials
+		m := make([]uint32, p.bands())
+		for i := range m {
+			m[i] = 100 // two tasks: bucket_sum adds both partials
 		}
-		for w, v := range set {
-			m[w] = v
+		for i, v := range set {
+			m[i] = v
 		}
 		return m
 	}
+	top := 15 * 64 // the top window's first band
 	for _, tc := range []struct {
-		name       string
-		maxima     []uint32
-		w0, maxLen uint32
+		name           string
+		maxima         []uint32
+		s0, s1, maxLen uint32
 	}{
-		{"random scalars, long top window", maxima(map[uint32]uint32{15: 1100}), 15, 18},
-		{"no long bucket", maxima(nil), 16, 0},
-		{"exactly two tasks", maxima(map[uint32]uint32{15: 128}), 16, 0},
-		{"three tasks", maxima(map[uint32]uint32{15: 129}), 15, 3},
-		{"skewed low window", maxima(map[uint32]uint32{0: 1 << 20, 15: 200}), 0, 16384},
-		{"empty windows", make([]uint32, p.nwin), 16, 0},
+		{"random scalars, long top-window buckets", maxima(map[uint32]uint32{uint32(top): 1100, uint32(top + 1): 900}),
+			15 << 15, 15<<15 + 1024, 18},
+		{"no long bucket", maxima(nil), p.nseg, p.nseg, 0},
+		{"exactly two tasks", maxima(map[uint32]uint32{7: 128}), p.nseg, p.nseg, 0},
+		{"three tasks", maxima(map[uint32]uint32{7: 129}), 7 * 512, 8 * 512, 3},
+		{"skewed low and high bands", maxima(map[uint32]uint32{0: 1 << 20, uint32(top): 200}), 0, 15<<15 + 512, 16384},
+		{"empty windows", make([]uint32, p.bands()), p.nseg, p.nseg, 0},
 	} {
-		w0, maxLen := p.reducedWindows(tc.maxima)
-		assert.Equal(t, tc.w0, w0, tc.name)
+		s0, s1, maxLen := p.reducedRange(tc.maxima)
+		assert.Equal(t, tc.s0, s0, tc.name)
+		assert.Equal(t, tc.s1, s1, tc.name)
 		assert.Equal(t, tc.maxLen, maxLen, tc.name)
 	}
+	small, err := newMSMPlanWindow(100, 4, 300) // nb = 8: a band per bucket
+	require.NoError(t, err)
+	require.Equal(t, uint32(1), small.band)
 }
 
 func TestScanScratchCoversRecursion(t *testing.T) {

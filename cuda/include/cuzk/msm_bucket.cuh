@@ -95,37 +95,37 @@ CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__
 // kBucketPartials is the most partials a bucket may hold when bucket_sum
 // runs (prover/gpu: msmBucketPartials). Random scalars leave one or two per
 // bucket after accumulate (a bucket longer than the task length T1 splits),
-// which bucket_sum adds itself; only windows with longer buckets (the top
-// window, whose few bits leave fewer and longer buckets, or any window of
-// skewed scalars) go through reduce levels first.
+// which bucket_sum adds itself; only a range of segments with longer
+// buckets (where the short top digit window lands, or anywhere for skewed
+// scalars) goes through reduce levels first.
 constexpr uint32_t kBucketPartials = 2;
 
 // bucket_sum: thread j = w·K + k (K ≤ nb) weights the buckets [lo, hi) of
 // window w, lo = ⌊k·nb/K⌋ and hi = ⌊(k+1)·nb/K⌋, where bucket b (digit b + 1)
-// holds S_b, the sum of pts[off[s] … off[s+1]) (at most kBucketPartials
-// points, none for an empty bucket). Windows below w0 read pts = lo_pts,
-// off = lo_off and s = w·nb + b; the others, which reduce levels summed into
-// a buffer of their own, read hi_pts, hi_off and s = (w − w0)·nb + b. It
-// writes Σ (b + 1)·S_b = Σ (b − lo + 1)·S_b + lo·Σ S_b, the first sum by the
-// running sum from the top bucket down, the second by a small scalar
-// multiple.
+// holds S_b, the sum of the points of segment s = w·nb + b (at most
+// kBucketPartials points, none for an empty bucket). Segments in [s0, s1),
+// which reduce levels summed into a buffer of their own, read hi_pts at
+// hi_off[s − s0] … hi_off[s − s0 + 1]; the others lo_pts at lo_off[s] …
+// lo_off[s + 1]. It writes Σ (b + 1)·S_b = Σ (b − lo + 1)·S_b + lo·Σ S_b, the
+// first sum by the running sum from the top bucket down, the second by a
+// small scalar multiple.
 template <class F, bool inlined>
 CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ lo_pts, const uint32_t* __restrict__ lo_off,
-                        const XYZZ<F>* __restrict__ hi_pts, const uint32_t* __restrict__ hi_off, uint32_t w0,
-                        uint32_t nwin, uint32_t nb, uint32_t K, XYZZ<F>* __restrict__ out) {
+                        const XYZZ<F>* __restrict__ hi_pts, const uint32_t* __restrict__ hi_off, uint32_t s0,
+                        uint32_t s1, uint32_t nwin, uint32_t nb, uint32_t K, XYZZ<F>* __restrict__ out) {
   const uint32_t j = thread_id();
   if (j >= nwin * K) return;
   const uint32_t w = j / K, k = j - w * K;
   const uint32_t lo = (uint32_t)((uint64_t)k * nb / K), hi = (uint32_t)((uint64_t)(k + 1) * nb / K);
-  const XYZZ<F>* __restrict__ pts = w < w0 ? lo_pts : hi_pts;
-  const uint32_t* __restrict__ off = w < w0 ? lo_off + w * nb : hi_off + (w - w0) * nb;
   XYZZ<F> run = XYZZ<F>::inf(), acc = XYZZ<F>::inf();
-  uint32_t end = off[hi];
   for (uint32_t b = hi; b-- > lo;) {
-    const uint32_t begin = off[b];
-    for (uint32_t e = begin; e < end; e++) run = add_loop<inlined>(run, load16(&pts[e]));
+    const uint32_t s = w * nb + b;
+    const bool reduced = s - s0 < s1 - s0;
+    const XYZZ<F>* __restrict__ pts = reduced ? hi_pts : lo_pts;
+    const uint32_t* __restrict__ off = reduced ? hi_off + (s - s0) : lo_off + s;
+    const uint32_t end = off[1];
+    for (uint32_t e = off[0]; e < end; e++) run = add_loop<inlined>(run, load16(&pts[e]));
     acc = add_loop<inlined>(acc, run);
-    end = begin;
   }
   store16(&out[j], add(acc, mul_small(run, lo)));
 }

@@ -75,7 +75,7 @@ struct Curve {
                      uint32_t, uint32_t, XYZZ<F>*);
   void (*reduce)(const XYZZ<F>*, const uint32_t*, const uint32_t*, uint32_t, uint32_t, XYZZ<F>*);
   void (*bucket_sum)(const XYZZ<F>*, const uint32_t*, const XYZZ<F>*, const uint32_t*, uint32_t, uint32_t,
-                     uint32_t, uint32_t, XYZZ<F>*);
+                     uint32_t, uint32_t, uint32_t, XYZZ<F>*);
 };
 
 // tasks mirrors msmRun.tasks.
@@ -131,9 +131,10 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
     return 2;
   if (copies > 1) launch(stride, [&] { cv.table(bases.data(), stride, copies, c * mwin); });
   Words digits((size_t)n * nwin), counts(nseg, 0), seg_off(nseg + 1);
-  Words maxima(mwin, 0);
+  const uint32_t band = nb / (nb < 64 ? nb : 64), bands = nseg / band;  // msmPlan.band, bands
+  Words maxima(bands, 0);
   launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, mwin, digits.data(), counts.data()); });
-  scan(counts.data(), nseg, seg_off.data(), maxima.data(), nb);
+  scan(counts.data(), nseg, seg_off.data(), maxima.data(), band);
   Words cursor(seg_off.begin(), seg_off.end() - 1), sorted(seg_off[nseg]);
   launch((uint64_t)n * nwin,
          [&] { msm_scatter(digits.data(), n, nwin, mwin, stride, c, cursor.data(), sorted.data()); });
@@ -143,22 +144,24 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   launch(cur.size(), [&] {
     cv.accumulate(bases.data(), sorted.data(), seg_off.data(), off.data(), order.data(), nseg, t1, cur.data());
   });
-  // Windows w0… go through reduce levels first (msmPlan.reducedWindows),
+  // Segments [s0, s1) go through reduce levels first (msmPlan.reducedRange),
   // their first level reading cur at its offsets, as the device does.
-  uint32_t w0 = mwin, max_len = 0;
-  for (uint32_t w = 0; w < mwin; w++) {
-    const uint32_t l = ceil_div(maxima[w], t1);
+  uint32_t first = bands, last = 0, max_len = 0;
+  for (uint32_t i = 0; i < bands; i++) {
+    const uint32_t l = ceil_div(maxima[i], t1);
     if (l > msm::kBucketPartials) {
-      w0 = w < w0 ? w : w0;
+      first = i < first ? i : first;
+      last = i;
       max_len = l > max_len ? l : max_len;
     }
   }
+  const uint32_t s0 = max_len ? first * band : nseg, s1 = max_len ? (last + 1) * band : nseg;
   std::vector<XYZZ<F>> hi(cur);
-  Words hi_off(off.begin() + (size_t)w0 * nb, off.end());
-  levels(cv, hi, hi_off, nseg - w0 * nb, max_len, t2, msm::kBucketPartials);
+  Words hi_off(off.begin() + s0, off.begin() + s1 + 1);
+  levels(cv, hi, hi_off, s1 - s0, max_len, t2, msm::kBucketPartials);
   std::vector<XYZZ<F>> wins((size_t)mwin * k);
   launch(wins.size(), [&] {
-    cv.bucket_sum(cur.data(), off.data(), hi.data(), hi_off.data(), w0, mwin, nb, k, wins.data());
+    cv.bucket_sum(cur.data(), off.data(), hi.data(), hi_off.data(), s0, s1, mwin, nb, k, wins.data());
   });
   Words win_off(mwin + 1);
   for (uint32_t w = 0; w <= mwin; w++) win_off[w] = w * k;
