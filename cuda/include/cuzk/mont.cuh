@@ -225,6 +225,28 @@ CUZK_HD void sqr_row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t 
   hi[N - 1] = ptx::addc(hi[N - 1], 0);
 }
 
+// sqr_operand sets x to row i's multiplicand in the squaring (see sqr):
+// 0 below limb i, a_i at i, a_(i+1) << 1 at i + 1 and b_j (limb j of 2a)
+// above.
+template <int N>
+CUZK_HD void sqr_operand(uint32_t (&x)[N], const uint32_t (&a)[N], const uint32_t (&b)[N], int i) {
+#pragma unroll
+  for (int j = 0; j < N; j++) x[j] = j < i ? 0 : j == i ? a[i] : j == i + 1 ? a[i + 1] << 1 : b[j];
+}
+
+// finish ends operator* and sqr: after the last row t = od + 2^32·ev with
+// od_0 = 0, so t/2^32 = ev + od/2^32 < 2p, reduced once.
+template <class P>
+CUZK_HD MontField<P> finish(const uint32_t (&ev)[P::N], const uint32_t (&od)[P::N]) {
+  constexpr int N = P::N;
+  uint32_t r[N];
+  r[0] = ptx::add_cc(ev[0], od[1]);
+#pragma unroll
+  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(ev[j], od[j + 1]);
+  r[N - 1] = ptx::addc(ev[N - 1], 0);
+  return reduce_once<P>(r);
+}
+
 }  // namespace mont
 
 template <class P>
@@ -291,13 +313,7 @@ CUZK_HD MontField<P> operator*(const MontField<P>& a, const MontField<P>& b) {
     mont::row<P>(ev, od, a.v, p, b.v[i], i == 0);
     mont::row<P>(od, ev, a.v, p, b.v[i + 1], false);
   }
-  // t = od + 2^32·ev with od_0 = 0, so t/2^32 = ev + od/2^32.
-  uint32_t r[N];
-  r[0] = ptx::add_cc(ev[0], od[1]);
-#pragma unroll
-  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(ev[j], od[j + 1]);
-  r[N - 1] = ptx::addc(ev[N - 1], 0);
-  return mont::reduce_once<P>(r);
+  return mont::finish<P>(ev, od);
 }
 
 // sqr is a·a·R^(−1) mod p using a² = Σ_i a_i·2^(32i)·(a_i·2^(32i) +
@@ -324,19 +340,12 @@ CUZK_HD MontField<P> sqr(const MontField<P>& a) {
 #pragma unroll
   for (int i = 0; i < N; i += 2) {
     uint32_t x[N];
-#pragma unroll
-    for (int j = 0; j < N; j++) x[j] = j < i ? 0 : j == i ? a.v[i] : j == i + 1 ? a.v[i + 1] << 1 : b[j];
+    mont::sqr_operand<N>(x, a.v, b, i);
     mont::sqr_row<P>(ev, od, x, p, a.v[i], i);
-#pragma unroll
-    for (int j = 0; j < N; j++) x[j] = j <= i ? 0 : j == i + 1 ? a.v[i + 1] : j == i + 2 ? a.v[i + 2] << 1 : b[j];
+    mont::sqr_operand<N>(x, a.v, b, i + 1);
     mont::sqr_row<P>(od, ev, x, p, a.v[i + 1], i + 1);
   }
-  uint32_t r[N];
-  r[0] = ptx::add_cc(ev[0], od[1]);
-#pragma unroll
-  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(ev[j], od[j + 1]);
-  r[N - 1] = ptx::addc(ev[N - 1], 0);
-  return mont::reduce_once<P>(r);
+  return mont::finish<P>(ev, od);
 }
 
 template <class P>
