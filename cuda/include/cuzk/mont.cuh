@@ -107,14 +107,15 @@ CUZK_HD void prod_pairs(uint32_t (&acc)[N], const uint32_t* x, uint32_t y) {
   }
 }
 
-// mad_pairs adds Σ x[j]·y·2^(32j) (even j) into acc on one carry chain and
-// leaves the chain's carry out in the flag.
+// mad_pairs adds Σ x[j]·y·2^(32j) (even j ≥ from, from even; the limbs of
+// x below from are zero) into acc on one carry chain that starts at limb
+// from, and leaves the chain's carry out in the flag.
 template <int N>
-CUZK_HD void mad_pairs(uint32_t (&acc)[N], const uint32_t* x, uint32_t y) {
-  acc[0] = ptx::mad_lo_cc(x[0], y, acc[0]);
-  acc[1] = ptx::madc_hi_cc(x[0], y, acc[1]);
+CUZK_HD void mad_pairs(uint32_t (&acc)[N], const uint32_t* x, uint32_t y, int from = 0) {
+  acc[from] = ptx::mad_lo_cc(x[from], y, acc[from]);
+  acc[from + 1] = ptx::madc_hi_cc(x[from], y, acc[from + 1]);
 #pragma unroll
-  for (int j = 2; j < N; j += 2) {
+  for (int j = from + 2; j < N; j += 2) {
     acc[j] = ptx::madc_lo_cc(x[j], y, acc[j]);
     acc[j + 1] = ptx::madc_hi_cc(x[j], y, acc[j + 1]);
   }
@@ -122,13 +123,19 @@ CUZK_HD void mad_pairs(uint32_t (&acc)[N], const uint32_t* x, uint32_t y) {
 
 // mad_pairs_shift2 sets acc = acc/2^64 + Σ x[j]·y·2^(32j) (even j), taking
 // the carry flag in at limb 0; the sum fits (see operator*), so the top limb
-// has no carry out.
+// has no carry out. Pairs whose x[j] lies below from (zero) become carry
+// additions.
 template <int N>
-CUZK_HD void mad_pairs_shift2(uint32_t (&acc)[N], const uint32_t* x, uint32_t y) {
+CUZK_HD void mad_pairs_shift2(uint32_t (&acc)[N], const uint32_t* x, uint32_t y, int from = 0) {
 #pragma unroll
   for (int j = 0; j < N - 2; j += 2) {
-    acc[j] = ptx::madc_lo_cc(x[j], y, acc[j + 2]);
-    acc[j + 1] = ptx::madc_hi_cc(x[j], y, acc[j + 3]);
+    if (j >= from) {
+      acc[j] = ptx::madc_lo_cc(x[j], y, acc[j + 2]);
+      acc[j + 1] = ptx::madc_hi_cc(x[j], y, acc[j + 3]);
+    } else {
+      acc[j] = ptx::addc_cc(acc[j + 2], 0);
+      acc[j + 1] = ptx::addc_cc(acc[j + 3], 0);
+    }
   }
   acc[N - 2] = ptx::madc_lo_cc(x[N - 2], y, 0);
   acc[N - 1] = ptx::madc_hi(x[N - 2], y, 0);
@@ -161,61 +168,23 @@ CUZK_HD uint32_t inv_operand() {
 // division by 2^32 is done by swapping roles: the next row is called with
 // (hi, lo), reading the old lo shifted down by two limbs into its hi (and
 // lo_1 folded into the new lo_0). first marks row 0, where t = 0 and the
-// arrays' contents are ignored.
+// arrays' contents are ignored. The limbs of x below from are zero (the
+// squaring's rows, see sqr; 0 for operator*, from 0 on the first row): their
+// products are left out, carry additions in the shifted chain of hi, and
+// the chain of lo starts at the first even limb ≥ from.
 template <class P>
 CUZK_HD void row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)[P::N],
-                 const uint32_t (&p)[P::N], uint32_t y, bool first) {
+                 const uint32_t (&p)[P::N], uint32_t y, bool first, int from) {
   constexpr int N = P::N;
   if (first) {
     prod_pairs<N>(hi, x + 1, y);
     prod_pairs<N>(lo, x, y);
   } else {
     lo[0] = ptx::add_cc(lo[0], hi[1]);
-    mad_pairs_shift2<N>(hi, x + 1, y);
-    mad_pairs<N>(lo, x, y);
-    hi[N - 1] = ptx::addc(hi[N - 1], 0);
-  }
-  const uint32_t m = lo[0] * inv_operand<P>();
-  mad_pairs<N>(hi, p + 1, m);
-  mad_pairs<N>(lo, p, m);
-  hi[N - 1] = ptx::addc(hi[N - 1], 0);
-}
-
-// sqr_row is row i of the squaring (see sqr): t += y·x, then t += m·p, for
-// y = a_i and the multiplicand x = a_i·2^(32i) + 2·Σ_{j>i} a_j·2^(32j),
-// which has no limbs below i. Products of those zero limbs are left out: in
-// the shifted chain of hi they become carry additions, and the chain of lo
-// starts at the first limb that is not zero. i = 0 is row's first row.
-template <class P>
-CUZK_HD void sqr_row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)[P::N],
-                     const uint32_t (&p)[P::N], uint32_t y, int i) {
-  constexpr int N = P::N;
-  if (i == 0) {
-    prod_pairs<N>(hi, x + 1, y);
-    prod_pairs<N>(lo, x, y);
-  } else {
-    lo[0] = ptx::add_cc(lo[0], hi[1]);
-#pragma unroll
-    for (int j = 0; j < N - 2; j += 2) {  // hi = hi/2^64 + Σ x_(j+1)·y·2^(32j), x_(j+1) = 0 for j + 1 < i
-      if (j + 1 >= i) {
-        hi[j] = ptx::madc_lo_cc(x[j + 1], y, hi[j + 2]);
-        hi[j + 1] = ptx::madc_hi_cc(x[j + 1], y, hi[j + 3]);
-      } else {
-        hi[j] = ptx::addc_cc(hi[j + 2], 0);
-        hi[j + 1] = ptx::addc_cc(hi[j + 3], 0);
-      }
-    }
-    hi[N - 2] = ptx::madc_lo_cc(x[N - 1], y, 0);  // i ≤ N − 1: the top limb is always a product
-    hi[N - 1] = ptx::madc_hi(x[N - 1], y, 0);
-    const int first = (i + 1) & ~1;  // the first even limb ≥ i
-    if (first < N) {
-      lo[first] = ptx::mad_lo_cc(x[first], y, lo[first]);
-      lo[first + 1] = ptx::madc_hi_cc(x[first], y, lo[first + 1]);
-#pragma unroll
-      for (int j = first + 2; j < N; j += 2) {
-        lo[j] = ptx::madc_lo_cc(x[j], y, lo[j]);
-        lo[j + 1] = ptx::madc_hi_cc(x[j], y, lo[j + 1]);
-      }
+    mad_pairs_shift2<N>(hi, x + 1, y, from - 1);  // from ≤ N − 1: the top pair is always a product
+    const int even = (from + 1) & ~1;
+    if (even < N) {
+      mad_pairs<N>(lo, x, y, even);
       hi[N - 1] = ptx::addc(hi[N - 1], 0);
     }
   }
@@ -310,8 +279,8 @@ CUZK_HD MontField<P> operator*(const MontField<P>& a, const MontField<P>& b) {
   uint32_t ev[N], od[N];
 #pragma unroll
   for (int i = 0; i < N; i += 2) {
-    mont::row<P>(ev, od, a.v, p, b.v[i], i == 0);
-    mont::row<P>(od, ev, a.v, p, b.v[i + 1], false);
+    mont::row<P>(ev, od, a.v, p, b.v[i], i == 0, 0);
+    mont::row<P>(od, ev, a.v, p, b.v[i + 1], false, 0);
   }
   return mont::finish<P>(ev, od);
 }
@@ -341,9 +310,9 @@ CUZK_HD MontField<P> sqr(const MontField<P>& a) {
   for (int i = 0; i < N; i += 2) {
     uint32_t x[N];
     mont::sqr_operand<N>(x, a.v, b, i);
-    mont::sqr_row<P>(ev, od, x, p, a.v[i], i);
+    mont::row<P>(ev, od, x, p, a.v[i], i == 0, i);
     mont::sqr_operand<N>(x, a.v, b, i + 1);
-    mont::sqr_row<P>(od, ev, x, p, a.v[i + 1], i + 1);
+    mont::row<P>(od, ev, x, p, a.v[i + 1], false, i + 1);
   }
   return mont::finish<P>(ev, od);
 }
