@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"bytes"
+	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -153,4 +155,49 @@ func TestMSMNeed(t *testing.T) {
 	assert.Equal(t, int64(len(raw))+int64(arena-arena/2), st.need(g1, raw, plain, arena), "bases changed since upload")
 	_, arena2 := p.layout(0, g2.xyzzBytes)
 	assert.Equal(t, int64(len(raw))+int64(arena2-arena/2), st.need(g2, raw, plain, arena2), "other curve")
+}
+
+// An MSM over bases not yet resident takes as many table copies as the
+// budget allows and free memory holds, down to the bases alone, and is
+// refused only when those do not fit; resident bases keep their table.
+func TestMSMShape(t *testing.T) {
+	g1 := &msmCurve{name: "g1", pointBytes: 96, xyzzBytes: 192, bucketWave: 300}
+	const n = 1 << 12
+	raw := make([]byte, n*g1.pointBytes)
+	st := &msmState{resident: map[uintptr]*residentBases{}, tableBudget: 1 << 40,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	const plenty = 1 << 40
+	full, p, arena, err := st.shape(g1, raw, n, plenty)
+	require.NoError(t, err)
+	require.Greater(t, full.copies, uint32(8), "a full table")
+	require.Equal(t, full.copies, p.copies())
+	need := st.need(g1, raw, full, arena)
+	require.Equal(t, int64(full.copies)*int64(len(raw))+int64(arena), need)
+
+	// Free memory one copy short of the full table: fewer copies.
+	cut, _, _, err := st.shape(g1, raw, n, need+fitHeadroom-int64(len(raw)))
+	require.NoError(t, err)
+	require.Less(t, cut.copies, full.copies)
+	require.Greater(t, cut.copies, uint32(1))
+
+	// Room for the bases and a plain plan's scratch only.
+	plainPlan, err := newMSMPlan(n, g1.bucketWave)
+	require.NoError(t, err)
+	_, plainArena := plainPlan.layout(0, g1.xyzzBytes)
+	plain, _, _, err := st.shape(g1, raw, n, int64(len(raw))+int64(plainArena)+fitHeadroom)
+	require.NoError(t, err)
+	require.Equal(t, uint32(1), plain.copies)
+
+	_, _, _, err = st.shape(g1, raw, n, int64(len(raw))+fitHeadroom)
+	require.ErrorIs(t, err, ErrDeviceMemory, "not even the bases fit")
+
+	st.tableBudget = 0
+	none, _, _, err := st.shape(g1, raw, n, plenty)
+	require.NoError(t, err)
+	require.Equal(t, uint32(1), none.copies, "no budget, no table")
+
+	st.resident[basesKey(raw)] = &residentBases{n: n, first: bytes.Clone(raw[:96]), curve: g1, table: full}
+	kept, _, _, err := st.shape(g1, raw, n, plenty)
+	require.NoError(t, err)
+	require.Equal(t, full, kept, "resident bases keep their table")
 }

@@ -42,18 +42,20 @@ func vectorBytes(nvec int, logN uint32) int64 {
 // with nothing resident yet.
 func QuotientHBytes(logN uint32) int64 { return vectorBytes(3, logN) + twiddleBytes(logN) }
 
+// fitHeadroom is the free device memory fits keeps for the driver.
+const fitHeadroom = 256 << 20
+
 // fits checks that growing the Backend's device memory from held by extra
 // bytes stays within limit (0: none) and within free memory, keeping
-// headroom for the driver.
+// fitHeadroom for the driver.
 func fits(held, extra, free, limit int64) error {
-	const headroom = 256 << 20
 	if extra <= 0 {
 		return nil
 	}
 	if limit > 0 && held+extra > limit {
 		return fmt.Errorf("%w: needs %d more bytes on top of %d held, limit %d", ErrDeviceMemory, extra, held, limit)
 	}
-	if extra+headroom > free {
+	if extra+fitHeadroom > free {
 		return fmt.Errorf("%w: needs %d more bytes, %d free", ErrDeviceMemory, extra, free)
 	}
 	return nil

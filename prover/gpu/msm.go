@@ -236,8 +236,10 @@ func (m *MSM) setWindow(c uint32) error {
 // uploaded from now on may take for their tables of multiples, beyond the
 // bases themselves and summed over all sets (default 0: no tables). Sets
 // already resident keep their shape; EvictBases frees the tables too. A set
-// of n points takes up to msmMaxCopies−1 extra copies of n points each:
-// MSMBytes gives the figures.
+// of n points takes up to msmMaxCopies−1 extra copies of n points each
+// (MSMBytes gives the figures), fewer where the budget left or the free
+// device memory holds fewer: an MSM is refused for memory only when its
+// bases alone do not fit.
 func (m *MSM) SetTableMemory(bytes int64) error {
 	if bytes < 0 {
 		return fmt.Errorf("gpu msm: table memory %d bytes: must not be negative", bytes)

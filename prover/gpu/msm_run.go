@@ -92,11 +92,39 @@ func (st *msmState) residentFor(cv *msmCurve, raw []byte) (*residentBases, bool)
 	return r, ok && r.serves(cv, raw)
 }
 
-// tableShape returns the table a new resident set of n points of cv gets:
-// as many copies as the table budget left allows (msmTable; the bases
-// alone when that is one).
-func (st *msmState) tableShape(cv *msmCurve, n int) (msmTable, error) {
-	return newMSMTable(n, maxCopies(n, cv.pointBytes, st.tableBudget-st.tableHeld), st.window)
+// shape returns the bases table and plan of an MSM of n points over raw,
+// and the scratch arena it needs, checked against free device memory: the
+// resident set's table, or for bases not resident as many copies as the
+// table budget left allows and free memory holds, down to the bases alone.
+// Only a job that does not fit even so is refused (ErrDeviceMemory).
+func (st *msmState) shape(cv *msmCurve, raw []byte, n int, free int64) (msmTable, msmPlan, uint64, error) {
+	r, resident := st.residentFor(cv, raw)
+	most := 1
+	if !resident {
+		most = int(maxCopies(n, cv.pointBytes, st.tableBudget-st.tableHeld))
+	}
+	var err error
+	for copies := most; copies >= 1; copies-- {
+		var t msmTable
+		if resident {
+			t = r.table
+		} else if t, err = newMSMTable(n, uint32(copies), st.window); err != nil {
+			return msmTable{}, msmPlan{}, 0, err
+		}
+		var p msmPlan
+		if p, err = newMSMPlanTable(n, t, st.window, cv.bucketWave); err != nil {
+			return msmTable{}, msmPlan{}, 0, err
+		}
+		_, arena := p.layout(0, cv.xyzzBytes)
+		if err = fits(0, st.need(cv, raw, t, arena), free, 0); err == nil {
+			if int(t.copies) < most {
+				st.log.Debug("msm table cut to free memory", slog.String("curve", cv.name), slog.Int("points", n),
+					slog.Int("copies", int(t.copies)), slog.Int("budget copies", most))
+			}
+			return t, p, arena, nil
+		}
+	}
+	return msmTable{}, msmPlan{}, 0, err
 }
 
 // maxCopies is how many copies of n points of pointBytes bytes a table
@@ -180,23 +208,12 @@ func (st *msmState) free(c *driver.Ctx, key uintptr) error {
 // out(nwin) returns and reports the window bits.
 func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scalars []fr.Element,
 	out func(nwin uint32) []byte) (uint32, error) {
-	var t msmTable
-	var err error
-	if r, ok := st.residentFor(cv, raw); ok {
-		t = r.table
-	} else if t, err = st.tableShape(cv, len(scalars)); err != nil {
-		return 0, err
-	}
-	p, err := newMSMPlanTable(len(scalars), t, st.window, cv.bucketWave)
-	if err != nil {
-		return 0, err
-	}
 	free, _, err := c.MemInfo()
 	if err != nil {
 		return 0, err
 	}
-	_, arena := p.layout(0, cv.xyzzBytes)
-	if err := fits(0, st.need(cv, raw, t, arena), free, 0); err != nil {
+	t, p, arena, err := st.shape(cv, raw, len(scalars), free)
+	if err != nil {
 		return 0, err
 	}
 	res, basesTime, err := st.bases(c, cv, host, raw, t)
