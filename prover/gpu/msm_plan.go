@@ -18,19 +18,20 @@ import (
 //  1. msm_digits: scalars from Montgomery to standard form, digits, and a
 //     count per (window, bucket) "segment";
 //  2. exclusive prefix sums of the counts (msm_scan_up/down, recursive) and
-//     each window's largest count; msm_scatter sorts (point, sign) entries
-//     by segment;
+//     each band's largest count (msmBands bands per window); msm_scatter
+//     sorts (point, sign) entries by segment;
 //  3. each segment is cut into tasks of ≤ T1 entries, which
 //     msm_task_classes/msm_task_order list by length, longest first (so a
 //     warp's lanes run tasks of about equal length); msm_*_accumulate sums
 //     a task's affine points (mixed additions) into one XYZZ partial;
 //  4. msm_*_reduce sums ≤ T2 partials per task until each segment holds at
-//     most msmBucketPartials points: skewed scalars (many equal digits)
-//     stay parallel, and random ones (at most two partials per bucket) need
-//     no reduce level;
+//     most msmBucketPartials points, over the bands from the first to the
+//     last with longer buckets: skewed scalars (many equal digits) stay
+//     parallel, and random ones need it only where the short top digit
+//     window lands;
 //  5. msm_*_bucket_sum: K threads per window weight a run of nb/K buckets
 //     each (running sums, adding a bucket's partials first), msm_*_reduce
-//     folds the K results per window;
+//     folds the K results per window (tasks of tw);
 //  6. the host combines the mwin window sums: Horner in 2^c with gnark.
 //
 // Bases may carry a table of multiples (msmTable, msm_table.cuh): copy k of
