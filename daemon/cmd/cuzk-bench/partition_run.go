@@ -20,7 +20,8 @@ type partitionResult struct {
 	warmup                time.Duration
 	runs                  samples
 	wall, upload, compute [numPhases]samples
-	points                [numPhases]int
+	stage                 [numPhases][numStages]samples
+	points, bits          [numPhases]int
 	checks                [numPhases]string
 }
 
@@ -65,11 +66,14 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 			}
 			continue
 		}
-		res.runs, res.points = append(res.runs, elapsed), pt.points
+		res.runs, res.points, res.bits = append(res.runs, elapsed), pt.points, pt.bits
 		for ph := range numPhases {
 			res.wall[ph] = append(res.wall[ph], pt.wall[ph])
 			res.upload[ph] = append(res.upload[ph], pt.upload[ph])
 			res.compute[ph] = append(res.compute[ph], pt.compute[ph])
+			for i := range numStages {
+				res.stage[ph][i] = append(res.stage[ph][i], pt.stage[ph][i])
+			}
 		}
 	}
 	return res, nil
@@ -160,20 +164,44 @@ func printPartition(w io.Writer, pk *groth16.ProvingKey, res *partitionResult) {
 	if len(res.runs) == 0 {
 		return
 	}
-	t := report.NewTable(fmt.Sprintf("phase (median of %d)", len(res.runs)), "wall", "MSM device", "MSM upload", "check")
+	cols := []string{fmt.Sprintf("phase (median of %d)", len(res.runs)), "wall", "MSM device", "MSM upload", "c"}
+	for _, name := range stageName {
+		cols = append(cols, name)
+	}
+	t := report.NewTable(append(cols, "check")...)
 	for ph := range numPhases {
 		if res.points[ph] == 0 {
 			continue
 		}
-		dev, up := "-", "-"
-		if ph != phQuotient {
-			dev, up = ms(res.compute[ph].median()), ms(res.upload[ph].median())
+		row := []string{phaseLabel(ph, res.points[ph], pk), ms(res.wall[ph].median())}
+		if ph == phQuotient {
+			for range 3 + numStages {
+				row = append(row, "-")
+			}
+		} else {
+			row = append(row, ms(res.compute[ph].median()), ms(res.upload[ph].median()), fmt.Sprint(res.bits[ph]))
+			for i := range numStages {
+				row = append(row, ms(res.stage[ph][i].median()))
+			}
 		}
-		t.Add(phaseLabel(ph, res.points[ph], pk), ms(res.wall[ph].median()), dev, up, checkCell(res.checks[ph]))
+		t.Add(append(row, checkCell(res.checks[ph]))...)
 	}
-	t.Add("total GPU work (one after another)", ms(res.runs.median()),
-		ms(sumMSMs(&res.compute).median()), ms(sumMSMs(&res.upload).median()), "")
+	total := []string{"total GPU work (one after another)", ms(res.runs.median()),
+		ms(sumMSMs(&res.compute).median()), ms(sumMSMs(&res.upload).median()), ""}
+	for i := range numStages {
+		total = append(total, ms(sumStage(&res.stage, i).median()))
+	}
+	t.Add(append(total, "")...)
 	t.Write(w)
+}
+
+// sumStage returns, per run, the sum over the MSM phases of stage i.
+func sumStage(v *[numPhases][numStages]samples, i int) samples {
+	var col [numPhases]samples
+	for ph := range numPhases {
+		col[ph] = v[ph][i]
+	}
+	return sumMSMs(&col)
 }
 
 func checkCell(s string) string {

@@ -54,14 +54,27 @@ func phaseLabel(ph phase, points int, pk *groth16.ProvingKey) string {
 	}
 }
 
-// phaseTimes are the times of one proof's phases. upload and compute come
-// from the GPU MSM engine's own records (host wall time of the scalar
-// upload through pinned memory; CUDA-event time of the device pipeline);
-// points is each call's size (0: the phase did not run).
+// phaseTimes are the times of one proof's phases. upload, compute and
+// stage come from the GPU MSM engine's own records (host wall time of the
+// scalar upload through pinned memory; CUDA-event times of the device
+// pipeline and of its stages); points is each call's size (0: the phase
+// did not run) and bits its window bits.
 type phaseTimes struct {
 	wall, upload, compute [numPhases]time.Duration
-	points                [numPhases]int
+	stage                 [numPhases][numStages]time.Duration
+	points, bits          [numPhases]int
 }
+
+// MSM pipeline stages, in order; they add up to the device compute time.
+const (
+	stSort = iota
+	stAccumulate
+	stReduce
+	stWindow
+	numStages
+)
+
+var stageName = [numStages]string{stSort: "sort", stAccumulate: "accumulate", stReduce: "reduce", stWindow: "window"}
 
 // msmTimer is what a backend offers when it can report its last MSM's
 // transfer and device times.
@@ -138,6 +151,10 @@ func (t *timedBackend) record(ph phase, points int, start time.Time) {
 	}
 	t.times.upload[ph] += rec.Upload
 	t.times.compute[ph] += rec.Compute
+	for i, d := range [numStages]time.Duration{rec.Sort, rec.Accumulate, rec.Reduce, rec.Window} {
+		t.times.stage[ph][i] += d
+	}
+	t.times.bits[ph] = rec.Bits
 }
 
 // g1Phase names the G1 MSM over bases by comparing it with the key's slices.
