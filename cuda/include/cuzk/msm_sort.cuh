@@ -28,6 +28,25 @@ constexpr uint32_t kScanChunk = 64;
 
 CUZK_HD uint32_t thread_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
+// bump adds 1 to counters[seg] for the calling thread and returns the value
+// before its own increment. On the device, the active lanes of a warp that
+// bump the same counter share one atomic: a witness with many equal digits
+// (bit-valued wires put every 1 in one bucket) would otherwise serialize
+// millions of atomics on one address. Lanes get consecutive values in lane
+// order; on the host every thread bumps alone.
+CUZK_HD uint32_t bump(uint32_t* __restrict__ counters, uint32_t seg) {
+#if defined(__CUDA_ARCH__)
+  const uint32_t peers = __match_any_sync(__activemask(), seg);
+  const uint32_t leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
+  uint32_t base = 0;
+  if (lane == leader) base = atomicAdd(&counters[seg], __popc(peers));
+  base = __shfl_sync(peers, base, leader);
+  return base + __popc(peers & ((1u << lane) - 1));
+#else
+  return atomicAdd(&counters[seg], 1u);
+#endif
+}
+
 // digits: thread i converts scalar i (gnark fr.Element, Montgomery form) to
 // standard form and writes its nwin encoded digits to digits[w·n + i],
 // counting each non-zero digit in counts[segment].
@@ -43,7 +62,7 @@ CUZK_HD void digits(const Fr* __restrict__ scalars, uint32_t n, uint32_t c, uint
   for (uint32_t w = 0, wb = 0; w < nwin; w++, wb = wb + 1 == mwin ? 0 : wb + 1) {
     const uint32_t d = encode_digit(window_bits(limbs, w * c, c), carry, c);
     digits_out[(size_t)w * n + i] = d;
-    if (d != 0) atomicAdd(&counts[wb * nb + (d >> 1) - 1], 1u);
+    if (d != 0) bump(counts, wb * nb + (d >> 1) - 1);
   }
 }
 
@@ -103,7 +122,7 @@ CUZK_HD void scatter(const uint32_t* __restrict__ digits_in, uint32_t n, uint32_
   if (d == 0) return;
   const uint32_t w = e / n, i = e - w * n, k = w / mwin;
   const uint32_t seg = ((w - k * mwin) << (c - 1)) + (d >> 1) - 1;
-  const uint32_t pos = atomicAdd(&cursor[seg], 1u);
+  const uint32_t pos = bump(cursor, seg);
   sorted[pos] = (k * stride + i) | ((d & 1u) << 31);
 }
 
