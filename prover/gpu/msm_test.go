@@ -220,6 +220,10 @@ func edgeScalars(kind string, n int, rng *rand.Rand) []fr.Element {
 			if i%7 != 0 {
 				s[i].SetZero()
 			}
+		case "bits": // 9 in 10 random bits, as in a witness of bit-valued wires
+			if i%10 != 0 {
+				s[i].SetUint64(rng.Uint64() & 1)
+			}
 		}
 	}
 	return s
@@ -249,7 +253,7 @@ func TestMSMG1EdgeInputs(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := newTestRand(seed)
-	for _, sk := range []string{"random", "zero", "one", "minus-one", "small", "sparse"} {
+	for _, sk := range []string{"random", "zero", "one", "minus-one", "small", "sparse", "bits"} {
 		for _, bk := range []string{"random", "infinity", "repeated", "negated"} {
 			for _, n := range []int{1, 2, 3, 1000, 5000} {
 				bases := edgeBases(bk, randG1(n, n, rng))
