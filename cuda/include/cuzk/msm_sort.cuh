@@ -29,22 +29,33 @@ constexpr uint32_t kScanChunk = 64;
 CUZK_HD uint32_t thread_id() { return blockIdx.x * blockDim.x + threadIdx.x; }
 
 // bump adds 1 to counters[seg] for the calling thread and returns the value
-// before its own increment. On the device, the active lanes of a warp that
-// bump the same counter share one atomic: a witness with many equal digits
-// (bit-valued wires put every 1 in one bucket) would otherwise serialize
-// millions of atomics on one address. Lanes get consecutive values in lane
-// order; on the host every thread bumps alone.
+// before its own increment. A witness of bit-valued wires puts millions of
+// digits in one segment, whose atomics would queue on one address. On the
+// device, in each of two rounds the active lanes of a warp whose segment is
+// the first remaining lane's share one atomic (that lane adds the group's
+// size, each lane takes its rank); lanes left after two rounds bump alone.
+// Two rounds catch the hot segment also when the first lane holds another
+// digit; random digits almost never share a segment within a warp, and pay
+// two shuffles and ballots, not a __match_any_sync per digit. On the host
+// every thread bumps alone.
 CUZK_HD uint32_t bump(uint32_t* __restrict__ counters, uint32_t seg) {
 #if defined(__CUDA_ARCH__)
-  const uint32_t peers = __match_any_sync(__activemask(), seg);
-  const uint32_t leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
-  uint32_t base = 0;
-  if (lane == leader) base = atomicAdd(&counters[seg], __popc(peers));
-  base = __shfl_sync(peers, base, leader);
-  return base + __popc(peers & ((1u << lane) - 1));
-#else
-  return atomicAdd(&counters[seg], 1u);
+  const uint32_t lane = threadIdx.x & 31;
+  uint32_t active = __activemask();
+  for (int round = 0; round < 2; round++) {
+    const uint32_t leader = __ffs(active) - 1;
+    const uint32_t lead_seg = __shfl_sync(active, seg, leader);
+    const uint32_t group = __ballot_sync(active, seg == lead_seg);
+    if (seg == lead_seg) {
+      uint32_t base = 0;
+      if (lane == leader) base = atomicAdd(&counters[seg], __popc(group));
+      base = __shfl_sync(group, base, leader);
+      return base + __popc(group & ((1u << lane) - 1));
+    }
+    active &= ~group;
+  }
 #endif
+  return atomicAdd(&counters[seg], 1u);
 }
 
 // digits: thread i converts scalar i (gnark fr.Element, Montgomery form) to
