@@ -38,45 +38,28 @@ func BenchmarkMSMG2Table(b *testing.B) { benchMSMG2(b, msmBenchTables) }
 // BenchmarkMSMG1Bits is BenchmarkMSMG1 on scalars of which 9 in 10 are
 // random bits (edgeScalars "bits"): millions of digits in one bucket, as in
 // a witness of bit-valued wires.
-func BenchmarkMSMG1Bits(b *testing.B) {
-	m := testMSM(b)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
-	for _, logN := range []int{22, 24, 26} {
-		n := 1 << logN
-		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
-			bases := randG1(n, msmBenchDistinct, rng)
-			scalars := edgeScalars("bits", n, rng)
-			got, err := m.G1(context.Background(), bases, scalars) // warm-up: uploads the bases
-			require.NoError(b, err)
-			if n <= msmVerifyMax {
-				var want bls12381.G1Jac
-				_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
-				require.NoError(b, err)
-				require.True(b, got.Equal(&want), "2^%d: GPU G1 MSM differs from gnark-crypto", logN)
-			}
-			benchMSM(b, m, func() error {
-				_, err := m.G1(context.Background(), bases, scalars)
-				return err
-			})
-			require.NoError(b, m.EvictBases())
-		})
-	}
-}
+func BenchmarkMSMG1Bits(b *testing.B) { benchMSMG1On(b, 0, "bits", []int{22, 24, 26}) }
 
 // msmBenchTables is the table budget of the table benchmarks: enough for a
 // full table at every size they run.
 const msmBenchTables = 1 << 40
 
 func benchMSMG1(b *testing.B, tables int64) {
+	benchMSMG1On(b, tables, "random", []int{16, 20, 22, 24, 26})
+}
+
+// benchMSMG1On runs the G1 benchmark at sizes 2^logs on scalars of kind
+// (edgeScalars).
+func benchMSMG1On(b *testing.B, tables int64, kind string, logs []int) {
 	m := testMSM(b)
 	rng := newTestRand(uint64(time.Now().UnixNano()))
 	require.NoError(b, m.SetTableMemory(tables))
 	defer func() { require.NoError(b, m.SetTableMemory(0)) }()
-	for _, logN := range []int{16, 20, 22, 24, 26} {
+	for _, logN := range logs {
 		n := 1 << logN
 		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
 			bases := randG1(n, msmBenchDistinct, rng)
-			scalars := randScalars(n, rng)
+			scalars := edgeScalars(kind, n, rng)
 			got, err := m.G1(context.Background(), bases, scalars) // warm-up: uploads the bases
 			require.NoError(b, err)
 			warm, err := m.LastTimings()
