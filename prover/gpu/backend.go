@@ -36,8 +36,8 @@ type state struct {
 	stage   *stager
 	domains map[uint32]*domain
 	vecs    [3]driver.DevicePtr
-	vecLog  uint32 // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
-	held    int64  // device bytes held by domains and vectors
+	vecLog  uint32        // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
+	mem     *deviceMemory // device bytes held by domains, vectors and the MSM engine
 }
 
 // New returns a Backend on dev, configured by opts: it loads the NTT kernels
@@ -53,7 +53,7 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("gpu: nil device")
 	}
-	b := &Backend{dev: dev, cfg: cfg, st: &state{domains: make(map[uint32]*domain)}}
+	b := &Backend{dev: dev, cfg: cfg, st: &state{domains: make(map[uint32]*domain), mem: &deviceMemory{limit: cfg.memLimit}}}
 	err := dev.Do(func(c *driver.Ctx) error {
 		var err error
 		if b.st.k, err = loadNTTKernels(c); err != nil {
@@ -121,7 +121,7 @@ func (b *Backend) domainOf(c *driver.Ctx, logN uint32, vectors int64) (*domain, 
 	if err != nil {
 		return nil, err
 	}
-	if err := fits(st.held, extra, free, b.cfg.memLimit); err != nil {
+	if err := st.mem.fits(extra, free); err != nil {
 		return nil, fmt.Errorf("size 2^%d: %w", logN, err)
 	}
 	if ok {
@@ -131,8 +131,8 @@ func (b *Backend) domainOf(c *driver.Ctx, logN uint32, vectors int64) (*domain, 
 		return nil, err
 	}
 	st.domains[logN] = d
-	st.held += twiddleBytes(logN)
-	b.cfg.logger.Debug("ntt domain resident", slog.Int("log_n", int(logN)), slog.Int64("held_bytes", st.held))
+	st.mem.held += twiddleBytes(logN)
+	b.cfg.logger.Debug("ntt domain resident", slog.Int("log_n", int(logN)), slog.Int64("held_bytes", st.mem.held))
 	return d, nil
 }
 
@@ -165,7 +165,7 @@ func (st *state) ensureVectors(c *driver.Ctx, logN uint32) error {
 		st.vecs[i] = p.Add(int(vectorBytes(i, logN)))
 	}
 	st.vecLog = logN
-	st.held += vectorBytes(3, logN)
+	st.mem.held += vectorBytes(3, logN)
 	return nil
 }
 
@@ -174,7 +174,7 @@ func (st *state) freeVectors(c *driver.Ctx) error {
 		return nil
 	}
 	err := c.Free(st.vecs[0])
-	st.held -= vectorBytes(3, st.vecLog)
+	st.mem.held -= vectorBytes(3, st.vecLog)
 	st.vecs = [3]driver.DevicePtr{}
 	return err
 }
@@ -200,6 +200,9 @@ func (b *Backend) msmEngine() (*MSM, error) {
 			return nil, err
 		}
 		if err := m.SetTableMemory(b.cfg.tables); err != nil {
+			return nil, errors.Join(err, m.Close())
+		}
+		if err := m.dev.Do(func(*driver.Ctx) error { m.st.mem = b.st.mem; return nil }); err != nil {
 			return nil, errors.Join(err, m.Close())
 		}
 		b.msm = m

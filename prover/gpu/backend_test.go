@@ -164,7 +164,7 @@ func TestMSMShape(t *testing.T) {
 	g1 := &msmCurve{name: "g1", pointBytes: 96, xyzzBytes: 192, bucketWave: 300}
 	const n = 1 << 12
 	raw := make([]byte, n*g1.pointBytes)
-	st := &msmState{resident: map[uintptr]*residentBases{}, tableBudget: 1 << 40,
+	st := &msmState{resident: map[uintptr]*residentBases{}, tableBudget: 1 << 40, mem: &deviceMemory{},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	const plenty = 1 << 40
 	full, p, arena, err := st.shape(g1, raw, n, plenty)
@@ -190,6 +190,19 @@ func TestMSMShape(t *testing.T) {
 
 	_, _, _, err = st.shape(g1, raw, n, int64(len(raw))+fitHeadroom)
 	require.ErrorIs(t, err, ErrDeviceMemory, "not even the bases fit")
+
+	// A memory limit (WithMemoryLimit) cuts the table as free memory does,
+	// counting what the Backend already holds, and refuses a job whose bases
+	// do not fit under it.
+	st.mem = &deviceMemory{limit: 1 << 30, held: 1<<30 - need + int64(len(raw))}
+	capped, _, _, err := st.shape(g1, raw, n, plenty)
+	require.NoError(t, err)
+	require.Less(t, capped.copies, full.copies)
+	require.Greater(t, capped.copies, uint32(1))
+	st.mem.held = 1<<30 - int64(len(raw))
+	_, _, _, err = st.shape(g1, raw, n, plenty)
+	require.ErrorIs(t, err, ErrDeviceMemory, "not even the bases fit under the limit")
+	st.mem = &deviceMemory{}
 
 	st.tableBudget = 0
 	none, _, _, err := st.shape(g1, raw, n, plenty)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -193,7 +195,50 @@ func TestMemoryLimitRefusesBeforeAllocating(t *testing.T) {
 	_, err = b.QuotientH(make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n))
 	require.ErrorIs(t, err, ErrDeviceMemory)
 	require.NoError(t, dev.Do(func(c *driver.Ctx) error {
-		assert.Zero(t, b.st.held, "nothing was allocated")
+		assert.Zero(t, b.st.mem.held, "nothing was allocated")
+		return nil
+	}))
+}
+
+// The memory limit covers the Backend's MSM engine: an MSM whose bases and
+// scratch exceed it is refused before allocating, and a limit with room for
+// a few copies of the bases cuts their table of multiples to fit.
+func TestMemoryLimitCoversMSM(t *testing.T) {
+	dev := testDevice(t)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	const n = 1 << 14
+	bases, scalars := randG1(n, 64, rng), randScalars(n, rng)
+	small, err := New(dev, WithMemoryLimit(1<<20))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, small.Close()) }()
+	_, err = small.MSMG1(bases, scalars)
+	require.ErrorIs(t, err, ErrDeviceMemory)
+	require.NoError(t, dev.Do(func(c *driver.Ctx) error {
+		assert.Zero(t, small.st.mem.held, "nothing was allocated")
+		return nil
+	}))
+
+	plain, scratch, err := MSMBytes(n, false, 0)
+	require.NoError(t, err)
+	full, _, err := MSMBytes(n, false, 1<<40)
+	require.NoError(t, err)
+	limit := 4*plain + scratch
+	b, err := New(dev, WithMemoryLimit(limit), WithMSMTableMemory(1<<40))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	got, err := b.MSMG1(bases, scalars)
+	require.NoError(t, err)
+	var want bls12381.G1Jac
+	_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
+	require.NoError(t, err)
+	assert.True(t, got.Equal(&want), "GPU G1 MSM under a memory limit differs from gnark-crypto")
+	rec, err := b.msm.LastTimings()
+	require.NoError(t, err)
+	assert.Greater(t, rec.Copies, 1, "room for a few copies")
+	assert.Less(t, int64(rec.Copies), full/plain, "fewer copies than a full table")
+	require.NoError(t, dev.Do(func(c *driver.Ctx) error {
+		assert.LessOrEqual(t, b.st.mem.held, limit)
+		assert.Positive(t, b.st.mem.held)
 		return nil
 	}))
 }

@@ -42,6 +42,16 @@ func vectorBytes(nvec int, logN uint32) int64 {
 // with nothing resident yet.
 func QuotientHBytes(logN uint32) int64 { return vectorBytes(3, logN) + twiddleBytes(logN) }
 
+// deviceMemory counts the device bytes one Backend holds, its NTT state
+// and its MSM engine together, against the cap of WithMemoryLimit (limit 0:
+// none). An MSM engine made by NewMSM counts for itself, without a cap. It
+// is touched only on the device thread.
+type deviceMemory struct{ limit, held int64 }
+
+// fits checks that holding extra more bytes stays within the limit and
+// within free memory (see fits).
+func (m *deviceMemory) fits(extra, free int64) error { return fits(m.held, extra, free, m.limit) }
+
 // fitHeadroom is the free device memory fits keeps for the driver.
 const fitHeadroom = 256 << 20
 
@@ -84,8 +94,9 @@ func fits(held, extra, free, limit int64) error {
 //	2^24       12      22       18 GiB      3.3 GiB     36 GiB      4.5 GiB
 //	2^26       11      24       66 GiB     12.7 GiB    132 GiB     17.6 GiB
 //
-// The MSM engine checks the free device memory before it allocates and
-// refuses a job that does not fit with an error wrapping ErrDeviceMemory.
+// The MSM engine checks the free device memory, and a Backend's memory
+// limit (WithMemoryLimit), before it allocates, and refuses a job that does
+// not fit with an error wrapping ErrDeviceMemory.
 func MSMBytes(n int, g2 bool, table int64) (bases, scratch int64, err error) {
 	point, xyzz := unsafe.Sizeof(bls12381.G1Affine{}), unsafe.Sizeof(g1XYZZ{})
 	if g2 {

@@ -90,6 +90,7 @@ type msmState struct {
 	// tableBudget is the device memory resident sets may hold in copies
 	// beyond the bases (SetTableMemory), tableHeld what they hold.
 	tableBudget, tableHeld int64
+	mem                    *deviceMemory // the Backend's account, or the engine's own
 	arena                  driver.DevicePtr
 	arenaLen               uint64
 	ev                     [numMSMEvents]*driver.Event
@@ -118,7 +119,7 @@ func NewMSM(dev *driver.Device, log *slog.Logger) (*MSM, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}}}
+	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}, mem: &deviceMemory{}}}
 	err := dev.Do(func(c *driver.Ctx) error { return m.st.load(c) })
 	if err != nil {
 		_ = m.Close() // the load error is the one to report
@@ -266,6 +267,7 @@ func (m *MSM) Close() error {
 	return m.dev.Do(func(c *driver.Ctx) error {
 		st := m.st
 		errs := []error{st.evict(c), c.Free(st.arena)}
+		st.mem.held -= int64(st.arenaLen)
 		if st.stage != nil {
 			errs = append(errs, st.stage.free(c))
 		}
@@ -285,7 +287,7 @@ func (m *MSM) Close() error {
 		if st.tables != nil {
 			errs = append(errs, c.Unload(st.tables))
 		}
-		*st = msmState{log: st.log, resident: map[uintptr]*residentBases{}}
+		*st = msmState{log: st.log, resident: map[uintptr]*residentBases{}, mem: st.mem}
 		return errors.Join(errs...)
 	})
 }

@@ -67,12 +67,14 @@ func (st *msmState) buffers(c *driver.Ctx, p msmPlan, cv *msmCurve, need uint64)
 		if err := c.Free(st.arena); err != nil {
 			return msmBufs{}, fmt.Errorf("free msm scratch: %w", err)
 		}
+		st.mem.held -= int64(st.arenaLen)
 		st.arena, st.arenaLen = 0, 0
 		ptr, err := c.Alloc(int(need))
 		if err != nil {
 			return msmBufs{}, fmt.Errorf("msm scratch for %d points: %w", p.n, err)
 		}
 		st.arena, st.arenaLen = ptr, need
+		st.mem.held += int64(need)
 	}
 	b, _ := p.layout(st.arena, cv.xyzzBytes)
 	return b, nil
@@ -93,10 +95,11 @@ func (st *msmState) residentFor(cv *msmCurve, raw []byte) (*residentBases, bool)
 }
 
 // shape returns the bases table and plan of an MSM of n points over raw,
-// and the scratch arena it needs, checked against free device memory: the
-// resident set's table, or for bases not resident as many copies as the
-// table budget left allows and free memory holds, down to the bases alone.
-// Only a job that does not fit even so is refused (ErrDeviceMemory).
+// and the scratch arena it needs, checked against free device memory and
+// the memory limit (st.mem): the resident set's table, or for bases not
+// resident as many copies as the table budget left allows and memory holds,
+// down to the bases alone. Only a job that does not fit even so is refused
+// (ErrDeviceMemory).
 func (st *msmState) shape(cv *msmCurve, raw []byte, n int, free int64) (msmTable, msmPlan, uint64, error) {
 	r, resident := st.residentFor(cv, raw)
 	most := 1
@@ -116,7 +119,7 @@ func (st *msmState) shape(cv *msmCurve, raw []byte, n int, free int64) (msmTable
 			return msmTable{}, msmPlan{}, 0, err
 		}
 		_, arena := p.layout(0, cv.xyzzBytes)
-		if err = fits(0, st.need(cv, raw, t, arena), free, 0); err == nil {
+		if err = st.mem.fits(st.need(cv, raw, t, arena), free); err == nil {
 			if int(t.copies) < most {
 				st.log.Debug("msm table cut to free memory", slog.String("curve", cv.name), slog.Int("points", n),
 					slog.Int("copies", int(t.copies)), slog.Int("budget copies", most))
@@ -186,9 +189,15 @@ func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte, t m
 	r := &residentBases{host: host, n: n, ptr: ptr, first: bytes.Clone(raw[:cv.pointBytes]), curve: cv, table: t}
 	st.resident[key] = r
 	st.tableHeld += r.tableBytes()
+	st.mem.held += r.bytes()
 	st.log.Debug("msm bases resident", slog.String("curve", cv.name), slog.Int("points", n),
 		slog.Int("copies", int(t.copies)), slog.Int("window", int(t.c)), slog.Duration("took", took))
 	return r, took, nil
+}
+
+// bytes is the device memory of r: its bases and their multiples.
+func (r *residentBases) bytes() int64 {
+	return int64(r.table.copies) * int64(r.n) * int64(r.curve.pointBytes)
 }
 
 // tableBytes is the device memory of r's multiples beyond the bases.
@@ -201,6 +210,7 @@ func (st *msmState) free(c *driver.Ctx, key uintptr) error {
 	r := st.resident[key]
 	delete(st.resident, key)
 	st.tableHeld -= r.tableBytes()
+	st.mem.held -= r.bytes()
 	return c.Free(r.ptr)
 }
 

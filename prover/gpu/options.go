@@ -45,9 +45,11 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithMemoryLimit caps the device memory the Backend holds (vectors,
-// twiddle tables) at bytes. A job that would exceed it is refused before any
-// allocation with an error wrapping ErrDeviceMemory.
+// WithMemoryLimit caps the device memory the Backend holds at bytes: the
+// NTT work vectors and twiddle tables, and its MSM engine's resident bases
+// (with their tables of multiples) and scratch. A job that would exceed it
+// is refused before any allocation with an error wrapping ErrDeviceMemory;
+// a bases set whose full table would exceed it takes fewer copies.
 func WithMemoryLimit(bytes int64) Option {
 	return func(c *config) error {
 		if bytes <= 0 {
@@ -62,7 +64,7 @@ func WithMemoryLimit(bytes int64) Option {
 // on tables of multiples of the proving key's bases, beyond the bases
 // themselves (MSM.SetTableMemory; default 0, none). Tables are built on a
 // key's first proof and make its MSMs faster; MSMBytes gives their size.
-// The memory is not counted against WithMemoryLimit.
+// The tables count against WithMemoryLimit.
 func WithMSMTableMemory(bytes int64) Option {
 	return func(c *config) error {
 		if bytes < 0 {
