@@ -280,3 +280,70 @@ func TestProveRejectsBadBackendOutput(t *testing.T) {
 	_, err = groth16.Prove(f.pk, asg, shortQuotient{be}, rand.Reader)
 	assert.ErrorContains(t, err, "quotient has 4 coefficients, want 8")
 }
+
+// A Workspace carried from proof to proof, across keys of different sizes,
+// gives the proofs Prove gives without one.
+func TestWorkspaceReuse(t *testing.T) {
+	big, small := &r1cstest.MulChain{N: 60, Seed: fr.NewElement(4)}, &r1cstest.MulChain{N: 9, Seed: fr.NewElement(5)}
+	fb, fs := setup(t, big), setup(t, small)
+	ws := &groth16.Workspace{}
+	for i, tc := range []struct {
+		f fixture
+		c r1cs.Circuit
+	}{{fb, big}, {fs, small}, {fb, big}, {fs, small}} {
+		want, _ := prove(t, tc.f, tc.c, seeded(uint64(20+i)))
+		asg, err := r1cs.Solve(tc.c, r1cs.WithShape(tc.f.sys))
+		require.NoError(t, err)
+		be, err := cpu.New()
+		require.NoError(t, err)
+		got, err := groth16.Prove(tc.f.pk, asg, be, seeded(uint64(20+i)), groth16.WithWorkspace(ws))
+		require.NoError(t, err, "proof %d", i)
+		require.NoError(t, groth16.Verify(tc.f.vk, got, asg.PublicInputs()), "proof %d", i)
+		assert.Equal(t, encode(t, want), encode(t, got), "proof %d", i)
+	}
+	_, err := groth16.Prove(fs.pk, nil, nil, nil, groth16.WithWorkspace(nil))
+	assert.ErrorContains(t, err, "nil workspace")
+}
+
+// heldBackend is the CPU backend with a QuotientH that signals its start and
+// waits for release.
+type heldBackend struct {
+	groth16.Backend
+	started, release chan struct{}
+}
+
+func (b *heldBackend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
+	close(b.started)
+	<-b.release
+	return b.Backend.QuotientH(a, bv, c)
+}
+
+// A Workspace in use makes a second Prove fail at once, and the first one
+// still completes.
+func TestWorkspaceBusy(t *testing.T) {
+	c := &r1cstest.MulChain{N: 12, Seed: fr.NewElement(3)}
+	f := setup(t, c)
+	cpuBe, err := cpu.New()
+	require.NoError(t, err)
+	held := &heldBackend{Backend: cpuBe, started: make(chan struct{}), release: make(chan struct{})}
+	ws := &groth16.Workspace{}
+	solve := func() *r1cs.Assignment {
+		asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+		require.NoError(t, err)
+		return asg
+	}
+	first := solve()
+	done := make(chan error, 1)
+	go func() {
+		proof, err := groth16.Prove(f.pk, first, held, seeded(2), groth16.WithWorkspace(ws))
+		if err == nil {
+			err = groth16.Verify(f.vk, proof, first.PublicInputs())
+		}
+		done <- err
+	}()
+	<-held.started
+	_, err = groth16.Prove(f.pk, solve(), cpuBe, seeded(3), groth16.WithWorkspace(ws))
+	assert.ErrorIs(t, err, groth16.ErrWorkspaceBusy)
+	close(held.release)
+	require.NoError(t, <-done)
+}

@@ -59,29 +59,36 @@ func shapedKey(logN int, rng *rand.Rand) *ProvingKey {
 }
 
 // BenchmarkProveHostWork times Prove on an instant backend: what Prove adds
-// to the backend's time.
+// to the backend's time, with fresh host scratch per proof ("fresh") and
+// with one Workspace carried from proof to proof ("workspace").
 func BenchmarkProveHostWork(b *testing.B) {
 	for _, logN := range []int{16, 20} {
-		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			pk := shapedKey(logN, rng)
-			vec := func(k int) []fr.Element {
-				v := make([]fr.Element, k)
-				for i := range v {
-					v[i].SetUint64(rng.Uint64())
-				}
-				return v
+		rng := rand.New(rand.NewPCG(1, 2))
+		pk := shapedKey(logN, rng)
+		vec := func(k int) []fr.Element {
+			v := make([]fr.Element, k)
+			for i := range v {
+				v[i].SetUint64(rng.Uint64())
 			}
-			n := pk.DomainSize
-			asg := &r1cs.Assignment{Public: vec(pk.NbPublic), Private: vec(pk.NbPrivate), A: vec(n), B: vec(n), C: vec(n)}
-			be := &instantBackend{h: vec(n)}
-			rnd := rand.NewChaCha8([32]byte{})
-			b.ResetTimer()
-			for range b.N {
-				if _, err := Prove(pk, asg, be, rnd); err != nil {
-					b.Fatal(err)
+			return v
+		}
+		n := pk.DomainSize
+		asg := &r1cs.Assignment{Public: vec(pk.NbPublic), Private: vec(pk.NbPrivate), A: vec(n), B: vec(n), C: vec(n)}
+		be := &instantBackend{h: vec(n)}
+		for _, scratch := range []string{"fresh", "workspace"} {
+			b.Run(fmt.Sprintf("2^%d/%s", logN, scratch), func(b *testing.B) {
+				var opts []ProveOption
+				if scratch == "workspace" {
+					opts = append(opts, WithWorkspace(&Workspace{}))
 				}
-			}
-		})
+				rnd := rand.NewChaCha8([32]byte{})
+				b.ResetTimer()
+				for range b.N {
+					if _, err := Prove(pk, asg, be, rnd, opts...); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

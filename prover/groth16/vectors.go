@@ -30,6 +30,13 @@ func copyAll(dst, src []fr.Element) {
 // compact returns the elements of v whose mask entry is false, in order.
 // When every entry is kept it returns v itself, not a copy.
 func compact(v []fr.Element, mask []bool) []fr.Element {
+	var store []fr.Element
+	return compactInto(v, mask, &store)
+}
+
+// compactInto is compact writing its copy into *store, which it grows when
+// shorter (see grow).
+func compactInto(v []fr.Element, mask []bool, store *[]fr.Element) []fr.Element {
 	// Two passes over the blocks: count each block's kept entries, then copy
 	// each block to its offset.
 	nb := numBlocks(len(v))
@@ -50,7 +57,7 @@ func compact(v []fr.Element, mask []bool) []fr.Element {
 	if offs[nb] == len(v) {
 		return v
 	}
-	out := make([]fr.Element, offs[nb])
+	out := grow(store, offs[nb])
 	parallel.Execute(nb, func(b0, b1 int) {
 		for b := b0; b < b1; b++ {
 			lo, hi := blockRange(b, len(v))
@@ -64,4 +71,13 @@ func compact(v []fr.Element, mask []bool) []fr.Element {
 		}
 	})
 	return out
+}
+
+// grow returns (*s)[:n], first replacing *s by a fresh slice when its
+// capacity is below n. The elements are not cleared.
+func grow(s *[]fr.Element, n int) []fr.Element {
+	if cap(*s) < n {
+		*s = make([]fr.Element, n)
+	}
+	return (*s)[:n]
 }

@@ -156,16 +156,19 @@ func runBackend(ctx context.Context, name string, cfg proveConfig, c *porep.Circ
 	return res, errors.Join(err, be.Close())
 }
 
-// benchBackend runs one warm-up and cfg.runs timed proofs on be.
+// benchBackend runs one warm-up and cfg.runs timed proofs on be. The
+// proofs share one groth16.Workspace, as a daemon's worker proving one key
+// after another would.
 func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg proveConfig, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey) (*backendResult, error) {
 	tb := newTimedBackend(be, pk)
 	res := &backendResult{name: name}
+	ws := &groth16.Workspace{}
 	for i := 0; i <= cfg.runs; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(res, i, tb, c, sys, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(res, i, tb, ws, c, sys, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -177,7 +180,7 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOverlapped(res, i, be, c, sys, pk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOverlapped(res, i, be, ws, c, sys, pk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("overlapped run %d: %w", i, err)
 		}
 	}
@@ -186,14 +189,14 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 
 // proveOverlapped times groth16.Prove on be for run i and checks that the
 // proof equals the timed run's.
-func proveOverlapped(res *backendResult, i int, be groth16.Backend, c *porep.Circuit, sys *r1cs.System,
+func proveOverlapped(res *backendResult, i int, be groth16.Backend, ws *groth16.Workspace, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, rnd io.Reader) error {
 	asg, err := r1cs.Solve(c, r1cs.WithShape(sys))
 	if err != nil {
 		return fmt.Errorf("synthesis: %w", err)
 	}
 	start := time.Now()
-	proof, err := groth16.Prove(pk, asg, be, rnd)
+	proof, err := groth16.Prove(pk, asg, be, rnd, groth16.WithWorkspace(ws))
 	if err != nil {
 		return err
 	}
@@ -210,7 +213,7 @@ func proveOverlapped(res *backendResult, i int, be groth16.Backend, c *porep.Cir
 
 // proveOnce synthesizes, proves and verifies one proof and records it in
 // res (times only when run > 0).
-func proveOnce(res *backendResult, run int, tb *timedBackend, c *porep.Circuit, sys *r1cs.System,
+func proveOnce(res *backendResult, run int, tb *timedBackend, ws *groth16.Workspace, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey, rnd io.Reader) error {
 	start := time.Now()
 	asg, err := r1cs.Solve(c, r1cs.WithShape(sys))
@@ -220,7 +223,7 @@ func proveOnce(res *backendResult, run int, tb *timedBackend, c *porep.Circuit, 
 	synth := time.Since(start)
 	public := asg.PublicInputs()
 	start = time.Now()
-	proof, err := groth16.Prove(pk, asg, tb, rnd)
+	proof, err := groth16.Prove(pk, asg, tb, rnd, groth16.WithWorkspace(ws))
 	if err != nil {
 		return err
 	}
