@@ -195,14 +195,11 @@ func (b *Backend) msmEngine() (*MSM, error) {
 	b.msmMu.Lock()
 	defer b.msmMu.Unlock()
 	if b.msm == nil {
-		m, err := NewMSM(b.dev, b.cfg.logger)
+		m, err := newMSM(b.dev, b.cfg.logger, b.st.mem)
 		if err != nil {
 			return nil, err
 		}
 		if err := m.SetTableMemory(b.cfg.tables); err != nil {
-			return nil, errors.Join(err, m.Close())
-		}
-		if err := m.dev.Do(func(*driver.Ctx) error { m.st.mem = b.st.mem; return nil }); err != nil {
 			return nil, errors.Join(err, m.Close())
 		}
 		b.msm = m

@@ -113,13 +113,19 @@ type residentBases struct {
 // msm_g2). log receives debug records of uploads and plans; nil discards
 // them. The MSM does not own dev; Close releases only its own resources.
 func NewMSM(dev *driver.Device, log *slog.Logger) (*MSM, error) {
+	return newMSM(dev, log, &deviceMemory{})
+}
+
+// newMSM is NewMSM counting the engine's device memory in mem (a Backend's
+// account, shared with its NTT state).
+func newMSM(dev *driver.Device, log *slog.Logger, mem *deviceMemory) (*MSM, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("gpu msm: nil device")
 	}
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}, mem: &deviceMemory{}}}
+	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}, mem: mem}}
 	err := dev.Do(func(c *driver.Ctx) error { return m.st.load(c) })
 	if err != nil {
 		_ = m.Close() // the load error is the one to report

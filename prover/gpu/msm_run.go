@@ -201,9 +201,7 @@ func (r *residentBases) bytes() int64 {
 }
 
 // tableBytes is the device memory of r's multiples beyond the bases.
-func (r *residentBases) tableBytes() int64 {
-	return int64(r.table.copies-1) * int64(r.n) * int64(r.curve.pointBytes)
-}
+func (r *residentBases) tableBytes() int64 { return r.bytes() - int64(r.n)*int64(r.curve.pointBytes) }
 
 // free releases the resident set at key.
 func (st *msmState) free(c *driver.Ctx, key uintptr) error {
