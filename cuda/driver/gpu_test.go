@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,6 +101,7 @@ func TestGPUAsyncPinned(t *testing.T) {
 	src := randBytes(rand.New(rand.NewPCG(3, 4)), n)
 	got := make([]byte, n)
 	var notPinnedIn, notPinnedOut, doubleFree error
+	var pinned []bool
 	require.NoError(t, d.Do(func(c *Ctx) error {
 		in, err := c.HostAlloc(n)
 		if err != nil {
@@ -109,6 +111,10 @@ func TestGPUAsyncPinned(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		// Inside one buffer, a part of it, past its end, Go memory, empty.
+		pinned = []bool{c.Pinned(in.Bytes()), c.Pinned(out.Bytes()[5 : n-5]),
+			c.Pinned(unsafe.Slice(&in.Bytes()[1], n)), c.Pinned(src), c.Pinned(in.Bytes()[:0])}
+		outBytes := out.Bytes()
 		copy(in.Bytes(), src)
 		s, err := c.NewStream()
 		if err != nil {
@@ -126,8 +132,10 @@ func TestGPUAsyncPinned(t *testing.T) {
 		notPinnedOut = c.DtoHAsync(make([]byte, 16), a, s)
 		err = errors.Join(err, c.DestroyStream(s), c.Free(a), c.Free(b), c.HostFree(in), c.HostFree(out))
 		doubleFree = c.HostFree(in)
+		pinned = append(pinned, c.Pinned(outBytes)) // freed: no longer pinned
 		return err
 	}))
+	assert.Equal(t, []bool{true, true, false, false, false, false}, pinned)
 	assert.True(t, bytes.Equal(src, got), "async round trip differs")
 	assert.ErrorIs(t, notPinnedIn, ErrNotPinned)
 	assert.ErrorIs(t, notPinnedOut, ErrNotPinned)

@@ -101,7 +101,7 @@ func (c *Ctx) HtoDAsync(dst DevicePtr, src []byte, s *Stream) error {
 	if len(src) == 0 {
 		return nil
 	}
-	if !c.isPinned(src) {
+	if !c.Pinned(src) {
 		return fmt.Errorf("cuMemcpyHtoDAsync: %w", ErrNotPinned)
 	}
 	return check("cuMemcpyHtoDAsync", C.cuzk_htod_async(C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)), s.handle()))
@@ -116,7 +116,7 @@ func (c *Ctx) DtoHAsync(dst []byte, src DevicePtr, s *Stream) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	if !c.isPinned(dst) {
+	if !c.Pinned(dst) {
 		return fmt.Errorf("cuMemcpyDtoHAsync: %w", ErrNotPinned)
 	}
 	return check("cuMemcpyDtoHAsync", C.cuzk_dtoh_async(unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(len(dst)), s.handle()))
@@ -176,7 +176,13 @@ func (c *Ctx) HostFree(h *HostBuf) error {
 	return fmt.Errorf("cuMemFreeHost: %w", ErrNotPinned)
 }
 
-func (c *Ctx) isPinned(b []byte) bool {
+// Pinned reports whether b (non-empty) lies inside one buffer from this
+// device's HostAlloc: the memory asynchronous copies accept, which a copy
+// can move by DMA without staging.
+func (c *Ctx) Pinned(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
 	lo := uintptr(unsafe.Pointer(&b[0]))
 	hi := lo + uintptr(len(b))
 	for _, h := range c.pinned {

@@ -36,8 +36,9 @@ type state struct {
 	stage   *stager
 	domains map[uint32]*domain
 	vecs    [3]driver.DevicePtr
-	vecLog  uint32        // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
-	mem     *deviceMemory // device bytes held by domains, vectors and the MSM engine
+	vecLog  uint32                    // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
+	mem     *deviceMemory             // device bytes held by domains, vectors and the MSM engine
+	host    map[*byte]*driver.HostBuf // AllocHost's buffers, by first byte
 }
 
 // New returns a Backend on dev, configured by opts: it loads the NTT kernels
@@ -53,7 +54,8 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("gpu: nil device")
 	}
-	b := &Backend{dev: dev, cfg: cfg, st: &state{domains: make(map[uint32]*domain), mem: &deviceMemory{limit: cfg.memLimit}}}
+	b := &Backend{dev: dev, cfg: cfg, st: &state{domains: make(map[uint32]*domain),
+		mem: &deviceMemory{limit: cfg.memLimit}, host: make(map[*byte]*driver.HostBuf)}}
 	err := dev.Do(func(c *driver.Ctx) error {
 		var err error
 		if b.st.k, err = loadNTTKernels(c); err != nil {
@@ -73,8 +75,8 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 	return b, nil
 }
 
-// Close releases the Backend's device memory, streams, pinned memory and MSM
-// engine. The Backend must not be used afterwards.
+// Close releases the Backend's device memory, streams, pinned memory (the
+// staging chunks and what AllocHost returned) and MSM engine. The Backend must not be used afterwards.
 func (b *Backend) Close() error {
 	var msmErr error
 	b.msmMu.Lock()
@@ -93,7 +95,7 @@ func (b *Backend) closeNTT() error {
 		for _, d := range st.domains {
 			errs = append(errs, d.free(c))
 		}
-		errs = append(errs, st.freeVectors(c))
+		errs = append(errs, st.freeVectors(c), st.freeHost(c))
 		if st.stage != nil {
 			errs = append(errs, st.stage.free(c))
 		}
@@ -103,7 +105,7 @@ func (b *Backend) closeNTT() error {
 		if st.k != nil {
 			errs = append(errs, c.Unload(st.k.mod))
 		}
-		*st = state{domains: map[uint32]*domain{}}
+		*st = state{domains: map[uint32]*domain{}, host: map[*byte]*driver.HostBuf{}}
 		return errors.Join(errs...)
 	})
 }

@@ -11,7 +11,9 @@ import (
 // stager moves host slices to and from device memory through two pinned
 // chunks: while the DMA engine copies one chunk, the CPU fills (or drains)
 // the other, with several goroutines so that the host copy keeps up with the
-// PCIe link. Its methods run on the device thread (inside Device.Do).
+// PCIe link. A slice that is itself pinned (Backend.AllocHost) skips the
+// chunks: the DMA engine reads or writes it directly, at the link's speed.
+// Its methods run on the device thread (inside Device.Do).
 type stager struct {
 	buf    *driver.HostBuf
 	chunk  int
@@ -60,6 +62,12 @@ func (st *stager) half(c *driver.Ctx, i int) ([]byte, error) {
 // upload enqueues the copy of src to dst and returns when the last chunk is
 // queued; wait (or a later use of the stager) completes it.
 func (st *stager) upload(c *driver.Ctx, dst driver.DevicePtr, src []byte) error {
+	if c.Pinned(src) {
+		if err := c.HtoDAsync(dst, src, st.stream); err != nil {
+			return fmt.Errorf("upload: %w", err)
+		}
+		return nil
+	}
 	for i, off := 0, 0; off < len(src); i, off = i+1, off+st.chunk {
 		h, err := st.half(c, i%2)
 		if err != nil {
@@ -91,6 +99,12 @@ func (st *stager) wait(c *driver.Ctx) error {
 func (st *stager) download(c *driver.Ctx, dst []byte, src driver.DevicePtr) error {
 	if err := st.wait(c); err != nil {
 		return err
+	}
+	if c.Pinned(dst) {
+		if err := c.DtoHAsync(dst, src, st.stream); err != nil {
+			return fmt.Errorf("download: %w", err)
+		}
+		return st.wait(c)
 	}
 	nchunks := (len(dst) + st.chunk - 1) / st.chunk
 	enqueue := func(i int) error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"sync"
 	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -25,23 +24,6 @@ type proveConfig struct {
 	timings *Timings
 	ws      *Workspace
 }
-
-// Workspace keeps Prove's host scratch from one proof to the next: the
-// vector public‖private‖h and the compactions of the wires for A and B
-// (about 1.6 times the wire vector; 14 GB at a 2^27 domain). Without one,
-// every Prove allocates them afresh, and their pages are faulted in and
-// zeroed on each proof. A prover that proves one key after another (a
-// daemon's GPU worker) keeps one Workspace per worker; it grows to the
-// largest key seen and is never shrunk. A Workspace serves one Prove at a
-// time: a Prove that finds it in use fails with ErrWorkspaceBusy.
-type Workspace struct {
-	mu        sync.Mutex
-	buf, a, b []fr.Element
-}
-
-// ErrWorkspaceBusy means a Workspace passed to Prove is in use by another
-// Prove.
-var ErrWorkspaceBusy = errors.New("groth16: workspace in use by another Prove")
 
 // WithWorkspace makes Prove take its host scratch from ws (see Workspace).
 func WithWorkspace(ws *Workspace) ProveOption {
@@ -117,7 +99,10 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	// One buffer public‖private‖h: its first part is the wire vector, and
 	// private‖h, once the quotient is copied in, the L‖H scalars.
 	nv := pk.NbVariables()
-	buf := grow(&ws.buf, nv+pk.DomainSize-1)
+	buf, err := ws.grow(&ws.buf, nv+pk.DomainSize-1)
+	if err != nil {
+		return nil, fmt.Errorf("prove: %w", err)
+	}
 	wire := buf[:nv]
 	copyAll(wire, asg.Public)
 	copyAll(wire[pk.NbPublic:], asg.Private)
@@ -154,13 +139,18 @@ type msmSums struct {
 // alone. wire is public‖private, privH private‖h with h the quotient's n−1
 // low coefficients; the wire compactions go into ws.
 func (m *msmSums) run(pk *ProvingKey, b Backend, wire, privH []fr.Element, ws *Workspace, tm *Timings) error {
-	wireB := compactInto(wire, pk.InfinityB, &ws.b)
+	wireA, err := ws.compact(wire, pk.InfinityA, &ws.a)
+	if err != nil {
+		return err
+	}
+	wireB, err := ws.compact(wire, pk.InfinityB, &ws.b)
+	if err != nil {
+		return err
+	}
 	var g errgroup.Group
 	g.Go(func() error { return timed(&tm.MSMLH, func() error { return msmLH(pk, b, privH, &m.lh) }) })
 	g.Go(func() error {
-		return timed(&tm.MSMA, func() error {
-			return msm1(b, "A", pk.G1.A, compactInto(wire, pk.InfinityA, &ws.a), &m.a)
-		})
+		return timed(&tm.MSMA, func() error { return msm1(b, "A", pk.G1.A, wireA, &m.a) })
 	})
 	g.Go(func() error { return timed(&tm.MSMB1, func() error { return msm1(b, "B1", pk.G1.B, wireB, &m.b1) }) })
 	if err := g.Wait(); err != nil {

@@ -30,20 +30,25 @@ func copyAll(dst, src []fr.Element) {
 // compact returns the elements of v whose mask entry is false, in order.
 // When every entry is kept it returns v itself, not a copy.
 func compact(v []fr.Element, mask []bool) []fr.Element {
-	var store []fr.Element
-	return compactInto(v, mask, &store)
+	k := countKept(mask)
+	if k.n() == len(v) {
+		return v
+	}
+	return k.copy(make([]fr.Element, k.n()), v, mask)
 }
 
-// compactInto is compact writing its copy into *store, which it grows when
-// shorter (see grow).
-func compactInto(v []fr.Element, mask []bool, store *[]fr.Element) []fr.Element {
-	// Two passes over the blocks: count each block's kept entries, then copy
-	// each block to its offset.
-	nb := numBlocks(len(v))
-	offs := make([]int, nb+1)
+// kept holds, for each block of a mask and one past the last, the number of
+// entries kept (mask false) before the block: the offsets at which a
+// compaction writes each block.
+type kept []int
+
+// countKept counts the kept entries of mask per block, on all cores.
+func countKept(mask []bool) kept {
+	nb := numBlocks(len(mask))
+	offs := make(kept, nb+1)
 	parallel.Execute(nb, func(b0, b1 int) {
 		for b := b0; b < b1; b++ {
-			lo, hi := blockRange(b, len(v))
+			lo, hi := blockRange(b, len(mask))
 			for _, skip := range mask[lo:hi] {
 				if !skip {
 					offs[b+1]++
@@ -54,14 +59,19 @@ func compactInto(v []fr.Element, mask []bool, store *[]fr.Element) []fr.Element 
 	for b := range nb {
 		offs[b+1] += offs[b]
 	}
-	if offs[nb] == len(v) {
-		return v
-	}
-	out := grow(store, offs[nb])
-	parallel.Execute(nb, func(b0, b1 int) {
+	return offs
+}
+
+// n is the number of kept entries.
+func (k kept) n() int { return k[len(k)-1] }
+
+// copy writes the kept elements of v into out (len(out) ≥ k.n()), each
+// block to its offset, on all cores, and returns out[:k.n()].
+func (k kept) copy(out, v []fr.Element, mask []bool) []fr.Element {
+	parallel.Execute(len(k)-1, func(b0, b1 int) {
 		for b := b0; b < b1; b++ {
 			lo, hi := blockRange(b, len(v))
-			j := offs[b]
+			j := k[b]
 			for i := lo; i < hi; i++ {
 				if !mask[i] {
 					out[j] = v[i]
@@ -70,14 +80,5 @@ func compactInto(v []fr.Element, mask []bool, store *[]fr.Element) []fr.Element 
 			}
 		}
 	})
-	return out
-}
-
-// grow returns (*s)[:n], first replacing *s by a fresh slice when its
-// capacity is below n. The elements are not cleared.
-func grow(s *[]fr.Element, n int) []fr.Element {
-	if cap(*s) < n {
-		*s = make([]fr.Element, n)
-	}
-	return (*s)[:n]
+	return out[:k.n()]
 }

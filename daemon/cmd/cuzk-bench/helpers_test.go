@@ -88,11 +88,12 @@ func TestSetBits(t *testing.T) {
 	}
 }
 
-func TestAssembleLH(t *testing.T) {
-	private, h := randomScalars(100_003, 1), randomScalars(65_535, 2)
-	dst := make([]fr.Element, len(private)+len(h))
-	assembleLH(dst, private, h)
-	assert.Equal(t, append(append([]fr.Element(nil), private...), h...), dst)
+func TestCopyParallel(t *testing.T) {
+	src := randomScalars(1_000_003, 2)
+	dst := make([]fr.Element, len(src)+5)
+	copyParallel(dst, src)
+	assert.Equal(t, src, dst[:len(src)])
+	assert.Equal(t, make([]fr.Element, 5), dst[len(src):], "nothing written past src")
 }
 
 func TestFoldedReference(t *testing.T) {

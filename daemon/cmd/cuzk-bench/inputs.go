@@ -41,13 +41,18 @@ func parallelFor(n int, f func(worker, lo, hi int)) {
 // valid Montgomery representative. Deterministic in (seed, n).
 func randomScalars(n int, seed uint64) []fr.Element {
 	v := make([]fr.Element, n)
-	parallelFor(n, func(w, lo, hi int) {
+	fillRandom(v, seed)
+	return v
+}
+
+// fillRandom writes randomScalars(len(v), seed) into v.
+func fillRandom(v []fr.Element, seed uint64) {
+	parallelFor(len(v), func(w, lo, hi int) {
 		r := rand.New(rand.NewPCG(seed, uint64(w)<<32|uint64(lo)))
 		for i := lo; i < hi; i++ {
 			v[i] = fr.Element{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64N(frTopLimb)}
 		}
 	})
-	return v
 }
 
 // setBits replaces a fraction frac of v, chosen at random, by random bits

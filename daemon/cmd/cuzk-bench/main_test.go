@@ -149,17 +149,24 @@ func TestKernelsTablesGPU(t *testing.T) {
 	assert.Regexp(t, `MSM G1 +2\^17 +1[0-9] +1[0-9] `, out, "2^17 with a table: c and copies")
 }
 
+// Each choice of pinned vectors (staged or direct transfers) gives checked
+// results.
 func TestPartitionGPU(t *testing.T) {
-	code, out, errOut := runCmd(t, "partition", "-log", "14", "-runs", "1", "-tile", "2^8")
-	if !gpuHere(t) {
-		assert.Equal(t, exitNoGPU, code)
-		assert.Contains(t, errOut, "no GPU")
-		t.Skip("no GPU here: checked exit status 3; partition not run")
+	for _, pin := range pinNames {
+		t.Run(pin, func(t *testing.T) {
+			code, out, errOut := runCmd(t, "partition", "-log", "14", "-runs", "1", "-tile", "2^8", "-pinned", pin)
+			if !gpuHere(t) {
+				assert.Equal(t, exitNoGPU, code)
+				assert.Contains(t, errOut, "no GPU")
+				t.Skip("no GPU here: checked exit status 3; partition not run")
+			}
+			require.Equal(t, exitOK, code, errOut)
+			assert.Contains(t, out, "device total")
+			assert.Contains(t, out, "pinned: "+pin)
+			assert.Equal(t, 5, strings.Count(out, "ok: "), "quotient and four MSMs checked")
+			assert.Contains(t, out, "total GPU work")
+		})
 	}
-	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "device total")
-	assert.Equal(t, 5, strings.Count(out, "ok: "), "quotient and four MSMs checked")
-	assert.Contains(t, out, "total GPU work")
 }
 
 func TestUsage(t *testing.T) {
@@ -182,6 +189,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"kernels", "-msm-tables", "-1"}, exitUsage, "-msm-tables -1: want 0"},
 		{[]string{"partition", "-log", "28"}, exitUsage, "-log 28"},
 		{[]string{"partition", "-b-frac", "2"}, exitUsage, "-b-frac"},
+		{[]string{"partition", "-pinned", "most"}, exitUsage, `-pinned "most": want one of none, scalars, all`},
 		{[]string{"prove", "extra"}, exitUsage, "unexpected arguments"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

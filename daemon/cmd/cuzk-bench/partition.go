@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -27,7 +29,11 @@ values are random field elements, or, with -bits f, a random bit (0 or 1)
 for a fraction f of them: a real C2 witness is mostly the bits of its
 SHA-256 gadgets, and the MSMs' cost follows the non-zero digits. The memory
 needed is printed first, and the job is refused before any allocation if it
-does not fit the GPU's free memory or the host's. Results are checked on the
+does not fit the GPU's free memory or the host's. With -pinned scalars (the
+default) the buffer wires ‖ h (which holds the L‖H scalars) is in the
+backend's pinned host memory, as a pinned groth16.Workspace holds it for Prove, so that their
+uploads need no staging; -pinned all also pins a, b, c (Prove takes those from
+synthesis), -pinned none pins nothing. Results are checked on the
 warm-up run: every MSM against gnark-crypto's MultiExp on the scalars folded
 to the tile (exact), the quotient by h(ζ)·Z(ζ) = a(ζ)·b(ζ) − c(ζ) at a random
 ζ. The default run needs about 122 GiB of GPU and 94 GiB of host memory and
@@ -42,6 +48,27 @@ type partitionConfig struct {
 	tile  int
 	check bool
 	bits  float64 // fraction of the wires that are 0 or 1
+	pin   pinSet  // which vectors live in pinned host memory
+}
+
+// pinSet says which of a partition's vectors are in pinned host memory.
+type pinSet int
+
+const (
+	pinNone    pinSet = iota
+	pinScalars        // wires ‖ h, every MSM's scalars: what a pinned Workspace holds
+	pinAll            // also a, b, c
+)
+
+var pinNames = []string{"none", "scalars", "all"}
+
+func parsePinSet(s string) (pinSet, error) {
+	for i, n := range pinNames {
+		if s == n {
+			return pinSet(i), nil
+		}
+	}
+	return 0, fmt.Errorf("-pinned %q: want one of %s", s, strings.Join(pinNames, ", "))
 }
 
 func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -54,6 +81,7 @@ func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	tile := fs.String("tile", "2^16", "distinct random points tiled into the bases")
 	check := fs.Bool("check", true, "check the warm-up results against gnark-crypto")
 	bits := fs.Float64("bits", 0, "fraction of the wire values that are random bits (0 or 1); the rest are random field elements")
+	pinned := fs.String("pinned", "scalars", "vectors in pinned host memory: none, scalars (wires ‖ h: every MSM's scalars), all (also a, b, c)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -63,6 +91,9 @@ func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if err == nil {
 		err = checkRuns(*runs)
+	}
+	if err == nil {
+		cfg.pin, err = parsePinSet(*pinned)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cuzk-bench partition: %v\n", err)
@@ -105,8 +136,8 @@ type partitionInputs struct {
 	g1Tile  []bls12381.G1Affine
 	g2Tile  []bls12381.G2Affine
 	a, b, c []fr.Element
-	wire    []fr.Element
-	lhScal  []fr.Element // the L‖H MSM's scalars, refilled each run
+	buf     []fr.Element // wires ‖ h, laid out as groth16.Prove's: buf[1:] are the L‖H scalars
+	wire    []fr.Element // buf[:wires]
 }
 
 func runPartition(ctx context.Context, cfg partitionConfig, w io.Writer) error {
@@ -130,14 +161,18 @@ func runPartition(ctx context.Context, cfg partitionConfig, w io.Writer) error {
 	if err := checkFit(plan, free, host); err != nil {
 		return err
 	}
-	start := time.Now()
-	in := newPartitionInputs(cfg)
-	fmt.Fprintf(w, "inputs: %s tiles tiled to the key, random a, b, c = a·b, wires (%.0f %% bits) in %s\n",
-		sizeString(cfg.tile), 100*cfg.bits, ms(time.Since(start)))
 	gp, err := newGPUProver(dev)
 	if err != nil {
 		return err
 	}
+	start := time.Now()
+	in, err := newPartitionInputs(cfg, gp)
+	if err != nil {
+		return errors.Join(err, gp.Close())
+	}
+	fmt.Fprintf(w, "inputs: %s tiles tiled to the key, random a, b, c = a·b, wires (%.0f %% bits), pinned: %s, in %s\n",
+		sizeString(cfg.tile), 100*cfg.bits, pinNames[cfg.pin], ms(time.Since(start)))
+	// gp.Close frees the pinned inputs: nothing reads them after the runs.
 	res, err := runPartitionWork(ctx, cfg, in, gp, w)
 	err = errors.Join(err, gp.Close())
 	if res != nil {
@@ -146,7 +181,9 @@ func runPartition(ctx context.Context, cfg partitionConfig, w io.Writer) error {
 	return err
 }
 
-func newPartitionInputs(cfg partitionConfig) *partitionInputs {
+// newPartitionInputs makes the key and the vectors, those that cfg.pin
+// names in the pinned host memory of host.
+func newPartitionInputs(cfg partitionConfig, host groth16.HostAllocator) (*partitionInputs, error) {
 	s := cfg.shape
 	in := &partitionInputs{g1Tile: randomG1(cfg.tile, cfg.seed+1), g2Tile: randomG2(cfg.tile, cfg.seed+2)}
 	pk := &groth16.ProvingKey{DomainSize: s.n()}
@@ -154,17 +191,40 @@ func newPartitionInputs(cfg partitionConfig) *partitionInputs {
 	pk.G1.B = tiled(in.g1Tile, s.bWires)
 	in.lh = tiled(in.g1Tile, s.lh())
 	pk.G1.L, pk.G1.H = in.lh[:s.wires-1], in.lh[s.wires-1:]
-	in.lhScal = make([]fr.Element, s.lh())
 	pk.G2.B = tiled(in.g2Tile, s.bWires)
 	in.pk = pk
-	in.a, in.b = randomScalars(s.n(), cfg.seed+3), randomScalars(s.n(), cfg.seed+4)
-	in.c = make([]fr.Element, s.n())
+	vec := func(n int, pinned bool) ([]fr.Element, error) {
+		if !pinned {
+			return make([]fr.Element, n), nil
+		}
+		b, err := host.AllocHost(n * fr.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		return unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(b))), n), nil
+	}
+	var err error
+	for _, v := range []struct {
+		dst    *[]fr.Element
+		n      int
+		pinned bool
+	}{
+		{&in.buf, s.wires + s.n() - 1, cfg.pin >= pinScalars},
+		{&in.a, s.n(), cfg.pin == pinAll}, {&in.b, s.n(), cfg.pin == pinAll}, {&in.c, s.n(), cfg.pin == pinAll},
+	} {
+		if *v.dst, err = vec(v.n, v.pinned); err != nil {
+			return nil, fmt.Errorf("partition inputs: %w", err)
+		}
+	}
+	fillRandom(in.a, cfg.seed+3)
+	fillRandom(in.b, cfg.seed+4)
 	parallelFor(s.n(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			in.c[i].Mul(&in.a[i], &in.b[i])
 		}
 	})
-	in.wire = randomScalars(s.wires, cfg.seed+5)
+	in.wire = in.buf[:s.wires]
+	fillRandom(in.wire, cfg.seed+5)
 	setBits(in.wire, cfg.bits, cfg.seed+6)
-	return in
+	return in, nil
 }

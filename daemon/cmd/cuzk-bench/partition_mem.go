@@ -50,7 +50,8 @@ func (p memPlan) device() int64 { return p.basesG1 + p.basesG2 + p.quotient + p.
 // planMemory sizes the partition: the resident bases of the four MSMs, the
 // quotient's vectors and twiddles (gpu.QuotientHBytes) and the MSM engine's
 // scratch for its largest MSM (L‖H in G1 or B in G2, gpu.MSMBytes); host
-// side the tiled bases, a, b, c, the wire values and the L‖H scalars.
+// side the tiled bases, a, b, c and the buffer wires ‖ h (the L‖H scalars
+// behind the first wire).
 func planMemory(s partitionShape) (memPlan, error) {
 	n, lh := int64(s.n()), int64(s.lh())
 	g1Points := int64(s.wires) + int64(s.bWires) + lh
@@ -68,7 +69,7 @@ func planMemory(s partitionShape) (memPlan, error) {
 		quotient: gpu.QuotientHBytes(uint32(s.log)),
 		scratch:  max(scratchB, scratchLH),
 	}
-	p.host = p.basesG1 + p.basesG2 + (3*n+int64(s.wires)+lh)*fr.Bytes
+	p.host = p.basesG1 + p.basesG2 + (3*n+int64(s.wires)+n-1)*fr.Bytes
 	return p, nil
 }
 
@@ -81,7 +82,7 @@ func printMemPlan(w io.Writer, s partitionShape, p memPlan, devFree, hostAvail i
 	t.Add("MSM scratch (largest MSM)", "-", gib(p.scratch))
 	t.Add("device total", "-", gib(p.device()))
 	t.Add("device free now", "-", gib(devFree))
-	t.Add("host: bases, a, b, c, wires, L‖H scalars", "-", gib(p.host))
+	t.Add("host: bases, a, b, c, wires ‖ h", "-", gib(p.host))
 	hostCell := "unknown"
 	if hostAvail > 0 {
 		hostCell = gib(hostAvail)

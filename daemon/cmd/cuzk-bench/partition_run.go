@@ -82,7 +82,8 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 // partitionOnce issues the partition's GPU work as groth16.Prove does for a
 // key with L and H adjacent: the quotient (which overwrites a and returns h
 // in its storage), the MSMs over the wires, then one MSM over L‖H with the
-// scalars private wires ‖ h (assembled on the host between the calls).
+// scalars private wires ‖ h: h is copied behind the wires on the host
+// between the calls, as Prove copies it into its buffer wires ‖ h.
 func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, error) {
 	h, err := be.QuotientH(in.a, in.b, in.c)
 	if err != nil {
@@ -94,7 +95,7 @@ func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, erro
 			if out.g2, err = be.MSMG2(in.pk.G2.B, in.wire[:len(in.pk.G2.B)]); err != nil {
 				return nil, fmt.Errorf("msm B G2: %w", err)
 			}
-			assembleLH(in.lhScal, in.wire[1:], h[:in.pk.DomainSize-1])
+			copyParallel(in.buf[len(in.wire):], h[:in.pk.DomainSize-1])
 		}
 		if out.g1[j.ph], err = be.MSMG1(j.bases, j.scalars); err != nil {
 			return nil, fmt.Errorf("msm %s: %w", phaseShort[j.ph], err)
@@ -103,14 +104,11 @@ func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, erro
 	return out, nil
 }
 
-// assembleLH writes private ‖ h to dst on all cores, as groth16.Prove
-// assembles its L‖H scalars. Copied on one core (8.5 GB at 2^27), the
-// partition's total ran about 1.5 s above the sum of its GPU calls
-// (docs/perf.md).
-func assembleLH(dst, private, h []fr.Element) {
-	parallelFor(len(private), func(_, lo, hi int) { copy(dst[lo:hi], private[lo:hi]) })
-	rest := dst[len(private):]
-	parallelFor(len(h), func(_, lo, hi int) { copy(rest[lo:hi], h[lo:hi]) })
+// copyParallel copies src into dst on all cores, as groth16.Prove copies h.
+// Copied on one core (then 8.5 GB at 2^27), the partition's total ran about
+// 1.5 s above the sum of its GPU calls (docs/perf.md).
+func copyParallel(dst, src []fr.Element) {
+	parallelFor(len(src), func(_, lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 }
 
 // g1Job is one G1 MSM of a partition.
@@ -125,7 +123,7 @@ func partitionG1Jobs(in *partitionInputs, h []fr.Element) []g1Job {
 	return []g1Job{
 		{phA, pk.G1.A, in.wire},
 		{phB1, pk.G1.B, in.wire[:len(pk.G1.B)]},
-		{phL, in.lh, in.lhScal},
+		{phL, in.lh, in.buf[1:]},
 	}
 }
 

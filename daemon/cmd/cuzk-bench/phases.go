@@ -197,6 +197,12 @@ func newGPUProver(dev *driver.Device) (*gpuProver, error) {
 
 func (g *gpuProver) Close() error { return errors.Join(g.m.Close(), g.q.Close()) }
 
+// AllocHost and FreeHost are the Backend's pinned host memory
+// (groth16.HostAllocator), which the MSM engine's uploads on the same
+// device also read directly.
+func (g *gpuProver) AllocHost(n int) ([]byte, error) { return g.q.AllocHost(n) }
+func (g *gpuProver) FreeHost(b []byte) error         { return g.q.FreeHost(b) }
+
 func (g *gpuProver) QuotientH(a, b, c []fr.Element) ([]fr.Element, error) {
 	return g.q.QuotientH(a, b, c)
 }

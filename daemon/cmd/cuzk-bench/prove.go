@@ -36,6 +36,7 @@ type proveConfig struct {
 	runs           int
 	keyDir         string
 	seed, setupSed uint64
+	pinned         bool // the GPU backend's workspace in pinned host memory
 }
 
 func proveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -46,10 +47,11 @@ func proveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	keys := fs.String("keys", devkeys.Dir(), "directory caching development keys (\"\": no cache)")
 	seed := fs.Uint64("seed", 1, "seed of the circuit's witness and of each run's blinding r, s")
 	setupSeed := fs.Uint64("setup-seed", 1, "seed of the development setup's trapdoor (part of the key file name)")
+	pinned := fs.Bool("pinned", true, "gpu: Prove's workspace in the backend's pinned host memory (false: the Go heap, uploads staged)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	cfg := proveConfig{runs: *runs, keyDir: *keys, seed: *seed, setupSed: *setupSeed}
+	cfg := proveConfig{runs: *runs, keyDir: *keys, seed: *seed, setupSed: *setupSeed, pinned: *pinned}
 	var err error
 	if cfg.target, err = parseSize(*size); err != nil {
 		fmt.Fprintf(stderr, "cuzk-bench prove: -constraints: %v\n", err)
@@ -158,12 +160,17 @@ func runBackend(ctx context.Context, name string, cfg proveConfig, c *porep.Circ
 
 // benchBackend runs one warm-up and cfg.runs timed proofs on be. The
 // proofs share one groth16.Workspace, as a daemon's worker proving one key
-// after another would.
+// after another would: from be's host memory when it has its own (the GPU
+// backend's pinned memory) and cfg.pinned is set.
 func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg proveConfig, c *porep.Circuit, sys *r1cs.System,
-	pk *groth16.ProvingKey, vk *groth16.VerifyingKey) (*backendResult, error) {
+	pk *groth16.ProvingKey, vk *groth16.VerifyingKey) (_ *backendResult, err error) {
 	tb := newTimedBackend(be, pk)
 	res := &backendResult{name: name}
 	ws := &groth16.Workspace{}
+	if a, ok := be.(groth16.HostAllocator); ok && cfg.pinned {
+		ws = groth16.NewWorkspace(a)
+	}
+	defer func() { err = errors.Join(err, ws.Close()) }()
 	for i := 0; i <= cfg.runs; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err

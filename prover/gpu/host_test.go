@@ -1,0 +1,87 @@
+package gpu
+
+import (
+	"fmt"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/cpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+var _ groth16.HostAllocator = (*Backend)(nil)
+
+// pinnedCopy returns v copied into memory from b.AllocHost.
+func pinnedCopy(t testing.TB, b *Backend, v []fr.Element) []fr.Element {
+	t.Helper()
+	raw, err := b.AllocHost(len(v) * fr.Bytes)
+	require.NoError(t, err)
+	p := unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(raw))), len(v))
+	copy(p, v)
+	return p
+}
+
+// Vectors in the Backend's pinned host memory skip the staging chunks: the
+// quotient (uploads and the download of h) and the MSMs must give the CPU
+// backend's results from them, for sizes below and above one staging chunk.
+func TestPinnedHostVectors(t *testing.T) {
+	dev := testDevice(t)
+	b, err := New(dev, WithStagingChunk(1<<20))
+	require.NoError(t, err)
+	ref, err := cpu.New()
+	require.NoError(t, err)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	for _, logN := range []uint32{3, 12, 16} {
+		t.Run(fmt.Sprintf("2^%d", logN), func(t *testing.T) {
+			n := 1 << logN
+			a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+			want, err := ref.QuotientH(clone(a), clone(bv), clone(c))
+			require.NoError(t, err)
+			pa, pb, pc := pinnedCopy(t, b, a), pinnedCopy(t, b, bv), pinnedCopy(t, b, c)
+			got, err := b.QuotientH(pa, pb, pc)
+			require.NoError(t, err)
+			requireSameVector(t, want, got, "h from pinned vectors")
+			assert.Same(t, &pa[0], &got[0], "h is written into a's storage")
+
+			// The whole pinned vector, and a part of it that starts inside.
+			bases := randG1(n, min(n, 64), rng)
+			for _, s := range [][]fr.Element{pb, pb[1:]} {
+				got1, err := b.MSMG1(bases[:len(s)], s)
+				require.NoError(t, err)
+				want1, err := ref.MSMG1(bases[:len(s)], clone(s))
+				require.NoError(t, err)
+				assert.True(t, got1.Equal(&want1), "G1 MSM of %d pinned scalars", len(s))
+			}
+			g2 := randG2(n, min(n, 16), rng)
+			got2, err := b.MSMG2(g2, pc)
+			require.NoError(t, err)
+			want2, err := ref.MSMG2(g2, clone(pc))
+			require.NoError(t, err)
+			assert.True(t, got2.Equal(&want2), "G2 MSM of pinned scalars")
+			for _, v := range [][]fr.Element{pa, pb} {
+				require.NoError(t, b.FreeHost(driver.Bytes(v)))
+			}
+			// pc is left for Close.
+		})
+	}
+	raw, err := b.AllocHost(4096)
+	require.NoError(t, err)
+	require.NoError(t, b.FreeHost(raw))
+	assert.ErrorIs(t, b.FreeHost(raw), ErrNotHostBuffer, "a second FreeHost")
+	assert.ErrorIs(t, b.FreeHost(make([]byte, 64)), ErrNotHostBuffer, "Go memory")
+	assert.ErrorIs(t, b.FreeHost(nil), ErrNotHostBuffer, "nil")
+
+	left, err := b.AllocHost(4096)
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+	require.NoError(t, dev.Do(func(c *driver.Ctx) error {
+		assert.False(t, c.Pinned(left), "Close releases what FreeHost did not")
+		return nil
+	}))
+}

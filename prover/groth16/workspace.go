@@ -1,0 +1,116 @@
+package groth16
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// Workspace keeps Prove's host scratch from one proof to the next: the
+// vector public‖private‖h and the compactions of the wires for A and B
+// (about 1.6 times the wire vector; 14 GB at a 2^27 domain). Without one,
+// every Prove allocates them afresh, and their pages are faulted in and
+// zeroed on each proof. A prover that proves one key after another (a
+// daemon's GPU worker) keeps one Workspace per worker; it grows to the
+// largest key seen and is never shrunk. A Workspace serves one Prove at a
+// time: a Prove that finds it in use fails with ErrWorkspaceBusy.
+//
+// The zero Workspace takes its vectors from the Go heap; NewWorkspace takes
+// them from a HostAllocator, such as the GPU backend's pinned memory, from
+// which the backend's transfers run faster.
+type Workspace struct {
+	mu        sync.Mutex
+	alloc     HostAllocator // nil: the Go heap
+	buf, a, b wsVec
+}
+
+// wsVec is one of a Workspace's vectors.
+type wsVec struct {
+	v   []fr.Element
+	raw []byte // the allocator's memory behind v (nil on the Go heap)
+}
+
+// HostAllocator is implemented by backends whose transfers run faster from
+// host memory they allocate (prover/gpu's Backend: pinned memory, which the
+// GPU reads and writes by DMA). AllocHost returns n bytes aligned to at
+// least 8 bytes, not necessarily cleared; FreeHost takes a slice AllocHost
+// returned.
+type HostAllocator interface {
+	AllocHost(n int) ([]byte, error)
+	FreeHost(b []byte) error
+}
+
+// ErrWorkspaceBusy means a Workspace passed to Prove is in use by another
+// Prove.
+var ErrWorkspaceBusy = errors.New("groth16: workspace in use by another Prove")
+
+// NewWorkspace returns a Workspace whose vectors alloc provides. It holds
+// them until Close, so the allocator (a GPU backend) must outlive it.
+func NewWorkspace(alloc HostAllocator) *Workspace { return &Workspace{alloc: alloc} }
+
+// Close returns the Workspace's vectors to their allocator (or to the Go
+// heap) and leaves it empty: a later Prove grows it again. It fails with
+// ErrWorkspaceBusy while a Prove uses it.
+func (ws *Workspace) Close() error {
+	if !ws.mu.TryLock() {
+		return fmt.Errorf("workspace close: %w", ErrWorkspaceBusy)
+	}
+	defer ws.mu.Unlock()
+	return errors.Join(ws.release(&ws.buf), ws.release(&ws.a), ws.release(&ws.b))
+}
+
+// release frees s's memory.
+func (ws *Workspace) release(s *wsVec) error {
+	raw := s.raw
+	*s = wsVec{}
+	if raw == nil {
+		return nil
+	}
+	if err := ws.alloc.FreeHost(raw); err != nil {
+		return fmt.Errorf("workspace: free %d bytes: %w", len(raw), err)
+	}
+	return nil
+}
+
+// grow returns s's first n elements, first replacing its memory by a fresh
+// allocation when it holds fewer. The elements are not cleared.
+func (ws *Workspace) grow(s *wsVec, n int) ([]fr.Element, error) {
+	if cap(s.v) >= n {
+		return s.v[:n], nil
+	}
+	if err := ws.release(s); err != nil {
+		return nil, err
+	}
+	if ws.alloc == nil {
+		s.v = make([]fr.Element, n)
+		return s.v, nil
+	}
+	size := n * fr.Bytes
+	raw, err := ws.alloc.AllocHost(size)
+	if err == nil && (len(raw) < size || uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%8 != 0) {
+		err = errors.Join(fmt.Errorf("allocator returned %d bytes at %p, want %d aligned to 8",
+			len(raw), unsafe.SliceData(raw), size), ws.alloc.FreeHost(raw))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %d elements: %w", n, err)
+	}
+	s.raw = raw
+	s.v = unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(raw))), n)
+	return s.v, nil
+}
+
+// compact is compact(v, mask) with the copy in s (grown as needed).
+func (ws *Workspace) compact(v []fr.Element, mask []bool, s *wsVec) ([]fr.Element, error) {
+	k := countKept(mask)
+	if k.n() == len(v) {
+		return v, nil
+	}
+	out, err := ws.grow(s, k.n())
+	if err != nil {
+		return nil, err
+	}
+	return k.copy(out, v, mask), nil
+}
