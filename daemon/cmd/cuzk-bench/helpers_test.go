@@ -180,3 +180,22 @@ func TestPartitionMemory(t *testing.T) {
 	assert.Contains(t, out.String(), "device total")
 	assert.Contains(t, out.String(), "host available now")
 }
+
+func TestCountWires(t *testing.T) {
+	v := randomScalars(100_000, 3)
+	setBits(v, 0.5, 4)
+	var zero, one int
+	for i := range v {
+		switch {
+		case v[i].IsZero():
+			zero++
+		case v[i].IsOne():
+			one++
+		}
+	}
+	pub := []fr.Element{fr.One(), {}, fr.NewElement(7)}
+	got := countWires(pub, v)
+	assert.Equal(t, wireShare{zero: zero + 1, one: one + 1, other: len(v) - zero - one + 1}, got)
+	assert.InDelta(t, 50_000, zero+one, 1_000, "setBits(0.5) makes about half the values bits")
+	assert.Contains(t, got.String(), "100003 wires")
+}

@@ -148,3 +148,39 @@ func refG2(tile, bases []bls12381.G2Affine, scalars []fr.Element, direct bool) (
 	}
 	return p, how, nil
 }
+
+// wireShare counts a witness's wire values by what they cost an MSM: zero
+// (no digit), one (a single digit) and the rest (a digit in most windows).
+type wireShare struct{ zero, one, other int }
+
+// countWires counts the values of the wire vectors on all cores.
+func countWires(vs ...[]fr.Element) wireShare {
+	var total wireShare
+	var mu sync.Mutex
+	for _, v := range vs {
+		parallelFor(len(v), func(_, lo, hi int) {
+			var c wireShare
+			for i := lo; i < hi; i++ {
+				switch {
+				case v[i].IsZero():
+					c.zero++
+				case v[i].IsOne():
+					c.one++
+				default:
+					c.other++
+				}
+			}
+			mu.Lock()
+			total.zero, total.one, total.other = total.zero+c.zero, total.one+c.one, total.other+c.other
+			mu.Unlock()
+		})
+	}
+	return total
+}
+
+func (s wireShare) String() string {
+	n := s.zero + s.one + s.other
+	pct := func(k int) float64 { return 100 * float64(k) / float64(max(n, 1)) }
+	return fmt.Sprintf("witness: %d wires: %.1f %% zero, %.1f %% one, %.1f %% other values (bits: %.1f %%)",
+		n, pct(s.zero), pct(s.one), pct(s.other), pct(s.zero+s.one))
+}

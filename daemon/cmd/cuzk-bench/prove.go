@@ -102,6 +102,7 @@ type backendResult struct {
 	points         [numPhases]int // each phase's size in the last run; 0: not run
 	proofs         [][]byte
 	failed         []string // runs whose proof did not verify
+	witness        wireShare // the warm-up's wire values
 }
 
 func runProve(ctx context.Context, cfg proveConfig, w io.Writer) error {
@@ -131,6 +132,12 @@ func runProve(ctx context.Context, cfg proveConfig, w io.Writer) error {
 		results = append(results, res)
 	}
 	proveTable(pk, results).Write(w)
+	for _, r := range results {
+		if r.ran() {
+			fmt.Fprintln(w, r.witness)
+			break
+		}
+	}
 	return errors.Join(summarize(w, results), gpuMissing)
 }
 
@@ -228,6 +235,9 @@ func proveOnce(res *backendResult, run int, tb *timedBackend, ws *groth16.Worksp
 		return fmt.Errorf("synthesis: %w", err)
 	}
 	synth := time.Since(start)
+	if run == 0 {
+		res.witness = countWires(asg.Public, asg.Private)
+	}
 	public := asg.PublicInputs()
 	start = time.Now()
 	proof, err := groth16.Prove(pk, asg, tb, rnd, groth16.WithWorkspace(ws))
