@@ -209,6 +209,16 @@ func (b *Backend) msmEngine() (*MSM, error) {
 	return b.msm, nil
 }
 
+// LastMSMTimings returns the transfer and device times of the Backend's
+// most recent MSM (MSMG1, MSMG2 or the MSM part of MSMQuotientLH).
+func (b *Backend) LastMSMTimings() (MSMTimings, error) {
+	m, err := b.msmEngine()
+	if err != nil {
+		return MSMTimings{}, err
+	}
+	return m.LastTimings()
+}
+
 // MSMG1 implements groth16.Backend on the MSM engine (bases stay resident,
 // see MSM). The empty sum is the point at infinity, as on the CPU backend.
 func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,6 +55,11 @@ func TestBadSizesAreRefusedBeforeDeviceWork(t *testing.T) {
 	assert.ErrorContains(t, err, "differ")
 	_, err = logSize(1 << (MaxLogN + 1))
 	assert.ErrorContains(t, err, "above the supported")
+	lh := make([]bls12381.G1Affine, 6)
+	_, err = b.MSMQuotientLH(lh, make([]fr.Element, 2), v, v, v) // 2 + 4 − 1 = 5 ≠ 6
+	assert.ErrorIs(t, err, ErrMSMInput)
+	_, err = b.MSMQuotientLH(lh[:5], make([]fr.Element, 2), v, v, v[:3])
+	assert.ErrorContains(t, err, "differ")
 }
 
 func TestMSMEmptySumIsInfinity(t *testing.T) {

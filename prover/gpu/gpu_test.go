@@ -18,7 +18,7 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
-var _ groth16.Backend = (*Backend)(nil)
+var _ groth16.QuotientLHBackend = (*Backend)(nil)
 
 // sharedDevice opens GPU 0 once for the whole test binary.
 var sharedDevice = sync.OnceValues(func() (*driver.Device, error) { return driver.Open(0) })

@@ -85,3 +85,40 @@ func TestPinnedHostVectors(t *testing.T) {
 		return nil
 	}))
 }
+
+// MSMQuotientLH equals the CPU backend's quotient followed by the L‖H MSM
+// over private ‖ h, with private on the Go heap or pinned, empty or not, and
+// leaves a, b, c unchanged.
+func TestMSMQuotientLHMatchesCPU(t *testing.T) {
+	b := testBackend(t)
+	ref, err := cpu.New()
+	require.NoError(t, err)
+	rng := newTestRand(uint64(time.Now().UnixNano()))
+	for _, tc := range []struct {
+		logN     uint32
+		nPrivate int
+		pinned   bool
+	}{{1, 0, false}, {3, 5, false}, {12, 1000, false}, {12, 1000, true}, {16, 60000, true}, {16, 1, false}} {
+		t.Run(fmt.Sprintf("2^%d/%d/pinned=%v", tc.logN, tc.nPrivate, tc.pinned), func(t *testing.T) {
+			n := 1 << tc.logN
+			a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+			private := randScalars(tc.nPrivate, rng)
+			if tc.pinned && tc.nPrivate > 0 {
+				private = pinnedCopy(t, b, private)
+				defer func() { require.NoError(t, b.FreeHost(driver.Bytes(private))) }()
+			}
+			lh := randG1(tc.nPrivate+n-1, min(tc.nPrivate+n-1, 64), rng)
+			h, err := ref.QuotientH(clone(a), clone(bv), clone(c))
+			require.NoError(t, err)
+			want, err := ref.MSMG1(lh, append(clone(private), h[:n-1]...))
+			require.NoError(t, err)
+			aIn, bIn, cIn := clone(a), clone(bv), clone(c)
+			got, err := b.MSMQuotientLH(lh, private, a, bv, c)
+			require.NoError(t, err)
+			assert.True(t, got.Equal(&want), "quotient and L‖H MSM differ from the CPU backend's")
+			assert.Equal(t, aIn, a, "a unchanged")
+			assert.Equal(t, bIn, bv, "b unchanged")
+			assert.Equal(t, cIn, c, "c unchanged")
+		})
+	}
+}

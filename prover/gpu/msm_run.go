@@ -212,15 +212,42 @@ func (st *msmState) free(c *driver.Ctx, key uintptr) error {
 	return c.Free(r.ptr)
 }
 
+// msmScalars are an MSM's scalars: host elements, then ndev elements that
+// are already in device memory at dev (the quotient's h, which
+// Backend.MSMQuotientLH leaves there).
+type msmScalars struct {
+	host []fr.Element
+	dev  driver.DevicePtr
+	ndev int
+}
+
+func hostScalars(s []fr.Element) msmScalars { return msmScalars{host: s} }
+
+func (s msmScalars) n() int { return len(s.host) + s.ndev }
+
+// load puts the scalars at dst: the host part through the stager (directly
+// when pinned), the device part by a device-to-device copy.
+func (s msmScalars) load(c *driver.Ctx, stage *stager, dst driver.DevicePtr) error {
+	if err := stage.upload(c, dst, driver.Bytes(s.host)); err != nil {
+		return err
+	}
+	if s.ndev > 0 {
+		if err := c.DtoD(dst.Add(len(s.host)*elemBytes), s.dev, s.ndev*elemBytes); err != nil {
+			return err
+		}
+	}
+	return stage.wait(c)
+}
+
 // run computes the window sums of Σ scalars[i]·bases[i] into the bytes that
 // out(nwin) returns and reports the window bits.
-func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scalars []fr.Element,
+func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scalars msmScalars,
 	out func(nwin uint32) []byte) (uint32, error) {
 	free, _, err := c.MemInfo()
 	if err != nil {
 		return 0, err
 	}
-	t, p, arena, err := st.shape(cv, raw, len(scalars), free)
+	t, p, arena, err := st.shape(cv, raw, scalars.n(), free)
 	if err != nil {
 		return 0, err
 	}
@@ -234,10 +261,7 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	}
 	r := msmRun{c: c, k: st.sort, cv: cv, p: p, b: b, ev: &st.ev}
 	start := time.Now()
-	if err := st.stage.upload(c, b.scalars, driver.Bytes(scalars)); err != nil {
-		return 0, fmt.Errorf("scalars: %w", err)
-	}
-	if err := st.stage.wait(c); err != nil {
+	if err := scalars.load(c, st.stage, b.scalars); err != nil {
 		return 0, fmt.Errorf("scalars: %w", err)
 	}
 	upload := time.Since(start)

@@ -12,6 +12,8 @@ import (
 // Prove calls QuotientH first, then MSMG1 three times concurrently (L‖H in
 // one call, A, B₁), then, once those have returned, MSMG2 alone, so
 // implementations must be safe for concurrent use or serialize internally.
+// (A QuotientLHBackend gets one MSMQuotientLH call in place of QuotientH and
+// the L‖H MSMG1.)
 // Bases slices come from a ProvingKey and stay unchanged for the key's
 // lifetime, so an implementation may keep them resident, keyed by their
 // address and length. Scalars are
@@ -28,4 +30,17 @@ type Backend interface {
 	MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error)
 	// MSMG2 returns Σ scalars[i]·bases[i]; len(bases) == len(scalars).
 	MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error)
+}
+
+// QuotientLHBackend is a Backend that computes the L‖H MSM straight from
+// the quotient, so that h never crosses to the host and back (prover/gpu
+// keeps it on the device: at a 2^27 domain that is 4.3 GB each way and a
+// host copy saved). Prove uses it for keys with L and H adjacent, in place
+// of QuotientH and the L‖H MSMG1, concurrently with the A and B₁ MSMs.
+type QuotientLHBackend interface {
+	Backend
+	// MSMQuotientLH returns Σ lh[i]·s[i] where s = private ‖ h[:n−1] and h
+	// = QuotientH(a, b, c), n = len(a); len(lh) = len(private) + n − 1.
+	// Inputs may be overwritten, as by QuotientH.
+	MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error)
 }

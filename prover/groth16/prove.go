@@ -38,11 +38,12 @@ func WithWorkspace(ws *Workspace) ProveOption {
 
 // Timings holds the wall-clock duration of each part of one Prove call. The
 // quotient comes first; the three G1 MSMs then run at once (their walls
-// overlap), and the G2 MSM runs last, alone.
+// overlap), and the G2 MSM runs last, alone. With a QuotientLHBackend the
+// quotient is part of the L‖H call: Quotient is 0 and MSMLH includes it.
 type Timings struct {
 	Quotient           time.Duration // Backend.QuotientH
 	MSMA, MSMB1, MSMB2 time.Duration
-	MSMLH              time.Duration // L and H in one MSM
+	MSMLH              time.Duration // L and H in one MSM (with the quotient when fused)
 	Total              time.Duration
 }
 
@@ -64,6 +65,8 @@ func WithTimings(t *Timings) ProveOption {
 // Prove consumes asg.A, asg.B and asg.C (the backend may overwrite them).
 // The quotient is computed first, then the three G1 MSMs (L‖H, A, B₁) run
 // concurrently on backend, and the G2 MSM (B₂) runs last on all of its cores.
+// A QuotientLHBackend computes the quotient inside its L‖H call instead,
+// concurrently with A and B₁, and h stays with the backend.
 // gnark v0.14 runs all four at once; on 2 cores, moving B₂ out of the crowd
 // measured up to 5% faster at 2^18 constraints and equal at 2^16, while all
 // four one after another was slower at 2^16 (docs/perf.md, "Prover (CPU)").
@@ -97,9 +100,15 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 		return nil, fmt.Errorf("prove: draw s: %w", err)
 	}
 	// One buffer public‖private‖h: its first part is the wire vector, and
-	// private‖h, once the quotient is copied in, the L‖H scalars.
+	// private‖h, once the quotient is copied in, the L‖H scalars. A fused
+	// backend (QuotientLHBackend) keeps h to itself: the wires suffice.
 	nv := pk.NbVariables()
-	buf, err := ws.grow(&ws.buf, nv+pk.DomainSize-1)
+	fb, fused := fusedLH(pk, backend)
+	size := nv + pk.DomainSize - 1
+	if fused {
+		size = nv
+	}
+	buf, err := ws.grow(&ws.buf, size)
 	if err != nil {
 		return nil, fmt.Errorf("prove: %w", err)
 	}
@@ -108,25 +117,55 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	copyAll(wire[pk.NbPublic:], asg.Private)
 	tm := cfg.timings
 
-	var h []fr.Element
-	if err := timed(&tm.Quotient, func() (err error) {
-		h, err = backend.QuotientH(asg.A, asg.B, asg.C)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("prove: quotient: %w", err)
-	}
-	if len(h) != pk.DomainSize {
-		return nil, fmt.Errorf("prove: quotient has %d coefficients, want %d", len(h), pk.DomainSize)
-	}
-
-	copyAll(buf[nv:], h[:pk.DomainSize-1])
 	var m msmSums
-	if err := m.run(pk, backend, wire, buf[pk.NbPublic:], ws, tm); err != nil {
+	lhSum := func() error {
+		return timed(&tm.MSMLH, func() (err error) {
+			lh, _ := pk.lhBases()
+			if m.lh, err = fb.MSMQuotientLH(lh, wire[pk.NbPublic:], asg.A, asg.B, asg.C); err != nil {
+				return fmt.Errorf("quotient and msm L‖H: %w", err)
+			}
+			return nil
+		})
+	}
+	if !fused {
+		if err := quotientInto(buf[nv:], pk, backend, asg, tm); err != nil {
+			return nil, fmt.Errorf("prove: %w", err)
+		}
+		lhSum = func() error {
+			return timed(&tm.MSMLH, func() error { return msmLH(pk, backend, buf[pk.NbPublic:], &m.lh) })
+		}
+	}
+	if err := m.run(pk, backend, wire, lhSum, ws, tm); err != nil {
 		return nil, fmt.Errorf("prove: %w", err)
 	}
 	proof := assemble(pk, &r, &s, &m.a, &m.b1, &m.lh, &m.b2)
 	tm.Total = time.Since(start)
 	return proof, nil
+}
+
+// fusedLH returns backend as a QuotientLHBackend when it is one and pk's L
+// and H bases are adjacent (one L‖H MSM).
+func fusedLH(pk *ProvingKey, backend Backend) (QuotientLHBackend, bool) {
+	fb, ok := backend.(QuotientLHBackend)
+	_, adjacent := pk.lhBases()
+	return fb, ok && adjacent
+}
+
+// quotientInto computes h = QuotientH(asg.A, asg.B, asg.C) and copies its
+// n−1 low coefficients into dst.
+func quotientInto(dst []fr.Element, pk *ProvingKey, backend Backend, asg *r1cs.Assignment, tm *Timings) error {
+	var h []fr.Element
+	if err := timed(&tm.Quotient, func() (err error) {
+		h, err = backend.QuotientH(asg.A, asg.B, asg.C)
+		return err
+	}); err != nil {
+		return fmt.Errorf("quotient: %w", err)
+	}
+	if len(h) != pk.DomainSize {
+		return fmt.Errorf("quotient has %d coefficients, want %d", len(h), pk.DomainSize)
+	}
+	copyAll(dst, h[:pk.DomainSize-1])
+	return nil
 }
 
 // msmSums holds the four MSM results of one proof.
@@ -135,10 +174,10 @@ type msmSums struct {
 	b2        bls12381.G2Jac
 }
 
-// run computes the three G1 MSMs (L‖H, A, B₁) at once, then the G2 MSM (B₂)
-// alone. wire is public‖private, privH private‖h with h the quotient's n−1
-// low coefficients; the wire compactions go into ws.
-func (m *msmSums) run(pk *ProvingKey, b Backend, wire, privH []fr.Element, ws *Workspace, tm *Timings) error {
+// run computes the three G1 MSMs (L‖H by lhSum, A, B₁) at once, then the
+// G2 MSM (B₂) alone. wire is public‖private; the wire compactions go into
+// ws.
+func (m *msmSums) run(pk *ProvingKey, b Backend, wire []fr.Element, lhSum func() error, ws *Workspace, tm *Timings) error {
 	wireA, err := ws.compact(wire, pk.InfinityA, &ws.a)
 	if err != nil {
 		return err
@@ -148,7 +187,7 @@ func (m *msmSums) run(pk *ProvingKey, b Backend, wire, privH []fr.Element, ws *W
 		return err
 	}
 	var g errgroup.Group
-	g.Go(func() error { return timed(&tm.MSMLH, func() error { return msmLH(pk, b, privH, &m.lh) }) })
+	g.Go(lhSum)
 	g.Go(func() error {
 		return timed(&tm.MSMA, func() error { return msm1(b, "A", pk.G1.A, wireA, &m.a) })
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -104,19 +105,34 @@ func TestBenchBackendProofsVerify(t *testing.T) {
 	assert.Equal(t, res.proofs, again.proofs)
 }
 
+// GPU proofs, with h kept on the GPU (the fused quotient and L‖H call) or
+// sent through the host, verify and equal the CPU proofs byte for byte.
 func TestProveGPU(t *testing.T) {
-	code, out, errOut := runCmd(t, "prove", "-constraints", "2^10", "-runs", "2", "-keys", t.TempDir())
-	if !gpuHere(t) {
-		assert.Equal(t, exitNoGPU, code, "gpu asked, none here")
-		assert.Contains(t, errOut, "no GPU")
-		assert.Regexp(t, `(?m)^MSM A .*ms\s+no GPU$`, out)
-		assert.Contains(t, out, "cpu: 3 of 3 proofs verified")
-		t.Skip("no GPU here: checked exit status 3 and the \"no GPU\" column; GPU proofs not run")
+	keys := t.TempDir()
+	for _, fuse := range []bool{true, false} {
+		t.Run(fmt.Sprintf("h-on-device=%v", fuse), func(t *testing.T) {
+			code, out, errOut := runCmd(t, "prove", "-constraints", "2^10", "-runs", "2", "-keys", keys,
+				fmt.Sprintf("-h-on-device=%v", fuse))
+			if !gpuHere(t) {
+				assert.Equal(t, exitNoGPU, code, "gpu asked, none here")
+				assert.Contains(t, errOut, "no GPU")
+				assert.Regexp(t, `(?m)^MSM A .*ms\s+no GPU$`, out)
+				assert.Contains(t, out, "cpu: 3 of 3 proofs verified")
+				t.Skip("no GPU here: checked exit status 3 and the \"no GPU\" column; GPU proofs not run")
+			}
+			require.Equal(t, exitOK, code, errOut)
+			assert.Contains(t, out, "gpu: 3 of 3 proofs verified")
+			assert.Contains(t, out, "gpu proof == cpu proof byte for byte (same r, s per run): 3 of 3")
+			assert.Contains(t, out, "gpu: overlapped proof == timed proof byte for byte (same r, s): 2 of 2")
+			assert.Contains(t, out, "speed-up")
+			if fuse {
+				assert.Regexp(t, `(?m)^quotient \+ MSM L‖H .* h on GPU\s+-\s+\S+ ms\s+-$`, out, "fused on the GPU only")
+				assert.Regexp(t, `(?m)^quotient H .*ms\s+-\s+-$`, out, "no separate quotient on the GPU")
+			} else {
+				assert.NotContains(t, out, "h on GPU")
+			}
+		})
 	}
-	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "gpu: 3 of 3 proofs verified")
-	assert.Contains(t, out, "gpu proof == cpu proof byte for byte (same r, s per run): 3 of 3")
-	assert.Contains(t, out, "speed-up")
 }
 
 func TestKernelsGPU(t *testing.T) {
@@ -149,12 +165,16 @@ func TestKernelsTablesGPU(t *testing.T) {
 	assert.Regexp(t, `MSM G1 +2\^17 +1[0-9] +1[0-9] `, out, "2^17 with a table: c and copies")
 }
 
-// Each choice of pinned vectors (staged or direct transfers) gives checked
-// results.
+// Each choice of pinned vectors (staged or direct transfers), with h kept on
+// the GPU or sent through the host, gives checked results.
 func TestPartitionGPU(t *testing.T) {
-	for _, pin := range pinNames {
-		t.Run(pin, func(t *testing.T) {
-			code, out, errOut := runCmd(t, "partition", "-log", "14", "-runs", "1", "-tile", "2^8", "-pinned", pin)
+	for _, tc := range []struct {
+		pin  string
+		fuse bool
+	}{{"none", false}, {"scalars", false}, {"scalars", true}, {"all", true}} {
+		t.Run(fmt.Sprintf("%s/h-on-device=%v", tc.pin, tc.fuse), func(t *testing.T) {
+			code, out, errOut := runCmd(t, "partition", "-log", "14", "-runs", "1", "-tile", "2^8", "-pinned", tc.pin,
+				fmt.Sprintf("-h-on-device=%v", tc.fuse))
 			if !gpuHere(t) {
 				assert.Equal(t, exitNoGPU, code)
 				assert.Contains(t, errOut, "no GPU")
@@ -162,8 +182,13 @@ func TestPartitionGPU(t *testing.T) {
 			}
 			require.Equal(t, exitOK, code, errOut)
 			assert.Contains(t, out, "device total")
-			assert.Contains(t, out, "pinned: "+pin)
-			assert.Equal(t, 5, strings.Count(out, "ok: "), "quotient and four MSMs checked")
+			assert.Contains(t, out, "pinned: "+tc.pin)
+			checks := 5 // the quotient and four MSMs
+			if tc.fuse {
+				checks++ // and the fused L‖H against the host path's
+				assert.Contains(t, out, "h on GPU")
+			}
+			assert.Equal(t, checks, strings.Count(out, "ok: "), "every result checked")
 			assert.Contains(t, out, "total GPU work")
 		})
 	}

@@ -33,7 +33,10 @@ does not fit the GPU's free memory or the host's. With -pinned scalars (the
 default) the buffer wires ‖ h (which holds the L‖H scalars) is in the
 backend's pinned host memory, as a pinned groth16.Workspace holds it for Prove, so that their
 uploads need no staging; -pinned all also pins a, b, c (Prove takes those from
-synthesis), -pinned none pins nothing. Results are checked on the
+synthesis), -pinned none pins nothing. With -h-on-device (the default) the
+quotient and the L‖H MSM are one call, as Prove makes it on the GPU backend
+(groth16.QuotientLHBackend): h stays on the GPU. The warm-up then runs both
+ways and the fused L‖H must equal the host path's. Results are checked on the
 warm-up run: every MSM against gnark-crypto's MultiExp on the scalars folded
 to the tile (exact), the quotient by h(ζ)·Z(ζ) = a(ζ)·b(ζ) − c(ζ) at a random
 ζ. The default run needs about 122 GiB of GPU and 94 GiB of host memory and
@@ -49,6 +52,8 @@ type partitionConfig struct {
 	check bool
 	bits  float64 // fraction of the wires that are 0 or 1
 	pin   pinSet  // which vectors live in pinned host memory
+	// hOnDevice fuses the quotient with the L‖H MSM (h stays on the GPU).
+	hOnDevice bool
 }
 
 // pinSet says which of a partition's vectors are in pinned host memory.
@@ -81,6 +86,7 @@ func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	tile := fs.String("tile", "2^16", "distinct random points tiled into the bases")
 	check := fs.Bool("check", true, "check the warm-up results against gnark-crypto")
 	bits := fs.Float64("bits", 0, "fraction of the wire values that are random bits (0 or 1); the rest are random field elements")
+	hOnDevice := fs.Bool("h-on-device", true, "the quotient and the L‖H MSM in one call, h kept on the GPU (false: h through the host)")
 	pinned := fs.String("pinned", "scalars", "vectors in pinned host memory: none, scalars (wires ‖ h: every MSM's scalars), all (also a, b, c)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
@@ -99,7 +105,7 @@ func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "cuzk-bench partition: %v\n", err)
 		return exitUsage
 	}
-	cfg.runs, cfg.seed, cfg.check, cfg.bits = *runs, *seed, *check, *bits
+	cfg.runs, cfg.seed, cfg.check, cfg.bits, cfg.hOnDevice = *runs, *seed, *check, *bits, *hOnDevice
 	return exitFor(stderr, "partition", runPartition(ctx, cfg, stdout))
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -26,11 +25,12 @@ const (
 	phB2                    // MSM G2 over the B wires
 	phL                     // MSM G1 over the private wires, or over L‖H when one MSM
 	phH                     // MSM G1 over the quotient coefficients, when apart from L
+	phQLH                   // QuotientH and the MSM over L‖H in one call (groth16.QuotientLHBackend)
 	numPhases
 )
 
 // phaseShort names the phases in errors.
-var phaseShort = [numPhases]string{phQuotient: "quotient", phA: "A", phB1: "B G1", phB2: "B G2", phL: "L", phH: "H"}
+var phaseShort = [numPhases]string{phQuotient: "quotient", phA: "A", phB1: "B G1", phB2: "B G2", phL: "L", phH: "H", phQLH: "quotient and L‖H"}
 
 // phaseLabel is a phase's table label; points is the MSM's size (the
 // domain size for the quotient).
@@ -49,6 +49,8 @@ func phaseLabel(ph phase, points int, pk *groth16.ProvingKey) string {
 			return fmt.Sprintf("MSM L‖H   G1 %d", points)
 		}
 		return fmt.Sprintf("MSM L (C) G1 %d", points)
+	case phQLH:
+		return fmt.Sprintf("quotient + MSM L‖H G1 %d, h on GPU", points)
 	default:
 		return fmt.Sprintf("MSM H     G1 %d", points)
 	}
@@ -96,6 +98,28 @@ type timedBackend struct {
 
 func newTimedBackend(inner groth16.Backend, pk *groth16.ProvingKey) *timedBackend {
 	return &timedBackend{inner: inner, pk: pk}
+}
+
+// backend returns t as Prove should see it: with the fused quotient and
+// L‖H call when fuse is set and the inner backend has one.
+func (t *timedBackend) backend(fuse bool) groth16.Backend {
+	if _, ok := t.inner.(groth16.QuotientLHBackend); ok && fuse {
+		return timedFused{t}
+	}
+	return t
+}
+
+// timedFused is a timedBackend whose inner backend fuses the quotient with
+// the L‖H MSM; the fused call is timed as one phase.
+type timedFused struct{ *timedBackend }
+
+func (t timedFused) MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	start := time.Now()
+	p, err := t.inner.(groth16.QuotientLHBackend).MSMQuotientLH(lh, private, a, b, c)
+	t.record(phQLH, len(lh), start)
+	return p, err
 }
 
 // take returns the times since the last take and resets them.
@@ -174,67 +198,28 @@ func (t *timedBackend) g1Phase(bases []bls12381.G1Affine) phase {
 	}
 }
 
-// gpuProver is the GPU backend as the benchmark runs it: gpu.Backend for
-// the quotient and the MSM engine of prover/gpu (the one gpu.Backend's
-// MSMG1/MSMG2 use) held directly, so that its per-MSM transfer and
-// device times can be read.
-type gpuProver struct {
-	q *gpu.Backend
-	m *gpu.MSM
-}
+// gpuProver is the GPU backend as the benchmark runs it: gpu.Backend,
+// whose pinned host memory serves the workspace (groth16.HostAllocator) and
+// whose MSM engine reports each MSM's transfer and device times.
+type gpuProver struct{ *gpu.Backend }
 
 func newGPUProver(dev *driver.Device) (*gpuProver, error) {
-	q, err := gpu.New(dev)
+	b, err := gpu.New(dev)
 	if err != nil {
 		return nil, err
 	}
-	m, err := gpu.NewMSM(dev, nil)
-	if err != nil {
-		return nil, errors.Join(err, q.Close())
-	}
-	return &gpuProver{q: q, m: m}, nil
-}
-
-func (g *gpuProver) Close() error { return errors.Join(g.m.Close(), g.q.Close()) }
-
-// AllocHost and FreeHost are the Backend's pinned host memory
-// (groth16.HostAllocator), which the MSM engine's uploads on the same
-// device also read directly.
-func (g *gpuProver) AllocHost(n int) ([]byte, error) { return g.q.AllocHost(n) }
-func (g *gpuProver) FreeHost(b []byte) error         { return g.q.FreeHost(b) }
-
-func (g *gpuProver) QuotientH(a, b, c []fr.Element) ([]fr.Element, error) {
-	return g.q.QuotientH(a, b, c)
-}
-
-func (g *gpuProver) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
-	if len(bases) == 0 && len(scalars) == 0 {
-		return g1Infinity(), nil
-	}
-	return g.m.G1(context.Background(), bases, scalars)
-}
-
-func (g *gpuProver) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
-	if len(bases) == 0 && len(scalars) == 0 {
-		var p bls12381.G2Jac
-		p.X.SetOne() // (1:1:0), gnark-crypto's Jacobian infinity
-		p.Y.SetOne()
-		return p, nil
-	}
-	return g.m.G2(context.Background(), bases, scalars)
+	return &gpuProver{b}, nil
 }
 
 func (g *gpuProver) LastTimings() (gpu.MSMTimings, error) {
-	rec, err := g.m.LastTimings()
+	rec, err := g.LastMSMTimings()
 	if err != nil {
 		return rec, fmt.Errorf("msm timings: %w", err)
 	}
 	return rec, nil
 }
 
-func g1Infinity() bls12381.G1Jac {
-	var p bls12381.G1Jac
-	p.X.SetOne() // (1:1:0), gnark-crypto's Jacobian infinity
-	p.Y.SetOne()
-	return p
-}
+// plainBackend hides every method of a backend beyond groth16.Backend (the
+// fused quotient and L‖H call), so that Prove takes the path through the
+// host.
+type plainBackend struct{ groth16.Backend }

@@ -37,6 +37,7 @@ type proveConfig struct {
 	keyDir         string
 	seed, setupSed uint64
 	pinned         bool // the GPU backend's workspace in pinned host memory
+	hOnDevice      bool // the GPU backend's fused quotient and L‖H call
 }
 
 func proveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -48,10 +49,11 @@ func proveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	seed := fs.Uint64("seed", 1, "seed of the circuit's witness and of each run's blinding r, s")
 	setupSeed := fs.Uint64("setup-seed", 1, "seed of the development setup's trapdoor (part of the key file name)")
 	pinned := fs.Bool("pinned", true, "gpu: Prove's workspace in the backend's pinned host memory (false: the Go heap, uploads staged)")
+	hOnDevice := fs.Bool("h-on-device", true, "gpu: the quotient and the L‖H MSM in one call, h kept on the device (false: h through the host)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	cfg := proveConfig{runs: *runs, keyDir: *keys, seed: *seed, setupSed: *setupSeed, pinned: *pinned}
+	cfg := proveConfig{runs: *runs, keyDir: *keys, seed: *seed, setupSed: *setupSeed, pinned: *pinned, hOnDevice: *hOnDevice}
 	var err error
 	if cfg.target, err = parseSize(*size); err != nil {
 		fmt.Fprintf(stderr, "cuzk-bench prove: -constraints: %v\n", err)
@@ -101,7 +103,7 @@ type backendResult struct {
 	compute        [numPhases]samples
 	points         [numPhases]int // each phase's size in the last run; 0: not run
 	proofs         [][]byte
-	failed         []string // runs whose proof did not verify
+	failed         []string  // runs whose proof did not verify
 	witness        wireShare // the warm-up's wire values
 }
 
@@ -168,7 +170,8 @@ func runBackend(ctx context.Context, name string, cfg proveConfig, c *porep.Circ
 // benchBackend runs one warm-up and cfg.runs timed proofs on be. The
 // proofs share one groth16.Workspace, as a daemon's worker proving one key
 // after another would: from be's host memory when it has its own (the GPU
-// backend's pinned memory) and cfg.pinned is set.
+// backend's pinned memory) and cfg.pinned is set. With cfg.hOnDevice a
+// backend that fuses the quotient with the L‖H MSM (the GPU's) does so.
 func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg proveConfig, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey) (_ *backendResult, err error) {
 	tb := newTimedBackend(be, pk)
@@ -178,11 +181,15 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		ws = groth16.NewWorkspace(a)
 	}
 	defer func() { err = errors.Join(err, ws.Close()) }()
+	bare := be
+	if !cfg.hOnDevice {
+		bare = plainBackend{be}
+	}
 	for i := 0; i <= cfg.runs; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(res, i, tb, ws, c, sys, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(res, i, tb, cfg.hOnDevice, ws, c, sys, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -194,7 +201,7 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOverlapped(res, i, be, ws, c, sys, pk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOverlapped(res, i, bare, ws, c, sys, pk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("overlapped run %d: %w", i, err)
 		}
 	}
@@ -226,8 +233,9 @@ func proveOverlapped(res *backendResult, i int, be groth16.Backend, ws *groth16.
 }
 
 // proveOnce synthesizes, proves and verifies one proof and records it in
-// res (times only when run > 0).
-func proveOnce(res *backendResult, run int, tb *timedBackend, ws *groth16.Workspace, c *porep.Circuit, sys *r1cs.System,
+// res (times only when run > 0); fuse lets Prove fuse the quotient with the
+// L‖H MSM where tb's backend can.
+func proveOnce(res *backendResult, run int, tb *timedBackend, fuse bool, ws *groth16.Workspace, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey, rnd io.Reader) error {
 	start := time.Now()
 	asg, err := r1cs.Solve(c, r1cs.WithShape(sys))
@@ -240,7 +248,7 @@ func proveOnce(res *backendResult, run int, tb *timedBackend, ws *groth16.Worksp
 	}
 	public := asg.PublicInputs()
 	start = time.Now()
-	proof, err := groth16.Prove(pk, asg, tb, rnd, groth16.WithWorkspace(ws))
+	proof, err := groth16.Prove(pk, asg, tb.backend(fuse), rnd, groth16.WithWorkspace(ws))
 	if err != nil {
 		return err
 	}

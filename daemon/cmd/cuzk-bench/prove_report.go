@@ -71,10 +71,11 @@ func proveTable(pk *groth16.ProvingKey, results []*backendResult) *report.Table 
 		header = append(header, "cpu/gpu")
 	}
 	t := report.NewTable(header...)
-	row := func(label string, pick func(*backendResult) samples, gpuOnly bool) {
+	// row adds pick's medians; a backend for which has is false gets "-".
+	row := func(label string, pick func(*backendResult) samples, has func(*backendResult) bool) {
 		cells := []string{label}
 		for _, r := range results {
-			if gpuOnly && r.name != "gpu" {
+			if !has(r) {
 				cells = append(cells, "-")
 				continue
 			}
@@ -82,29 +83,33 @@ func proveTable(pk *groth16.ProvingKey, results []*backendResult) *report.Table 
 		}
 		if both {
 			sp := "-"
-			if !gpuOnly {
+			if has(c) && has(g) {
 				sp = ratio(pick(c).median(), pick(g).median())
 			}
 			cells = append(cells, sp)
 		}
 		t.Add(cells...)
 	}
-	row("synthesis (witness, a, b, c)", func(r *backendResult) samples { return r.synth }, false)
+	all := func(*backendResult) bool { return true }
+	gpuOnly := func(r *backendResult) bool { return r.name == "gpu" }
+	row("synthesis (witness, a, b, c)", func(r *backendResult) samples { return r.synth }, all)
 	for ph := range numPhases {
 		points := 0
 		for _, r := range results {
 			points = max(points, r.points[ph])
 		}
 		if points > 0 {
-			row(phaseLabel(ph, points, pk), func(r *backendResult) samples { return r.wall[ph] }, false)
+			// A backend that fused the quotient with L‖H has neither alone.
+			row(phaseLabel(ph, points, pk), func(r *backendResult) samples { return r.wall[ph] },
+				func(r *backendResult) bool { return !r.ran() || r.points[ph] > 0 })
 		}
 	}
-	row("  MSM scalar uploads (all MSMs)", func(r *backendResult) samples { return sumMSMs(&r.upload) }, true)
-	row("  MSM device compute (all MSMs)", func(r *backendResult) samples { return sumMSMs(&r.compute) }, true)
-	row("prove (groth16.Prove)", func(r *backendResult) samples { return r.prove }, false)
-	row("prove, calls overlapping", func(r *backendResult) samples { return r.overlapped }, false)
-	row("verify (pairing check)", func(r *backendResult) samples { return r.verify }, false)
-	row("total (synthesis + prove)", (*backendResult).totals, false)
+	row("  MSM scalar uploads (all MSMs)", func(r *backendResult) samples { return sumMSMs(&r.upload) }, gpuOnly)
+	row("  MSM device compute (all MSMs)", func(r *backendResult) samples { return sumMSMs(&r.compute) }, gpuOnly)
+	row("prove (groth16.Prove)", func(r *backendResult) samples { return r.prove }, all)
+	row("prove, calls overlapping", func(r *backendResult) samples { return r.overlapped }, all)
+	row("verify (pairing check)", func(r *backendResult) samples { return r.verify }, all)
+	row("total (synthesis + prove)", (*backendResult).totals, all)
 	return t
 }
 

@@ -1,0 +1,76 @@
+package groth16_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/prover/cpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+	"github.com/cuzk-dev/cuzk/prover/r1cs/r1cstest"
+)
+
+// fusedCPU is the CPU backend as a QuotientLHBackend: MSMQuotientLH is
+// QuotientH then one MSM over private ‖ h, as its contract states. It counts
+// the calls of each kind.
+type fusedCPU struct {
+	*cpu.Backend
+	quotients, fused atomic.Int32
+}
+
+func (b *fusedCPU) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
+	b.quotients.Add(1)
+	return b.Backend.QuotientH(a, bv, c)
+}
+
+func (b *fusedCPU) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
+	b.fused.Add(1)
+	if len(lh) != len(private)+len(a)-1 {
+		return bls12381.G1Jac{}, fmt.Errorf("%d L‖H bases for %d privates and a domain of %d", len(lh), len(private), len(a))
+	}
+	h, err := b.Backend.QuotientH(a, bv, c)
+	if err != nil {
+		return bls12381.G1Jac{}, err
+	}
+	return b.Backend.MSMG1(lh, append(append([]fr.Element(nil), private...), h[:len(a)-1]...))
+}
+
+// A QuotientLHBackend gets one fused call in place of QuotientH and the L‖H
+// MSM for keys with L and H adjacent, QuotientH for keys with them apart,
+// and the proofs are those of the plain backend either way.
+func TestProveWithQuotientLHBackend(t *testing.T) {
+	c := &r1cstest.MulChain{N: 40, Seed: fr.NewElement(6)}
+	f := setup(t, c)
+	apart := *f.pk
+	apart.G1.L = append([]bls12381.G1Affine(nil), f.pk.G1.L...)
+	apart.G1.H = append([]bls12381.G1Affine(nil), f.pk.G1.H...)
+	want, _ := prove(t, f, c, seeded(7))
+	for _, tc := range []struct {
+		name                   string
+		pk                     *groth16.ProvingKey
+		wantQuotient, wantFuse int32
+	}{{"adjacent", f.pk, 0, 1}, {"apart", &apart, 1, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+			require.NoError(t, err)
+			inner, err := cpu.New()
+			require.NoError(t, err)
+			be := &fusedCPU{Backend: inner}
+			var tm groth16.Timings
+			got, err := groth16.Prove(tc.pk, asg, be, seeded(7), groth16.WithTimings(&tm),
+				groth16.WithWorkspace(&groth16.Workspace{}))
+			require.NoError(t, err)
+			require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
+			assert.Equal(t, encode(t, want), encode(t, got))
+			assert.Equal(t, tc.wantQuotient, be.quotients.Load(), "QuotientH calls")
+			assert.Equal(t, tc.wantFuse, be.fused.Load(), "MSMQuotientLH calls")
+			assert.Equal(t, tc.wantQuotient == 0, tm.Quotient == 0, "the quotient is timed apart only when not fused")
+		})
+	}
+}
