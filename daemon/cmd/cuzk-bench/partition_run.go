@@ -226,6 +226,13 @@ func printPartition(w io.Writer, pk *groth16.ProvingKey, res *partitionResult) {
 	}
 	t.Add(append(total, "")...)
 	t.Write(w)
+	// With h on the GPU the timed runs have no quotient or L‖H MSM of their
+	// own; the warm-up ran and checked them on the host path.
+	for ph := range numPhases {
+		if res.points[ph] == 0 && res.checks[ph] != "" {
+			fmt.Fprintf(w, "warm-up, h through the host: %s %s\n", phaseShort[ph], res.checks[ph])
+		}
+	}
 }
 
 // sumStage returns, per run, the sum over the MSM phases of stage i.
