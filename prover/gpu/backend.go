@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -39,6 +40,25 @@ type state struct {
 	vecLog  uint32                    // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
 	mem     *deviceMemory             // device bytes held by domains, vectors and the MSM engine
 	host    map[*byte]*driver.HostBuf // AllocHost's buffers, by first byte
+	lastQ   QuotientTimings           // the last quotient's times
+}
+
+// QuotientTimings are the host wall times of the last quotient (QuotientH,
+// or the quotient part of MSMQuotientLH).
+type QuotientTimings struct {
+	// Compute covers the uploads of a, b, c and the seven transforms, until
+	// h is in device memory.
+	Compute time.Duration
+	// Download is the copy of h to the host (0 when h stayed on the device).
+	Download time.Duration
+}
+
+// LastQuotientTimings returns the times of the Backend's most recent
+// quotient.
+func (b *Backend) LastQuotientTimings() (QuotientTimings, error) {
+	var t QuotientTimings
+	err := b.dev.Do(func(*driver.Ctx) error { t = b.st.lastQ; return nil })
+	return t, err
 }
 
 // New returns a Backend on dev, configured by opts: it loads the NTT kernels

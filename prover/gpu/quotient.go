@@ -26,7 +26,10 @@ func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
 		if err := b.quotient(cx, logN, a, bv, c); err != nil {
 			return err
 		}
-		return b.st.stage.download(cx, driver.Bytes(a), b.st.vecs[1])
+		start := time.Now()
+		err := b.st.stage.download(cx, driver.Bytes(a), b.st.vecs[1])
+		b.st.lastQ.Download = time.Since(start)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("quotient 2^%d on GPU: %w", logN, err)
@@ -79,8 +82,11 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 }
 
 // quotient computes h into the second work vector, st.vecs[1], and returns
-// when it is there.
+// when it is there; it records its time in st.lastQ (no download yet).
 func (b *Backend) quotient(cx *driver.Ctx, logN uint32, a, bv, c []fr.Element) error {
+	start := time.Now()
+	b.st.lastQ = QuotientTimings{}
+	defer func() { b.st.lastQ.Compute = time.Since(start) }()
 	d, err := b.prepare(cx, logN)
 	if err != nil {
 		return err

@@ -126,8 +126,9 @@ func TestProveGPU(t *testing.T) {
 			assert.Contains(t, out, "gpu: overlapped proof == timed proof byte for byte (same r, s): 2 of 2")
 			assert.Contains(t, out, "speed-up")
 			if fuse {
-				assert.Regexp(t, `(?m)^quotient \+ MSM L‖H .* h on GPU\s+-\s+\S+ ms\s+-$`, out, "fused on the GPU only")
-				assert.Regexp(t, `(?m)^quotient H .*ms\s+-\s+-$`, out, "no separate quotient on the GPU")
+				assert.Regexp(t, `(?m)^MSM L‖H .* h on GPU\s+-\s+\S+ ms\s+-$`, out, "fused on the GPU only")
+				assert.Regexp(t, `(?m)^MSM L‖H   G1 \d+\s+\S+ ms\s+-\s+-$`, out, "the CPU's L‖H, none apart on the GPU")
+				assert.Regexp(t, `(?m)^quotient H .*ms\s+\S+ ms\s+\S+x$`, out, "the GPU's quotient part timed")
 			} else {
 				assert.NotContains(t, out, "h on GPU")
 			}
