@@ -103,7 +103,7 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	// private‖h, once the quotient is copied in, the L‖H scalars. A fused
 	// backend (QuotientLHBackend) keeps h to itself: the wires suffice.
 	nv := pk.NbVariables()
-	fb, fused := fusedLH(pk, backend)
+	fb, lh, fused := fusedLH(pk, backend)
 	size := nv + pk.DomainSize - 1
 	if fused {
 		size = nv
@@ -118,16 +118,17 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	tm := cfg.timings
 
 	var m msmSums
-	lhSum := func() error {
-		return timed(&tm.MSMLH, func() (err error) {
-			lh, _ := pk.lhBases()
-			if m.lh, err = fb.MSMQuotientLH(lh, wire[pk.NbPublic:], asg.A, asg.B, asg.C); err != nil {
-				return fmt.Errorf("quotient and msm L‖H: %w", err)
-			}
-			return nil
-		})
-	}
-	if !fused {
+	var lhSum func() error
+	if fused {
+		lhSum = func() error {
+			return timed(&tm.MSMLH, func() (err error) {
+				if m.lh, err = fb.MSMQuotientLH(lh, wire[pk.NbPublic:], asg.A, asg.B, asg.C); err != nil {
+					return fmt.Errorf("quotient and msm L‖H: %w", err)
+				}
+				return nil
+			})
+		}
+	} else {
 		if err := quotientInto(buf[nv:], pk, backend, asg, tm); err != nil {
 			return nil, fmt.Errorf("prove: %w", err)
 		}
@@ -143,12 +144,12 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	return proof, nil
 }
 
-// fusedLH returns backend as a QuotientLHBackend when it is one and pk's L
-// and H bases are adjacent (one L‖H MSM).
-func fusedLH(pk *ProvingKey, backend Backend) (QuotientLHBackend, bool) {
+// fusedLH returns backend as a QuotientLHBackend, with pk's L‖H bases,
+// when it is one and pk's L and H are adjacent (one L‖H MSM).
+func fusedLH(pk *ProvingKey, backend Backend) (QuotientLHBackend, []bls12381.G1Affine, bool) {
 	fb, ok := backend.(QuotientLHBackend)
-	_, adjacent := pk.lhBases()
-	return fb, ok && adjacent
+	lh, adjacent := pk.lhBases()
+	return fb, lh, ok && adjacent
 }
 
 // quotientInto computes h = QuotientH(asg.A, asg.B, asg.C) and copies its
