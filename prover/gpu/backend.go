@@ -96,7 +96,8 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 }
 
 // Close releases the Backend's device memory, streams, pinned memory (the
-// staging chunks and what AllocHost returned) and MSM engine. The Backend must not be used afterwards.
+// staging chunks and what AllocHost returned) and MSM engine. The Backend
+// must not be used afterwards.
 func (b *Backend) Close() error {
 	var msmErr error
 	b.msmMu.Lock()

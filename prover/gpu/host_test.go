@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
@@ -20,9 +19,8 @@ var _ groth16.HostAllocator = (*Backend)(nil)
 // pinnedCopy returns v copied into memory from b.AllocHost.
 func pinnedCopy(t testing.TB, b *Backend, v []fr.Element) []fr.Element {
 	t.Helper()
-	raw, err := b.AllocHost(len(v) * fr.Bytes)
+	p, _, err := groth16.AllocVector(b, len(v))
 	require.NoError(t, err)
-	p := unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(raw))), len(v))
 	copy(p, v)
 	return p
 }

@@ -196,28 +196,28 @@ func (m *MSM) G2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.El
 
 // sumG1 runs a G1 MSM on the device thread.
 func (st *msmState) sumG1(c *driver.Ctx, bases []bls12381.G1Affine, scalars msmScalars) (bls12381.G1Jac, error) {
-	wins := make([]g1XYZZ, 0, 256)
-	bits, err := st.run(c, st.g1, bases, driver.Bytes(bases), scalars, func(nwin uint32) []byte {
-		wins = wins[:nwin]
-		return driver.Bytes(wins)
-	})
-	if err != nil {
-		return bls12381.G1Jac{}, err
-	}
-	return combineG1(wins, bits), nil
+	return msmSum(st, c, st.g1, bases, scalars, combineG1)
 }
 
 // sumG2 runs a G2 MSM on the device thread.
 func (st *msmState) sumG2(c *driver.Ctx, bases []bls12381.G2Affine, scalars msmScalars) (bls12381.G2Jac, error) {
-	wins := make([]g2XYZZ, 0, 256)
-	bits, err := st.run(c, st.g2, bases, driver.Bytes(bases), scalars, func(nwin uint32) []byte {
+	return msmSum(st, c, st.g2, bases, scalars, combineG2)
+}
+
+// msmSum runs an MSM of curve cv and combines its window sums (XYZZ points
+// W) into the result.
+func msmSum[P, W, R any](st *msmState, c *driver.Ctx, cv *msmCurve, bases []P, scalars msmScalars,
+	combine func([]W, uint32) R) (R, error) {
+	wins := make([]W, 0, 256)
+	bits, err := st.run(c, cv, bases, driver.Bytes(bases), scalars, func(nwin uint32) []byte {
 		wins = wins[:nwin]
 		return driver.Bytes(wins)
 	})
 	if err != nil {
-		return bls12381.G2Jac{}, err
+		var zero R
+		return zero, err
 	}
-	return combineG2(wins, bits), nil
+	return combine(wins, bits), nil
 }
 
 func checkMSMInput(nb, ns int) error {

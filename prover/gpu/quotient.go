@@ -46,11 +46,8 @@ func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
 func (b *Backend) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
 	var res bls12381.G1Jac
 	logN, err := quotientSize(a, bv, c)
-	if err == nil && len(lh) != len(private)+len(a)-1 {
-		err = fmt.Errorf("%w: %d L‖H bases, want %d privates + %d − 1", ErrMSMInput, len(lh), len(private), len(a))
-	}
 	if err == nil {
-		err = checkMSMInput(len(lh), len(lh))
+		err = checkMSMInput(len(lh), len(private)+len(a)-1) // the scalars private ‖ h[:n−1]
 	}
 	if err != nil {
 		return res, fmt.Errorf("quotient and msm L‖H: %w", err)

@@ -284,25 +284,34 @@ func TestProveRejectsBadBackendOutput(t *testing.T) {
 // A Workspace carried from proof to proof, across keys of different sizes,
 // gives the proofs Prove gives without one.
 func TestWorkspaceReuse(t *testing.T) {
-	big, small := &r1cstest.MulChain{N: 60, Seed: fr.NewElement(4)}, &r1cstest.MulChain{N: 9, Seed: fr.NewElement(5)}
+	be, err := cpu.New()
+	require.NoError(t, err)
+	proveAcrossKeys(t, &r1cstest.MulChain{N: 60, Seed: fr.NewElement(4)}, &r1cstest.MulChain{N: 9, Seed: fr.NewElement(5)},
+		&groth16.Workspace{}, be, 20, func(int) {})
+	_, err = groth16.Prove(nil, nil, nil, nil, groth16.WithWorkspace(nil))
+	assert.ErrorContains(t, err, "nil workspace")
+}
+
+// proveAcrossKeys proves big, small, big, small on be with ws, with seeds
+// from seed on, and checks that each proof verifies and equals the proof
+// Prove gives without a workspace; after(i) runs after proof i.
+func proveAcrossKeys(t *testing.T, big, small r1cs.Circuit, ws *groth16.Workspace, be groth16.Backend, seed uint64,
+	after func(i int)) {
+	t.Helper()
 	fb, fs := setup(t, big), setup(t, small)
-	ws := &groth16.Workspace{}
 	for i, tc := range []struct {
 		f fixture
 		c r1cs.Circuit
 	}{{fb, big}, {fs, small}, {fb, big}, {fs, small}} {
-		want, _ := prove(t, tc.f, tc.c, seeded(uint64(20+i)))
+		want, _ := prove(t, tc.f, tc.c, seeded(seed+uint64(i)))
 		asg, err := r1cs.Solve(tc.c, r1cs.WithShape(tc.f.sys))
 		require.NoError(t, err)
-		be, err := cpu.New()
-		require.NoError(t, err)
-		got, err := groth16.Prove(tc.f.pk, asg, be, seeded(uint64(20+i)), groth16.WithWorkspace(ws))
+		got, err := groth16.Prove(tc.f.pk, asg, be, seeded(seed+uint64(i)), groth16.WithWorkspace(ws))
 		require.NoError(t, err, "proof %d", i)
 		require.NoError(t, groth16.Verify(tc.f.vk, got, asg.PublicInputs()), "proof %d", i)
 		assert.Equal(t, encode(t, want), encode(t, got), "proof %d", i)
+		after(i)
 	}
-	_, err := groth16.Prove(fs.pk, nil, nil, nil, groth16.WithWorkspace(nil))
-	assert.ErrorContains(t, err, "nil workspace")
 }
 
 // heldBackend is the CPU backend with a QuotientH that signals its start and

@@ -88,18 +88,29 @@ func (ws *Workspace) grow(s *wsVec, n int) ([]fr.Element, error) {
 		s.v = make([]fr.Element, n)
 		return s.v, nil
 	}
+	v, raw, err := AllocVector(ws.alloc, n)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	s.v, s.raw = v, raw
+	return v, nil
+}
+
+// AllocVector returns n field elements in memory from alloc (not cleared)
+// and the bytes behind them, which alloc.FreeHost takes back. Memory that
+// is too short or not aligned for field elements is returned to alloc and
+// refused.
+func AllocVector(alloc HostAllocator, n int) ([]fr.Element, []byte, error) {
 	size := n * fr.Bytes
-	raw, err := ws.alloc.AllocHost(size)
+	raw, err := alloc.AllocHost(size)
 	if err == nil && (len(raw) < size || uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%8 != 0) {
 		err = errors.Join(fmt.Errorf("allocator returned %d bytes at %p, want %d aligned to 8",
-			len(raw), unsafe.SliceData(raw), size), ws.alloc.FreeHost(raw))
+			len(raw), unsafe.SliceData(raw), size), alloc.FreeHost(raw))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("workspace: %d elements: %w", n, err)
+		return nil, nil, fmt.Errorf("%d elements: %w", n, err)
 	}
-	s.raw = raw
-	s.v = unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(raw))), n)
-	return s.v, nil
+	return unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(raw))), n), raw, nil
 }
 
 // compact is compact(v, mask) with the copy in s (grown as needed).

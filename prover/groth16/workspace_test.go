@@ -98,28 +98,17 @@ func (b *allocCheck) MSMG2(bases []bls12381.G2Affine, s []fr.Element) (bls12381.
 // everything on Close.
 func TestWorkspaceAllocator(t *testing.T) {
 	big, small := &r1cstest.MulChain{N: 60, Seed: fr.NewElement(4)}, r1cstest.NewCubic(3)
-	fb, fs := setup(t, big), setup(t, small)
 	alloc := newHeapAllocator()
 	ws := groth16.NewWorkspace(alloc)
 	cpuBe, err := cpu.New()
 	require.NoError(t, err)
 	be := &allocCheck{Backend: cpuBe, alloc: alloc}
 	afterFirst := 0
-	for i, tc := range []struct {
-		f fixture
-		c r1cs.Circuit
-	}{{fb, big}, {fs, small}, {fb, big}, {fs, small}} {
-		want, _ := prove(t, tc.f, tc.c, seeded(uint64(40+i)))
-		asg, err := r1cs.Solve(tc.c, r1cs.WithShape(tc.f.sys))
-		require.NoError(t, err)
-		got, err := groth16.Prove(tc.f.pk, asg, be, seeded(uint64(40+i)), groth16.WithWorkspace(ws))
-		require.NoError(t, err, "proof %d", i)
-		require.NoError(t, groth16.Verify(tc.f.vk, got, asg.PublicInputs()), "proof %d", i)
-		assert.Equal(t, encode(t, want), encode(t, got), "proof %d", i)
+	proveAcrossKeys(t, big, small, ws, be, 40, func(i int) {
 		if i == 0 {
 			afterFirst = alloc.allocs
 		}
-	}
+	})
 	assert.Zero(t, be.outside, "MSMs with scalars outside the allocator's memory")
 	assert.GreaterOrEqual(t, afterFirst, 1)
 	assert.Equal(t, afterFirst, alloc.allocs, "allocations after the largest key")
@@ -128,6 +117,7 @@ func TestWorkspaceAllocator(t *testing.T) {
 	require.NoError(t, ws.Close(), "a second Close")
 
 	// Emptied, the workspace grows again.
+	fs := setup(t, small)
 	asg, err := r1cs.Solve(small, r1cs.WithShape(fs.sys))
 	require.NoError(t, err)
 	_, err = groth16.Prove(fs.pk, asg, be, seeded(50), groth16.WithWorkspace(ws))

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -203,11 +202,8 @@ func newPartitionInputs(cfg partitionConfig, host groth16.HostAllocator) (*parti
 		if !pinned {
 			return make([]fr.Element, n), nil
 		}
-		b, err := host.AllocHost(n * fr.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		return unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(b))), n), nil
+		v, _, err := groth16.AllocVector(host, n) // freed with the backend
+		return v, err
 	}
 	var err error
 	for _, v := range []struct {
