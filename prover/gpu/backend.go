@@ -47,7 +47,9 @@ type state struct {
 // or the quotient part of MSMQuotientLH).
 type QuotientTimings struct {
 	// Compute covers the uploads of a, b, c and the seven transforms, until
-	// h is in device memory.
+	// h is in device memory. In MSMQuotientLH it also covers queuing the
+	// private wires' upload during the last transforms: for wires outside
+	// pinned memory, their host copy through the staging chunks.
 	Compute time.Duration
 	// Download is the copy of h to the host (0 when h stayed on the device).
 	Download time.Duration

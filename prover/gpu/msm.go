@@ -50,6 +50,9 @@ type MSMTimings struct {
 	// Upload is the copy of the scalars to the device (host wall time):
 	// through pinned staging chunks, or directly from pinned memory, and
 	// by a device copy for scalars already there (MSMQuotientLH's h).
+	// Where the upload was started early (MSMQuotientLH sends the private
+	// wires during the quotient's last transforms), only the wait for its
+	// end is counted.
 	Upload time.Duration
 	// Bases is the upload of the bases and the build of their table when
 	// this MSM made them resident (host wall time); 0 when they were.
@@ -208,8 +211,18 @@ func (st *msmState) sumG2(c *driver.Ctx, bases []bls12381.G2Affine, scalars msmS
 // W) into the result.
 func msmSum[P, W, R any](st *msmState, c *driver.Ctx, cv *msmCurve, bases []P, scalars msmScalars,
 	combine func([]W, uint32) R) (R, error) {
+	j, err := st.prepare(c, cv, bases, driver.Bytes(bases), scalars.n())
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return msmFinish(st, c, j, scalars, combine)
+}
+
+// msmFinish runs the prepared MSM j on scalars and combines its window sums.
+func msmFinish[W, R any](st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars, combine func([]W, uint32) R) (R, error) {
 	wins := make([]W, 0, 256)
-	bits, err := st.run(c, cv, bases, driver.Bytes(bases), scalars, func(nwin uint32) []byte {
+	bits, err := st.run(c, j, scalars, func(nwin uint32) []byte {
 		wins = wins[:nwin]
 		return driver.Bytes(wins)
 	})

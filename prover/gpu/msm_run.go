@@ -214,11 +214,13 @@ func (st *msmState) free(c *driver.Ctx, key uintptr) error {
 
 // msmScalars are an MSM's scalars: host elements, then ndev elements that
 // are already in device memory at dev (the quotient's h, which
-// Backend.MSMQuotientLH leaves there).
+// Backend.MSMQuotientLH leaves there). queued says that the host part's
+// upload was started early (msmState.queueHost) and need not be sent again.
 type msmScalars struct {
-	host []fr.Element
-	dev  driver.DevicePtr
-	ndev int
+	host   []fr.Element
+	dev    driver.DevicePtr
+	ndev   int
+	queued bool
 }
 
 func hostScalars(s []fr.Element) msmScalars { return msmScalars{host: s} }
@@ -226,10 +228,13 @@ func hostScalars(s []fr.Element) msmScalars { return msmScalars{host: s} }
 func (s msmScalars) n() int { return len(s.host) + s.ndev }
 
 // load puts the scalars at dst: the host part through the stager (directly
-// when pinned), the device part by a device-to-device copy.
+// when pinned) unless its upload is already queued there, the device part
+// by a device-to-device copy; it returns when both are done.
 func (s msmScalars) load(c *driver.Ctx, stage *stager, dst driver.DevicePtr) error {
-	if err := stage.upload(c, dst, driver.Bytes(s.host)); err != nil {
-		return err
+	if !s.queued {
+		if err := stage.upload(c, dst, driver.Bytes(s.host)); err != nil {
+			return err
+		}
 	}
 	if s.ndev > 0 {
 		if err := c.DtoD(dst.Add(len(s.host)*elemBytes), s.dev, s.ndev*elemBytes); err != nil {
@@ -239,27 +244,56 @@ func (s msmScalars) load(c *driver.Ctx, stage *stager, dst driver.DevicePtr) err
 	return stage.wait(c)
 }
 
-// run computes the window sums of Σ scalars[i]·bases[i] into the bytes that
-// out(nwin) returns and reports the window bits.
-func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scalars msmScalars,
-	out func(nwin uint32) []byte) (uint32, error) {
+// msmJob is one MSM made ready for its scalars: its plan, its bases
+// resident (with their table) and its buffers placed.
+type msmJob struct {
+	cv        *msmCurve
+	p         msmPlan
+	res       *residentBases
+	b         msmBufs
+	basesTime time.Duration // the bases' upload, when this job made them resident
+}
+
+// prepare shapes an MSM of n points of curve cv over raw (host is the
+// slice raw views, kept while resident), makes its bases resident and
+// places its buffers.
+func (st *msmState) prepare(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n int) (*msmJob, error) {
 	free, _, err := c.MemInfo()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	t, p, arena, err := st.shape(cv, raw, scalars.n(), free)
+	t, p, arena, err := st.shape(cv, raw, n, free)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	res, basesTime, err := st.bases(c, cv, host, raw, t)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	b, err := st.buffers(c, p, cv, arena)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	r := msmRun{c: c, k: st.sort, cv: cv, p: p, b: b, ev: &st.ev}
+	return &msmJob{cv: cv, p: p, res: res, b: b, basesTime: basesTime}, nil
+}
+
+// queueHost starts the upload of host, the host part of j's scalars, into
+// j's scalar buffer on the stager's stream and returns without waiting for
+// it (for a slice that is not pinned, once its last chunk is queued), so
+// that it overlaps device work queued on other streams. No other use of the
+// engine may come between it and j's run.
+func (st *msmState) queueHost(c *driver.Ctx, j *msmJob, host []fr.Element) error {
+	if err := st.stage.upload(c, j.b.scalars, driver.Bytes(host)); err != nil {
+		return fmt.Errorf("scalars: %w", err)
+	}
+	return nil
+}
+
+// run computes j's window sums of Σ scalars[i]·bases[i] into the bytes that
+// out(nwin) returns and reports the window bits.
+func (st *msmState) run(c *driver.Ctx, j *msmJob, scalars msmScalars, out func(nwin uint32) []byte) (uint32, error) {
+	p, b := j.p, j.b
+	r := msmRun{c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
 	start := time.Now()
 	if err := scalars.load(c, st.stage, b.scalars); err != nil {
 		return 0, fmt.Errorf("scalars: %w", err)
@@ -268,7 +302,7 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	if err := r.mark(evStart); err != nil {
 		return 0, err
 	}
-	win, err := r.pipeline(res.ptr)
+	win, err := r.pipeline(j.res.ptr)
 	if err != nil {
 		return 0, err
 	}
@@ -278,7 +312,7 @@ func (st *msmState) run(c *driver.Ctx, cv *msmCurve, host any, raw []byte, scala
 	if err := c.DtoH(out(p.mwin), win); err != nil {
 		return 0, fmt.Errorf("read window sums: %w", err)
 	}
-	return p.c, st.time(c, p, upload, basesTime)
+	return p.c, st.time(c, p, upload, j.basesTime)
 }
 
 // time records the last MSM's event times.

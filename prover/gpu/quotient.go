@@ -23,7 +23,7 @@ func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
 		return nil, fmt.Errorf("quotient: %w", err)
 	}
 	err = b.dev.Do(func(cx *driver.Ctx) error {
-		if err := b.quotient(cx, logN, a, bv, c); err != nil {
+		if err := b.quotient(cx, logN, a, bv, c, nil); err != nil {
 			return err
 		}
 		start := time.Now()
@@ -41,8 +41,10 @@ func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
 // QuotientH, then Σ lh[i]·s[i] with s = private ‖ h[:n−1], in one device
 // call. h stays in the quotient's device vector and is copied from there
 // into the MSM's scalars, so it never crosses the PCIe link (at n = 2^27:
-// 4.3 GB down and up saved, and Prove's host copy of it). a, b and c are
-// left unchanged.
+// 4.3 GB down and up saved, and Prove's host copy of it). The private wires
+// go up while the quotient's last transforms run, when the link is idle
+// (their upload would otherwise wait for the quotient's end). a, b and c
+// are left unchanged.
 func (b *Backend) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
 	var res bls12381.G1Jac
 	logN, err := quotientSize(a, bv, c)
@@ -57,10 +59,16 @@ func (b *Backend) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.E
 		return res, fmt.Errorf("quotient and msm L‖H: %w", err)
 	}
 	err = b.dev.Do(func(cx *driver.Ctx) error {
-		if err := b.quotient(cx, logN, a, bv, c); err != nil {
+		st := m.st
+		j, err := st.prepare(cx, st.g1, lh, driver.Bytes(lh), len(lh))
+		if err != nil {
 			return err
 		}
-		res, err = m.st.sumG1(cx, lh, msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1})
+		if err := b.quotient(cx, logN, a, bv, c, func() error { return st.queueHost(cx, j, private) }); err != nil {
+			return err
+		}
+		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
+		res, err = msmFinish(st, cx, j, scalars, combineG1)
 		return err
 	})
 	if err != nil {
@@ -80,7 +88,9 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 
 // quotient computes h into the second work vector, st.vecs[1], and returns
 // when it is there; it records its time in st.lastQ (no download yet).
-func (b *Backend) quotient(cx *driver.Ctx, logN uint32, a, bv, c []fr.Element) error {
+// tail, when not nil, runs once every transform is queued, while the last
+// ones run: the link is idle then, so an upload it starts overlaps them.
+func (b *Backend) quotient(cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error) error {
 	start := time.Now()
 	b.st.lastQ = QuotientTimings{}
 	defer func() { b.st.lastQ.Compute = time.Since(start) }()
@@ -104,6 +114,11 @@ func (b *Backend) quotient(cx *driver.Ctx, logN uint32, a, bv, c []fr.Element) e
 	}
 	if err := st.k.divideAndInterpolate(cx, st.compute, st.vecs[1], st.vecs[0], st.vecs[1], st.vecs[2], d); err != nil {
 		return err
+	}
+	if tail != nil {
+		if err := tail(); err != nil {
+			return err
+		}
 	}
 	if err := cx.SyncStream(st.compute); err != nil {
 		return fmt.Errorf("quotient kernels: %w", err)

@@ -6,12 +6,16 @@ import (
 	"math/big"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 func TestParseSize(t *testing.T) {
@@ -198,4 +202,50 @@ func TestCountWires(t *testing.T) {
 	assert.Equal(t, wireShare{zero: zero + 1, one: one + 1, other: len(v) - zero - one + 1}, got)
 	assert.InDelta(t, 50_000, zero+one, 1_000, "setBits(0.5) makes about half the values bits")
 	assert.Contains(t, got.String(), "100003 wires")
+}
+
+// countingAllocator is a groth16.HostAllocator on the Go heap that keeps
+// the buffers it handed out.
+type countingAllocator struct{ bufs [][]byte }
+
+func (a *countingAllocator) AllocHost(n int) ([]byte, error) {
+	a.bufs = append(a.bufs, make([]byte, n))
+	return a.bufs[len(a.bufs)-1], nil
+}
+
+func (a *countingAllocator) FreeHost([]byte) error { return nil }
+
+// The synthesizer solves into the allocator's buffers, or into the first
+// solve's heap buffers, every time, with the values of a fresh solve.
+func TestSynthesizerReusesBuffers(t *testing.T) {
+	c, err := porep.New(1<<10, 5)
+	require.NoError(t, err)
+	sys, err := r1cs.Compile(c)
+	require.NoError(t, err)
+	want, err := r1cs.Solve(c)
+	require.NoError(t, err)
+	vectors := func(a *r1cs.Assignment) [][]fr.Element { return [][]fr.Element{a.Public, a.Private, a.A, a.B, a.C} }
+	for _, alloc := range []*countingAllocator{nil, {}} {
+		var ha groth16.HostAllocator
+		if alloc != nil {
+			ha = alloc
+		}
+		syn, err := newSynthesizer(c, sys, ha)
+		require.NoError(t, err)
+		first, err := syn.solve()
+		require.NoError(t, err)
+		if alloc != nil {
+			require.Len(t, alloc.bufs, 5, "public, private, a, b, c")
+			for i, v := range vectors(first) {
+				assert.Same(t, unsafe.SliceData(alloc.bufs[i]), (*byte)(unsafe.Pointer(unsafe.SliceData(v))), "vector %d in the allocator's memory", i)
+			}
+		}
+		second, err := syn.solve()
+		require.NoError(t, err)
+		for i, v := range vectors(second) {
+			assert.Same(t, unsafe.SliceData(vectors(first)[i]), unsafe.SliceData(v), "vector %d reused", i)
+			assert.Equal(t, vectors(want)[i], v, "vector %d equals a fresh solve's", i)
+		}
+		assert.Equal(t, want.NbConstraints, second.NbConstraints)
+	}
 }

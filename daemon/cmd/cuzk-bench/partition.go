@@ -28,13 +28,15 @@ values are random field elements, or, with -bits f, a random bit (0 or 1)
 for a fraction f of them: a real C2 witness is mostly the bits of its
 SHA-256 gadgets, and the MSMs' cost follows the non-zero digits. The memory
 needed is printed first, and the job is refused before any allocation if it
-does not fit the GPU's free memory or the host's. With -pinned scalars (the
-default) the buffer wires ‖ h (which holds the L‖H scalars) is in the
-backend's pinned host memory, as a pinned groth16.Workspace holds it for Prove, so that their
-uploads need no staging; -pinned all also pins a, b, c (Prove takes those from
-synthesis), -pinned none pins nothing. With -h-on-device (the default) the
-quotient and the L‖H MSM are one call, as Prove makes it on the GPU backend
-(groth16.QuotientLHBackend): h stays on the GPU. The warm-up then runs both
+does not fit the GPU's free memory or the host's. With -pinned all (the
+default) a, b, c and the buffer wires ‖ h (which holds the L‖H scalars) are
+in the backend's pinned host memory, as a GPU worker holds them (synthesis
+into pinned buffers, r1cs.WithBuffers, and a pinned groth16.Workspace; see
+cuzk-bench prove), so that their uploads need no staging; -pinned scalars
+pins only wires ‖ h, -pinned none pins nothing. With -h-on-device (the
+default) the quotient and the L‖H MSM are one call, as Prove makes it on the
+GPU backend (groth16.QuotientLHBackend): h stays on the GPU, and the private
+wires go up during the quotient's last transforms. The warm-up then runs both
 ways and the fused L‖H must equal the host path's. Results are checked on the
 warm-up run: every MSM against gnark-crypto's MultiExp on the scalars folded
 to the tile (exact), the quotient by h(ζ)·Z(ζ) = a(ζ)·b(ζ) − c(ζ) at a random
@@ -86,7 +88,7 @@ func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	check := fs.Bool("check", true, "check the warm-up results against gnark-crypto")
 	bits := fs.Float64("bits", 0, "fraction of the wire values that are random bits (0 or 1); the rest are random field elements")
 	hOnDevice := fs.Bool("h-on-device", true, "the quotient and the L‖H MSM in one call, h kept on the GPU (false: h through the host)")
-	pinned := fs.String("pinned", "scalars", "vectors in pinned host memory: none, scalars (wires ‖ h: every MSM's scalars), all (also a, b, c)")
+	pinned := fs.String("pinned", "all", "vectors in pinned host memory: none, scalars (wires ‖ h: every MSM's scalars), all (also a, b, c)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}

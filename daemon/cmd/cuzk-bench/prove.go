@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -36,7 +38,7 @@ type proveConfig struct {
 	runs           int
 	keyDir         string
 	seed, setupSed uint64
-	pinned         bool // the GPU backend's workspace in pinned host memory
+	pinned         bool // the GPU backend's workspace and synthesis vectors in pinned host memory
 	hOnDevice      bool // the GPU backend's fused quotient and L‖H call
 }
 
@@ -48,7 +50,7 @@ func proveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	keys := fs.String("keys", devkeys.Dir(), "directory caching development keys (\"\": no cache)")
 	seed := fs.Uint64("seed", 1, "seed of the circuit's witness and of each run's blinding r, s")
 	setupSeed := fs.Uint64("setup-seed", 1, "seed of the development setup's trapdoor (part of the key file name)")
-	pinned := fs.Bool("pinned", true, "gpu: Prove's workspace in the backend's pinned host memory (false: the Go heap, uploads staged)")
+	pinned := fs.Bool("pinned", true, "gpu: Prove's workspace and synthesis's a, b, c and wires in the backend's pinned host memory (false: the Go heap, uploads staged)")
 	hOnDevice := fs.Bool("h-on-device", true, "gpu: the quotient and the L‖H MSM in one call, h kept on the device (false: h through the host)")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
@@ -168,19 +170,25 @@ func runBackend(ctx context.Context, name string, cfg proveConfig, c *porep.Circ
 }
 
 // benchBackend runs one warm-up and cfg.runs timed proofs on be. The
-// proofs share one groth16.Workspace, as a daemon's worker proving one key
-// after another would: from be's host memory when it has its own (the GPU
-// backend's pinned memory) and cfg.pinned is set. With cfg.hOnDevice a
-// backend that fuses the quotient with the L‖H MSM (the GPU's) does so.
+// proofs share one groth16.Workspace and one synthesizer, as a daemon's
+// worker proving one key after another would: from be's host memory when it
+// has its own (the GPU backend's pinned memory) and cfg.pinned is set. With
+// cfg.hOnDevice a backend that fuses the quotient with the L‖H MSM (the
+// GPU's) does so.
 func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg proveConfig, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey) (_ *backendResult, err error) {
 	tb := newTimedBackend(be, pk)
 	res := &backendResult{name: name}
 	ws := &groth16.Workspace{}
+	var alloc groth16.HostAllocator
 	if a, ok := be.(groth16.HostAllocator); ok && cfg.pinned {
-		ws = groth16.NewWorkspace(a)
+		ws, alloc = groth16.NewWorkspace(a), a
 	}
 	defer func() { err = errors.Join(err, ws.Close()) }()
+	syn, err := newSynthesizer(c, sys, alloc)
+	if err != nil {
+		return nil, err
+	}
 	bare := be
 	if !cfg.hOnDevice {
 		bare = plainBackend{be}
@@ -189,7 +197,7 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(res, i, tb, cfg.hOnDevice, ws, c, sys, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(res, i, tb, cfg.hOnDevice, ws, syn, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -201,20 +209,65 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOverlapped(res, i, bare, ws, c, sys, pk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOverlapped(res, i, bare, ws, syn, pk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("overlapped run %d: %w", i, err)
 		}
 	}
 	return res, nil
 }
 
+// synthesizer solves porep-synth into one assignment reused from proof to
+// proof (r1cs.WithBuffers), as a daemon's worker would. Given a host
+// allocator (the GPU backend's pinned memory), the assignment's vectors come
+// from it, so that the quotient's uploads of a, b, c and the wires' go by
+// DMA without staging; otherwise from the Go heap, on the first solve.
+type synthesizer struct {
+	c   *porep.Circuit
+	sys *r1cs.System
+	asg *r1cs.Assignment // the buffers of the next solve; nil before a heap one's first
+}
+
+func newSynthesizer(c *porep.Circuit, sys *r1cs.System, alloc groth16.HostAllocator) (*synthesizer, error) {
+	s := &synthesizer{c: c, sys: sys}
+	if alloc == nil {
+		return s, nil
+	}
+	n := sys.DomainSize()
+	asg := &r1cs.Assignment{}
+	for _, v := range []struct {
+		dst *[]fr.Element
+		n   int
+	}{{&asg.Public, sys.NbPublic}, {&asg.Private, sys.NbPrivate}, {&asg.A, n}, {&asg.B, n}, {&asg.C, n}} {
+		var err error
+		if *v.dst, _, err = groth16.AllocVector(alloc, v.n); err != nil { // freed with the backend
+			return nil, fmt.Errorf("synthesis vectors: %w", err)
+		}
+	}
+	s.asg = asg
+	return s, nil
+}
+
+// solve synthesizes the circuit into the reused buffers.
+func (s *synthesizer) solve() (*r1cs.Assignment, error) {
+	opts := []r1cs.SolveOption{r1cs.WithShape(s.sys)}
+	if s.asg != nil {
+		opts = append(opts, r1cs.WithBuffers(s.asg))
+	}
+	asg, err := r1cs.Solve(s.c, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("synthesis: %w", err)
+	}
+	s.asg = asg
+	return asg, nil
+}
+
 // proveOverlapped times groth16.Prove on be for run i and checks that the
 // proof equals the timed run's.
-func proveOverlapped(res *backendResult, i int, be groth16.Backend, ws *groth16.Workspace, c *porep.Circuit, sys *r1cs.System,
+func proveOverlapped(res *backendResult, i int, be groth16.Backend, ws *groth16.Workspace, syn *synthesizer,
 	pk *groth16.ProvingKey, rnd io.Reader) error {
-	asg, err := r1cs.Solve(c, r1cs.WithShape(sys))
+	asg, err := syn.solve()
 	if err != nil {
-		return fmt.Errorf("synthesis: %w", err)
+		return err
 	}
 	start := time.Now()
 	proof, err := groth16.Prove(pk, asg, be, rnd, groth16.WithWorkspace(ws))
@@ -235,12 +288,12 @@ func proveOverlapped(res *backendResult, i int, be groth16.Backend, ws *groth16.
 // proveOnce synthesizes, proves and verifies one proof and records it in
 // res (times only when run > 0); fuse lets Prove fuse the quotient with the
 // L‖H MSM where tb's backend can.
-func proveOnce(res *backendResult, run int, tb *timedBackend, fuse bool, ws *groth16.Workspace, c *porep.Circuit, sys *r1cs.System,
+func proveOnce(res *backendResult, run int, tb *timedBackend, fuse bool, ws *groth16.Workspace, syn *synthesizer,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey, rnd io.Reader) error {
 	start := time.Now()
-	asg, err := r1cs.Solve(c, r1cs.WithShape(sys))
+	asg, err := syn.solve()
 	if err != nil {
-		return fmt.Errorf("synthesis: %w", err)
+		return err
 	}
 	synth := time.Since(start)
 	if run == 0 {
