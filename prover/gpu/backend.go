@@ -272,3 +272,35 @@ func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls123
 	}
 	return m.G2(context.Background(), bases, scalars)
 }
+
+// MSMB implements groth16.BPairBackend on the MSM engine (MSM.G1G2): the
+// two MSMs over the B wires, the scalars sent once and, where both MSMs
+// take the same window shape, their digits sorted once. The empty sums are
+// the points at infinity.
+func (b *Backend) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
+	bls12381.G1Jac, bls12381.G2Jac, error) {
+	if len(g1) == 0 && len(g2) == 0 && len(scalars) == 0 {
+		var p1 bls12381.G1Jac
+		var p2 bls12381.G2Jac
+		p1.X.SetOne()
+		p1.Y.SetOne()
+		p2.X.SetOne()
+		p2.Y.SetOne()
+		return p1, p2, nil
+	}
+	m, err := b.msmEngine()
+	if err != nil {
+		return bls12381.G1Jac{}, bls12381.G2Jac{}, fmt.Errorf("msm B: %w", err)
+	}
+	return m.G1G2(context.Background(), g1, g2, scalars)
+}
+
+// LastMSMBTimings returns the times of the G1 and the G2 MSM of the
+// Backend's most recent MSMB call (see MSM.LastPairTimings).
+func (b *Backend) LastMSMBTimings() ([2]MSMTimings, error) {
+	m, err := b.msmEngine()
+	if err != nil {
+		return [2]MSMTimings{}, err
+	}
+	return m.LastPairTimings()
+}

@@ -120,3 +120,62 @@ func TestMSMQuotientLHMatchesCPU(t *testing.T) {
 		})
 	}
 }
+
+// MSMB equals the CPU backend's two MSMs over the same scalars, at awkward
+// sizes, for random and bit-valued scalars, from the Go heap or pinned
+// memory: with one sort for both curves (plain plans), and with a sort each
+// where a table on the G1 bases gives G1 another window shape.
+func TestMSMBMatchesCPU(t *testing.T) {
+	dev := testDevice(t)
+	b, err := New(dev, WithStagingChunk(1<<20))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	ref, err := cpu.New()
+	require.NoError(t, err)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := newTestRand(seed)
+	for _, tc := range []struct {
+		n      int
+		kind   string
+		pinned bool
+		table  bool
+	}{{1, "random", false, false}, {2, "random", false, false}, {3, "bits", false, false},
+		{1023, "random", true, false}, {4097, "bits", false, false}, {65537, "random", true, false},
+		{1 << 16, "bits", true, true}, {1<<16 - 1, "random", false, true}} {
+		t.Run(fmt.Sprintf("%d/%s/pinned=%v/table=%v", tc.n, tc.kind, tc.pinned, tc.table), func(t *testing.T) {
+			scalars := edgeScalars(tc.kind, tc.n, rng)
+			if tc.pinned {
+				scalars = pinnedCopy(t, b, scalars)
+				defer func() { require.NoError(t, b.FreeHost(driver.Bytes(scalars))) }()
+			}
+			g1 := randG1(tc.n, min(tc.n, 64), rng)
+			g2 := randG2(tc.n, min(tc.n, 16), rng)
+			m, err := b.msmEngine()
+			require.NoError(t, err)
+			if tc.table { // the G1 bases resident with a table, the G2 bases without
+				require.NoError(t, m.SetTableMemory(1<<30))
+				_, err := b.MSMG1(g1, scalars)
+				require.NoError(t, err)
+				require.NoError(t, m.SetTableMemory(0))
+			}
+			got1, got2, err := b.MSMB(g1, g2, scalars)
+			require.NoError(t, err)
+			want1, err := ref.MSMG1(g1, clone(scalars))
+			require.NoError(t, err)
+			want2, err := ref.MSMG2(g2, clone(scalars))
+			require.NoError(t, err)
+			assert.True(t, got1.Equal(&want1), "B in G1 differs from the CPU backend's")
+			assert.True(t, got2.Equal(&want2), "B in G2 differs from the CPU backend's")
+			tm, err := b.LastMSMBTimings()
+			require.NoError(t, err)
+			assert.Equal(t, tc.n, tm[0].Points)
+			assert.Equal(t, tc.n, tm[1].Points)
+			assert.Equal(t, tc.table, tm[0].Copies > 1, "G1 copies %d", tm[0].Copies)
+			assert.Equal(t, 1, tm[1].Copies)
+			require.NoError(t, m.EvictBases())
+		})
+	}
+	_, _, err = b.MSMB(randG1(3, 3, rng), randG2(2, 2, rng), randScalars(3, rng))
+	assert.ErrorIs(t, err, ErrMSMInput, "G2 bases shorter than the scalars")
+}

@@ -59,6 +59,12 @@ type msmPlan struct {
 	band   uint32 // segments per band, the unit of the reduced range
 }
 
+// sortKey is what the sort of plan p depends on besides the scalars: two
+// plans with equal keys sort the same scalars into the same entries, segment
+// offsets and band maxima (the buffers holding them are placed before any
+// curve-sized one, so the same arena serves both: msmPlan.layout).
+func (p msmPlan) sortKey() [6]uint32 { return [6]uint32{p.n, p.c, p.nwin, p.mwin, p.stride, p.band} }
+
 // msmTable is the shape of a bases set on the device: copies copies of
 // stride points, copy k holding 2^(c·mwin·k)·P_i, for MSMs with c-bit
 // windows folded into mwin bucket windows. copies = 1 is the bases alone,

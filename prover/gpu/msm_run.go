@@ -252,6 +252,10 @@ type msmJob struct {
 	res       *residentBases
 	b         msmBufs
 	basesTime time.Duration // the bases' upload, when this job made them resident
+	// maxima are the band maxima of the job's sort once it has run. A job
+	// given them before its run skips its sort: its scalars are already
+	// sorted into its buffers by a job with the same sortKey (MSMB).
+	maxima []uint32
 }
 
 // prepare shapes an MSM of n points of curve cv over raw (host is the
@@ -302,7 +306,7 @@ func (st *msmState) run(c *driver.Ctx, j *msmJob, scalars msmScalars, out func(n
 	if err := r.mark(evStart); err != nil {
 		return 0, err
 	}
-	win, err := r.pipeline(j.res.ptr)
+	win, err := r.pipeline(j.res.ptr, &j.maxima)
 	if err != nil {
 		return 0, err
 	}
@@ -347,12 +351,17 @@ func (r *msmRun) mark(i int) error { return r.c.Record(r.ev[i], nil) }
 
 // pipeline runs the stages after the scalar upload and returns the device
 // address of the mwin window sums (XYZZ, one per bucket window, in order).
-func (r *msmRun) pipeline(bases driver.DevicePtr) (driver.DevicePtr, error) {
+// It sorts the entries and sets *sorted to the band maxima, unless *sorted
+// already holds those of the same sort, whose entries are in r's buffers.
+func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.DevicePtr, error) {
 	p, b := r.p, r.b
-	maxima, err := r.sortEntries()
-	if err != nil {
-		return 0, err
+	if *sorted == nil {
+		var err error
+		if *sorted, err = r.sortEntries(); err != nil {
+			return 0, err
+		}
 	}
+	maxima := *sorted
 	if err := r.mark(evSorted); err != nil {
 		return 0, err
 	}

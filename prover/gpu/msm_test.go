@@ -434,3 +434,34 @@ func deviceRoundTrip(c *driver.Ctx, f *driver.Function, n uint32, a, b, out []by
 	}
 	return c.DtoH(out, po)
 }
+
+// G1G2 sorts once when the two plans' sortKeys agree: plain plans of the
+// same size do, whatever the curve's bucket wave, and both curves' layouts
+// of such plans place the scalars and every sort buffer at the same
+// addresses, so the G2 MSM finds the G1 MSM's sort where it looks. A table
+// on one curve's bases changes the key.
+func TestMSMPairSharesSort(t *testing.T) {
+	const base = driver.DevicePtr(1 << 40)
+	for _, n := range []int{1, 3, 1023, 1<<16 + 1, 1 << 22, 130023424} {
+		p1, err := newMSMPlan(n, 300*msmCurveBlock)
+		require.NoError(t, err)
+		p2, err := newMSMPlan(n, 132*msmCurveBlock)
+		require.NoError(t, err)
+		require.Equal(t, p1.sortKey(), p2.sortKey(), "n = %d", n)
+		b1, _ := p1.layout(base, 192)
+		b2, _ := p2.layout(base, 384)
+		sortBufs := func(b msmBufs) []driver.DevicePtr {
+			return []driver.DevicePtr{b.scalars, b.digits, b.counts, b.segOff, b.cursor, b.sorted, b.maxv}
+		}
+		assert.Equal(t, sortBufs(b1), sortBufs(b2), "n = %d", n)
+		assert.Equal(t, base, b1.scalars, "the scalars open the arena")
+	}
+	const n = 1 << 16
+	tab, err := newMSMTable(n, 4, 0)
+	require.NoError(t, err)
+	pt, err := newMSMPlanTable(n, tab, 0, 300*msmCurveBlock)
+	require.NoError(t, err)
+	plain, err := newMSMPlan(n, 300*msmCurveBlock)
+	require.NoError(t, err)
+	assert.NotEqual(t, plain.sortKey(), pt.sortKey(), "a table folds the windows")
+}

@@ -13,7 +13,8 @@ import (
 // one call, A, B₁), then, once those have returned, MSMG2 alone, so
 // implementations must be safe for concurrent use or serialize internally.
 // (A QuotientLHBackend gets one MSMQuotientLH call in place of QuotientH and
-// the L‖H MSMG1.)
+// the L‖H MSMG1; a BPairBackend one MSMB call in place of B₁'s MSMG1 and
+// the MSMG2, concurrently with the other G1 MSMs.)
 // Bases slices come from a ProvingKey and stay unchanged for the key's
 // lifetime, so an implementation may keep them resident, keyed by their
 // address and length. Scalars are
@@ -43,4 +44,16 @@ type QuotientLHBackend interface {
 	// = QuotientH(a, b, c), n = len(a); len(lh) = len(private) + n − 1.
 	// Inputs may be overwritten, as by QuotientH.
 	MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error)
+}
+
+// BPairBackend is a Backend that computes the two MSMs over the B wires, in
+// G1 and in G2, in one call: their scalars are the same, so prover/gpu sends
+// them to the device once and, where both MSMs take the same window shape,
+// sorts their digits once. Prove uses it in place of the two MSM calls, and
+// runs it concurrently with the other G1 MSMs.
+type BPairBackend interface {
+	Backend
+	// MSMB returns Σ scalars[i]·g1[i] and Σ scalars[i]·g2[i];
+	// len(g1) == len(g2) == len(scalars).
+	MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error)
 }

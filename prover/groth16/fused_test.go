@@ -74,3 +74,51 @@ func TestProveWithQuotientLHBackend(t *testing.T) {
 		})
 	}
 }
+
+// pairCPU is the CPU backend as a BPairBackend: MSMB is the two MSMs, as its
+// contract states. It counts the calls of each kind.
+type pairCPU struct {
+	*cpu.Backend
+	g2, pairs atomic.Int32
+}
+
+func (b *pairCPU) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	b.g2.Add(1)
+	return b.Backend.MSMG2(bases, scalars)
+}
+
+func (b *pairCPU) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
+	bls12381.G1Jac, bls12381.G2Jac, error) {
+	b.pairs.Add(1)
+	if len(g1) != len(scalars) || len(g2) != len(scalars) {
+		return bls12381.G1Jac{}, bls12381.G2Jac{}, fmt.Errorf("%d G1 and %d G2 bases for %d scalars", len(g1), len(g2), len(scalars))
+	}
+	p1, err := b.Backend.MSMG1(g1, scalars)
+	if err != nil {
+		return p1, bls12381.G2Jac{}, err
+	}
+	p2, err := b.Backend.MSMG2(g2, scalars)
+	return p1, p2, err
+}
+
+// A BPairBackend gets one MSMB call in place of B₁'s MSMG1 and the MSMG2,
+// the proof is the plain backend's, and MSMB1 times the pair.
+func TestProveWithBPairBackend(t *testing.T) {
+	c := &r1cstest.MulChain{N: 40, Seed: fr.NewElement(8)}
+	f := setup(t, c)
+	want, _ := prove(t, f, c, seeded(9))
+	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+	require.NoError(t, err)
+	inner, err := cpu.New()
+	require.NoError(t, err)
+	be := &pairCPU{Backend: inner}
+	var tm groth16.Timings
+	got, err := groth16.Prove(f.pk, asg, be, seeded(9), groth16.WithTimings(&tm))
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
+	assert.Equal(t, encode(t, want), encode(t, got))
+	assert.Equal(t, int32(1), be.pairs.Load(), "MSMB calls")
+	assert.Zero(t, be.g2.Load(), "MSMG2 calls")
+	assert.NotZero(t, tm.MSMB1)
+	assert.Zero(t, tm.MSMB2)
+}

@@ -60,7 +60,7 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 		}
 		runBe := be
 		if run == 0 {
-			runBe = tb // h through the host, so that it can be checked
+			runBe = tb.backend(false) // h through the host, so that it can be checked
 		}
 		out, err := partitionOnce(runBe, in)
 		elapsed := time.Since(start)
@@ -100,9 +100,11 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 // scalars private wires ‖ h: h is copied behind the wires on the host
 // between the calls, as Prove copies it into its buffer wires ‖ h. A
 // QuotientLHBackend does the quotient and the L‖H MSM in one call instead
-// (phase phQLH), h staying on the device, and a is left as it was.
+// (phase phQLH), h staying on the device, and a is left as it was; a
+// BPairBackend does the MSMs over the B wires in G1 and G2 in one call.
 func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, error) {
 	fb, fused := be.(groth16.QuotientLHBackend)
+	bp, pair := be.(groth16.BPairBackend)
 	out := &partitionOut{}
 	if !fused {
 		h, err := be.QuotientH(in.a, in.b, in.c)
@@ -113,9 +115,17 @@ func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, erro
 	}
 	var err error
 	for _, j := range partitionG1Jobs(in) {
-		if j.ph == phL {
-			if out.g2, err = be.MSMG2(in.pk.G2.B, in.wire[:len(in.pk.G2.B)]); err != nil {
-				return nil, fmt.Errorf("msm B G2: %w", err)
+		switch {
+		case j.ph == phB1 && pair:
+			if out.g1[phB1], out.g2, err = bp.MSMB(j.bases, in.pk.G2.B, j.scalars); err != nil {
+				return nil, fmt.Errorf("msm B G1 and G2: %w", err)
+			}
+			continue
+		case j.ph == phL:
+			if !pair {
+				if out.g2, err = be.MSMG2(in.pk.G2.B, in.wire[:len(in.pk.G2.B)]); err != nil {
+					return nil, fmt.Errorf("msm B G2: %w", err)
+				}
 			}
 			if fused {
 				if out.g1[phQLH], err = fb.MSMQuotientLH(in.lh, in.wire[1:], in.a, in.b, in.c); err != nil {

@@ -100,19 +100,44 @@ func newTimedBackend(inner groth16.Backend, pk *groth16.ProvingKey) *timedBacken
 	return &timedBackend{inner: inner, pk: pk}
 }
 
-// backend returns t as Prove should see it: with the fused quotient and
-// L‖H call when fuse is set and the inner backend has one.
+// backend returns t as Prove should see it: with the B pair call when the
+// inner backend has one, and with the fused quotient and L‖H call when fuse
+// is set and the inner backend has one.
 func (t *timedBackend) backend(fuse bool) groth16.Backend {
-	if _, ok := t.inner.(groth16.QuotientLHBackend); ok && fuse {
+	_, fused := t.inner.(groth16.QuotientLHBackend)
+	_, pair := t.inner.(groth16.BPairBackend)
+	fused = fused && fuse
+	switch {
+	case fused && pair:
+		return timedGPU{timedFused{t}}
+	case fused:
 		return timedFused{t}
+	case pair:
+		return timedPair{t}
 	}
 	return t
 }
 
 // timedFused is a timedBackend whose inner backend fuses the quotient with
-// the L‖H MSM. The fused call is split into its quotient (phQuotient, from
-// the backend's own record) and the rest (phQLH).
-type timedFused struct{ *timedBackend }
+// the L‖H MSM; timedPair one whose inner backend has the B pair call;
+// timedGPU one with both.
+type (
+	timedFused struct{ *timedBackend }
+	timedPair  struct{ *timedBackend }
+	timedGPU   struct{ timedFused }
+)
+
+func (t timedFused) MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
+	return t.quotientLH(lh, private, a, b, c)
+}
+
+func (t timedPair) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
+	return t.msmB(g1, g2, s)
+}
+
+func (t timedGPU) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
+	return t.msmB(g1, g2, s)
+}
 
 // quotientTimer is what a backend offers when it can report its last
 // quotient's times.
@@ -120,7 +145,9 @@ type quotientTimer interface {
 	LastQuotientTimings() (gpu.QuotientTimings, error)
 }
 
-func (t timedFused) MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
+// quotientLH times the fused call, split into its quotient (phQuotient,
+// from the backend's own record) and the rest (phQLH).
+func (t *timedBackend) quotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	start := time.Now()
@@ -136,6 +163,39 @@ func (t timedFused) MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.
 		t.times.points[phQuotient] = len(a)
 	}
 	return p, err
+}
+
+// pairTimer is what a backend offers when it can report the times of the
+// two MSMs of its last B pair call.
+type pairTimer interface {
+	LastMSMBTimings() ([2]gpu.MSMTimings, error)
+}
+
+// msmB times the B pair call, split into its G1 MSM (phB1) and its G2 MSM
+// (phB2) by the backend's own records: phB2's wall is the G2 MSM's wait for
+// its scalars and its device time, phB1 the rest of the call.
+func (t *timedBackend) msmB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	start := time.Now()
+	p1, p2, err := t.inner.(groth16.BPairBackend).MSMB(g1, g2, s)
+	wall := time.Since(start)
+	t.times.points[phB1], t.times.points[phB2] = len(g1), len(g2)
+	pt, ok := t.inner.(pairTimer)
+	if !ok || err != nil {
+		t.times.wall[phB1] += wall
+		return p1, p2, err
+	}
+	recs, rerr := pt.LastMSMBTimings()
+	if rerr != nil {
+		t.gpuErr = errors.Join(t.gpuErr, rerr)
+	}
+	g2Wall := recs[1].Upload + recs[1].Compute
+	t.times.wall[phB1] += wall - g2Wall
+	t.times.wall[phB2] += g2Wall
+	t.addRecord(phB1, recs[0])
+	t.addRecord(phB2, recs[1])
+	return p1, p2, err
 }
 
 // take returns the times since the last take and resets them.
@@ -189,6 +249,11 @@ func (t *timedBackend) record(ph phase, points int, start time.Time) {
 		t.gpuErr = errors.Join(t.gpuErr, err)
 		return
 	}
+	t.addRecord(ph, rec)
+}
+
+// addRecord adds an MSM's own record to phase ph. Called with mu held.
+func (t *timedBackend) addRecord(ph phase, rec gpu.MSMTimings) {
 	t.times.upload[ph] += rec.Upload
 	t.times.compute[ph] += rec.Compute
 	for i, d := range [numStages]time.Duration{rec.Sort, rec.Accumulate, rec.Reduce, rec.Window} {
@@ -235,7 +300,18 @@ func (g *gpuProver) LastTimings() (gpu.MSMTimings, error) {
 	return rec, nil
 }
 
-// plainBackend hides every method of a backend beyond groth16.Backend (the
-// fused quotient and L‖H call), so that Prove takes the path through the
+// plainBackend hides every method of a backend beyond groth16.Backend;
+// pairOnly keeps the B pair call. withoutFused uses them to hide a backend's
+// fused quotient and L‖H call, so that Prove takes the path through the
 // host.
-type plainBackend struct{ groth16.Backend }
+type (
+	plainBackend struct{ groth16.Backend }
+	pairOnly     struct{ groth16.BPairBackend }
+)
+
+func withoutFused(be groth16.Backend) groth16.Backend {
+	if bp, ok := be.(groth16.BPairBackend); ok {
+		return pairOnly{bp}
+	}
+	return plainBackend{be}
+}

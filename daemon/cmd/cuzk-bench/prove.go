@@ -191,7 +191,7 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 	}
 	bare := be
 	if !cfg.hOnDevice {
-		bare = plainBackend{be}
+		bare = withoutFused(be)
 	}
 	for i := 0; i <= cfg.runs; i++ {
 		if err := ctx.Err(); err != nil {
