@@ -41,6 +41,9 @@ type state struct {
 	mem     *deviceMemory             // device bytes held by domains, vectors and the MSM engine
 	host    map[*byte]*driver.HostBuf // AllocHost's buffers, by first byte
 	lastQ   QuotientTimings           // the last quotient's times
+	want    [][]fr.Element            // vectors announced by Prefetch, not yet sent
+	ahead   []aheadVec                // vectors sent ahead into the work vectors, not yet used
+	aheadOn *stager                   // the stager whose stream carried them, until settled
 }
 
 // QuotientTimings are the host wall times of the last quotient (QuotientH,
@@ -101,6 +104,9 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 // staging chunks and what AllocHost returned) and MSM engine. The Backend
 // must not be used afterwards.
 func (b *Backend) Close() error {
+	// Prefetched uploads into the work vectors finish before their stream
+	// and the vectors go.
+	settleErr := b.dev.Do(func(c *driver.Ctx) error { return b.st.settleAhead(c) })
 	var msmErr error
 	b.msmMu.Lock()
 	if b.msm != nil {
@@ -108,7 +114,7 @@ func (b *Backend) Close() error {
 		b.msm = nil
 	}
 	b.msmMu.Unlock()
-	return errors.Join(msmErr, b.closeNTT())
+	return errors.Join(settleErr, msmErr, b.closeNTT())
 }
 
 func (b *Backend) closeNTT() error {
@@ -207,6 +213,9 @@ func (st *state) freeVectors(c *driver.Ctx) error {
 // prepare validates the size, reserves memory and returns the domain with
 // the work vectors sized for it.
 func (b *Backend) prepare(c *driver.Ctx, logN uint32) (*domain, error) {
+	if err := b.st.settleAhead(c); err != nil { // the work vectors are about to be written
+		return nil, err
+	}
 	d, err := b.domainOf(c, logN, b.st.vectorsFor(logN))
 	if err != nil {
 		return nil, err
@@ -255,7 +264,7 @@ func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls123
 	if err != nil {
 		return p, fmt.Errorf("msm g1: %w", err)
 	}
-	return m.G1(context.Background(), bases, scalars)
+	return m.g1(context.Background(), bases, scalars, b.scalarsFor)
 }
 
 // MSMG2 implements groth16.Backend on the MSM engine; see MSMG1.
@@ -270,7 +279,7 @@ func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls123
 	if err != nil {
 		return p, fmt.Errorf("msm g2: %w", err)
 	}
-	return m.G2(context.Background(), bases, scalars)
+	return m.g2(context.Background(), bases, scalars, b.scalarsFor)
 }
 
 // MSMB implements groth16.BPairBackend on the MSM engine (MSM.G1G2): the
@@ -292,7 +301,7 @@ func (b *Backend) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars [
 	if err != nil {
 		return bls12381.G1Jac{}, bls12381.G2Jac{}, fmt.Errorf("msm B: %w", err)
 	}
-	return m.G1G2(context.Background(), g1, g2, scalars)
+	return m.g1g2(context.Background(), g1, g2, scalars, b.scalarsFor)
 }
 
 // LastMSMBTimings returns the times of the G1 and the G2 MSM of the

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -178,4 +179,87 @@ func TestMSMBMatchesCPU(t *testing.T) {
 	}
 	_, _, err = b.MSMB(randG1(3, 3, rng), randG2(2, 2, rng), randScalars(3, rng))
 	assert.ErrorIs(t, err, ErrMSMInput, "G2 bases shorter than the scalars")
+}
+
+// aheadCount returns how many prefetched vectors wait on the device.
+func aheadCount(t *testing.T, b *Backend) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.dev.Do(func(*driver.Ctx) error { n = len(b.st.ahead); return nil }))
+	return n
+}
+
+// Vectors announced by Prefetch go to the device during MSMQuotientLH's
+// L‖H MSM when pinned and no longer than the quotient's domain; the MSM
+// calls over them (MSMG1, MSMB) take them from there, each once, and every
+// result equals the CPU backend's, prefetched or not. A quotient in between
+// drops them.
+func TestPrefetchMatchesCPU(t *testing.T) {
+	dev := testDevice(t)
+	b, err := New(dev, WithStagingChunk(1<<20))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	ref, err := cpu.New()
+	require.NoError(t, err)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := newTestRand(seed)
+	const logN = 12
+	n := 1 << logN
+	nA, nB, nPriv := n-5, n/2+1, n-7
+	wireA := pinnedCopy(t, b, edgeScalars("bits", nA, rng))
+	wireB := pinnedCopy(t, b, randScalars(nB, rng))
+	long := pinnedCopy(t, b, randScalars(n+1, rng)) // longer than a work vector
+	heap := randScalars(nA, rng)                     // not pinned
+	basesA, basesB, lh := randG1(n+1, 64, rng), randG1(nB, 64, rng), randG1(nPriv+n-1, 64, rng)
+	g2B := randG2(nB, 16, rng)
+	private := randScalars(nPriv, rng)
+
+	fused := func() {
+		t.Helper()
+		a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+		h, err := ref.QuotientH(clone(a), clone(bv), clone(c))
+		require.NoError(t, err)
+		want, err := ref.MSMG1(lh, append(clone(private), h[:n-1]...))
+		require.NoError(t, err)
+		got, err := b.MSMQuotientLH(lh, private, a, bv, c)
+		require.NoError(t, err)
+		require.True(t, got.Equal(&want), "quotient and L‖H MSM differ from the CPU backend's")
+	}
+	g1 := func(bases []bls12381.G1Affine, s []fr.Element, what string) {
+		t.Helper()
+		got, err := b.MSMG1(bases[:len(s)], s)
+		require.NoError(t, err)
+		want, err := ref.MSMG1(bases[:len(s)], clone(s))
+		require.NoError(t, err)
+		assert.True(t, got.Equal(&want), "%s: G1 MSM differs from the CPU backend's", what)
+	}
+
+	require.NoError(t, b.Prefetch(wireA, long, heap, wireB))
+	fused()
+	assert.Equal(t, 2, aheadCount(t, b), "the pinned vectors that fit are sent")
+	g1(basesA, wireA, "A, prefetched")
+	assert.Equal(t, 1, aheadCount(t, b), "a prefetched vector serves one call")
+	g1(basesA, wireA, "A again, uploaded")
+	got1, got2, err := b.MSMB(basesB, g2B, wireB)
+	require.NoError(t, err)
+	want1, err := ref.MSMG1(basesB, clone(wireB))
+	require.NoError(t, err)
+	want2, err := ref.MSMG2(g2B, clone(wireB))
+	require.NoError(t, err)
+	assert.True(t, got1.Equal(&want1), "B in G1, prefetched")
+	assert.True(t, got2.Equal(&want2), "B in G2, prefetched")
+	assert.Zero(t, aheadCount(t, b))
+	g1(basesA, heap, "heap scalars, not prefetched")
+	g1(basesA, long, "longer than a work vector, not prefetched")
+
+	// A quotient overwrites the work vectors: what was sent is dropped.
+	require.NoError(t, b.Prefetch(wireA))
+	fused()
+	require.Equal(t, 1, aheadCount(t, b))
+	x, y, z := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+	_, err = b.QuotientH(x, y, z)
+	require.NoError(t, err)
+	assert.Zero(t, aheadCount(t, b), "dropped by the quotient")
+	g1(basesA, wireA, "A after a quotient, uploaded")
 }

@@ -168,12 +168,18 @@ const msmStagingChunk = 32 << 20
 
 // G1 returns Σ scalars[i]·bases[i] in G1.
 func (m *MSM) G1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	return m.g1(ctx, bases, scalars, hostScalars)
+}
+
+// g1 is G1 with the scalars placed by where, on the device thread.
+func (m *MSM) g1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element, where func([]fr.Element) msmScalars) (
+	bls12381.G1Jac, error) {
 	var res bls12381.G1Jac
 	if err := checkMSMInput(len(bases), len(scalars)); err != nil {
 		return res, fmt.Errorf("msm g1: %w", err)
 	}
 	err := m.do(ctx, func(dc *driver.Ctx) (err error) {
-		res, err = m.st.sumG1(dc, bases, hostScalars(scalars))
+		res, err = m.st.sumG1(dc, bases, where(scalars))
 		return err
 	})
 	if err != nil {
@@ -184,12 +190,18 @@ func (m *MSM) G1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.El
 
 // G2 returns Σ scalars[i]·bases[i] in G2.
 func (m *MSM) G2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	return m.g2(ctx, bases, scalars, hostScalars)
+}
+
+// g2 is G2 with the scalars placed by where, on the device thread.
+func (m *MSM) g2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element, where func([]fr.Element) msmScalars) (
+	bls12381.G2Jac, error) {
 	var res bls12381.G2Jac
 	if err := checkMSMInput(len(bases), len(scalars)); err != nil {
 		return res, fmt.Errorf("msm g2: %w", err)
 	}
 	err := m.do(ctx, func(dc *driver.Ctx) (err error) {
-		res, err = m.st.sumG2(dc, bases, hostScalars(scalars))
+		res, err = m.st.sumG2(dc, bases, where(scalars))
 		return err
 	})
 	if err != nil {
@@ -203,6 +215,12 @@ func (m *MSM) G2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.El
 // both MSMs take the same window and table shape, sorting their digits once.
 func (m *MSM) G1G2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
 	bls12381.G1Jac, bls12381.G2Jac, error) {
+	return m.g1g2(ctx, g1, g2, scalars, hostScalars)
+}
+
+// g1g2 is G1G2 with the scalars placed by where, on the device thread.
+func (m *MSM) g1g2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element,
+	where func([]fr.Element) msmScalars) (bls12381.G1Jac, bls12381.G2Jac, error) {
 	var r1 bls12381.G1Jac
 	var r2 bls12381.G2Jac
 	err := errors.Join(checkMSMInput(len(g1), len(scalars)), checkMSMInput(len(g2), len(scalars)))
@@ -210,7 +228,7 @@ func (m *MSM) G1G2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2
 		return r1, r2, fmt.Errorf("msm g1 and g2: %w", err)
 	}
 	err = m.do(ctx, func(dc *driver.Ctx) (err error) {
-		r1, r2, err = m.st.sumG1G2(dc, g1, g2, scalars)
+		r1, r2, err = m.st.sumG1G2(dc, g1, g2, where(scalars))
 		return err
 	})
 	if err != nil {
@@ -223,26 +241,26 @@ func (m *MSM) G1G2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2
 // of the arena for every plan, and a plan's sort buffers come before its
 // curve-sized ones, so after the G1 MSM the G2 MSM finds the scalars, and
 // with an equal sortKey the sorted entries, where its own layout puts them.
-func (st *msmState) sumG1G2(c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
+func (st *msmState) sumG1G2(c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars msmScalars) (
 	r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
-	j2, err := st.prepare(c, st.g2, g2, driver.Bytes(g2), len(scalars))
+	j2, err := st.prepare(c, st.g2, g2, driver.Bytes(g2), scalars.n())
 	if err != nil {
 		return r1, r2, err
 	}
-	j1, err := st.prepare(c, st.g1, g1, driver.Bytes(g1), len(scalars))
+	j1, err := st.prepare(c, st.g1, g1, driver.Bytes(g1), scalars.n())
 	if err != nil {
 		return r1, r2, err
 	}
 	// Preparing j1 may have grown the arena: place j2 in the new one.
 	j2.b, _ = j2.p.layout(st.arena, j2.cv.xyzzBytes)
-	if r1, err = msmFinish(st, c, j1, hostScalars(scalars), combineG1); err != nil {
+	if r1, err = msmFinish(st, c, j1, scalars, combineG1); err != nil {
 		return r1, r2, err
 	}
 	st.pair[0] = st.last
 	if j1.p.sortKey() == j2.p.sortKey() {
 		j2.maxima = j1.maxima
 	}
-	if r2, err = msmFinish(st, c, j2, msmScalars{host: scalars, queued: true}, combineG2); err != nil {
+	if r2, err = msmFinish(st, c, j2, msmScalars{queued: true}, combineG2); err != nil {
 		return r1, r2, err
 	}
 	st.pair[1] = st.last

@@ -229,19 +229,21 @@ func (s msmScalars) n() int { return len(s.host) + s.ndev }
 
 // load puts the scalars at dst: the host part through the stager (directly
 // when pinned) unless its upload is already queued there, the device part
-// by a device-to-device copy; it returns when both are done.
+// by a device-to-device copy once every copy on the stager's stream is done
+// (the device part may be a prefetched vector still arriving: Prefetch).
 func (s msmScalars) load(c *driver.Ctx, stage *stager, dst driver.DevicePtr) error {
 	if !s.queued {
 		if err := stage.upload(c, dst, driver.Bytes(s.host)); err != nil {
 			return err
 		}
 	}
-	if s.ndev > 0 {
-		if err := c.DtoD(dst.Add(len(s.host)*elemBytes), s.dev, s.ndev*elemBytes); err != nil {
-			return err
-		}
+	if err := stage.wait(c); err != nil {
+		return err
 	}
-	return stage.wait(c)
+	if s.ndev > 0 {
+		return c.DtoD(dst.Add(len(s.host)*elemBytes), s.dev, s.ndev*elemBytes)
+	}
+	return nil
 }
 
 // msmJob is one MSM made ready for its scalars: its plan, its bases
@@ -256,6 +258,9 @@ type msmJob struct {
 	// given them before its run skips its sort: its scalars are already
 	// sorted into its buffers by a job with the same sortKey (MSMB).
 	maxima []uint32
+	// loaded, when not nil, runs once the scalars are on the device, just
+	// before the pipeline (MSMQuotientLH starts prefetched uploads there).
+	loaded func() error
 }
 
 // prepare shapes an MSM of n points of curve cv over raw (host is the
@@ -303,6 +308,11 @@ func (st *msmState) run(c *driver.Ctx, j *msmJob, scalars msmScalars, out func(n
 		return 0, fmt.Errorf("scalars: %w", err)
 	}
 	upload := time.Since(start)
+	if j.loaded != nil {
+		if err := j.loaded(); err != nil {
+			return 0, err
+		}
+	}
 	if err := r.mark(evStart); err != nil {
 		return 0, err
 	}

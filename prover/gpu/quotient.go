@@ -43,8 +43,9 @@ func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
 // into the MSM's scalars, so it never crosses the PCIe link (at n = 2^27:
 // 4.3 GB down and up saved, and Prove's host copy of it). The private wires
 // go up while the quotient's last transforms run, when the link is idle
-// (their upload would otherwise wait for the quotient's end). a, b and c
-// are left unchanged.
+// (their upload would otherwise wait for the quotient's end), and the
+// vectors announced by Prefetch go up while the L‖H MSM computes. a, b and
+// c are left unchanged.
 func (b *Backend) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
 	var res bls12381.G1Jac
 	logN, err := quotientSize(a, bv, c)
@@ -67,6 +68,7 @@ func (b *Backend) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.E
 		if err := b.quotient(cx, logN, a, bv, c, func() error { return st.queueHost(cx, j, private) }); err != nil {
 			return err
 		}
+		j.loaded = func() error { return b.sendAhead(cx, st.stage) }
 		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
 		res, err = msmFinish(st, cx, j, scalars, combineG1)
 		return err

@@ -57,3 +57,15 @@ type BPairBackend interface {
 	// len(g1) == len(g2) == len(scalars).
 	MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error)
 }
+
+// Prefetcher is a Backend that can send scalar vectors to the device ahead
+// of the calls that use them, while an earlier call computes (prover/gpu:
+// during the L‖H MSM of its MSMQuotientLH, when the PCIe link is idle).
+// Prove announces the A and B wires before the fused quotient and L‖H call
+// and makes that call first, then the others.
+type Prefetcher interface {
+	Backend
+	// Prefetch announces scalar vectors of MSM calls to come. The caller
+	// leaves them unchanged until those calls have returned.
+	Prefetch(scalars ...[]fr.Element) error
+}

@@ -2,6 +2,7 @@ package groth16_test
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -121,4 +122,65 @@ func TestProveWithBPairBackend(t *testing.T) {
 	assert.Zero(t, be.g2.Load(), "MSMG2 calls")
 	assert.NotZero(t, tm.MSMB1)
 	assert.Zero(t, tm.MSMB2)
+}
+
+// prefetchCPU is fusedCPU as a Prefetcher: it logs the calls in order and
+// keeps the announced vectors.
+type prefetchCPU struct {
+	fusedCPU
+	mu        sync.Mutex
+	calls     []string
+	announced [][]fr.Element
+}
+
+func (b *prefetchCPU) log(call string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls = append(b.calls, call)
+}
+
+func (b *prefetchCPU) Prefetch(scalars ...[]fr.Element) error {
+	b.log("prefetch")
+	b.announced = scalars
+	return nil
+}
+
+func (b *prefetchCPU) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
+	b.log("quotient+L‖H")
+	return b.fusedCPU.MSMQuotientLH(lh, private, a, bv, c)
+}
+
+func (b *prefetchCPU) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	for i, v := range b.announced {
+		if len(v) == len(scalars) && &v[0] == &scalars[0] {
+			b.log(fmt.Sprintf("msm announced %d", i))
+			return b.fusedCPU.MSMG1(bases, scalars)
+		}
+	}
+	b.log("msm")
+	return b.fusedCPU.MSMG1(bases, scalars)
+}
+
+// A Prefetcher is told the A and B wires before the fused call, which Prove
+// makes first; the G1 MSMs over A and B use the announced slices, and the
+// proof is the plain backend's.
+func TestProveWithPrefetcher(t *testing.T) {
+	c := &r1cstest.MulChain{N: 40, Seed: fr.NewElement(10)}
+	f := setup(t, c)
+	want, _ := prove(t, f, c, seeded(11))
+	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+	require.NoError(t, err)
+	inner, err := cpu.New()
+	require.NoError(t, err)
+	be := &prefetchCPU{fusedCPU: fusedCPU{Backend: inner}}
+	got, err := groth16.Prove(f.pk, asg, be, seeded(11))
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
+	assert.Equal(t, encode(t, want), encode(t, got))
+	require.Len(t, be.calls, 4, "%v", be.calls)
+	assert.Equal(t, []string{"prefetch", "quotient+L‖H"}, be.calls[:2])
+	assert.ElementsMatch(t, []string{"msm announced 0", "msm announced 1"}, be.calls[2:], "A and B₁ over the announced wires")
+	require.Len(t, be.announced, 2)
+	assert.Len(t, be.announced[0], len(f.pk.G1.A), "the A wires")
+	assert.Len(t, be.announced[1], len(f.pk.G1.B), "the B wires")
 }

@@ -137,7 +137,7 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 			return timed(&tm.MSMLH, func() error { return msmLH(pk, backend, buf[pk.NbPublic:], &m.lh) })
 		}
 	}
-	if err := m.run(pk, backend, wire, lhSum, ws, tm); err != nil {
+	if err := m.run(pk, backend, wire, lhSum, fused, ws, tm); err != nil {
 		return nil, fmt.Errorf("prove: %w", err)
 	}
 	proof := assemble(pk, &r, &s, &m.a, &m.b1, &m.lh, &m.b2)
@@ -177,9 +177,12 @@ type msmSums struct {
 }
 
 // run computes the three G1 MSMs (L‖H by lhSum, A, B₁) at once, then the
-// G2 MSM (B₂) alone. wire is public‖private; the wire compactions go into
-// ws.
-func (m *msmSums) run(pk *ProvingKey, b Backend, wire []fr.Element, lhSum func() error, ws *Workspace, tm *Timings) error {
+// G2 MSM (B₂) alone, or with a BPairBackend B₁ and B₂ in one call with the
+// others. wire is public‖private; the wire compactions go into ws. A
+// Prefetcher whose fused call is lhSum (fused) is told the A and B wires and
+// makes that call first, so that they can go to the device while it
+// computes.
+func (m *msmSums) run(pk *ProvingKey, b Backend, wire []fr.Element, lhSum func() error, fused bool, ws *Workspace, tm *Timings) error {
 	wireA, err := ws.compact(wire, pk.InfinityA, &ws.a)
 	if err != nil {
 		return err
@@ -189,7 +192,16 @@ func (m *msmSums) run(pk *ProvingKey, b Backend, wire []fr.Element, lhSum func()
 		return err
 	}
 	var g errgroup.Group
-	g.Go(lhSum)
+	if pf, ok := b.(Prefetcher); ok && fused {
+		if err := pf.Prefetch(wireA, wireB); err != nil {
+			return fmt.Errorf("prefetch: %w", err)
+		}
+		if err := lhSum(); err != nil {
+			return err
+		}
+	} else {
+		g.Go(lhSum)
+	}
 	g.Go(func() error {
 		return timed(&tm.MSMA, func() error { return msm1(b, "A", pk.G1.A, wireA, &m.a) })
 	})

@@ -35,8 +35,11 @@ into pinned buffers, r1cs.WithBuffers, and a pinned groth16.Workspace; see
 cuzk-bench prove), so that their uploads need no staging; -pinned scalars
 pins only wires ‖ h, -pinned none pins nothing. With -h-on-device (the
 default) the quotient and the L‖H MSM are one call, as Prove makes it on the
-GPU backend (groth16.QuotientLHBackend): h stays on the GPU, and the private
-wires go up during the quotient's last transforms. The warm-up then runs both
+GPU backend (groth16.QuotientLHBackend): h stays on the GPU, the private
+wires go up during the quotient's last transforms, and, as Prove does on the
+GPU backend (groth16.Prefetcher), that call comes first and the A and B wires
+go up while its L‖H MSM computes. The B MSMs in G1 and G2 are one call
+(groth16.BPairBackend): one upload, one sort. The warm-up then runs both
 ways and the fused L‖H must equal the host path's. Results are checked on the
 warm-up run: every MSM against gnark-crypto's MultiExp on the scalars folded
 to the tile (exact), the quotient by h(ζ)·Z(ζ) = a(ζ)·b(ζ) − c(ζ) at a random

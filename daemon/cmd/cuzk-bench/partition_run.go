@@ -101,10 +101,19 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 // between the calls, as Prove copies it into its buffer wires ‖ h. A
 // QuotientLHBackend does the quotient and the L‖H MSM in one call instead
 // (phase phQLH), h staying on the device, and a is left as it was; a
-// BPairBackend does the MSMs over the B wires in G1 and G2 in one call.
+// BPairBackend does the MSMs over the B wires in G1 and G2 in one call. A
+// fused groth16.Prefetcher is told the A and B wires and gets the fused call
+// first, as Prove makes them.
 func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, error) {
 	fb, fused := be.(groth16.QuotientLHBackend)
 	bp, pair := be.(groth16.BPairBackend)
+	jobs := partitionG1Jobs(in)
+	if pf, ok := be.(groth16.Prefetcher); ok && fused {
+		if err := pf.Prefetch(jobs[0].scalars, jobs[1].scalars); err != nil {
+			return nil, fmt.Errorf("prefetch: %w", err)
+		}
+		jobs = []g1Job{jobs[2], jobs[0], jobs[1]}
+	}
 	out := &partitionOut{}
 	if !fused {
 		h, err := be.QuotientH(in.a, in.b, in.c)
@@ -114,7 +123,7 @@ func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, erro
 		out.h = h
 	}
 	var err error
-	for _, j := range partitionG1Jobs(in) {
+	for _, j := range jobs {
 		switch {
 		case j.ph == phB1 && pair:
 			if out.g1[phB1], out.g2, err = bp.MSMB(j.bases, in.pk.G2.B, j.scalars); err != nil {
@@ -167,7 +176,7 @@ func partitionG1Jobs(in *partitionInputs) []g1Job {
 
 // checkPartition compares the warm-up results with gnark-crypto (MSMs on
 // scalars folded to the tile) and the quotient with the probe, and the
-// fused call's L‖H (fused, nil if none ran) with the host path's. It runs
+// fused run's MSMs (fused, nil if none ran) with the host path's. It runs
 // before the next run overwrites h and the L‖H scalars.
 func checkPartition(in *partitionInputs, out, fused *partitionOut, probe quotientProbe, checks *[numPhases]string) error {
 	var errs []error
@@ -199,6 +208,15 @@ func checkPartition(in *partitionInputs, out, fused *partitionOut, probe quotien
 	}
 	if err != nil {
 		checks[phB2], errs = "MISMATCH", append(errs, fmt.Errorf("msm B G2: %w", err))
+	}
+	if fused != nil { // its A and B MSMs took their scalars as Prove's do there (prefetched)
+		same := [...]bool{phA: fused.g1[phA].Equal(&out.g1[phA]), phB1: fused.g1[phB1].Equal(&out.g1[phB1]),
+			phB2: fused.g2.Equal(&out.g2)}
+		for _, ph := range []phase{phA, phB1, phB2} {
+			if !same[ph] {
+				checks[ph], errs = "MISMATCH", append(errs, fmt.Errorf("msm %s in the fused run: %w: differs from the host path", phaseShort[ph], errMismatch))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

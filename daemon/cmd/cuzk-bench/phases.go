@@ -120,7 +120,7 @@ func (t *timedBackend) backend(fuse bool) groth16.Backend {
 
 // timedFused is a timedBackend whose inner backend fuses the quotient with
 // the L‖H MSM; timedPair one whose inner backend has the B pair call;
-// timedGPU one with both.
+// timedGPU one with both, which also passes on Prefetch.
 type (
 	timedFused struct{ *timedBackend }
 	timedPair  struct{ *timedBackend }
@@ -137,6 +137,15 @@ func (t timedPair) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.E
 
 func (t timedGPU) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
 	return t.msmB(g1, g2, s)
+}
+
+// Prefetch passes the announcement on to the inner backend where it takes
+// one (groth16.Prefetcher; the GPU backend does). It is not a timed phase.
+func (t timedGPU) Prefetch(s ...[]fr.Element) error {
+	if pf, ok := t.inner.(groth16.Prefetcher); ok {
+		return pf.Prefetch(s...)
+	}
+	return nil
 }
 
 // quotientTimer is what a backend offers when it can report its last

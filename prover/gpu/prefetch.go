@@ -1,0 +1,101 @@
+package gpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// prefetchSlots are the quotient's work vectors that hold prefetched
+// scalars during the L‖H MSM of MSMQuotientLH: vecs[0] and vecs[2], which
+// that MSM does not read. vecs[1] holds h until the MSM's own scalars are
+// loaded, by a device copy that is not ordered with the prefetch stream.
+var prefetchSlots = [...]int{0, 2}
+
+// aheadVec is a scalar vector sent to the device before the call that uses
+// it: the host slice it copies (by address and length) and where it is.
+type aheadVec struct {
+	host *fr.Element
+	n    int
+	dev  driver.DevicePtr
+}
+
+// Prefetch implements groth16.Prefetcher: it announces scalar vectors of
+// MSM calls to come (MSMG1, MSMG2, MSMB). The next MSMQuotientLH sends those
+// that lie in pinned host memory (AllocHost) and fit a work vector of its
+// quotient to the device while its L‖H MSM computes, when the PCIe link is
+// otherwise idle; a later MSM call whose scalars are such a vector, the same
+// slice, then copies them on the device instead of uploading them. Each
+// prefetched vector serves one call. The caller must leave the announced
+// vectors unchanged until the calls that use them have returned. A new
+// Prefetch replaces the announcement, and any quotient or NTT drops what was
+// sent and not used (its vectors are the quotient's). Vectors not sent, for
+// whatever reason, are uploaded by their calls as usual.
+func (b *Backend) Prefetch(scalars ...[]fr.Element) error {
+	want := make([][]fr.Element, 0, len(scalars))
+	for _, s := range scalars {
+		if len(s) > 0 {
+			want = append(want, s)
+		}
+	}
+	return b.dev.Do(func(*driver.Ctx) error {
+		b.st.want, b.st.ahead = want, nil
+		return nil
+	})
+}
+
+// sendAhead starts the upload of the announced vectors that are pinned and
+// fit, one per free work vector, on the MSM engine's staging stream, and
+// returns without waiting: the engine's next load waits for that stream.
+// It runs on the device thread once the L‖H MSM's scalars are loaded.
+func (b *Backend) sendAhead(c *driver.Ctx, stage *stager) error {
+	st := b.st
+	want := st.want
+	st.want = nil
+	slot := 0
+	for _, v := range want {
+		if slot == len(prefetchSlots) || st.vecs[0] == 0 {
+			break
+		}
+		raw := driver.Bytes(v)
+		if len(v) > 1<<st.vecLog || !c.Pinned(raw) {
+			continue
+		}
+		dst := st.vecs[prefetchSlots[slot]]
+		if err := stage.upload(c, dst, raw); err != nil {
+			return fmt.Errorf("prefetch %d scalars: %w", len(v), err)
+		}
+		st.ahead = append(st.ahead, aheadVec{host: unsafe.SliceData(v), n: len(v), dev: dst})
+		st.aheadOn = stage
+		slot++
+	}
+	return nil
+}
+
+// settleAhead drops the prefetched vectors and waits for their uploads, so
+// that the work vectors they went to can be written or freed.
+func (st *state) settleAhead(c *driver.Ctx) error {
+	st.ahead = nil
+	if st.aheadOn == nil {
+		return nil
+	}
+	err := st.aheadOn.wait(c)
+	st.aheadOn = nil
+	return err
+}
+
+// scalarsFor returns the MSM scalars s: on the device where a prefetched
+// copy of the same slice is waiting (which it takes), else on the host.
+func (b *Backend) scalarsFor(s []fr.Element) msmScalars {
+	st := b.st
+	for i, a := range st.ahead {
+		if a.host == unsafe.SliceData(s) && a.n == len(s) {
+			st.ahead = append(st.ahead[:i], st.ahead[i+1:]...)
+			return msmScalars{dev: a.dev, ndev: a.n}
+		}
+	}
+	return hostScalars(s)
+}
