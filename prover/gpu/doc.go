@@ -3,4 +3,11 @@
 // BLS12-381 scalar field Fr, run by the kernels of cuda/kernels/ntt.cu, and
 // the multi-scalar multiplications through the MSM engine of this package
 // (MSM), which the Backend loads on its first MSM call.
+//
+// Beyond Backend, it implements the calls through which groth16.Prove keeps
+// data on the device and transfers off the critical path:
+// QuotientLHBackend (h never leaves the GPU; the private wires go up during
+// the quotient's last transforms), BPairBackend (the B MSMs in G1 and G2
+// with one upload and one sort) and Prefetcher (the A and B wires go up
+// while the L‖H MSM computes).
 package gpu

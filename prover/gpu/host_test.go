@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -122,20 +123,27 @@ func TestMSMQuotientLHMatchesCPU(t *testing.T) {
 	}
 }
 
+// chunkedBackend returns a Backend of the test's own with 1 MiB staging
+// chunks (closed when the test ends), the CPU backend as the reference and
+// a generator of fresh inputs, its seed logged.
+func chunkedBackend(t *testing.T) (*Backend, *cpu.Backend, *rand.Rand) {
+	t.Helper()
+	b, err := New(testDevice(t), WithStagingChunk(1<<20))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	ref, err := cpu.New()
+	require.NoError(t, err)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	return b, ref, newTestRand(seed)
+}
+
 // MSMB equals the CPU backend's two MSMs over the same scalars, at awkward
 // sizes, for random and bit-valued scalars, from the Go heap or pinned
 // memory: with one sort for both curves (plain plans), and with a sort each
 // where a table on the G1 bases gives G1 another window shape.
 func TestMSMBMatchesCPU(t *testing.T) {
-	dev := testDevice(t)
-	b, err := New(dev, WithStagingChunk(1<<20))
-	require.NoError(t, err)
-	defer func() { require.NoError(t, b.Close()) }()
-	ref, err := cpu.New()
-	require.NoError(t, err)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := newTestRand(seed)
+	b, ref, rng := chunkedBackend(t)
 	for _, tc := range []struct {
 		n      int
 		kind   string
@@ -160,14 +168,7 @@ func TestMSMBMatchesCPU(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, m.SetTableMemory(0))
 			}
-			got1, got2, err := b.MSMB(g1, g2, scalars)
-			require.NoError(t, err)
-			want1, err := ref.MSMG1(g1, clone(scalars))
-			require.NoError(t, err)
-			want2, err := ref.MSMG2(g2, clone(scalars))
-			require.NoError(t, err)
-			assert.True(t, got1.Equal(&want1), "B in G1 differs from the CPU backend's")
-			assert.True(t, got2.Equal(&want2), "B in G2 differs from the CPU backend's")
+			checkMSMB(t, b, ref, g1, g2, scalars, "")
 			tm, err := b.LastMSMBTimings()
 			require.NoError(t, err)
 			assert.Equal(t, tc.n, tm[0].Points)
@@ -177,8 +178,22 @@ func TestMSMBMatchesCPU(t *testing.T) {
 			require.NoError(t, m.EvictBases())
 		})
 	}
-	_, _, err = b.MSMB(randG1(3, 3, rng), randG2(2, 2, rng), randScalars(3, rng))
+	_, _, err := b.MSMB(randG1(3, 3, rng), randG2(2, 2, rng), randScalars(3, rng))
 	assert.ErrorIs(t, err, ErrMSMInput, "G2 bases shorter than the scalars")
+}
+
+// checkMSMB checks b.MSMB against the CPU backend's two MSMs.
+func checkMSMB(t *testing.T, b *Backend, ref *cpu.Backend, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine,
+	s []fr.Element, what string) {
+	t.Helper()
+	got1, got2, err := b.MSMB(g1, g2, s)
+	require.NoError(t, err)
+	want1, err := ref.MSMG1(g1, clone(s))
+	require.NoError(t, err)
+	want2, err := ref.MSMG2(g2, clone(s))
+	require.NoError(t, err)
+	assert.True(t, got1.Equal(&want1), "%s: B in G1 differs from the CPU backend's", what)
+	assert.True(t, got2.Equal(&want2), "%s: B in G2 differs from the CPU backend's", what)
 }
 
 // aheadCount returns how many prefetched vectors wait on the device.
@@ -195,15 +210,7 @@ func aheadCount(t *testing.T, b *Backend) int {
 // result equals the CPU backend's, prefetched or not. A quotient in between
 // drops them.
 func TestPrefetchMatchesCPU(t *testing.T) {
-	dev := testDevice(t)
-	b, err := New(dev, WithStagingChunk(1<<20))
-	require.NoError(t, err)
-	defer func() { require.NoError(t, b.Close()) }()
-	ref, err := cpu.New()
-	require.NoError(t, err)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := newTestRand(seed)
+	b, ref, rng := chunkedBackend(t)
 	const logN = 12
 	n := 1 << logN
 	nA, nB, nPriv := n-5, n/2+1, n-7
@@ -241,14 +248,7 @@ func TestPrefetchMatchesCPU(t *testing.T) {
 	g1(basesA, wireA, "A, prefetched")
 	assert.Equal(t, 1, aheadCount(t, b), "a prefetched vector serves one call")
 	g1(basesA, wireA, "A again, uploaded")
-	got1, got2, err := b.MSMB(basesB, g2B, wireB)
-	require.NoError(t, err)
-	want1, err := ref.MSMG1(basesB, clone(wireB))
-	require.NoError(t, err)
-	want2, err := ref.MSMG2(g2B, clone(wireB))
-	require.NoError(t, err)
-	assert.True(t, got1.Equal(&want1), "B in G1, prefetched")
-	assert.True(t, got2.Equal(&want2), "B in G2, prefetched")
+	checkMSMB(t, b, ref, basesB, g2B, wireB, "prefetched")
 	assert.Zero(t, aheadCount(t, b))
 	g1(basesA, heap, "heap scalars, not prefetched")
 	g1(basesA, long, "longer than a work vector, not prefetched")

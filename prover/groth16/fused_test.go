@@ -76,6 +76,21 @@ func TestProveWithQuotientLHBackend(t *testing.T) {
 	}
 }
 
+// proveSetup returns a fixture for a multiplication chain of witness seed
+// c, the plain backend's proof for blinding seed r, and a fresh assignment
+// and CPU backend to prove it again with.
+func proveSetup(t *testing.T, c, r uint64) (fixture, *groth16.Proof, *r1cs.Assignment, *cpu.Backend) {
+	t.Helper()
+	circuit := &r1cstest.MulChain{N: 40, Seed: fr.NewElement(c)}
+	f := setup(t, circuit)
+	want, _ := prove(t, f, circuit, seeded(r))
+	asg, err := r1cs.Solve(circuit, r1cs.WithShape(f.sys))
+	require.NoError(t, err)
+	inner, err := cpu.New()
+	require.NoError(t, err)
+	return f, want, asg, inner
+}
+
 // pairCPU is the CPU backend as a BPairBackend: MSMB is the two MSMs, as its
 // contract states. It counts the calls of each kind.
 type pairCPU struct {
@@ -105,13 +120,7 @@ func (b *pairCPU) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars [
 // A BPairBackend gets one MSMB call in place of B₁'s MSMG1 and the MSMG2,
 // the proof is the plain backend's, and MSMB1 times the pair.
 func TestProveWithBPairBackend(t *testing.T) {
-	c := &r1cstest.MulChain{N: 40, Seed: fr.NewElement(8)}
-	f := setup(t, c)
-	want, _ := prove(t, f, c, seeded(9))
-	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
-	require.NoError(t, err)
-	inner, err := cpu.New()
-	require.NoError(t, err)
+	f, want, asg, inner := proveSetup(t, 8, 9)
 	be := &pairCPU{Backend: inner}
 	var tm groth16.Timings
 	got, err := groth16.Prove(f.pk, asg, be, seeded(9), groth16.WithTimings(&tm))
@@ -165,13 +174,7 @@ func (b *prefetchCPU) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bl
 // makes first; the G1 MSMs over A and B use the announced slices, and the
 // proof is the plain backend's.
 func TestProveWithPrefetcher(t *testing.T) {
-	c := &r1cstest.MulChain{N: 40, Seed: fr.NewElement(10)}
-	f := setup(t, c)
-	want, _ := prove(t, f, c, seeded(11))
-	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
-	require.NoError(t, err)
-	inner, err := cpu.New()
-	require.NoError(t, err)
+	f, want, asg, inner := proveSetup(t, 10, 11)
 	be := &prefetchCPU{fusedCPU: fusedCPU{Backend: inner}}
 	got, err := groth16.Prove(f.pk, asg, be, seeded(11))
 	require.NoError(t, err)
