@@ -258,7 +258,7 @@ func TestPrefetchMatchesCPU(t *testing.T) {
 	fused()
 	require.Equal(t, 1, aheadCount(t, b))
 	x, y, z := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
-	_, err = b.QuotientH(x, y, z)
+	_, err := b.QuotientH(x, y, z)
 	require.NoError(t, err)
 	assert.Zero(t, aheadCount(t, b), "dropped by the quotient")
 	g1(basesA, wireA, "A after a quotient, uploaded")
