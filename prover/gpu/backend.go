@@ -254,30 +254,24 @@ func (b *Backend) LastMSMTimings() (MSMTimings, error) {
 // MSMG1 implements groth16.Backend on the MSM engine (bases stay resident,
 // see MSM). The empty sum is the point at infinity, as on the CPU backend.
 func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
-	var p bls12381.G1Jac
 	if len(bases) == 0 && len(scalars) == 0 {
-		p.X.SetOne() // (1:1:0), gnark-crypto's Jacobian infinity
-		p.Y.SetOne()
-		return p, nil
+		return g1Infinity(), nil
 	}
 	m, err := b.msmEngine()
 	if err != nil {
-		return p, fmt.Errorf("msm g1: %w", err)
+		return bls12381.G1Jac{}, fmt.Errorf("msm g1: %w", err)
 	}
 	return m.g1(context.Background(), bases, scalars, b.scalarsFor)
 }
 
 // MSMG2 implements groth16.Backend on the MSM engine; see MSMG1.
 func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
-	var p bls12381.G2Jac
 	if len(bases) == 0 && len(scalars) == 0 {
-		p.X.SetOne()
-		p.Y.SetOne()
-		return p, nil
+		return g2Infinity(), nil
 	}
 	m, err := b.msmEngine()
 	if err != nil {
-		return p, fmt.Errorf("msm g2: %w", err)
+		return bls12381.G2Jac{}, fmt.Errorf("msm g2: %w", err)
 	}
 	return m.g2(context.Background(), bases, scalars, b.scalarsFor)
 }
@@ -289,13 +283,7 @@ func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls123
 func (b *Backend) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
 	bls12381.G1Jac, bls12381.G2Jac, error) {
 	if len(g1) == 0 && len(g2) == 0 && len(scalars) == 0 {
-		var p1 bls12381.G1Jac
-		var p2 bls12381.G2Jac
-		p1.X.SetOne()
-		p1.Y.SetOne()
-		p2.X.SetOne()
-		p2.Y.SetOne()
-		return p1, p2, nil
+		return g1Infinity(), g2Infinity(), nil
 	}
 	m, err := b.msmEngine()
 	if err != nil {

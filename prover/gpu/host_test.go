@@ -217,7 +217,7 @@ func TestPrefetchMatchesCPU(t *testing.T) {
 	wireA := pinnedCopy(t, b, edgeScalars("bits", nA, rng))
 	wireB := pinnedCopy(t, b, randScalars(nB, rng))
 	long := pinnedCopy(t, b, randScalars(n+1, rng)) // longer than a work vector
-	heap := randScalars(nA, rng)                     // not pinned
+	heap := randScalars(nA, rng)                    // not pinned
 	basesA, basesB, lh := randG1(n+1, 64, rng), randG1(nB, 64, rng), randG1(nPriv+n-1, 64, rng)
 	g2B := randG2(nB, 16, rng)
 	private := randScalars(nPriv, rng)

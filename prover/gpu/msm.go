@@ -173,19 +173,12 @@ func (m *MSM) G1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.El
 
 // g1 is G1 with the scalars placed by where, on the device thread.
 func (m *MSM) g1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element, where func([]fr.Element) msmScalars) (
-	bls12381.G1Jac, error) {
-	var res bls12381.G1Jac
-	if err := checkMSMInput(len(bases), len(scalars)); err != nil {
-		return res, fmt.Errorf("msm g1: %w", err)
-	}
-	err := m.do(ctx, func(dc *driver.Ctx) (err error) {
+	res bls12381.G1Jac, err error) {
+	err = m.call(ctx, "g1", len(scalars), checkMSMInput(len(bases), len(scalars)), func(dc *driver.Ctx) (err error) {
 		res, err = m.st.sumG1(dc, bases, where(scalars))
 		return err
 	})
-	if err != nil {
-		return res, fmt.Errorf("msm g1 (%d points): %w", len(bases), err)
-	}
-	return res, nil
+	return res, err
 }
 
 // G2 returns Σ scalars[i]·bases[i] in G2.
@@ -195,19 +188,12 @@ func (m *MSM) G2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.El
 
 // g2 is G2 with the scalars placed by where, on the device thread.
 func (m *MSM) g2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element, where func([]fr.Element) msmScalars) (
-	bls12381.G2Jac, error) {
-	var res bls12381.G2Jac
-	if err := checkMSMInput(len(bases), len(scalars)); err != nil {
-		return res, fmt.Errorf("msm g2: %w", err)
-	}
-	err := m.do(ctx, func(dc *driver.Ctx) (err error) {
+	res bls12381.G2Jac, err error) {
+	err = m.call(ctx, "g2", len(scalars), checkMSMInput(len(bases), len(scalars)), func(dc *driver.Ctx) (err error) {
 		res, err = m.st.sumG2(dc, bases, where(scalars))
 		return err
 	})
-	if err != nil {
-		return res, fmt.Errorf("msm g2 (%d points): %w", len(bases), err)
-	}
-	return res, nil
+	return res, err
 }
 
 // G1G2 returns Σ scalars[i]·g1[i] in G1 and Σ scalars[i]·g2[i] in G2
@@ -220,21 +206,25 @@ func (m *MSM) G1G2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2
 
 // g1g2 is G1G2 with the scalars placed by where, on the device thread.
 func (m *MSM) g1g2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element,
-	where func([]fr.Element) msmScalars) (bls12381.G1Jac, bls12381.G2Jac, error) {
-	var r1 bls12381.G1Jac
-	var r2 bls12381.G2Jac
-	err := errors.Join(checkMSMInput(len(g1), len(scalars)), checkMSMInput(len(g2), len(scalars)))
-	if err != nil {
-		return r1, r2, fmt.Errorf("msm g1 and g2: %w", err)
-	}
-	err = m.do(ctx, func(dc *driver.Ctx) (err error) {
+	where func([]fr.Element) msmScalars) (r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
+	bad := errors.Join(checkMSMInput(len(g1), len(scalars)), checkMSMInput(len(g2), len(scalars)))
+	err = m.call(ctx, "g1 and g2", len(scalars), bad, func(dc *driver.Ctx) (err error) {
 		r1, r2, err = m.st.sumG1G2(dc, g1, g2, where(scalars))
 		return err
 	})
-	if err != nil {
-		return r1, r2, fmt.Errorf("msm g1 and g2 (%d points): %w", len(scalars), err)
+	return r1, r2, err
+}
+
+// call runs fn, an MSM of n points named what, on the device thread, unless
+// its input check failed (bad); errors name the MSM.
+func (m *MSM) call(ctx context.Context, what string, n int, bad error, fn func(*driver.Ctx) error) error {
+	if bad != nil {
+		return fmt.Errorf("msm %s: %w", what, bad)
 	}
-	return r1, r2, nil
+	if err := m.do(ctx, fn); err != nil {
+		return fmt.Errorf("msm %s (%d points): %w", what, n, err)
+	}
+	return nil
 }
 
 // sumG1G2 runs G1G2 on the device thread. The scalars are the first buffer

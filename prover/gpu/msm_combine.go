@@ -13,16 +13,30 @@ type g1XYZZ struct{ X, Y, ZZ, ZZZ fp.Element }
 
 type g2XYZZ struct{ X, Y, ZZ, ZZZ bls12381.E2 }
 
+// g1Infinity and g2Infinity return the point at infinity in gnark-crypto's
+// Jacobian coordinates, (1:1:0): the empty sum.
+func g1Infinity() bls12381.G1Jac {
+	var r bls12381.G1Jac
+	r.X.SetOne()
+	r.Y.SetOne()
+	return r
+}
+
+func g2Infinity() bls12381.G2Jac {
+	var r bls12381.G2Jac
+	r.X.SetOne()
+	r.Y.SetOne()
+	return r
+}
+
 // jac returns p in Jacobian coordinates: X·ZZ², Y·ZZZ², Z = ZZZ, which
 // stands for (X·ZZ²/ZZZ², Y·ZZZ²/ZZZ³) = (X/ZZ, Y/ZZZ) since ZZ³ = ZZZ²
 // (gnark-crypto's fromJacExtended does the same).
 func (p *g1XYZZ) jac() bls12381.G1Jac {
-	var r bls12381.G1Jac
 	if p.ZZ.IsZero() {
-		r.X.SetOne()
-		r.Y.SetOne()
-		return r
+		return g1Infinity()
 	}
+	var r bls12381.G1Jac
 	r.X.Square(&p.ZZ).Mul(&r.X, &p.X)
 	r.Y.Square(&p.ZZZ).Mul(&r.Y, &p.Y)
 	r.Z.Set(&p.ZZZ)
@@ -30,12 +44,10 @@ func (p *g1XYZZ) jac() bls12381.G1Jac {
 }
 
 func (p *g2XYZZ) jac() bls12381.G2Jac {
-	var r bls12381.G2Jac
 	if p.ZZ.IsZero() {
-		r.X.SetOne()
-		r.Y.SetOne()
-		return r
+		return g2Infinity()
 	}
+	var r bls12381.G2Jac
 	r.X.Square(&p.ZZ).Mul(&r.X, &p.X)
 	r.Y.Square(&p.ZZZ).Mul(&r.Y, &p.Y)
 	r.Z.Set(&p.ZZZ)
@@ -44,9 +56,7 @@ func (p *g2XYZZ) jac() bls12381.G2Jac {
 
 // combineG1 returns Σ_w 2^(c·w)·W_w by Horner's rule from the top window.
 func combineG1(wins []g1XYZZ, c uint32) bls12381.G1Jac {
-	var acc bls12381.G1Jac
-	acc.X.SetOne()
-	acc.Y.SetOne() // Z = 0: infinity
+	acc := g1Infinity()
 	for w := len(wins) - 1; w >= 0; w-- {
 		for range c {
 			acc.DoubleAssign()
@@ -59,9 +69,7 @@ func combineG1(wins []g1XYZZ, c uint32) bls12381.G1Jac {
 
 // combineG2 is combineG1 over G2.
 func combineG2(wins []g2XYZZ, c uint32) bls12381.G2Jac {
-	var acc bls12381.G2Jac
-	acc.X.SetOne()
-	acc.Y.SetOne()
+	acc := g2Infinity()
 	for w := len(wins) - 1; w >= 0; w-- {
 		for range c {
 			acc.DoubleAssign()
