@@ -29,14 +29,16 @@ CUZK_KERNEL __launch_bounds__(128, 3) void msm_g1_bucket_sum(const G1XYZZ* lo_pt
   msm::bucket_sum<Fp, true>(lo_pts, lo_off, hi_pts, hi_off, s0, s1, nwin, nb, K, out);
 }
 
-// msm_g1_fp_selftest writes a·b, a + b, a − b, −a and a² for n pairs, so
+// msm_g1_fp_selftest writes a·b, a + b, a − b, −a, a² and a·b − b·(a + b)
+// (mul_sub) for n pairs, so
 // tests can check the device field arithmetic against gnark-crypto directly.
 CUZK_KERNEL void msm_g1_fp_selftest(const Fp* a, const Fp* b, uint32_t n, Fp* out) {
   const uint32_t i = msm::thread_id();
   if (i >= n) return;
-  out[5 * i + 0] = a[i] * b[i];
-  out[5 * i + 1] = a[i] + b[i];
-  out[5 * i + 2] = a[i] - b[i];
-  out[5 * i + 3] = -a[i];
-  out[5 * i + 4] = sqr(a[i]);
+  out[6 * i + 0] = a[i] * b[i];
+  out[6 * i + 1] = a[i] + b[i];
+  out[6 * i + 2] = a[i] - b[i];
+  out[6 * i + 3] = -a[i];
+  out[6 * i + 4] = sqr(a[i]);
+  out[6 * i + 5] = mul_sub(a[i], b[i], b[i], a[i] + b[i]);
 }

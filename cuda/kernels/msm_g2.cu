@@ -23,13 +23,15 @@ CUZK_KERNEL void msm_g2_bucket_sum(const G2XYZZ* lo_pts, const uint32_t* lo_off,
   msm::bucket_sum<Fp2, false>(lo_pts, lo_off, hi_pts, hi_off, s0, s1, nwin, nb, K, out);
 }
 
-// msm_g2_fp2_selftest writes a·b, a + b, a − b and −a for n pairs, so tests can
-// check the device field arithmetic against gnark-crypto directly.
+// msm_g2_fp2_selftest writes a·b, a + b, a − b, −a and a·b − b·(a + b)
+// (mul_sub) for n pairs, so tests can check the device field arithmetic
+// against gnark-crypto directly.
 CUZK_KERNEL void msm_g2_fp2_selftest(const Fp2* a, const Fp2* b, uint32_t n, Fp2* out) {
   const uint32_t i = msm::thread_id();
   if (i >= n) return;
-  out[4 * i + 0] = a[i] * b[i];
-  out[4 * i + 1] = a[i] + b[i];
-  out[4 * i + 2] = a[i] - b[i];
-  out[4 * i + 3] = -a[i];
+  out[5 * i + 0] = a[i] * b[i];
+  out[5 * i + 1] = a[i] + b[i];
+  out[5 * i + 2] = a[i] - b[i];
+  out[5 * i + 3] = -a[i];
+  out[5 * i + 4] = mul_sub(a[i], b[i], b[i], a[i] + b[i]);
 }

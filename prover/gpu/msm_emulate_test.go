@@ -114,6 +114,26 @@ func TestMSMKernelsOnHost(t *testing.T) {
 	}
 }
 
+// TestFp2KernelOnHost runs the Fp2 self-test kernel's code on the CPU (the
+// emulator's curve 3) against gnark-crypto, as TestFp2KernelMatchesGnark
+// does on the GPU.
+func TestFp2KernelOnHost(t *testing.T) {
+	bin := buildHostKernels(t, "msm_emulate")
+	a, b := fp2SelftestInputs(4096)
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	hdr := make([]uint32, 11)
+	hdr[0], hdr[1] = 3, uint32(len(a))
+	buf := append(append(driver.Bytes(hdr), driver.Bytes(a)...), driver.Bytes(b)...)
+	require.NoError(t, os.WriteFile(in, buf, 0o600))
+	msg, err := exec.Command(bin, in, out).CombinedOutput()
+	require.NoError(t, err, "emulator: %s", msg)
+	raw, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Len(t, raw, 5*len(a)*2*fp.Bytes)
+	requireFp2Selftest(t, a, b, unsafe.Slice((*bls12381.E2)(unsafe.Pointer(&raw[0])), 5*len(a)))
+}
+
 // TestFpKernelOnHost runs the Fp self-test kernel's code on the CPU (the
 // emulator's curve 0) against gnark-crypto, as TestFpKernelMatchesGnark
 // does on the GPU.
@@ -130,6 +150,6 @@ func TestFpKernelOnHost(t *testing.T) {
 	require.NoError(t, err, "emulator: %s", msg)
 	raw, err := os.ReadFile(out)
 	require.NoError(t, err)
-	require.Len(t, raw, 5*len(a)*fp.Bytes)
-	requireFpSelftest(t, a, b, unsafe.Slice((*fp.Element)(unsafe.Pointer(&raw[0])), 5*len(a)))
+	require.Len(t, raw, 6*len(a)*fp.Bytes)
+	requireFpSelftest(t, a, b, unsafe.Slice((*fp.Element)(unsafe.Pointer(&raw[0])), 6*len(a)))
 }

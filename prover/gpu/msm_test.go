@@ -316,12 +316,12 @@ func TestMSMRejectsBadInput(t *testing.T) {
 }
 
 // TestFpKernelMatchesGnark checks the device Fp multiply, add, subtract,
-// negate and square (msm_g1_fp_selftest) against gnark-crypto's fp on random
+// negate, square and mul_sub (msm_g1_fp_selftest) against gnark-crypto's fp on random
 // and edge operands.
 func TestFpKernelMatchesGnark(t *testing.T) {
 	m := testMSM(t)
 	a, b := fpSelftestInputs(4096)
-	out := make([]fp.Element, 5*len(a))
+	out := make([]fp.Element, 6*len(a))
 	err := m.dev.Do(func(c *driver.Ctx) error {
 		f, err := c.Function(m.st.g1.mod, "msm_g1_fp_selftest")
 		if err != nil {
@@ -361,21 +361,24 @@ func fpSelftestInputs(n int) (a, b []fp.Element) {
 	return a, b
 }
 
-// requireFpSelftest checks the self-test kernel's five results per pair.
+// requireFpSelftest checks the self-test kernel's six results per pair.
 func requireFpSelftest(t *testing.T, a, b, out []fp.Element) {
 	t.Helper()
 	for i := range a {
-		var mul, add, sub, neg, sq fp.Element
+		var mul, add, sub, neg, sq, ms fp.Element
 		mul.Mul(&a[i], &b[i])
 		add.Add(&a[i], &b[i])
 		sub.Sub(&a[i], &b[i])
 		neg.Neg(&a[i])
 		sq.Square(&a[i])
-		require.Equal(t, mul, out[5*i], "mul %d", i)
-		require.Equal(t, add, out[5*i+1], "add %d", i)
-		require.Equal(t, sub, out[5*i+2], "sub %d", i)
-		require.Equal(t, neg, out[5*i+3], "neg %d", i)
-		require.Equal(t, sq, out[5*i+4], "square %d", i)
+		ms.Mul(&b[i], &add)
+		ms.Sub(&mul, &ms)
+		require.Equal(t, mul, out[6*i], "mul %d", i)
+		require.Equal(t, add, out[6*i+1], "add %d", i)
+		require.Equal(t, sub, out[6*i+2], "sub %d", i)
+		require.Equal(t, neg, out[6*i+3], "neg %d", i)
+		require.Equal(t, sq, out[6*i+4], "square %d", i)
+		require.Equal(t, ms, out[6*i+5], "a·b − b·(a + b) %d", i)
 	}
 }
 
@@ -383,8 +386,25 @@ func requireFpSelftest(t *testing.T, a, b, out []fp.Element) {
 // (msm_g2_fp2_selftest) against gnark-crypto's E2.
 func TestFp2KernelMatchesGnark(t *testing.T) {
 	m := testMSM(t)
-	const n = 2048
-	a, b := make([]bls12381.E2, n), make([]bls12381.E2, n)
+	a, b := fp2SelftestInputs(2048)
+	out := make([]bls12381.E2, 5*len(a))
+	err := m.dev.Do(func(c *driver.Ctx) error {
+		f, err := c.Function(m.st.g2.mod, "msm_g2_fp2_selftest")
+		if err != nil {
+			return err
+		}
+		return deviceRoundTrip(c, f, uint32(len(a)), driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
+	})
+	require.NoError(t, err)
+	requireFp2Selftest(t, a, b, out)
+}
+
+// fp2SelftestInputs returns n random operand pairs with edge cases first:
+// zero, one, a + b = 0, and coefficients at p − 1 or 0 in every mix, which
+// put the lazily reduced product's a0b0 − a1b1 and (a0 + a1)(b0 + b1) at
+// the ends of their ranges.
+func fp2SelftestInputs(n int) (a, b []bls12381.E2) {
+	a, b = make([]bls12381.E2, n), make([]bls12381.E2, n)
 	for i := range a {
 		a[i].SetRandom()
 		b[i].SetRandom()
@@ -392,25 +412,42 @@ func TestFp2KernelMatchesGnark(t *testing.T) {
 	a[0].SetZero()
 	b[1].SetOne()
 	b[2].Neg(&a[2])
-	out := make([]bls12381.E2, 4*n)
-	err := m.dev.Do(func(c *driver.Ctx) error {
-		f, err := c.Function(m.st.g2.mod, "msm_g2_fp2_selftest")
-		if err != nil {
-			return err
+	var top fp.Element // p − 1
+	top.SetOne()
+	top.Neg(&top)
+	for i := 3; i < 3+16; i++ { // the 16 mixes of p − 1 and 0 over a0, a1, b0, b1
+		for k, c := range []*fp.Element{&a[i].A0, &a[i].A1, &b[i].A0, &b[i].A1} {
+			if (i-3)>>k&1 == 1 {
+				*c = top
+			} else {
+				c.SetZero()
+			}
 		}
-		return deviceRoundTrip(c, f, n, driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
-	})
-	require.NoError(t, err)
+	}
+	a[19].A0.SetOne() // a0b0 = b0 < a1b1 = (p − 1)²
+	a[19].A1, b[19].A1 = top, top
+	a[20].A0.SetOne() // a0b0 = 1 < a1b1
+	b[20].A0.SetOne()
+	return a, b
+}
+
+// requireFp2Selftest checks the Fp2 self-test kernel's five results per
+// pair.
+func requireFp2Selftest(t *testing.T, a, b, out []bls12381.E2) {
+	t.Helper()
 	for i := range a {
-		var mul, add, sub, neg bls12381.E2
+		var mul, add, sub, neg, ms bls12381.E2
 		mul.Mul(&a[i], &b[i])
 		add.Add(&a[i], &b[i])
 		sub.Sub(&a[i], &b[i])
 		neg.Neg(&a[i])
-		require.Equal(t, mul, out[4*i], "mul %d", i)
-		require.Equal(t, add, out[4*i+1], "add %d", i)
-		require.Equal(t, sub, out[4*i+2], "sub %d", i)
-		require.Equal(t, neg, out[4*i+3], "neg %d", i)
+		ms.Mul(&b[i], &add)
+		ms.Sub(&mul, &ms)
+		require.Equal(t, mul, out[5*i], "mul %d", i)
+		require.Equal(t, add, out[5*i+1], "add %d", i)
+		require.Equal(t, sub, out[5*i+2], "sub %d", i)
+		require.Equal(t, neg, out[5*i+3], "neg %d", i)
+		require.Equal(t, ms, out[5*i+4], "a·b − b·(a + b) %d", i)
 	}
 }
 

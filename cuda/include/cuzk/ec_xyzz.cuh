@@ -94,7 +94,7 @@ CUZK_HD XYZZ<F> madd(const XYZZ<F>& p, const Affine<F>& a) {
   F ppp = mul_inline(P, pp);
   F q = mul_inline(p.x, pp);
   F x3 = sqr_inline(R) - ppp - dbl(q);
-  F y3 = mul_inline(R, q - x3) - mul_inline(p.y, ppp);
+  F y3 = mul_sub(R, q - x3, p.y, ppp);
   return XYZZ<F>{x3, y3, mul_inline(p.zz, pp), mul_inline(p.zzz, ppp)};
 }
 
@@ -129,7 +129,7 @@ CUZK_HD XYZZ<F> add_body(const XYZZ<F>& p, const XYZZ<F>& q) {
   F ppp = mul_by<inl>(P, pp);
   F q1 = mul_by<inl>(u1, pp);
   F x3 = sqr_by<inl>(R) - ppp - dbl(q1);
-  F y3 = mul_by<inl>(R, q1 - x3) - mul_by<inl>(s1, ppp);
+  F y3 = mul_sub(R, q1 - x3, s1, ppp);
   return XYZZ<F>{x3, y3, mul_by<inl>(mul_by<inl>(p.zz, q.zz), pp), mul_by<inl>(mul_by<inl>(p.zzz, q.zzz), ppp)};
 }
 

@@ -171,10 +171,12 @@ CUZK_HD uint32_t inv_operand() {
 // arrays' contents are ignored. The limbs of x below from are zero (the
 // squaring's rows, see sqr; 0 for operator*, from 0 on the first row): their
 // products are left out, carry additions in the shifted chain of hi, and
-// the chain of lo starts at the first even limb ≥ from.
+// the chain of lo starts at the first even limb ≥ from. A non-null z adds
+// a second product z·w to the row before its reduction (mul_sub).
 template <class P>
 CUZK_HD void row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)[P::N],
-                 const uint32_t (&p)[P::N], uint32_t y, bool first, int from) {
+                 const uint32_t (&p)[P::N], uint32_t y, bool first, int from, const uint32_t* z = nullptr,
+                 uint32_t w = 0) {
   constexpr int N = P::N;
   if (first) {
     prod_pairs<N>(hi, x + 1, y);
@@ -187,6 +189,11 @@ CUZK_HD void row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&x)
       mad_pairs<N>(lo, x, y, even);
       hi[N - 1] = ptx::addc(hi[N - 1], 0);
     }
+  }
+  if (z) {
+    mad_pairs<N>(hi, z + 1, w);
+    mad_pairs<N>(lo, z, w);
+    hi[N - 1] = ptx::addc(hi[N - 1], 0);
   }
   const uint32_t m = lo[0] * inv_operand<P>();
   mad_pairs<N>(hi, p + 1, m);
@@ -214,6 +221,118 @@ CUZK_HD MontField<P> finish(const uint32_t (&ev)[P::N], const uint32_t (&od)[P::
   for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(ev[j], od[j + 1]);
   r[N - 1] = ptx::addc(ev[N - 1], 0);
   return reduce_once<P>(r);
+}
+
+// wide_mul sets t = a·b as a plain 2N-limb integer, for products that are
+// combined before one Montgomery reduction (redc). It runs operator*'s rows
+// without their m·p half: each row adds a·b_i to the running value, whose
+// low limb is then final (limb i of t) and is dropped by the rows' shift,
+// so N² products against operator*'s 2N², the other half being redc's.
+// The running value stays below 2^(32N), so a row fits N + 1 limbs.
+template <int N>
+CUZK_HD void wide_mul(uint32_t (&t)[2 * N], const uint32_t (&a)[N], const uint32_t (&b)[N]) {
+  uint32_t ev[N], od[N];
+  prod_pairs<N>(od, a + 1, b[0]);
+  prod_pairs<N>(ev, a, b[0]);
+  t[0] = ev[0];
+#pragma unroll
+  for (int i = 1; i < N; i++) {
+    uint32_t(&lo)[N] = i % 2 ? od : ev;
+    uint32_t(&hi)[N] = i % 2 ? ev : od;
+    lo[0] = ptx::add_cc(lo[0], hi[1]);
+    mad_pairs_shift2<N>(hi, a + 1, b[i]);
+    mad_pairs<N>(lo, a, b[i]);
+    hi[N - 1] = ptx::addc(hi[N - 1], 0);
+    t[i] = lo[0];
+  }
+  // N is even: the last row ran with (od, ev), so the rest is ev + od/2^32.
+  t[N] = ptx::add_cc(ev[0], od[1]);
+#pragma unroll
+  for (int j = 1; j < N - 1; j++) t[N + j] = ptx::addc_cc(ev[j], od[j + 1]);
+  t[2 * N - 1] = ptx::addc(ev[N - 1], 0);
+}
+
+// reduce_row is row without the x·y products: m = t_0·inv, t += m·p, t /=
+// 2^32, with the division folded into hi's chain as in row (lo_1 goes into
+// the new lo_0, hi reads the old lo two limbs down).
+template <class P>
+CUZK_HD void reduce_row(uint32_t (&lo)[P::N], uint32_t (&hi)[P::N], const uint32_t (&p)[P::N]) {
+  constexpr int N = P::N;
+  const uint32_t m = (lo[0] + hi[1]) * inv_operand<P>();
+  lo[0] = ptx::add_cc(lo[0], hi[1]);
+  mad_pairs_shift2<N>(hi, p + 1, m);
+  mad_pairs<N>(lo, p, m);
+  hi[N - 1] = ptx::addc(hi[N - 1], 0);
+}
+
+// redc returns t·R^(−1) mod p for a 2N-limb t < p·R (Montgomery reduction
+// on its own; Montgomery, "Modular multiplication without trial division",
+// Math. Comp. 44, 1985). With t = lo + R·hi it reduces lo by N rows of
+// reduce_row, giving (lo + M·p)/R ≤ p, and adds hi < p: the sum is below 2p
+// and is reduced once. A row adds below 2^32·p to a running value that
+// starts below R < 2^32·p, so it fits N + 1 limbs as in operator*.
+template <class P>
+CUZK_HD MontField<P> redc(const uint32_t (&t)[2 * P::N]) {
+  constexpr int N = P::N;
+  uint32_t p[N];
+#pragma unroll
+  for (int j = 0; j < N; j++) p[j] = P::mod(j);
+  uint32_t ev[N], od[N];
+#pragma unroll
+  for (int j = 0; j < N; j++) ev[j] = t[j];
+  const uint32_t m = ev[0] * inv_operand<P>();
+  prod_pairs<N>(od, p + 1, m);
+  mad_pairs<N>(ev, p, m);
+  od[N - 1] = ptx::addc(od[N - 1], 0);
+#pragma unroll
+  for (int i = 1; i < N; i += 2) {
+    reduce_row<P>(od, ev, p);
+    if (i + 1 < N) reduce_row<P>(ev, od, p);
+  }
+  // N is even: the last row ran with (od, ev), so the value is ev + od/2^32.
+  uint32_t r[N];
+  r[0] = ptx::add_cc(ev[0], od[1]);
+#pragma unroll
+  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(ev[j], od[j + 1]);
+  r[N - 1] = ptx::addc(ev[N - 1], 0);
+  r[0] = ptx::add_cc(r[0], t[N]);
+#pragma unroll
+  for (int j = 1; j < N - 1; j++) r[j] = ptx::addc_cc(r[j], t[N + j]);
+  r[N - 1] = ptx::addc(r[N - 1], t[2 * N - 1]);
+  return reduce_once<P>(r);
+}
+
+// wide_add and wide_sub set acc = acc ± x modulo 2^(64N): sums and
+// differences of products kept as wrapped 2N-limb integers until
+// redc_signed.
+template <int N>
+CUZK_HD void wide_add(uint32_t (&acc)[2 * N], const uint32_t (&x)[2 * N]) {
+  acc[0] = ptx::add_cc(acc[0], x[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N - 1; j++) acc[j] = ptx::addc_cc(acc[j], x[j]);
+  acc[2 * N - 1] = ptx::addc(acc[2 * N - 1], x[2 * N - 1]);
+}
+template <int N>
+CUZK_HD void wide_sub(uint32_t (&acc)[2 * N], const uint32_t (&x)[2 * N]) {
+  acc[0] = ptx::sub_cc(acc[0], x[0]);
+#pragma unroll
+  for (int j = 1; j < 2 * N - 1; j++) acc[j] = ptx::subc_cc(acc[j], x[j]);
+  acc[2 * N - 1] = ptx::subc(acc[2 * N - 1], x[2 * N - 1]);
+}
+
+// redc_signed returns v·R^(−1) mod p for a signed v with −p·R < v < p·R,
+// given wrapped modulo 2^(64N) in t. p·R < 2^(64N − 1) (both fields keep a
+// spare top bit), so t's top bit is v's sign; a negative v gets p·R added,
+// which lands it in [0, p·R) for redc.
+template <class P>
+CUZK_HD MontField<P> redc_signed(uint32_t (&t)[2 * P::N]) {
+  constexpr int N = P::N;
+  const uint32_t neg = 0u - (t[2 * N - 1] >> 31);
+  t[N] = ptx::add_cc(t[N], P::mod(0) & neg);
+#pragma unroll
+  for (int j = 1; j < N - 1; j++) t[N + j] = ptx::addc_cc(t[N + j], P::mod(j) & neg);
+  t[2 * N - 1] = ptx::addc(t[2 * N - 1], P::mod(N - 1) & neg);
+  return redc<P>(t);
 }
 
 }  // namespace mont
@@ -281,6 +400,30 @@ CUZK_HD MontField<P> operator*(const MontField<P>& a, const MontField<P>& b) {
   for (int i = 0; i < N; i += 2) {
     mont::row<P>(ev, od, a.v, p, b.v[i], i == 0, 0);
     mont::row<P>(od, ev, a.v, p, b.v[i + 1], false, 0);
+  }
+  return mont::finish<P>(ev, od);
+}
+
+// mul_sub returns a·b − c·d as REDC(a·b + c·(p − d)): the rows of
+// operator* with the second product added to each row before its reduction,
+// 3N² products instead of 4N² for two multiplications and a subtraction. A
+// row adds below 3·2^32·p, so t stays below 3p between rows and every row
+// fits N + 1 limbs when p < 2^(32N − 2); the result is below
+// 2p²/R + p < 2p. The point additions' y3 = R·(Q − X3) − Y·PPP is its use.
+template <class P>
+CUZK_HD MontField<P> mul_sub(const MontField<P>& a, const MontField<P>& b, const MontField<P>& c,
+                             const MontField<P>& d) {
+  constexpr int N = P::N;
+  static_assert(P::mod(N - 1) < 0x40000000u, "mul_sub needs p < 2^(32N - 2)");
+  const MontField<P> e = -d;
+  uint32_t p[N];
+#pragma unroll
+  for (int j = 0; j < N; j++) p[j] = P::mod(j);
+  uint32_t ev[N], od[N];
+#pragma unroll
+  for (int i = 0; i < N; i += 2) {
+    mont::row<P>(ev, od, a.v, p, b.v[i], i == 0, 0, c.v, e.v[i]);
+    mont::row<P>(od, ev, a.v, p, b.v[i + 1], false, 0, c.v, e.v[i + 1]);
   }
   return mont::finish<P>(ev, od);
 }

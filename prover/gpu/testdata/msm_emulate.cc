@@ -12,7 +12,8 @@
 // stride affine points (gnark layout; the table's copy 0). OUT: mwin XYZZ
 // points. With curve 0 it runs the Fp self-test kernel instead: IN holds n
 // (the second word) and n pairs a, b of gnark fp.Elements after the header,
-// OUT the kernel's 5n results.
+// OUT the kernel's 6n results; with curve 3 the Fp2 self-test kernel, n
+// pairs of gnark E2s in, 5n out.
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -170,10 +171,17 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
 }
 
 static int fp_selftest(FILE* in, FILE* out, uint32_t n) {
-  std::vector<Fp> a(n), b(n), res((size_t)5 * n);
+  std::vector<Fp> a(n), b(n), res((size_t)6 * n);
   if (fread(a.data(), sizeof(Fp), n, in) != n || fread(b.data(), sizeof(Fp), n, in) != n) return 2;
   launch(n, [&] { msm_g1_fp_selftest(a.data(), b.data(), n, res.data()); });
   return fwrite(res.data(), sizeof(Fp), res.size(), out) == res.size() ? 0 : 3;
+}
+
+static int fp2_selftest(FILE* in, FILE* out, uint32_t n) {
+  std::vector<Fp2> a(n), b(n), res((size_t)5 * n);
+  if (fread(a.data(), sizeof(Fp2), n, in) != n || fread(b.data(), sizeof(Fp2), n, in) != n) return 2;
+  launch(n, [&] { msm_g2_fp2_selftest(a.data(), b.data(), n, res.data()); });
+  return fwrite(res.data(), sizeof(Fp2), res.size(), out) == res.size() ? 0 : 3;
 }
 
 int main(int argc, char** argv) {
@@ -183,6 +191,7 @@ int main(int argc, char** argv) {
   uint32_t h[11];
   if (!in || !out || fread(h, 4, 11, in) != 11) return 1;
   int rc = h[0] == 0   ? fp_selftest(in, out, h[1])
+           : h[0] == 3 ? fp2_selftest(in, out, h[1])
            : h[0] == 1
                ? run(in, out, h, Curve<Fp>{msm_g1_table, msm_g1_accumulate, msm_g1_reduce, msm_g1_bucket_sum})
                : run(in, out, h, Curve<Fp2>{msm_g2_table, msm_g2_accumulate, msm_g2_reduce, msm_g2_bucket_sum});
