@@ -118,38 +118,36 @@ func TestMSMKernelsOnHost(t *testing.T) {
 // emulator's curve 3) against gnark-crypto, as TestFp2KernelMatchesGnark
 // does on the GPU.
 func TestFp2KernelOnHost(t *testing.T) {
-	bin := buildHostKernels(t, "msm_emulate")
 	a, b := fp2SelftestInputs(4096)
+	raw := selftestOnHost(t, 3, len(a), driver.Bytes(a), driver.Bytes(b))
+	require.Len(t, raw, 5*len(a)*2*fp.Bytes)
+	requireFp2Selftest(t, a, b, unsafe.Slice((*bls12381.E2)(unsafe.Pointer(&raw[0])), 5*len(a)))
+}
+
+// selftestOnHost runs the emulator's field self-test for curve (0: Fp, 3:
+// Fp2) on n operand pairs (a, b) and returns its output.
+func selftestOnHost(t *testing.T, curve uint32, n int, a, b []byte) []byte {
+	t.Helper()
+	bin := buildHostKernels(t, "msm_emulate")
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	hdr := make([]uint32, 11)
-	hdr[0], hdr[1] = 3, uint32(len(a))
-	buf := append(append(driver.Bytes(hdr), driver.Bytes(a)...), driver.Bytes(b)...)
+	hdr[0], hdr[1] = curve, uint32(n)
+	buf := append(append(driver.Bytes(hdr), a...), b...)
 	require.NoError(t, os.WriteFile(in, buf, 0o600))
 	msg, err := exec.Command(bin, in, out).CombinedOutput()
 	require.NoError(t, err, "emulator: %s", msg)
 	raw, err := os.ReadFile(out)
 	require.NoError(t, err)
-	require.Len(t, raw, 5*len(a)*2*fp.Bytes)
-	requireFp2Selftest(t, a, b, unsafe.Slice((*bls12381.E2)(unsafe.Pointer(&raw[0])), 5*len(a)))
+	return raw
 }
 
 // TestFpKernelOnHost runs the Fp self-test kernel's code on the CPU (the
 // emulator's curve 0) against gnark-crypto, as TestFpKernelMatchesGnark
 // does on the GPU.
 func TestFpKernelOnHost(t *testing.T) {
-	bin := buildHostKernels(t, "msm_emulate")
 	a, b := fpSelftestInputs(4096)
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	hdr := make([]uint32, 11)
-	hdr[1] = uint32(len(a))
-	buf := append(append(driver.Bytes(hdr), driver.Bytes(a)...), driver.Bytes(b)...)
-	require.NoError(t, os.WriteFile(in, buf, 0o600))
-	msg, err := exec.Command(bin, in, out).CombinedOutput()
-	require.NoError(t, err, "emulator: %s", msg)
-	raw, err := os.ReadFile(out)
-	require.NoError(t, err)
+	raw := selftestOnHost(t, 0, len(a), driver.Bytes(a), driver.Bytes(b))
 	require.Len(t, raw, 6*len(a)*fp.Bytes)
 	requireFpSelftest(t, a, b, unsafe.Slice((*fp.Element)(unsafe.Pointer(&raw[0])), 6*len(a)))
 }

@@ -322,15 +322,22 @@ func TestFpKernelMatchesGnark(t *testing.T) {
 	m := testMSM(t)
 	a, b := fpSelftestInputs(4096)
 	out := make([]fp.Element, 6*len(a))
+	selftestOnDevice(t, m, m.st.g1.mod, "msm_g1_fp_selftest", len(a), driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
+	requireFpSelftest(t, a, b, out)
+}
+
+// selftestOnDevice runs the field self-test kernel name of mod on n operand
+// pairs (a, b) and fills out with its results.
+func selftestOnDevice(t *testing.T, m *MSM, mod *driver.Module, name string, n int, a, b, out []byte) {
+	t.Helper()
 	err := m.dev.Do(func(c *driver.Ctx) error {
-		f, err := c.Function(m.st.g1.mod, "msm_g1_fp_selftest")
+		f, err := c.Function(mod, name)
 		if err != nil {
 			return err
 		}
-		return deviceRoundTrip(c, f, uint32(len(a)), driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
+		return deviceRoundTrip(c, f, uint32(n), a, b, out)
 	})
 	require.NoError(t, err)
-	requireFpSelftest(t, a, b, out)
 }
 
 // fpSelftestInputs returns n random operand pairs with edge cases first:
@@ -388,14 +395,7 @@ func TestFp2KernelMatchesGnark(t *testing.T) {
 	m := testMSM(t)
 	a, b := fp2SelftestInputs(2048)
 	out := make([]bls12381.E2, 5*len(a))
-	err := m.dev.Do(func(c *driver.Ctx) error {
-		f, err := c.Function(m.st.g2.mod, "msm_g2_fp2_selftest")
-		if err != nil {
-			return err
-		}
-		return deviceRoundTrip(c, f, uint32(len(a)), driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
-	})
-	require.NoError(t, err)
+	selftestOnDevice(t, m, m.st.g2.mod, "msm_g2_fp2_selftest", len(a), driver.Bytes(a), driver.Bytes(b), driver.Bytes(out))
 	requireFp2Selftest(t, a, b, out)
 }
 
