@@ -19,7 +19,10 @@ import (
 // use (cuda/include/cuzk/ec_xyzz.cuh, Explicit-Formulas Database):
 // madd-2008-s is 8M + 2S, add-2008-s 12M + 2S (squarings counted as
 // multiplications). A G2 coordinate is in Fp2, whose multiplication costs
-// three Fp multiplications (Karatsuba).
+// three Fp multiplications (Karatsuba). These are the textbook counts, kept
+// as a fixed yardstick: the kernels do a little less work per operation
+// (one reduction for y3's two products, lazily reduced Fp2 products; see
+// docs/perf-msm.md, "Fewer reductions").
 const (
 	mulsPerMixedAdd = 10
 	mulsPerAdd      = 14
