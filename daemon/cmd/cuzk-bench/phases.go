@@ -101,42 +101,43 @@ func newTimedBackend(inner groth16.Backend, pk *groth16.ProvingKey) *timedBacken
 }
 
 // backend returns t as Prove should see it: with the B pair call when the
-// inner backend has one, and with the fused quotient and L‖H call when fuse
-// is set and the inner backend has one.
+// inner backend has one, and also with the fused quotient and L‖H call and
+// Prefetch when fuse is set and it has those too (the GPU backend has all;
+// a backend with the fused call alone is timed on the plain path).
 func (t *timedBackend) backend(fuse bool) groth16.Backend {
 	_, fused := t.inner.(groth16.QuotientLHBackend)
 	_, pair := t.inner.(groth16.BPairBackend)
-	fused = fused && fuse
 	switch {
-	case fused && pair:
-		return timedGPU{timedFused{t}}
-	case fused:
-		return timedFused{t}
+	case pair && fused && fuse:
+		return timedGPU{timedPair{t}}
 	case pair:
 		return timedPair{t}
 	}
 	return t
 }
 
-// timedFused is a timedBackend whose inner backend fuses the quotient with
-// the L‖H MSM; timedPair one whose inner backend has the B pair call;
-// timedGPU one with both, which also passes on Prefetch.
+// timedPair is a timedBackend whose inner backend has the B pair call;
+// timedGPU one that also fuses the quotient with the L‖H MSM and passes on
+// Prefetch.
 type (
-	timedFused struct{ *timedBackend }
-	timedPair  struct{ *timedBackend }
-	timedGPU   struct{ timedFused }
+	timedPair struct{ *timedBackend }
+	timedGPU  struct{ timedPair }
 )
 
-func (t timedFused) MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
-	return t.quotientLH(lh, private, a, b, c)
-}
+// Prove finds the optional calls by type assertion: keep the wrappers' sets.
+var (
+	_ groth16.BPairBackend      = timedPair{}
+	_ groth16.BPairBackend      = timedGPU{}
+	_ groth16.QuotientLHBackend = timedGPU{}
+	_ groth16.Prefetcher        = timedGPU{}
+)
 
 func (t timedPair) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
 	return t.msmB(g1, g2, s)
 }
 
-func (t timedGPU) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
-	return t.msmB(g1, g2, s)
+func (t timedGPU) MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
+	return t.quotientLH(lh, private, a, b, c)
 }
 
 // Prefetch passes the announcement on to the inner backend where it takes
