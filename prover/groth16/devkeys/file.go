@@ -1,12 +1,11 @@
 package devkeys
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
+	"github.com/cuzk-dev/cuzk/internal/renameio"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
@@ -51,23 +50,13 @@ func store(dir, pkPath, vkPath string, pk *groth16.ProvingKey, vk *groth16.Verif
 	return writeFileAtomic(vkPath, vk)
 }
 
-// writeFileAtomic writes src to a temporary file beside path and renames it
-// into place, so a concurrent or interrupted run never reads half a file.
+// writeFileAtomic writes src through renameio, so a concurrent or
+// interrupted run never reads half a file and a crash never leaves one.
 func writeFileAtomic(path string, src io.WriterTo) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = src.WriteTo(f)
-	err = errors.Join(err, f.Close())
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name()) // best effort: the write error is the one to report
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return renameio.WriteFrom(path, 0o644, func(w io.Writer) error {
+		_, err := src.WriteTo(w)
+		return err
+	})
 }
 
 func fileSize(path string) int64 {
