@@ -1,0 +1,291 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+)
+
+// Errors callers act on.
+var (
+	// ErrDraining means the engine takes no new jobs (it is shutting down).
+	ErrDraining = errors.New("engine: draining, not accepting jobs")
+	// ErrUnknownJob means no job has the id (or it was forgotten).
+	ErrUnknownJob = errors.New("engine: unknown job")
+	// ErrNeverFits means a job needs more host memory than the budget.
+	ErrNeverFits = errors.New("job can never fit the host memory budget")
+	// ErrRequestConflict means a request_id was reused for another request.
+	ErrRequestConflict = errors.New("request_id already used for a different request")
+)
+
+// Config configures an Engine. Zero values take the defaults noted.
+type Config struct {
+	Devices      []Device      // required: one prover worker each
+	Keys         *keys.Manager // required
+	QueueSize    int           // queued jobs (default 1024)
+	Synthesizers int           // synthesis workers (default runtime.NumCPU())
+	// Handoff bounds synthesized jobs waiting for a device (default 2 per device).
+	Handoff int
+	// HostBudget bounds the bytes of synthesized jobs in flight (0: none).
+	HostBudget int64
+	// Retain is how many ended jobs are remembered for Await and
+	// idempotent resubmission (default 4096).
+	Retain  int
+	Log     *slog.Logger
+	Metrics prometheus.Registerer // nil: not registered
+	Rand    io.Reader             // proof blinding (default crypto/rand)
+}
+
+// Engine schedules jobs over the synthesis pool and the device workers.
+type Engine struct {
+	cfg     Config
+	queue   *queue
+	handoff *handoff
+	budget  *budget
+	metrics *metrics
+	start   time.Time
+	workers []*worker
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	jobs     map[string]*Job
+	byReq    map[string]*Job
+	ended    []*Job // in end order, for retention
+	seq      uint64
+	draining bool
+	active   int // jobs not ended
+	idle     *sync.Cond
+	synth    int // jobs synthesizing
+	randMu   sync.Mutex
+}
+
+// New starts an engine: its synthesis workers and one worker per device.
+func New(cfg Config) (*Engine, error) {
+	if len(cfg.Devices) == 0 {
+		return nil, errors.New("engine: no devices")
+	}
+	if cfg.Keys == nil {
+		return nil, errors.New("engine: no key manager")
+	}
+	if cfg.QueueSize < 0 || cfg.Synthesizers < 0 || cfg.Handoff < 0 || cfg.HostBudget < 0 || cfg.Retain < 0 {
+		return nil, errors.New("engine: negative size in config")
+	}
+	if cfg.QueueSize == 0 {
+		cfg.QueueSize = 1024
+	}
+	if cfg.Synthesizers == 0 {
+		cfg.Synthesizers = runtime.NumCPU()
+	}
+	if cfg.Handoff == 0 {
+		cfg.Handoff = 2 * len(cfg.Devices)
+	}
+	if cfg.Retain == 0 {
+		cfg.Retain = 4096
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Reader
+	}
+	e := &Engine{cfg: cfg, queue: newQueue(cfg.QueueSize), handoff: newHandoff(cfg.Handoff), budget: newBudget(cfg.HostBudget),
+		start: time.Now(), jobs: map[string]*Job{}, byReq: map[string]*Job{}}
+	e.idle = sync.NewCond(&e.mu)
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	m, err := newMetrics(e, cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	e.metrics = m
+	for _, d := range cfg.Devices {
+		w := &worker{e: e, dev: d}
+		e.workers = append(e.workers, w)
+		cfg.Keys.AddDevice(d.Name(), d)
+	}
+	for range cfg.Synthesizers {
+		e.wg.Add(1)
+		go e.synthesizer()
+	}
+	for _, w := range e.workers {
+		e.wg.Add(1)
+		go w.run()
+	}
+	return e, nil
+}
+
+// Submit queues req. A request_id already known returns its job and
+// existing = true (the request must be the same). A full queue is
+// ErrQueueFull, a draining engine ErrDraining.
+func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
+	if req.Circuit == nil {
+		return nil, false, errors.New("engine: request without a circuit")
+	}
+	if req.Priority == 0 {
+		req.Priority = Normal
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if req.RequestID != "" {
+		if old, ok := e.byReq[req.RequestID]; ok {
+			if old.Req.Circuit.Key != req.Circuit.Key || string(old.Req.Input) != string(req.Input) {
+				return nil, false, fmt.Errorf("%w: %q", ErrRequestConflict, req.RequestID)
+			}
+			return old, true, nil
+		}
+	}
+	if e.draining {
+		return nil, false, ErrDraining
+	}
+	circ, err := req.Circuit.Circuit(req.Input)
+	if err != nil {
+		return nil, false, err
+	}
+	e.seq++
+	j = &Job{ID: newID(), Req: req, seq: e.seq, index: -1, state: Queued, changed: make(chan struct{}),
+		circuit: circ, submitted: time.Now()}
+	j.ctx, j.cancel = context.WithCancel(e.ctx)
+	if err := e.queue.push(j); err != nil {
+		j.cancel()
+		return nil, false, err
+	}
+	j.events = append(j.events, Event{Kind: EventQueued, Time: j.submitted})
+	e.jobs[j.ID] = j
+	if req.RequestID != "" {
+		e.byReq[req.RequestID] = j
+	}
+	e.active++
+	e.metrics.submitted(req.Priority)
+	return j, false, nil
+}
+
+// Job returns the job with id.
+func (e *Engine) Job(id string) (*Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, ok := e.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownJob, id)
+	}
+	return j, nil
+}
+
+// Cancel cancels job id wherever it is. A queued or waiting job ends at
+// once; a synthesizing or proving one at its next stage boundary.
+func (e *Engine) Cancel(id string) (State, error) {
+	j, err := e.Job(id)
+	if err != nil {
+		return 0, err
+	}
+	j.cancel()
+	if e.queue.remove(j) || e.handoff.remove(j) {
+		e.end(j, nil, fmt.Errorf("job %s: %w", j.ID, context.Canceled))
+	}
+	return j.State(), nil
+}
+
+// end finishes j, frees what it holds and logs its timings.
+func (e *Engine) end(j *Job, r *Result, err error) {
+	cancelled := err != nil && errors.Is(err, context.Canceled)
+	if j.reserved > 0 {
+		e.budget.release(j.reserved)
+		j.reserved = 0
+	}
+	if j.handle != nil {
+		j.handle.Release()
+		j.handle = nil
+	}
+	j.asg, j.circuit = nil, nil
+	j.timings.Total = time.Since(j.submitted)
+	if r != nil {
+		r.Timings.Total = j.timings.Total
+	}
+	if !j.finish(r, err, cancelled) {
+		return
+	}
+	j.cancel()
+	e.metrics.ended(j, r, err, cancelled)
+	e.logTiming(j, r, err)
+	e.mu.Lock()
+	e.active--
+	e.ended = append(e.ended, j)
+	for len(e.ended) > e.cfg.Retain {
+		old := e.ended[0]
+		e.ended = e.ended[1:]
+		delete(e.jobs, old.ID)
+		if e.byReq[old.Req.RequestID] == old {
+			delete(e.byReq, old.Req.RequestID)
+		}
+	}
+	e.idle.Broadcast()
+	e.mu.Unlock()
+}
+
+// Drain stops taking jobs and waits until every job has ended or ctx is
+// done.
+func (e *Engine) Drain(ctx context.Context) error {
+	e.mu.Lock()
+	e.draining = true
+	defer context.AfterFunc(ctx, func() {
+		e.mu.Lock()
+		e.idle.Broadcast()
+		e.mu.Unlock()
+	})()
+	defer e.mu.Unlock()
+	for e.active > 0 {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("drain: %d jobs still running: %w", e.active, err)
+		}
+		e.idle.Wait()
+	}
+	return nil
+}
+
+// Draining reports whether Drain has been called.
+func (e *Engine) Draining() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.draining
+}
+
+// Close cancels every job, stops the workers and closes the devices.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	e.draining = true
+	var all []*Job
+	for _, j := range e.jobs {
+		all = append(all, j)
+	}
+	e.mu.Unlock()
+	e.cancel()
+	e.queue.close()
+	e.handoff.close()
+	e.wg.Wait()
+	for _, j := range all {
+		e.end(j, nil, fmt.Errorf("job %s: engine closed: %w", j.ID, context.Canceled))
+	}
+	var errs []error
+	for _, w := range e.workers {
+		errs = append(errs, w.dev.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// Priority orders jobs; higher runs first.
+type Priority int
+
+// Priorities, lowest first.
+const (
+	Low Priority = iota + 1
+	Normal
+	High
+	Critical
+)
+
+func (p Priority) String() string {
+	switch p {
+	case Low:
+		return "low"
+	case Normal:
+		return "normal"
+	case High:
+		return "high"
+	case Critical:
+		return "critical"
+	}
+	return "unknown"
+}
+
+// State is where a job is.
+type State int
+
+// Job states.
+const (
+	Queued State = iota + 1
+	Synthesizing
+	Ready // synthesized, waiting for a device
+	Proving
+	Done
+	Failed
+	Cancelled
+)
+
+func (s State) String() string {
+	return [...]string{"unknown", "queued", "synthesizing", "ready", "proving", "done", "failed", "cancelled"}[s]
+}
+
+// Ended reports whether s is final.
+func (s State) Ended() bool { return s >= Done }
+
+// Request is one proof to make.
+type Request struct {
+	RequestID  string // caller's id; a repeat returns the same job ("" : none)
+	Circuit    *registry.Resolved
+	Input      []byte
+	Priority   Priority
+	SkipVerify bool
+}
+
+// EventKind is the kind of a job event.
+type EventKind int
+
+// Event kinds, in the order a job passes them.
+const (
+	EventQueued EventKind = iota + 1
+	EventKeyReady
+	EventSynthesisDone
+	EventProving
+	EventPhase
+	EventDone
+	EventFailed
+	EventCancelled
+)
+
+// Event is one step of a job's progress.
+type Event struct {
+	Kind     EventKind
+	Time     time.Time
+	Phase    string        // EventPhase: the prover phase
+	Duration time.Duration // EventPhase: its duration
+	Device   string
+	Err      error // EventFailed
+}
+
+// Timings are one job's durations.
+type Timings struct {
+	Queue, KeyLoad, Synthesis, Handoff, Prove, Verify, Total time.Duration
+	Phases                                                  map[string]time.Duration
+}
+
+// Result is a finished proof.
+type Result struct {
+	Proof    *groth16.Proof
+	Public   []fr.Element // without the constant 1
+	Timings  Timings
+	Device   string
+	Verified bool
+}
+
+// Job is one request's life in the engine. Its exported methods are safe
+// for concurrent use.
+type Job struct {
+	ID  string
+	Req Request
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	seq    uint64
+	index  int // in the queue heap; -1 when not queued
+
+	mu      sync.Mutex
+	state   State
+	events  []Event
+	changed chan struct{} // closed and replaced on every event
+	result  *Result
+	err     error
+
+	// Pipeline data, owned by the stage holding the job.
+	circuit   r1cs.Circuit
+	handle    *keys.Handle
+	asg       *r1cs.Assignment
+	public    []fr.Element
+	reserved  int64
+	submitted time.Time
+	marks     struct{ synthStart, ready, proveStart time.Time }
+	timings   Timings
+}
+
+// State returns the job's current state.
+func (j *Job) State() State {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.state
+}
+
+// Priority is the job's priority.
+func (j *Job) Priority() Priority { return j.Req.Priority }
+
+func (j *Job) setState(s State, ev Event) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state.Ended() {
+		return
+	}
+	j.state = s
+	if ev.Kind != 0 {
+		j.appendLocked(ev)
+	}
+}
+
+func (j *Job) event(ev Event) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state.Ended() {
+		return
+	}
+	j.appendLocked(ev)
+}
+
+func (j *Job) appendLocked(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	j.events = append(j.events, ev)
+	close(j.changed)
+	j.changed = make(chan struct{})
+}
+
+// finish ends the job once: with r (Done), or err (Failed, or Cancelled
+// when the job's context was cancelled). It reports whether it ended it.
+func (j *Job) finish(r *Result, err error, cancelled bool) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state.Ended() {
+		return false
+	}
+	switch {
+	case cancelled:
+		j.state, j.err = Cancelled, err
+		j.appendLocked(Event{Kind: EventCancelled, Err: err})
+	case err != nil:
+		j.state, j.err = Failed, err
+		j.appendLocked(Event{Kind: EventFailed, Err: err})
+	default:
+		j.state, j.result = Done, r
+		j.appendLocked(Event{Kind: EventDone, Device: r.Device})
+	}
+	return true
+}
+
+// Outcome returns the job's result or error once it has ended; ok is
+// false while it runs.
+func (j *Job) Outcome() (r *Result, err error, ok bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.result, j.err, j.state.Ended()
+}
+
+// Wait blocks until the job ends or ctx is done.
+func (j *Job) Wait(ctx context.Context) (*Result, error) {
+	for {
+		j.mu.Lock()
+		if j.state.Ended() {
+			r, err := j.result, j.err
+			j.mu.Unlock()
+			return r, err
+		}
+		ch := j.changed
+		j.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Watch calls fn for every event of the job, past and future, until the
+// job ends, fn fails or ctx is done.
+func (j *Job) Watch(ctx context.Context, fn func(Event) error) error {
+	next := 0
+	for {
+		j.mu.Lock()
+		evs := j.events[next:]
+		next = len(j.events)
+		ended := j.state.Ended()
+		ch := j.changed
+		j.mu.Unlock()
+		for _, ev := range evs {
+			if err := fn(ev); err != nil {
+				return err
+			}
+		}
+		if ended {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

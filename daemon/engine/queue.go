@@ -1,0 +1,297 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"sync"
+)
+
+// ErrQueueFull means the queue holds as many jobs as it may.
+var ErrQueueFull = errors.New("engine: queue full")
+
+// errClosed is returned by waits once the engine shuts down.
+var errClosed = errors.New("engine: closed")
+
+// queue is the bounded priority queue of jobs waiting for synthesis:
+// highest priority first, first in first out within a priority.
+type queue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	h      jobHeap
+	cap    int
+	closed bool
+}
+
+func newQueue(capacity int) *queue {
+	q := &queue{cap: capacity}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *queue) push(j *Job) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return errClosed
+	}
+	if len(q.h) >= q.cap {
+		return ErrQueueFull
+	}
+	heap.Push(&q.h, j)
+	q.cond.Signal()
+	return nil
+}
+
+// pop waits for the highest-priority job; it fails once closed or ctx ends.
+func (q *queue) pop(ctx context.Context) (*Job, error) {
+	stop := context.AfterFunc(ctx, func() {
+		q.mu.Lock()
+		q.cond.Broadcast()
+		q.mu.Unlock()
+	})
+	defer stop()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.h) == 0 {
+		if q.closed {
+			return nil, errClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		q.cond.Wait()
+	}
+	return heap.Pop(&q.h).(*Job), nil
+}
+
+// remove takes j out of the queue; false when it was not queued.
+func (q *queue) remove(j *Job) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if j.index < 0 || j.index >= len(q.h) || q.h[j.index] != j {
+		return false
+	}
+	heap.Remove(&q.h, j.index)
+	return true
+}
+
+func (q *queue) depths() map[Priority]int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	d := map[Priority]int{}
+	for _, j := range q.h {
+		d[j.Req.Priority]++
+	}
+	return d
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// jobHeap orders jobs by priority (high first), then submission order.
+type jobHeap []*Job
+
+func (h jobHeap) Len() int { return len(h) }
+func (h jobHeap) Less(a, b int) bool {
+	return outranks(h[a], h[b])
+}
+func (h jobHeap) Swap(a, b int) {
+	h[a], h[b] = h[b], h[a]
+	h[a].index, h[b].index = a, b
+}
+func (h *jobHeap) Push(x any) {
+	j := x.(*Job)
+	j.index = len(*h)
+	*h = append(*h, j)
+}
+func (h *jobHeap) Pop() any {
+	old := *h
+	j := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	j.index = -1
+	return j
+}
+
+// outranks reports whether a runs before b.
+func outranks(a, b *Job) bool {
+	if a.Req.Priority != b.Req.Priority {
+		return a.Req.Priority > b.Req.Priority
+	}
+	return a.seq < b.seq
+}
+
+// handoff carries synthesized jobs to the device workers. It holds at most
+// cap jobs, except that a job outranking every job in it always enters (so
+// a CRITICAL job never waits behind a full hand-off of NORMAL ones). A
+// worker takes the highest-priority job, preferring, within a priority,
+// jobs whose key its device holds.
+type handoff struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	jobs   []*Job
+	cap    int
+	closed bool
+}
+
+func newHandoff(capacity int) *handoff {
+	h := &handoff{cap: capacity}
+	h.cond = sync.NewCond(&h.mu)
+	return h
+}
+
+func (h *handoff) wake(ctx context.Context) func() bool {
+	return context.AfterFunc(ctx, func() {
+		h.mu.Lock()
+		h.cond.Broadcast()
+		h.mu.Unlock()
+	})
+}
+
+// put waits for room for j (see handoff), until ctx ends or the hand-off
+// closes.
+func (h *handoff) put(ctx context.Context, j *Job) error {
+	defer h.wake(ctx)()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for {
+		if h.closed {
+			return errClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if len(h.jobs) < h.cap || h.outranksAllLocked(j) {
+			h.jobs = append(h.jobs, j)
+			h.cond.Broadcast()
+			return nil
+		}
+		h.cond.Wait()
+	}
+}
+
+func (h *handoff) outranksAllLocked(j *Job) bool {
+	for _, o := range h.jobs {
+		if o.Req.Priority >= j.Req.Priority {
+			return false
+		}
+	}
+	return true
+}
+
+// take waits for a job: the highest priority, then one prefer accepts,
+// then the oldest.
+func (h *handoff) take(ctx context.Context, prefer func(*Job) bool) (*Job, error) {
+	defer h.wake(ctx)()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for len(h.jobs) == 0 {
+		if h.closed {
+			return nil, errClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		h.cond.Wait()
+	}
+	best := 0
+	bestPref := prefer(h.jobs[0])
+	for i := 1; i < len(h.jobs); i++ {
+		j, b := h.jobs[i], h.jobs[best]
+		p := prefer(j)
+		switch {
+		case j.Req.Priority != b.Req.Priority:
+			if j.Req.Priority > b.Req.Priority {
+				best, bestPref = i, p
+			}
+		case p != bestPref:
+			if p {
+				best, bestPref = i, p
+			}
+		case j.seq < b.seq:
+			best, bestPref = i, p
+		}
+	}
+	j := h.jobs[best]
+	h.jobs = append(h.jobs[:best], h.jobs[best+1:]...)
+	h.cond.Broadcast()
+	return j, nil
+}
+
+// remove takes j out of the hand-off; false when it was not there.
+func (h *handoff) remove(j *Job) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, o := range h.jobs {
+		if o == j {
+			h.jobs = append(h.jobs[:i], h.jobs[i+1:]...)
+			h.cond.Broadcast()
+			return true
+		}
+	}
+	return false
+}
+
+func (h *handoff) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.jobs)
+}
+
+func (h *handoff) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.cond.Broadcast()
+	h.mu.Unlock()
+}
+
+// budget is the host memory of synthesized jobs in flight.
+type budget struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	limit int64 // 0: unbounded
+	used  int64
+}
+
+func newBudget(limit int64) *budget {
+	b := &budget{limit: limit}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire waits until n bytes fit; the caller has checked n ≤ limit.
+func (b *budget) acquire(ctx context.Context, n int64) error {
+	defer context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.limit > 0 && b.used+n > b.limit {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.cond.Wait()
+	}
+	b.used += n
+	return nil
+}
+
+func (b *budget) release(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+func (b *budget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}

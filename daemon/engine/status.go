@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"log/slog"
+	"sort"
+	"time"
+)
+
+// DeviceStatus describes one device worker.
+type DeviceStatus struct {
+	Name      string
+	BusyRatio float64 // share of the engine's uptime spent proving
+	JobsDone  int64
+	Current   string // job being proved, "" when idle
+	Down      error  // non-nil when the device left service
+}
+
+// Status is a snapshot of the engine.
+type Status struct {
+	Uptime       time.Duration
+	Devices      []DeviceStatus
+	Queued       map[Priority]int
+	QueueSize    int
+	Synthesizing int
+	Ready        int
+	Proving      int
+	HostInFlight int64
+	HostBudget   int64
+	Draining     bool
+}
+
+// Status returns a snapshot of the queue, the pipeline and the devices.
+func (e *Engine) Status() Status {
+	up := time.Since(e.start)
+	s := Status{Uptime: up, Queued: e.queue.depths(), QueueSize: e.cfg.QueueSize, Ready: e.handoff.len(),
+		HostInFlight: e.budget.inUse(), HostBudget: e.cfg.HostBudget}
+	e.mu.Lock()
+	s.Synthesizing, s.Draining = e.synth, e.draining
+	e.mu.Unlock()
+	for _, w := range e.workers {
+		w.mu.Lock()
+		d := DeviceStatus{Name: w.dev.Name(), JobsDone: w.done, Current: w.current, Down: w.down}
+		if up > 0 {
+			d.BusyRatio = float64(w.busy) / float64(up)
+		}
+		if w.current != "" {
+			s.Proving++
+		}
+		w.mu.Unlock()
+		s.Devices = append(s.Devices, d)
+	}
+	sort.Slice(s.Devices, func(a, b int) bool { return s.Devices[a].Name < s.Devices[b].Name })
+	return s
+}
+
+// logTiming writes the job's one CUZK_TIMING line of key=value fields.
+func (e *Engine) logTiming(j *Job, r *Result, err error) {
+	t := j.timings
+	attrs := []any{"job", j.ID, "request", j.Req.RequestID, "circuit", j.Req.Circuit.Key, "priority", j.Req.Priority.String(),
+		"state", j.State().String(), "queue", t.Queue, "key_load", t.KeyLoad, "synthesis", t.Synthesis,
+		"handoff", t.Handoff, "prove", t.Prove, "verify", t.Verify, "total", t.Total}
+	if r != nil {
+		attrs = append(attrs, "device", r.Device)
+		names := make([]string, 0, len(t.Phases))
+		for p := range t.Phases {
+			names = append(names, p)
+		}
+		sort.Strings(names)
+		for _, p := range names {
+			attrs = append(attrs, "phase."+p, t.Phases[p])
+		}
+	}
+	if err != nil {
+		attrs = append(attrs, "err", err.Error())
+	}
+	e.cfg.Log.Log(e.ctx, slog.LevelInfo, "CUZK_TIMING", attrs...)
+}

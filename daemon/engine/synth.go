@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// synthesizer is one synthesis worker: it takes the highest-priority
+// queued job, makes its key warm, reserves its host memory, solves it and
+// hands it to the device workers.
+func (e *Engine) synthesizer() {
+	defer e.wg.Done()
+	for {
+		j, err := e.queue.pop(e.ctx)
+		if err != nil {
+			return
+		}
+		e.synthesize(j)
+	}
+}
+
+// assignmentBytes is the host memory of one solved job of sys: the wire
+// vector and the three evaluation vectors, 32 bytes per element.
+func assignmentBytes(sys *r1cs.System) int64 {
+	return int64(sys.NbPublic+sys.NbPrivate+3*sys.DomainSize()) * 32
+}
+
+func (e *Engine) synthesize(j *Job) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.end(j, nil, fmt.Errorf("job %s: synthesis: panic: %v", j.ID, p))
+		}
+	}()
+	now := time.Now()
+	j.marks.synthStart = now
+	j.timings.Queue = now.Sub(j.submitted)
+	e.setSynth(+1)
+	defer e.setSynth(-1)
+	j.setState(Synthesizing, Event{})
+	if err := j.ctx.Err(); err != nil {
+		e.end(j, nil, fmt.Errorf("job %s: %w", j.ID, err))
+		return
+	}
+	h, err := e.cfg.Keys.Acquire(j.ctx, j.Req.Circuit)
+	if err != nil {
+		e.end(j, nil, fmt.Errorf("job %s: key: %w", j.ID, err))
+		return
+	}
+	j.handle = h
+	j.timings.KeyLoad = h.LoadTime
+	j.event(Event{Kind: EventKeyReady})
+	need := assignmentBytes(h.Sys)
+	if e.cfg.HostBudget > 0 && need > e.cfg.HostBudget {
+		e.end(j, nil, fmt.Errorf("job %s: synthesis of %s needs %d bytes of host memory, the budget is %d: %w",
+			j.ID, h.Key, need, e.cfg.HostBudget, ErrNeverFits))
+		return
+	}
+	if err := e.budget.acquire(j.ctx, need); err != nil {
+		e.end(j, nil, fmt.Errorf("job %s: waiting for host memory: %w", j.ID, err))
+		return
+	}
+	j.reserved = need
+	start := time.Now()
+	asg, err := r1cs.Solve(j.circuit, r1cs.WithShape(h.Sys))
+	j.timings.Synthesis = time.Since(start)
+	if err == nil {
+		err = j.ctx.Err()
+	}
+	if err != nil {
+		e.end(j, nil, fmt.Errorf("job %s: synthesis: %w", j.ID, err))
+		return
+	}
+	j.asg = asg
+	j.public = append(j.public[:0], asg.PublicInputs()...)
+	j.circuit = nil // the witness is in asg now
+	j.setState(Ready, Event{Kind: EventSynthesisDone})
+	j.marks.ready = time.Now()
+	if err := e.handoff.put(j.ctx, j); err != nil {
+		if errors.Is(err, errClosed) {
+			err = fmt.Errorf("engine closed: %w", j.ctx.Err())
+		}
+		e.end(j, nil, fmt.Errorf("job %s: waiting for a device: %w", j.ID, err))
+	}
+}
+
+func (e *Engine) setSynth(d int) {
+	e.mu.Lock()
+	e.synth += d
+	e.mu.Unlock()
+}

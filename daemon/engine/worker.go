@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+// worker proves the jobs of one device, one at a time.
+type worker struct {
+	e   *Engine
+	dev Device
+
+	mu      sync.Mutex
+	busy    time.Duration
+	done    int64
+	current string
+	down    error
+}
+
+func (w *worker) run() {
+	defer w.e.wg.Done()
+	name := w.dev.Name()
+	for {
+		j, err := w.e.handoff.take(w.e.ctx, func(j *Job) bool { return w.e.cfg.Keys.IsHotOn(j.handle.Key, name) })
+		if err != nil {
+			return
+		}
+		if err := w.prove(j); err != nil {
+			w.mu.Lock()
+			w.down = err
+			w.mu.Unlock()
+			w.e.cfg.Log.Error("device out of service", "device", name, "err", err)
+			return
+		}
+	}
+}
+
+// prove makes j's proof on the device. It returns an error only when the
+// device could not recover from a failure (j has then failed).
+func (w *worker) prove(j *Job) (down error) {
+	e, name := w.e, w.dev.Name()
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("job %s: prove on %s: panic: %v", j.ID, name, p)
+			e.end(j, nil, err)
+			down = w.recoverDevice(err)
+		}
+	}()
+	j.timings.Handoff = time.Since(j.marks.ready)
+	j.setState(Proving, Event{Kind: EventProving, Device: name})
+	w.setCurrent(j.ID)
+	defer w.setCurrent("")
+	if err := e.cfg.Keys.MakeRoomOn(j.handle, name); err != nil {
+		e.end(j, nil, fmt.Errorf("job %s: key residency on %s: %w", j.ID, name, err))
+		return nil
+	}
+	var pmu sync.Mutex
+	phases := map[string]time.Duration{}
+	ctx := withPhaseHook(j.ctx, func(p string, d time.Duration) {
+		pmu.Lock()
+		phases[p] += d
+		pmu.Unlock()
+		j.event(Event{Kind: EventPhase, Phase: p, Duration: d, Device: name})
+	})
+	start := time.Now()
+	proof, err := w.dev.Prove(ctx, j.handle.PK, j.asg, e.rand())
+	j.timings.Prove = time.Since(start)
+	w.addBusy(j.timings.Prove)
+	if err != nil && j.ctx.Err() != nil {
+		// Cancelled: the device stopped at a stage boundary and freed the job's memory.
+		e.end(j, nil, fmt.Errorf("job %s: cancelled while proving on %s: %w", j.ID, name, j.ctx.Err()))
+		return nil
+	}
+	if err != nil {
+		e.end(j, nil, fmt.Errorf("job %s: prove on %s: %w", j.ID, name, err))
+		return w.recoverDevice(err)
+	}
+	e.cfg.Keys.MarkHot(j.handle, name)
+	r := &Result{Proof: proof, Public: j.public, Device: name}
+	if !j.Req.SkipVerify {
+		start := time.Now()
+		err := groth16.Verify(j.handle.VK, proof, j.public)
+		j.timings.Verify = time.Since(start)
+		if err != nil {
+			e.end(j, nil, fmt.Errorf("job %s: verify proof from %s: %w", j.ID, name, err))
+			return nil
+		}
+		r.Verified = true
+	}
+	pmu.Lock()
+	j.timings.Phases = phases
+	pmu.Unlock()
+	r.Timings = j.timings
+	e.end(j, r, nil)
+	return nil
+}
+
+func (w *worker) recoverDevice(err error) error {
+	if rerr := w.dev.Recover(err); rerr != nil {
+		return fmt.Errorf("%w: recover after %v: %w", errDeviceDown, err, rerr)
+	}
+	w.e.cfg.Log.Warn("device recovered after a failed job", "device", w.dev.Name(), "err", err)
+	return nil
+}
+
+func (w *worker) setCurrent(id string) {
+	w.mu.Lock()
+	w.current = id
+	if id == "" {
+		w.done++
+	}
+	w.mu.Unlock()
+}
+
+func (w *worker) addBusy(d time.Duration) {
+	w.mu.Lock()
+	w.busy += d
+	w.mu.Unlock()
+}
+
+// rand returns the blinding source, serialized when it is not crypto/rand.
+func (e *Engine) rand() io.Reader { return lockedReader{r: e.cfg.Rand, mu: &e.randMu} }
+
+type lockedReader struct {
+	r  io.Reader
+	mu *sync.Mutex
+}
+
+func (l lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
+}

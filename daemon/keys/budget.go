@@ -1,0 +1,270 @@
+package keys
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+// reserve makes room for need bytes of e in the host budget, evicting
+// unreferenced warm keys (least recently used first) and waiting while
+// keys in use hold the budget. e.hostBytes holds the reservation.
+func (m *Manager) reserve(ctx context.Context, e *entry, need int64) error {
+	if m.cfg.HostBudget == 0 {
+		return nil
+	}
+	if need > m.cfg.HostBudget {
+		return fmt.Errorf("%w: about %d bytes, budget %d", ErrTooLarge, need, m.cfg.HostBudget)
+	}
+	stop := context.AfterFunc(ctx, m.cond.Broadcast)
+	defer stop()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		used := m.hostUsedLocked()
+		if used+need <= m.cfg.HostBudget {
+			e.hostBytes = need
+			return nil
+		}
+		if v := m.lruLocked(func(x *entry) bool { return x != e && x.refs == 0 && x.hostBytes > 0 }); v != nil {
+			m.dropLocked(v, Cold)
+			continue
+		}
+		m.cond.Wait()
+	}
+}
+
+func (m *Manager) hostUsedLocked() int64 {
+	var n int64
+	for _, e := range m.entries {
+		n += e.hostBytes
+	}
+	return n
+}
+
+// lruLocked returns the least recently used entry that ok accepts.
+func (m *Manager) lruLocked(ok func(*entry) bool) *entry {
+	var best *entry
+	for _, e := range m.entries {
+		if !isReady(e) || !ok(e) {
+			continue
+		}
+		if best == nil || e.lastUsed.Before(best.lastUsed) {
+			best = e
+		}
+	}
+	return best
+}
+
+func isReady(e *entry) bool {
+	select {
+	case <-e.ready:
+		return e.loadErr == nil
+	default:
+		return false
+	}
+}
+
+// dropLocked drops e to tier: off every GPU (Warm), and out of host memory
+// too (Cold). GPU evictions are started under the lock: Evictors must not
+// call back into the Manager.
+func (m *Manager) dropLocked(e *entry, tier Tier) error {
+	var errs []error
+	for dev := range e.hot {
+		if ev := m.evictors[dev]; ev != nil {
+			if err := ev.EvictKey(e.pk); err != nil {
+				errs = append(errs, fmt.Errorf("evict %s from %s: %w", e.key, dev, err))
+				continue
+			}
+		}
+		delete(e.hot, dev)
+	}
+	if tier == Cold {
+		delete(m.entries, e.key)
+		m.cfg.Log.Info("key cold", "key", e.key, "freed_bytes", e.hostBytes)
+		e.hostBytes = 0
+	}
+	m.cond.Broadcast()
+	return errors.Join(errs...)
+}
+
+// EvictKey drops key to tier (Warm: off the GPUs; Cold: out of host memory
+// too). A key in use is dropped when its last user releases it; the
+// returned Info then still shows the current tier, with the eviction
+// pending. An unknown key is already cold.
+func (m *Manager) EvictKey(key string, tier Tier) (Info, error) {
+	if tier != Warm && tier != Cold {
+		return Info{}, fmt.Errorf("evict %s: can only drop to warm or cold, not %s", key, tier)
+	}
+	return m.evict(key, tier)
+}
+
+func (m *Manager) evict(key string, tier Tier) (Info, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[key]
+	if !ok {
+		return Info{Key: key, Tier: Cold}, nil
+	}
+	if !isReady(e) {
+		return m.infoLocked(e), fmt.Errorf("evict %s: still loading", key)
+	}
+	if e.refs > 0 {
+		if e.evictAsked == 0 || tier < e.evictAsked {
+			e.evictAsked = tier
+		}
+		return m.infoLocked(e), nil
+	}
+	err := m.dropLocked(e, tier)
+	return m.infoLocked(e), err
+}
+
+// MarkHot records that device now holds h's bases.
+func (m *Manager) MarkHot(h *Handle, device string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h.e.hot[device] = m.now()
+}
+
+// IsHotOn reports whether key's bases are resident on device.
+func (m *Manager) IsHotOn(key, device string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[key]
+	if !ok {
+		return false
+	}
+	_, hot := e.hot[device]
+	return hot
+}
+
+// MakeRoomOn frees device memory for h's key on device: least recently
+// used hot keys of that device are evicted until the key fits its GPU
+// budget. The device's worker calls it before proving, so nothing else of
+// that device is on the GPU meanwhile.
+func (m *Manager) MakeRoomOn(h *Handle, device string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, hot := h.e.hot[device]; hot || m.cfg.GPUBudget == 0 {
+		return nil
+	}
+	if h.e.gpuBytes > m.cfg.GPUBudget {
+		return fmt.Errorf("key %s: %d bytes of bases exceed the GPU key budget of %d", h.Key, h.e.gpuBytes, m.cfg.GPUBudget)
+	}
+	for {
+		var used int64
+		var victim *entry
+		for _, e := range m.entries {
+			t, hot := e.hot[device]
+			if !hot {
+				continue
+			}
+			used += e.gpuBytes
+			if victim == nil || t.Before(victim.hot[device]) {
+				victim = e
+			}
+		}
+		if used+h.e.gpuBytes <= m.cfg.GPUBudget || victim == nil {
+			return nil
+		}
+		if ev := m.evictors[device]; ev != nil {
+			if err := ev.EvictKey(victim.pk); err != nil {
+				return fmt.Errorf("evict %s from %s: %w", victim.key, device, err)
+			}
+		}
+		delete(victim.hot, device)
+		m.cfg.Log.Info("key evicted from GPU", "key", victim.key, "device", device, "for", h.Key)
+	}
+}
+
+// Info describes one key.
+type Info struct {
+	Key         string
+	Tier        Tier
+	HostBytes   int64
+	GPUBytes    int64
+	Refs        int
+	LastUsed    time.Time
+	LoadTime    time.Duration
+	HotOn       []string
+	Development bool
+	EvictionDue Tier // nonzero: pending until the last user releases it
+}
+
+func (m *Manager) infoLocked(e *entry) Info {
+	in := Info{Key: e.key, Tier: Warm, HostBytes: e.hostBytes, GPUBytes: e.gpuBytes, Refs: e.refs,
+		LastUsed: e.lastUsed, LoadTime: e.loadTime, Development: e.dev, EvictionDue: e.evictAsked}
+	if !isReady(e) {
+		in.Tier = Cold
+	}
+	if _, ok := m.entries[e.key]; !ok {
+		in.Tier = Cold
+	}
+	for d := range e.hot {
+		in.HotOn = append(in.HotOn, d)
+	}
+	if len(in.HotOn) > 0 && in.Tier == Warm {
+		in.Tier = Hot
+	}
+	return in
+}
+
+// List describes every key the manager holds (warm or hot), by key.
+func (m *Manager) List() []Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Info
+	for _, e := range m.sortedEntries() {
+		out = append(out, m.infoLocked(e))
+	}
+	return out
+}
+
+// Get describes one key (Cold when the manager does not hold it).
+func (m *Manager) Get(key string) Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.entries[key]; ok {
+		return m.infoLocked(e)
+	}
+	return Info{Key: key, Tier: Cold}
+}
+
+// HostUsed is the bytes of warm keys held or reserved.
+func (m *Manager) HostUsed() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.hostUsedLocked()
+}
+
+func readPair(pkPath, vkPath string) (*groth16.ProvingKey, *groth16.VerifyingKey, error) {
+	pk, vk := new(groth16.ProvingKey), new(groth16.VerifyingKey)
+	if err := readFile(pkPath, pk); err != nil {
+		return nil, nil, err
+	}
+	if err := readFile(vkPath, vk); err != nil {
+		return nil, nil, err
+	}
+	return pk, vk, nil
+}
+
+func readFile(path string, dst io.ReaderFrom) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	if _, err := dst.ReadFrom(bufio.NewReaderSize(f, 1<<20)); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}

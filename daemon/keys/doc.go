@@ -1,0 +1,19 @@
+// Package keys keeps the daemon's proving keys in three tiers: cold (key
+// files in the key directory), warm (decoded in host memory, with the
+// circuit's compiled constraint system) and hot (bases resident on a GPU).
+//
+// A key is found by its circuit's shape key (registry.Resolved.Key). In the
+// key directory, <name>.pk and <name>.vk (name: the shape key with "/"
+// replaced by "-") are production keys, loaded as they are. When they are
+// absent the manager uses development keys from prover/groth16/devkeys,
+// generating them into the same directory when missing: such keys come
+// from a publicly known trapdoor, are marked Development everywhere, and
+// must never be used in production.
+//
+// Host memory is budgeted: loading a key evicts the least recently used
+// unreferenced warm keys until it fits; a key in use (Acquired and not yet
+// Released) is never evicted, and an eviction asked for while it is in use
+// happens when its last user lets go. GPU residency is per device, with a
+// budget per device; the GPU worker of a device asks the manager which of
+// its hot keys to drop (MakeRoomOn) before it uploads a new one.
+package keys

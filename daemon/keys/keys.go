@@ -1,0 +1,334 @@
+package keys
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// Tier is where a key currently lives.
+type Tier int
+
+// Tiers, from disk to GPU.
+const (
+	Cold Tier = iota + 1
+	Warm
+	Hot
+)
+
+func (t Tier) String() string {
+	switch t {
+	case Cold:
+		return "cold"
+	case Warm:
+		return "warm"
+	case Hot:
+		return "hot"
+	}
+	return fmt.Sprintf("tier(%d)", int(t))
+}
+
+// ErrTooLarge means a key can never fit the host budget.
+var ErrTooLarge = errors.New("key larger than the host key budget")
+
+// Evictor frees one key's resident bases on a device. prover/gpu's backend
+// provides it; the call must be safe while other keys prove on the device.
+type Evictor interface {
+	EvictKey(pk *groth16.ProvingKey) error
+}
+
+// Config configures a Manager.
+type Config struct {
+	// Dir is the key directory (the cold tier). Required.
+	Dir string
+	// HostBudget bounds the bytes of warm keys; 0 means no bound.
+	HostBudget int64
+	// GPUBudget bounds the bytes of hot keys on each device; 0: no bound.
+	GPUBudget int64
+	// DevSeed seeds development setups (devkeys.Rand(DevSeed, 0)).
+	DevSeed uint64
+	// NoGenerate refuses development keys: only production key files load.
+	NoGenerate bool
+	Log        *slog.Logger
+}
+
+// Manager holds the keys. It is safe for concurrent use.
+type Manager struct {
+	cfg Config
+	now func() time.Time
+
+	mu       sync.Mutex
+	cond     *sync.Cond // signalled when refs drop or entries leave
+	entries  map[string]*entry
+	evictors map[string]Evictor // device name → evictor
+}
+
+type entry struct {
+	key     string
+	res     *registry.Resolved
+	ready   chan struct{} // closed when loading ends
+	loadErr error
+
+	sys        *r1cs.System
+	pk         *groth16.ProvingKey
+	vk         *groth16.VerifyingKey
+	dev        bool
+	hostBytes  int64
+	gpuBytes   int64
+	loadTime   time.Duration
+	refs       int
+	lastUsed   time.Time
+	hot        map[string]time.Time // device → last use there
+	evictAsked Tier                 // 0, or the tier to drop to once refs reach 0
+}
+
+// New returns a Manager over cfg.Dir (created if missing).
+func New(cfg Config) (*Manager, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("keys: no key directory")
+	}
+	if cfg.HostBudget < 0 || cfg.GPUBudget < 0 {
+		return nil, errors.New("keys: negative budget")
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("keys: %w", err)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	m := &Manager{cfg: cfg, now: time.Now, entries: map[string]*entry{}, evictors: map[string]Evictor{}}
+	m.cond = sync.NewCond(&m.mu)
+	return m, nil
+}
+
+// AddDevice registers a device's evictor, so that EvictKey and MakeRoomOn
+// can free its resident bases.
+func (m *Manager) AddDevice(name string, ev Evictor) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.evictors[name] = ev
+}
+
+// Handle is one user's reference to a warm key. Release it exactly once.
+type Handle struct {
+	m        *Manager
+	e        *entry
+	Key      string
+	PK       *groth16.ProvingKey
+	VK       *groth16.VerifyingKey
+	Sys      *r1cs.System
+	Dev      bool
+	LoadTime time.Duration // time this Acquire spent loading (0 when warm)
+	released bool
+}
+
+// Release drops the reference; a pending eviction runs when it was the last.
+func (h *Handle) Release() {
+	if h.released {
+		return
+	}
+	h.released = true
+	m := h.m
+	m.mu.Lock()
+	h.e.refs--
+	h.e.lastUsed = m.now()
+	var ask Tier
+	if h.e.refs == 0 && h.e.evictAsked != 0 {
+		ask, h.e.evictAsked = h.e.evictAsked, 0
+	}
+	m.mu.Unlock()
+	m.cond.Broadcast()
+	if ask != 0 {
+		if _, err := m.evict(h.e.key, ask); err != nil {
+			m.cfg.Log.Warn("deferred key eviction failed", "key", h.e.key, "err", err)
+		}
+	}
+}
+
+// Acquire returns a reference to c's key, loading it into host memory when
+// cold (from the key directory, or by a development setup). Concurrent
+// Acquires of one cold key load it once. It waits while the host budget is
+// held by keys in use, until ctx ends.
+func (m *Manager) Acquire(ctx context.Context, c *registry.Resolved) (*Handle, error) {
+	start := m.now()
+	m.mu.Lock()
+	e, ok := m.entries[c.Key]
+	if !ok {
+		e = &entry{key: c.Key, res: c, ready: make(chan struct{}), hot: map[string]time.Time{}}
+		m.entries[c.Key] = e
+		m.mu.Unlock()
+		m.load(ctx, e)
+		m.mu.Lock()
+	}
+	e.refs++ // held while waiting, so the entry cannot be evicted under us
+	m.mu.Unlock()
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		m.unref(e)
+		return nil, fmt.Errorf("key %s: %w", c.Key, ctx.Err())
+	}
+	if e.loadErr != nil {
+		m.unref(e)
+		return nil, e.loadErr
+	}
+	h := &Handle{m: m, e: e, Key: e.key, PK: e.pk, VK: e.vk, Sys: e.sys, Dev: e.dev}
+	if !ok {
+		h.LoadTime = m.now().Sub(start)
+	}
+	return h, nil
+}
+
+func (m *Manager) unref(e *entry) {
+	m.mu.Lock()
+	e.refs--
+	m.mu.Unlock()
+	m.cond.Broadcast()
+}
+
+// load fills e (compile, read or generate, budget) and closes e.ready. On
+// failure the entry is removed so that a later Acquire tries again.
+func (m *Manager) load(ctx context.Context, e *entry) {
+	start := m.now()
+	err := m.loadInto(ctx, e)
+	m.mu.Lock()
+	if err != nil {
+		e.loadErr = fmt.Errorf("key %s: %w", e.key, err)
+		delete(m.entries, e.key)
+	} else {
+		e.loadTime = m.now().Sub(start)
+		e.lastUsed = m.now()
+	}
+	m.mu.Unlock()
+	close(e.ready)
+	m.cond.Broadcast()
+	if err == nil {
+		m.cfg.Log.Info("key warm", "key", e.key, "development", e.dev, "host_bytes", e.hostBytes, "load", e.loadTime)
+	}
+}
+
+func (m *Manager) loadInto(ctx context.Context, e *entry) error {
+	ex, err := e.res.Example(1)
+	if err != nil {
+		return err
+	}
+	circ, err := e.res.Circuit(ex)
+	if err != nil {
+		return fmt.Errorf("shape circuit: %w", err)
+	}
+	if e.sys, err = r1cs.Compile(circ); err != nil {
+		return fmt.Errorf("compile: %w", err)
+	}
+	need := estimateBytes(e.sys)
+	if err := m.reserve(ctx, e, need); err != nil {
+		return err
+	}
+	if err := m.readKeys(e); err != nil {
+		m.mu.Lock()
+		e.hostBytes = 0
+		m.mu.Unlock()
+		return err
+	}
+	m.mu.Lock()
+	e.hostBytes = keyBytes(e.pk) + int64(len(e.vk.G1.IC))*96
+	e.gpuBytes = keyBytes(e.pk)
+	m.mu.Unlock()
+	return nil
+}
+
+// readKeys loads production keys from the key directory, or development
+// keys (generated when missing).
+func (m *Manager) readKeys(e *entry) error {
+	name := FileName(e.key)
+	pkPath, vkPath := filepath.Join(m.cfg.Dir, name+".pk"), filepath.Join(m.cfg.Dir, name+".vk")
+	if _, err := os.Stat(pkPath); err == nil {
+		pk, vk, err := readPair(pkPath, vkPath)
+		if err != nil {
+			return err
+		}
+		if pk.NbPublic != e.sys.NbPublic || pk.NbPrivate != e.sys.NbPrivate || pk.DomainSize != e.sys.DomainSize() {
+			return fmt.Errorf("%s does not fit the circuit (%d public, %d private, domain %d; circuit %d, %d, %d)",
+				pkPath, pk.NbPublic, pk.NbPrivate, pk.DomainSize, e.sys.NbPublic, e.sys.NbPrivate, e.sys.DomainSize())
+		}
+		e.pk, e.vk = pk, vk
+		return nil
+	}
+	if m.cfg.NoGenerate {
+		return fmt.Errorf("no key files %s and development keys are off", pkPath)
+	}
+	done := m.progress(e.key)
+	pk, vk, info, err := devkeys.Get(m.cfg.Dir, name, e.sys, m.cfg.DevSeed)
+	done(info)
+	if err != nil {
+		return err
+	}
+	e.pk, e.vk, e.dev = pk, vk, true
+	return nil
+}
+
+// progress logs a development setup while it runs (every 10 s) and when it
+// ends.
+func (m *Manager) progress(key string) func(devkeys.Info) {
+	start := m.now()
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				m.cfg.Log.Info("development key: still loading or generating", "key", key, "elapsed", m.now().Sub(start).Round(time.Second))
+			}
+		}
+	}()
+	return func(info devkeys.Info) {
+		close(stop)
+		if info.Cached {
+			m.cfg.Log.Info("development key loaded (NOT for production)", "key", key, "path", info.PKPath, "load", info.Load)
+			return
+		}
+		m.cfg.Log.Warn("development key generated (NOT for production: its trapdoor is public)", "key", key,
+			"path", info.PKPath, "setup", info.Setup, "store", info.Store, "replaced", info.Replaced)
+	}
+}
+
+// FileName is the key directory's file name (without extension) for a
+// shape key.
+func FileName(key string) string { return strings.NewReplacer("/", "-", ",", "-").Replace(key) }
+
+// estimateBytes is a key's host size before it is read: about one G1 point
+// per wire for each of A, B, L, one per row for H, and a G2 point per wire.
+func estimateBytes(sys *r1cs.System) int64 {
+	nv := int64(sys.NbPublic + sys.NbPrivate)
+	n := int64(sys.DomainSize())
+	return (3*nv+n)*96 + nv*192
+}
+
+func keyBytes(pk *groth16.ProvingKey) int64 {
+	g1 := len(pk.G1.A) + len(pk.G1.B) + len(pk.G1.L) + len(pk.G1.H)
+	return int64(g1)*96 + int64(len(pk.G2.B))*192
+}
+
+// sortedEntries returns the entries by key (for stable listings).
+func (m *Manager) sortedEntries() []*entry {
+	out := make([]*entry, 0, len(m.entries))
+	for _, e := range m.entries {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
