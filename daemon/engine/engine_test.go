@@ -1,0 +1,375 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// fakeDevice is a named device proving on the CPU backend, with hooks to
+// hold, fail or observe its jobs.
+type fakeDevice struct {
+	*CPUDevice
+	name     string
+	before   func(ctx context.Context, asg *r1cs.Assignment) error // nil: prove at once
+	recovers atomic.Int32
+	mu       sync.Mutex
+	proved   []string // public input 1 (the seed-derived comm_r) per proof, in order
+}
+
+func newFake(t *testing.T, name string) *fakeDevice {
+	cpu, err := NewCPUDevice(name)
+	require.NoError(t, err)
+	return &fakeDevice{CPUDevice: cpu, name: name}
+}
+
+func (d *fakeDevice) Name() string { return d.name }
+
+func (d *fakeDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
+	if d.before != nil {
+		if err := d.before(ctx, asg); err != nil {
+			return nil, err
+		}
+	}
+	p, err := d.CPUDevice.Prove(ctx, pk, asg, rnd)
+	if err == nil {
+		d.mu.Lock()
+		d.proved = append(d.proved, asg.Public[2].String())
+		d.mu.Unlock()
+	}
+	return p, err
+}
+
+func (d *fakeDevice) Recover(error) error { d.recovers.Add(1); return nil }
+
+// gate blocks provers until opened; it counts who is waiting.
+type gate struct {
+	ch      chan struct{}
+	waiting atomic.Int32
+}
+
+func newGate() *gate { return &gate{ch: make(chan struct{})} }
+
+func (g *gate) hold(ctx context.Context, _ *r1cs.Assignment) error {
+	g.waiting.Add(1)
+	defer g.waiting.Add(-1)
+	select {
+	case <-g.ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gate) open() { close(g.ch) }
+
+var reg = registry.Default()
+
+func porep(t testing.TB, constraints uint64) *registry.Resolved {
+	c, err := reg.Resolve("porep-synth", map[string]uint64{"constraints": constraints})
+	require.NoError(t, err)
+	return c
+}
+
+func seedInput(seed uint64) []byte { return binary.LittleEndian.AppendUint64(nil, seed) }
+
+func newEngine(t *testing.T, cfg Config, devs ...Device) *Engine {
+	t.Helper()
+	if cfg.Keys == nil {
+		km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
+		require.NoError(t, err)
+		cfg.Keys = km
+	}
+	cfg.Devices = devs
+	e, err := New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, e.Close()) })
+	return e
+}
+
+func submit(t *testing.T, e *Engine, c *registry.Resolved, seed uint64, p Priority) *Job {
+	t.Helper()
+	j, existing, err := e.Submit(Request{Circuit: c, Input: seedInput(seed), Priority: p})
+	require.NoError(t, err)
+	require.False(t, existing)
+	return j
+}
+
+func wait(t *testing.T, j *Job) (*Result, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return j.Wait(ctx)
+}
+
+func TestConcurrentJobsAllVerify(t *testing.T) {
+	d0, d1 := newFake(t, "fake0"), newFake(t, "fake1")
+	e := newEngine(t, Config{Synthesizers: 3}, d0, d1)
+	c := porep(t, 2048)
+	var jobs []*Job
+	for i := range 8 {
+		jobs = append(jobs, submit(t, e, c, uint64(i+1), Normal))
+	}
+	for _, j := range jobs {
+		r, err := wait(t, j)
+		require.NoError(t, err)
+		assert.True(t, r.Verified)
+		assert.Contains(t, []string{"fake0", "fake1"}, r.Device)
+		assert.Equal(t, Done, j.State())
+		assert.Positive(t, r.Timings.Synthesis)
+		assert.Positive(t, r.Timings.Prove)
+		assert.GreaterOrEqual(t, r.Timings.Total, r.Timings.Synthesis+r.Timings.Prove)
+		assert.NotEmpty(t, r.Timings.Phases)
+	}
+	assert.Equal(t, 8, len(d0.proved)+len(d1.proved))
+}
+
+// TestPriorityOrder holds the one device on a first job, queues NORMAL,
+// LOW and CRITICAL jobs behind it, and checks the order they are proved in.
+func TestPriorityOrder(t *testing.T) {
+	d := newFake(t, "fake0")
+	g := newGate()
+	var first atomic.Bool
+	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
+		if first.CompareAndSwap(false, true) {
+			return g.hold(ctx, asg)
+		}
+		return nil
+	}
+	e := newEngine(t, Config{Synthesizers: 1, Handoff: 1}, d)
+	c := porep(t, 1024)
+	head := submit(t, e, c, 100, Normal)
+	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	// The synthesizer now takes one more job into the full hand-off and
+	// waits; the rest stay queued in priority order.
+	next := submit(t, e, c, 101, Normal)
+	require.Eventually(t, func() bool { return next.State() == Ready }, time.Minute, time.Millisecond)
+	var order []*Job
+	low := submit(t, e, c, 1, Low)
+	n1 := submit(t, e, c, 2, Normal)
+	n2 := submit(t, e, c, 3, Normal)
+	crit := submit(t, e, c, 4, Critical)
+	high := submit(t, e, c, 5, High)
+	order = append(order, crit, high, n1, n2, low)
+	g.open()
+	for _, j := range append([]*Job{head, next}, order...) {
+		_, err := wait(t, j)
+		require.NoError(t, err)
+	}
+	got := d.proved
+	require.Len(t, got, 7)
+	want := []string{publicOf(t, c, 100), publicOf(t, c, 101)}
+	for _, s := range []uint64{4, 5, 2, 3, 1} {
+		want = append(want, publicOf(t, c, s))
+	}
+	assert.Equal(t, want, got, "proved in the order: head, hand-off, then critical, high, normal (FIFO), low")
+}
+
+func publicOf(t *testing.T, c *registry.Resolved, seed uint64) string {
+	circ, err := c.Circuit(seedInput(seed))
+	require.NoError(t, err)
+	sys, err := r1cs.Compile(circ)
+	require.NoError(t, err)
+	asg, err := r1cs.Solve(circ, r1cs.WithShape(sys))
+	require.NoError(t, err)
+	return asg.Public[2].String()
+}
+
+func TestCancelQueuedSynthesizingAndProving(t *testing.T) {
+	d := newFake(t, "fake0")
+	g := newGate()
+	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
+		if asg.Public[2].String() == publicOf(t, porep(t, 1024), 1) {
+			return g.hold(ctx, asg) // only the first job is held
+		}
+		return nil
+	}
+	e := newEngine(t, Config{Synthesizers: 1, Handoff: 1}, d)
+	c := porep(t, 1024)
+	running := submit(t, e, c, 1, Normal)
+	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	ready := submit(t, e, c, 2, Normal)
+	require.Eventually(t, func() bool { return ready.State() == Ready }, time.Minute, time.Millisecond)
+	queued := submit(t, e, c, 3, Normal)
+	// The synthesizer holds job 3 waiting for room in the hand-off; job 4 stays queued.
+	queued2 := submit(t, e, c, 4, Normal)
+
+	for _, j := range []*Job{queued2, ready, running} {
+		_, err := e.Cancel(j.ID)
+		require.NoError(t, err)
+		_, err = wait(t, j)
+		require.ErrorIs(t, err, context.Canceled, "job %s", j.ID)
+		assert.Equal(t, Cancelled, j.State())
+	}
+	assert.Zero(t, d.recovers.Load(), "a cancelled job is not a device fault")
+	r, err := wait(t, queued)
+	require.NoError(t, err, "the device goes on after cancelled jobs")
+	assert.True(t, r.Verified)
+	assert.Zero(t, e.budget.inUse(), "cancelled jobs gave back their host memory")
+}
+
+func TestCancelDuringSynthesis(t *testing.T) {
+	d := newFake(t, "fake0")
+	e := newEngine(t, Config{Synthesizers: 1}, d)
+	c := porep(t, 1<<14) // synthesis long enough to cancel inside it
+	j := submit(t, e, c, 1, Normal)
+	require.Eventually(t, func() bool { return j.State() == Synthesizing }, time.Minute, time.Microsecond)
+	_, err := e.Cancel(j.ID)
+	require.NoError(t, err)
+	_, err = wait(t, j)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, d.proved, "a job cancelled while synthesizing never reaches the device")
+}
+
+func TestQueueFull(t *testing.T) {
+	d := newFake(t, "fake0")
+	g := newGate()
+	d.before = g.hold
+	e := newEngine(t, Config{Synthesizers: 1, Handoff: 1, QueueSize: 2}, d)
+	c := porep(t, 1024)
+	submit(t, e, c, 1, Normal)
+	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	j2 := submit(t, e, c, 2, Normal)
+	require.Eventually(t, func() bool { return j2.State() == Ready }, time.Minute, time.Millisecond)
+	j3 := submit(t, e, c, 3, Normal)
+	require.Eventually(t, func() bool { return j3.State() == Ready }, time.Minute, time.Millisecond)
+	submit(t, e, c, 4, Normal)
+	submit(t, e, c, 5, Normal)
+	_, _, err := e.Submit(Request{Circuit: c, Input: seedInput(6)})
+	require.ErrorIs(t, err, ErrQueueFull)
+	g.open()
+}
+
+func TestIdempotentResubmission(t *testing.T) {
+	e := newEngine(t, Config{}, newFake(t, "fake0"))
+	c := porep(t, 1024)
+	j, existing, err := e.Submit(Request{RequestID: "r1", Circuit: c, Input: seedInput(1)})
+	require.NoError(t, err)
+	require.False(t, existing)
+	again, existing, err := e.Submit(Request{RequestID: "r1", Circuit: c, Input: seedInput(1)})
+	require.NoError(t, err)
+	assert.True(t, existing)
+	assert.Same(t, j, again)
+	_, _, err = e.Submit(Request{RequestID: "r1", Circuit: c, Input: seedInput(2)})
+	require.ErrorIs(t, err, ErrRequestConflict)
+	_, err = wait(t, j)
+	require.NoError(t, err)
+	after, existing, err := e.Submit(Request{RequestID: "r1", Circuit: c, Input: seedInput(1)})
+	require.NoError(t, err)
+	assert.True(t, existing, "an ended job is still found by its request_id")
+	assert.Same(t, j, after)
+}
+
+func TestFailingJobBesideHealthyOnes(t *testing.T) {
+	d := newFake(t, "fake0")
+	bad := publicOf(t, porep(t, 1024), 3)
+	d.before = func(_ context.Context, asg *r1cs.Assignment) error {
+		if asg.Public[2].String() == bad {
+			return errors.New("injected device fault")
+		}
+		return nil
+	}
+	e := newEngine(t, Config{Synthesizers: 2}, d)
+	c := porep(t, 1024)
+	var jobs []*Job
+	for i := range 5 {
+		jobs = append(jobs, submit(t, e, c, uint64(i+1), Normal))
+	}
+	for i, j := range jobs {
+		r, err := wait(t, j)
+		if i == 2 {
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "prove on fake0: injected device fault")
+			assert.Equal(t, Failed, j.State())
+			continue
+		}
+		require.NoError(t, err)
+		assert.True(t, r.Verified)
+	}
+	assert.Equal(t, int32(1), d.recovers.Load(), "the device was asked to recover once")
+}
+
+func TestNeverFitsAndWaitsForBudget(t *testing.T) {
+	c := porep(t, 1024)
+	e := newEngine(t, Config{HostBudget: 1000}, newFake(t, "fake0"))
+	j := submit(t, e, c, 1, Normal)
+	_, err := wait(t, j)
+	require.ErrorIs(t, err, ErrNeverFits)
+	assert.Contains(t, err.Error(), "budget is 1000")
+
+	// A budget of one job: jobs wait for each other and all prove.
+	one := int64(32 * (2*2048 + 2048 + 64)) // generous for 1024 constraints, below two jobs
+	e2 := newEngine(t, Config{HostBudget: one * 2, Synthesizers: 4}, newFake(t, "fake1"))
+	var jobs []*Job
+	for i := range 4 {
+		jobs = append(jobs, submit(t, e2, c, uint64(i+1), Normal))
+	}
+	for _, j := range jobs {
+		_, err := wait(t, j)
+		require.NoError(t, err)
+	}
+}
+
+func TestDrain(t *testing.T) {
+	d := newFake(t, "fake0")
+	e := newEngine(t, Config{}, d)
+	c := porep(t, 1024)
+	j := submit(t, e, c, 1, Normal)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, e.Drain(ctx))
+	assert.Equal(t, Done, j.State(), "drain lets running jobs finish")
+	_, _, err := e.Submit(Request{Circuit: c, Input: seedInput(2)})
+	require.ErrorIs(t, err, ErrDraining)
+}
+
+func TestWatchEvents(t *testing.T) {
+	e := newEngine(t, Config{}, newFake(t, "fake0"))
+	j := submit(t, e, porep(t, 1024), 1, Normal)
+	var kinds []EventKind
+	require.NoError(t, j.Watch(context.Background(), func(ev Event) error {
+		if len(kinds) == 0 || kinds[len(kinds)-1] != ev.Kind {
+			kinds = append(kinds, ev.Kind)
+		}
+		return nil
+	}))
+	assert.Equal(t, []EventKind{EventQueued, EventKeyReady, EventSynthesisDone, EventProving, EventPhase, EventDone}, kinds)
+}
+
+func TestHandoffPrefersHotKeysWithinAPriority(t *testing.T) {
+	h := newHandoff(8)
+	mk := func(seq uint64, p Priority) *Job { return &Job{seq: seq, Req: Request{Priority: p}} }
+	a, b, c := mk(1, Normal), mk(2, Normal), mk(3, Low)
+	for _, j := range []*Job{a, b, c} {
+		require.NoError(t, h.put(context.Background(), j))
+	}
+	got, err := h.take(context.Background(), func(j *Job) bool { return j == b || j == c })
+	require.NoError(t, err)
+	assert.Same(t, b, got, "within NORMAL the hot job goes first")
+	got, err = h.take(context.Background(), func(j *Job) bool { return j == c })
+	require.NoError(t, err)
+	assert.Same(t, a, got, "priority before residency")
+}
+
+func TestHandoffAdmitsOutrankingJobWhenFull(t *testing.T) {
+	h := newHandoff(1)
+	require.NoError(t, h.put(context.Background(), &Job{seq: 1, Req: Request{Priority: Normal}}))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, h.put(ctx, &Job{seq: 2, Req: Request{Priority: Normal}}), context.DeadlineExceeded)
+	require.NoError(t, h.put(context.Background(), &Job{seq: 3, Req: Request{Priority: Critical}}))
+	assert.Equal(t, 2, h.len())
+}
