@@ -21,6 +21,8 @@ type Device interface {
 	// is done, and reports its phases to the trace in ctx
 	// (groth16.ContextTrace).
 	Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error)
+	// Preload makes pk's bases resident on the device.
+	Preload(ctx context.Context, pk *groth16.ProvingKey) error
 	// EvictKey frees pk's bases if the device holds them.
 	EvictKey(pk *groth16.ProvingKey) error
 	// Recover is called after Prove failed with err; it restores the device
@@ -57,6 +59,9 @@ func (d *CPUDevice) Name() string { return d.name }
 func (d *CPUDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
 	return proveOn(ctx, pk, asg, d.backend, rnd, nil)
 }
+
+// Preload implements Device: the CPU proves from host memory.
+func (d *CPUDevice) Preload(context.Context, *groth16.ProvingKey) error { return nil }
 
 // EvictKey implements Device: the CPU holds no bases of its own.
 func (d *CPUDevice) EvictKey(*groth16.ProvingKey) error { return nil }

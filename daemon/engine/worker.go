@@ -103,6 +103,7 @@ func (w *worker) recoverDevice(err error) error {
 	if rerr := w.dev.Recover(err); rerr != nil {
 		return fmt.Errorf("%w: recover after %v: %w", errDeviceDown, err, rerr)
 	}
+	w.e.cfg.Keys.ForgetDevice(w.dev.Name())
 	w.e.cfg.Log.Warn("device recovered after a failed job", "device", w.dev.Name(), "err", err)
 	return nil
 }

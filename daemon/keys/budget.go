@@ -268,3 +268,13 @@ func readFile(path string, dst io.ReaderFrom) error {
 	}
 	return nil
 }
+
+// ForgetDevice marks every key as not resident on device (its memory was
+// lost: the device was re-created after a fault).
+func (m *Manager) ForgetDevice(device string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.entries {
+		delete(e.hot, device)
+	}
+}

@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/gpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// GPUDevice proves on one GPU with prover/gpu: Prove's host scratch in a
+// workspace of pinned memory, bases resident across jobs. Its worker is
+// its only prover; Preload and EvictKey may come from other goroutines.
+type GPUDevice struct {
+	ordinal int
+	opts    []gpu.Option
+
+	mu   sync.Mutex // guards the fields below against Recover
+	info driver.Info
+	dev  *driver.Device
+	be   *gpu.Backend
+	ws   *groth16.Workspace
+}
+
+// OpenGPUs opens the GPUs with the given ordinals (all of them when nil).
+// It returns driver.ErrNoGPU (matched with errors.Is) where there are none.
+func OpenGPUs(ordinals []int, opts ...gpu.Option) ([]*GPUDevice, error) {
+	if ordinals == nil {
+		n, err := driver.Count()
+		if err != nil {
+			return nil, err
+		}
+		for i := range n {
+			ordinals = append(ordinals, i)
+		}
+	}
+	var out []*GPUDevice
+	for _, o := range ordinals {
+		d := &GPUDevice{ordinal: o, opts: opts}
+		if err := d.open(); err != nil {
+			for _, prev := range out {
+				_ = prev.Close() // the open error is the one to report
+			}
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (d *GPUDevice) open() error {
+	dev, err := driver.Open(d.ordinal)
+	if err != nil {
+		return err
+	}
+	be, err := gpu.New(dev, d.opts...)
+	if err != nil {
+		return errors.Join(err, dev.Close())
+	}
+	d.info, d.dev, d.be, d.ws = dev.Info(), dev, be, groth16.NewWorkspace(be)
+	return nil
+}
+
+// Name implements Device: "gpu<ordinal> <model>".
+func (d *GPUDevice) Name() string { return fmt.Sprintf("gpu%d %s", d.ordinal, d.info.Name) }
+
+// Info describes the GPU.
+func (d *GPUDevice) Info() driver.Info { return d.info }
+
+// Backend returns the device's prover backend (its host allocator serves
+// pinned synthesis buffers).
+func (d *GPUDevice) Backend() *gpu.Backend {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.be
+}
+
+// Prove implements Device.
+func (d *GPUDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
+	d.mu.Lock()
+	be, ws := d.be, d.ws
+	d.mu.Unlock()
+	return proveOn(ctx, pk, asg, be, rnd, ws)
+}
+
+// Preload implements Device: one MSM over zero scalars per bases set makes
+// it resident (with its table of multiples), as the first proof would.
+func (d *GPUDevice) Preload(ctx context.Context, pk *groth16.ProvingKey) error {
+	be := d.Backend()
+	g1, g2 := pk.Bases()
+	for _, b := range g1 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if len(b) == 0 {
+			continue
+		}
+		sum, err := be.MSMG1(b, make([]fr.Element, len(b)))
+		if err != nil {
+			return fmt.Errorf("upload G1 bases: %w", err)
+		}
+		if !sum.Z.IsZero() {
+			return errors.New("upload G1 bases: MSM over zero scalars is not the identity")
+		}
+	}
+	for _, b := range g2 {
+		if len(b) == 0 {
+			continue
+		}
+		var sum bls12381.G2Jac
+		sum, err := be.MSMG2(b, make([]fr.Element, len(b)))
+		if err != nil {
+			return fmt.Errorf("upload G2 bases: %w", err)
+		}
+		if !sum.Z.IsZero() {
+			return errors.New("upload G2 bases: MSM over zero scalars is not the identity")
+		}
+	}
+	return nil
+}
+
+// EvictKey implements Device.
+func (d *GPUDevice) EvictKey(pk *groth16.ProvingKey) error {
+	g1, g2 := pk.Bases()
+	return d.Backend().EvictBasesOf(g1, g2)
+}
+
+// Recover implements Device: after a failure the backend and the context
+// are re-created, so that a sticky CUDA error (the driver's context is
+// unusable after an illegal address, say) does not outlive its job.
+// Resident bases are lost and upload again on next use.
+func (d *GPUDevice) Recover(error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	closeErr := d.closeLocked()
+	if err := d.open(); err != nil {
+		return fmt.Errorf("reopen gpu%d: %w", d.ordinal, errors.Join(err, closeErr))
+	}
+	return nil
+}
+
+// Close implements Device.
+func (d *GPUDevice) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closeLocked()
+}
+
+func (d *GPUDevice) closeLocked() error {
+	var errs []error
+	if d.ws != nil {
+		errs = append(errs, d.ws.Close())
+	}
+	if d.be != nil {
+		errs = append(errs, d.be.Close())
+	}
+	if d.dev != nil {
+		errs = append(errs, d.dev.Close())
+	}
+	d.ws, d.be, d.dev = nil, nil, nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+)
+
+// ErrExposedWithoutToken refuses a non-loopback TCP listener with no token.
+var ErrExposedWithoutToken = errors.New("a non-loopback TCP address needs a bearer token (set token)")
+
+// unixPath returns the socket path of a unix address, or ok = false.
+func unixPath(addr string) (path string, ok bool) {
+	if p, ok := strings.CutPrefix(addr, "unix://"); ok {
+		return p, true
+	}
+	return strings.CutPrefix(addr, "unix:")
+}
+
+// CheckExposure returns ErrExposedWithoutToken when addr is a TCP address
+// other than loopback and token is empty.
+func CheckExposure(addr, token string) error {
+	if _, ok := unixPath(addr); ok || token != "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.IsLoopback() {
+		return fmt.Errorf("listen address %q: %w", addr, ErrExposedWithoutToken)
+	}
+	return nil
+}
+
+// Listen opens addr: a unix socket ("unix:PATH", a stale socket file is
+// replaced) or TCP.
+func Listen(addr string) (net.Listener, error) {
+	if path, ok := unixPath(addr); ok {
+		if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSocket != 0 {
+			// A socket left by a killed daemon: nothing listens on it if dialing fails.
+			if c, err := net.Dial("unix", path); err == nil {
+				c.Close()
+				return nil, fmt.Errorf("listen %s: another daemon is serving on it", addr)
+			}
+			if err := os.Remove(path); err != nil {
+				return nil, fmt.Errorf("listen %s: remove stale socket: %w", addr, err)
+			}
+		}
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			return nil, fmt.Errorf("listen %s: %w", addr, err)
+		}
+		return l, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	return l, nil
+}

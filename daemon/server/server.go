@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/daemon/engine"
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+)
+
+// Config configures a Server.
+type Config struct {
+	Engine   *engine.Engine      // required
+	Keys     *keys.Manager       // required
+	Registry *registry.Registry  // default registry.Default()
+	Token    string              // bearer token; "" means no authentication
+	Version  string              // reported by GetStatus
+	Backend  string              // "gpu" or "cpu"
+	CPUWhy   string              // why there is no GPU, when Backend is "cpu"
+	Devices  map[string]DeviceInfo
+	Kernels  *KernelInfo         // nil: none embedded
+	Gatherer prometheus.Gatherer // for GetMetrics and /metrics
+	// MaxInputBytes bounds a request's input (default 256 MiB − 64 KiB).
+	MaxInputBytes int
+	Log           *slog.Logger
+	// Ready reports whether the daemon can prove (GPUs found, kernels
+	// loaded); nil means always.
+	Ready func() error
+}
+
+// DeviceInfo is what the engine does not know of a device.
+type DeviceInfo struct {
+	Ordinal     int
+	MemoryBytes int64
+}
+
+// KernelInfo is the embedded kernel manifest as reported.
+type KernelInfo struct {
+	Pins    *pb.KernelPins
+	Kernels []*pb.Kernel
+}
+
+// Server implements cuzkv1.ProvingEngineServer. It is safe for concurrent
+// use.
+type Server struct {
+	pb.UnimplementedProvingEngineServer
+	cfg    Config
+	health *health.Server
+	start  time.Time
+}
+
+// New returns a Server over cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Engine == nil || cfg.Keys == nil {
+		return nil, errors.New("server: engine and keys are required")
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = registry.Default()
+	}
+	if cfg.MaxInputBytes == 0 {
+		cfg.MaxInputBytes = DefaultMaxMessageBytes - 64<<10
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Gatherer == nil {
+		cfg.Gatherer = prometheus.NewRegistry()
+	}
+	return &Server{cfg: cfg, health: health.NewServer(), start: time.Now()}, nil
+}
+
+// DefaultMaxMessageBytes is the default gRPC message limit.
+const DefaultMaxMessageBytes = 256 << 20
+
+// Register adds the proving service, health and reflection to gs and
+// marks the service SERVING.
+func (s *Server) Register(gs *grpc.Server) {
+	pb.RegisterProvingEngineServer(gs, s)
+	healthpb.RegisterHealthServer(gs, s.health)
+	reflection.Register(gs)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(pb.ProvingEngine_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+}
+
+// SetNotServing marks every service NOT_SERVING (a drain has begun), so
+// health-checking clients send their jobs elsewhere.
+func (s *Server) SetNotServing() { s.health.Shutdown() }
+
+// ServerOptions returns the interceptors and limits the service needs:
+// authentication (when a token is set) and the message size limit.
+func (s *Server) ServerOptions(maxMessage int) []grpc.ServerOption {
+	if maxMessage <= 0 {
+		maxMessage = DefaultMaxMessageBytes
+	}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage)}
+	if s.cfg.Token != "" {
+		a := authenticator{token: s.cfg.Token}
+		opts = append(opts, grpc.ChainUnaryInterceptor(a.unary), grpc.ChainStreamInterceptor(a.stream))
+	}
+	return opts
+}
+
+// statusOf maps an engine or registry error to a gRPC status.
+func statusOf(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, registry.ErrInvalid):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, engine.ErrQueueFull), errors.Is(err, engine.ErrNeverFits), errors.Is(err, keys.ErrTooLarge):
+		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, engine.ErrDraining):
+		return status.Error(codes.Unavailable, err.Error())
+	case errors.Is(err, engine.ErrUnknownJob):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, engine.ErrRequestConflict):
+		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+func invalid(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, args...)
+}
+
+// fmtErr is fmt.Errorf, named for the handlers' wrapping.
+var fmtErr = fmt.Errorf
