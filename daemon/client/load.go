@@ -1,0 +1,180 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+// Load is a stream of proofs to submit.
+type Load struct {
+	Circuit     *registry.Resolved
+	N           int   // proofs
+	Concurrency int   // in flight at once (default 1)
+	Seed        int64 // inputs are Circuit.Example(Seed + i)
+	Priority    pb.Priority
+	// RequestPrefix makes request_ids (prefix-i), so a retry after a
+	// daemon failure finds the job again; "" sends none.
+	RequestPrefix string
+	// Retries is how many times a proof is resubmitted after a transport
+	// failure (a daemon gone): to the next healthy daemon.
+	Retries  int
+	Progress func(done, total int) // called after each proof; may be nil
+}
+
+// Proof is one finished proof of a load.
+type Proof struct {
+	Index    int
+	Latency  time.Duration // client-side, submission to result
+	Result   *pb.ProofResult
+	Attempts int
+}
+
+// Report is the outcome of RunLoad.
+type Report struct {
+	Proofs   []Proof
+	Failures []error
+	Wall     time.Duration
+}
+
+// RunLoad submits l.N proofs at l.Concurrency, verifies each with the
+// verifying key fetched from the daemon and against the public inputs the
+// client computes itself, and reports. It returns an error only when the
+// load could not start; failed proofs are in Report.Failures.
+func RunLoad(ctx context.Context, c *Client, l Load) (*Report, error) {
+	if l.Concurrency <= 0 {
+		l.Concurrency = 1
+	}
+	pbc := &pb.Circuit{Id: l.Circuit.Def.ID, Params: l.Circuit.Params}
+	vkr, err := c.GetVerifyingKey(ctx, &pb.KeyRequest{Circuit: pbc})
+	if err != nil {
+		return nil, fmt.Errorf("get verifying key: %w", err)
+	}
+	var vk groth16.VerifyingKey
+	if _, err := vk.ReadFrom(bytes.NewReader(vkr.GetBinary())); err != nil {
+		return nil, fmt.Errorf("decode verifying key: %w", err)
+	}
+	rep := &Report{}
+	var mu sync.Mutex
+	var next, done atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range l.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= l.N || ctx.Err() != nil {
+					return
+				}
+				p, err := proveOne(ctx, c, l, pbc, &vk, i)
+				mu.Lock()
+				if err != nil {
+					rep.Failures = append(rep.Failures, fmt.Errorf("proof %d: %w", i, err))
+				} else {
+					rep.Proofs = append(rep.Proofs, p)
+				}
+				mu.Unlock()
+				if l.Progress != nil {
+					l.Progress(int(done.Add(1)), l.N)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	rep.Wall = time.Since(start)
+	sort.Slice(rep.Proofs, func(a, b int) bool { return rep.Proofs[a].Index < rep.Proofs[b].Index })
+	return rep, ctx.Err()
+}
+
+func proveOne(ctx context.Context, c *Client, l Load, pbc *pb.Circuit, vk *groth16.VerifyingKey, i int) (Proof, error) {
+	input, err := l.Circuit.Example(l.Seed + int64(i))
+	if err != nil {
+		return Proof{}, err
+	}
+	want, err := ExpectedPublic(l.Circuit, input)
+	if err != nil {
+		return Proof{}, err
+	}
+	req := &pb.ProofRequest{Circuit: pbc, Input: input, Priority: l.Priority}
+	if l.RequestPrefix != "" {
+		req.RequestId = fmt.Sprintf("%s-%d", l.RequestPrefix, i)
+	}
+	start := time.Now()
+	var res *pb.ProofResult
+	attempts := 0
+	for {
+		attempts++
+		res, err = c.Prove(ctx, req)
+		if err == nil || attempts > l.Retries || !retryable(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		return Proof{}, err
+	}
+	if err := VerifyResult(vk, res, want); err != nil {
+		return Proof{}, err
+	}
+	return Proof{Index: i, Latency: time.Since(start), Result: res, Attempts: attempts}, nil
+}
+
+// ExpectedPublic returns the public inputs of c's instance for input when
+// the circuit computes them natively (porep-synth does), else nil.
+func ExpectedPublic(c *registry.Resolved, input []byte) ([]fr.Element, error) {
+	circ, err := c.Circuit(input)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := circ.(interface{ PublicInputs() []fr.Element }); ok {
+		return p.PublicInputs(), nil
+	}
+	return nil, nil
+}
+
+// VerifyResult checks a daemon's result: the proof's two encodings agree,
+// the public inputs are want (when want is not nil), and the proof
+// verifies under vk.
+func VerifyResult(vk *groth16.VerifyingKey, res *pb.ProofResult, want []fr.Element) error {
+	var proof groth16.Proof
+	if _, err := proof.ReadFrom(bytes.NewReader(res.GetProof())); err != nil {
+		return fmt.Errorf("decode proof: %w", err)
+	}
+	a, b, cc := proof.A.Bytes(), proof.B.Bytes(), proof.C.Bytes()
+	comp := append(append(append([]byte(nil), a[:]...), b[:]...), cc[:]...)
+	if !bytes.Equal(comp, res.GetProofCompressed()) || len(comp) != 192 {
+		return errors.New("proof_compressed is not A‖B‖C of proof")
+	}
+	public := make([]fr.Element, len(res.GetPublicInputs()))
+	for i, b := range res.GetPublicInputs() {
+		if err := public[i].SetBytesCanonical(b); err != nil {
+			return fmt.Errorf("public input %d: %w", i, err)
+		}
+	}
+	if want != nil {
+		if len(want) != len(public) {
+			return fmt.Errorf("daemon returned %d public inputs, the instance has %d", len(public), len(want))
+		}
+		for i := range want {
+			if !want[i].Equal(&public[i]) {
+				return fmt.Errorf("public input %d differs from the instance's", i)
+			}
+		}
+	}
+	if err := groth16.Verify(vk, &proof, public); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package client
+
+import (
+	"sort"
+	"time"
+)
+
+// Quantile returns the q-quantile (0..1) of ds by nearest rank.
+func Quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	i := int(q*float64(len(s))+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// Latencies returns the client-side latency of every proof.
+func (r *Report) Latencies() []time.Duration {
+	out := make([]time.Duration, len(r.Proofs))
+	for i, p := range r.Proofs {
+		out[i] = p.Latency
+	}
+	return out
+}
+
+// Throughput is proofs per second over the load's wall time.
+func (r *Report) Throughput() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(len(r.Proofs)) / r.Wall.Seconds()
+}
+
+// PhaseMeans returns the mean of each daemon-side phase over the proofs:
+// queue, key_load, synthesis, handoff, prove, verify, total, and every
+// prover phase as "prove/<name>".
+func (r *Report) PhaseMeans() map[string]time.Duration {
+	sum := map[string]time.Duration{}
+	for _, p := range r.Proofs {
+		t := p.Result.GetTimings()
+		for k, v := range map[string]int64{"queue": t.GetQueueNs(), "key_load": t.GetKeyLoadNs(), "synthesis": t.GetSynthesisNs(),
+			"handoff": t.GetHandoffNs(), "prove": t.GetProveNs(), "verify": t.GetVerifyNs(), "total": t.GetTotalNs()} {
+			sum[k] += time.Duration(v)
+		}
+		for k, v := range t.GetPhasesNs() {
+			sum["prove/"+k] += time.Duration(v)
+		}
+	}
+	if len(r.Proofs) > 0 {
+		for k := range sum {
+			sum[k] /= time.Duration(len(r.Proofs))
+		}
+	}
+	return sum
+}

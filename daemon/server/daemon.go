@@ -1,0 +1,329 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/cuzk-dev/cuzk/cuda"
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/daemon/engine"
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+)
+
+// Options are the daemon's settings, decoded by the main from its config
+// file, CUZK_DAEMON_* variables and flags (the mapstructure names are the
+// config keys).
+type Options struct {
+	Listen          string        `mapstructure:"listen"`      // unix:PATH or host:port
+	HTTPListen      string        `mapstructure:"http_listen"` // /metrics, /healthz, /readyz; "" disables
+	Token           string        `mapstructure:"token"`       // bearer token; required off loopback
+	TokenFile       string        `mapstructure:"token_file"`  // file holding the token (instead of token)
+	TLSCert         string        `mapstructure:"tls_cert"`
+	TLSKey          string        `mapstructure:"tls_key"`
+	MaxMessageBytes int           `mapstructure:"max_message_bytes"`
+	Backend         string        `mapstructure:"backend"` // auto | gpu | cpu
+	GPUs            []int         `mapstructure:"gpus"`    // ordinals; empty: all
+	KeyDir          string        `mapstructure:"key_dir"`
+	DevKeySeed      uint64        `mapstructure:"dev_key_seed"`
+	NoDevKeys       bool          `mapstructure:"no_dev_keys"`
+	HostKeyBudget   int64         `mapstructure:"host_key_budget"` // bytes; 0: none
+	GPUKeyBudget    int64         `mapstructure:"gpu_key_budget"`  // bytes per GPU; 0: none
+	HostJobBudget   int64         `mapstructure:"host_job_budget"` // bytes of synthesized jobs; 0: none
+	QueueSize       int           `mapstructure:"queue_size"`
+	Synthesizers    int           `mapstructure:"synthesizers"` // 0: one per core
+	Handoff         int           `mapstructure:"handoff"`
+	DrainTimeout    time.Duration `mapstructure:"drain_timeout"`
+}
+
+// DefaultOptions are the settings of a daemon with no configuration.
+func DefaultOptions() Options {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir() // no home directory: keys per machine still
+	}
+	return Options{Listen: "127.0.0.1:9820", HTTPListen: "127.0.0.1:9821", MaxMessageBytes: DefaultMaxMessageBytes,
+		Backend: "auto", KeyDir: dir + "/cuzk/keys", DevKeySeed: 1, QueueSize: 1024, DrainTimeout: 10 * time.Minute}
+}
+
+// Daemon is a running proving service: devices, keys, engine, the gRPC
+// listener and the HTTP listener.
+type Daemon struct {
+	opts    Options
+	log     *slog.Logger
+	eng     *engine.Engine
+	srv     *Server
+	gs      *grpc.Server
+	hs      *http.Server
+	lis     net.Listener
+	hlis    net.Listener
+	backend string
+
+	serveErr chan error
+	stopOnce sync.Once
+}
+
+// Start opens the devices and listeners and starts serving.
+func Start(opts Options, log *slog.Logger) (*Daemon, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	token, err := tokenOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckExposure(opts.Listen, token); err != nil {
+		return nil, err
+	}
+	devs, backend, why, infos, err := openDevices(opts, log)
+	if err != nil {
+		return nil, err
+	}
+	km, err := keys.New(keys.Config{Dir: opts.KeyDir, HostBudget: opts.HostKeyBudget, GPUBudget: opts.GPUKeyBudget,
+		DevSeed: opts.DevKeySeed, NoGenerate: opts.NoDevKeys, Log: log})
+	if err != nil {
+		return nil, closeAll(devs, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	eng, err := engine.New(engine.Config{Devices: devs, Keys: km, QueueSize: opts.QueueSize, Synthesizers: opts.Synthesizers,
+		Handoff: opts.Handoff, HostBudget: opts.HostJobBudget, Log: log, Metrics: reg})
+	if err != nil {
+		return nil, closeAll(devs, err)
+	}
+	d := &Daemon{opts: opts, log: log, eng: eng, backend: backend, serveErr: make(chan error, 2)}
+	kinfo := kernelInfo()
+	d.srv, err = New(Config{Engine: eng, Keys: km, Token: token, Version: Version(), Backend: backend, CPUWhy: why,
+		Devices: infos, Kernels: kinfo, Gatherer: reg, MaxInputBytes: opts.MaxMessageBytes - 64<<10, Log: log,
+		Ready: func() error { return ready(backend, kinfo) }})
+	if err != nil {
+		return nil, errors.Join(err, eng.Close())
+	}
+	if err := d.listen(); err != nil {
+		return nil, errors.Join(err, eng.Close())
+	}
+	log.Info("cuzk-daemon serving", "addr", d.Addr(), "http", d.HTTPAddr(), "backend", backend, "cpu_reason", why,
+		"devices", len(devs), "auth", token != "", "tls", opts.TLSCert != "")
+	if backend == "cpu" {
+		log.Warn("no GPU: proving on the CPU backend", "reason", why)
+	}
+	return d, nil
+}
+
+func (d *Daemon) listen() error {
+	sopts := d.srv.ServerOptions(d.opts.MaxMessageBytes)
+	if d.opts.TLSCert != "" || d.opts.TLSKey != "" {
+		creds, err := credentials.NewServerTLSFromFile(d.opts.TLSCert, d.opts.TLSKey)
+		if err != nil {
+			return fmt.Errorf("tls: %w", err)
+		}
+		sopts = append(sopts, grpc.Creds(creds))
+	}
+	d.gs = grpc.NewServer(sopts...)
+	d.srv.Register(d.gs)
+	var err error
+	if d.lis, err = Listen(d.opts.Listen); err != nil {
+		return err
+	}
+	if d.opts.HTTPListen != "" {
+		if d.hlis, err = Listen(d.opts.HTTPListen); err != nil {
+			d.lis.Close()
+			return err
+		}
+		d.hs = &http.Server{Handler: d.srv.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := d.hs.Serve(d.hlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.serveErr <- fmt.Errorf("http: %w", err)
+			}
+		}()
+	}
+	go func() {
+		if err := d.gs.Serve(d.lis); err != nil {
+			d.serveErr <- fmt.Errorf("grpc: %w", err)
+		}
+	}()
+	return nil
+}
+
+// Addr is the gRPC listener's address (unix:PATH for a socket).
+func (d *Daemon) Addr() string { return addrOf(d.lis) }
+
+// HTTPAddr is the HTTP listener's address ("" when off).
+func (d *Daemon) HTTPAddr() string {
+	if d.hlis == nil {
+		return ""
+	}
+	return addrOf(d.hlis)
+}
+
+func addrOf(l net.Listener) string {
+	if l.Addr().Network() == "unix" {
+		return "unix:" + l.Addr().String()
+	}
+	return l.Addr().String()
+}
+
+// Backend is "gpu" or "cpu".
+func (d *Daemon) Backend() string { return d.backend }
+
+// Errors reports a listener that stopped serving on its own.
+func (d *Daemon) Errors() <-chan error { return d.serveErr }
+
+// Drain stops taking jobs (health NOT_SERVING, new jobs Unavailable),
+// lets running jobs finish until ctx ends, then stops the listeners and
+// the engine. It returns the drain's error, if the jobs did not finish.
+func (d *Daemon) Drain(ctx context.Context) error {
+	d.log.Info("draining: running jobs finish, new jobs are refused")
+	d.srv.SetNotServing()
+	err := d.eng.Drain(ctx)
+	d.Stop()
+	return err
+}
+
+// Stop cancels every job and closes everything at once.
+func (d *Daemon) Stop() {
+	d.stopOnce.Do(func() {
+		done := make(chan struct{})
+		go func() { d.gs.GracefulStop(); close(done) }()
+		engErr := d.eng.Close() // ends every job, so waiting RPCs return
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			d.gs.Stop()
+		}
+		if d.hs != nil {
+			_ = d.hs.Close() // shutting down: scrapes in flight may be cut
+		}
+		if engErr != nil {
+			d.log.Error("closing devices", "err", engErr)
+		}
+		if path, ok := unixPath(d.Addr()); ok {
+			_ = os.Remove(path) // the socket file; a stale one is replaced at start anyway
+		}
+		d.log.Info("cuzk-daemon stopped")
+	})
+}
+
+func tokenOf(o Options) (string, error) {
+	if o.TokenFile == "" {
+		return o.Token, nil
+	}
+	if o.Token != "" {
+		return "", errors.New("token and token_file are both set: choose one")
+	}
+	b, err := os.ReadFile(o.TokenFile)
+	if err != nil {
+		return "", fmt.Errorf("token_file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("token_file %s is empty", o.TokenFile)
+	}
+	return t, nil
+}
+
+// openDevices opens the backend opts ask for: the GPUs, or the CPU when
+// there are none (auto) or when asked (cpu).
+func openDevices(o Options, log *slog.Logger) ([]engine.Device, string, string, map[string]DeviceInfo, error) {
+	infos := map[string]DeviceInfo{}
+	cpuDev := func(why string) ([]engine.Device, string, string, map[string]DeviceInfo, error) {
+		d, err := engine.NewCPUDevice("cpu")
+		if err != nil {
+			return nil, "", "", nil, err
+		}
+		infos[d.Name()] = DeviceInfo{Ordinal: -1}
+		return []engine.Device{d}, "cpu", why, infos, nil
+	}
+	switch o.Backend {
+	case "cpu":
+		return cpuDev("backend: cpu in the configuration")
+	case "gpu", "auto", "":
+	default:
+		return nil, "", "", nil, fmt.Errorf("backend: %q is not auto, gpu or cpu", o.Backend)
+	}
+	if _, err := cuda.Embedded(); err != nil {
+		if o.Backend == "gpu" {
+			return nil, "", "", nil, fmt.Errorf("backend gpu: %w", err)
+		}
+		return cpuDev(err.Error())
+	}
+	var ords []int
+	if len(o.GPUs) > 0 {
+		ords = o.GPUs
+	}
+	gpus, err := engine.OpenGPUs(ords)
+	if err != nil {
+		if o.Backend == "auto" && errors.Is(err, driver.ErrNoGPU) {
+			return cpuDev(err.Error())
+		}
+		return nil, "", "", nil, fmt.Errorf("open GPUs: %w", err)
+	}
+	var devs []engine.Device
+	for _, g := range gpus {
+		devs = append(devs, g)
+		infos[g.Name()] = DeviceInfo{Ordinal: g.Info().Ordinal, MemoryBytes: g.Info().TotalMemory}
+		log.Info("gpu", "device", g.Info().String())
+	}
+	return devs, "gpu", "", infos, nil
+}
+
+func closeAll(devs []engine.Device, err error) error {
+	for _, d := range devs {
+		err = errors.Join(err, d.Close())
+	}
+	return err
+}
+
+func ready(backend string, k *KernelInfo) error {
+	if backend == "gpu" && k == nil {
+		return errors.New("no kernels embedded")
+	}
+	return nil
+}
+
+// kernelInfo reads the embedded manifest; nil when there is none.
+func kernelInfo() *KernelInfo {
+	m, err := cuda.Embedded()
+	if err != nil {
+		return nil
+	}
+	k := &KernelInfo{Pins: &pb.KernelPins{NvccBuild: m.NvccBuild, Toolchain: m.Toolchain, Image: m.Image, Archs: m.Archs}}
+	for _, x := range m.Kernels {
+		k.Kernels = append(k.Kernels, &pb.Kernel{Name: x.Name, ActionId: x.ActionID, ClosureHash: x.ClosureHash,
+			FatbinSha256: x.FatbinSHA256, Size: x.Size})
+	}
+	return k
+}
+
+// Version is the module version and VCS revision of this binary.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v += " " + s.Value
+		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			v += "+dirty"
+		}
+	}
+	return v + " " + runtime.Version()
+}
