@@ -62,6 +62,10 @@ const (
 // EnvBenchPrefix starts the variables that steer benchmarks (CUZK_BENCH_SIZES…).
 const EnvBenchPrefix = "CUZK_BENCH_"
 
+// EnvDaemonPrefix starts the daemon's settings (CUZK_DAEMON_LISTEN…): not
+// pins, checked by cuzk-daemon itself.
+const EnvDaemonPrefix = "CUZK_DAEMON_"
+
 // operational lists CUZK_* variables that are read elsewhere and are not pins.
 var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming}
 
@@ -136,7 +140,8 @@ func applyEnv(v *viper.Viper, env map[string]string) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if !strings.HasPrefix(name, "CUZK_") || contains(operational, name) || strings.HasPrefix(name, EnvBenchPrefix) {
+		if !strings.HasPrefix(name, "CUZK_") || contains(operational, name) || strings.HasPrefix(name, EnvBenchPrefix) ||
+			strings.HasPrefix(name, EnvDaemonPrefix) {
 			continue
 		}
 		key, ok := byEnv[name]

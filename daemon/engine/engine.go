@@ -27,6 +27,9 @@ var (
 	ErrNeverFits = errors.New("job can never fit the host memory budget")
 	// ErrRequestConflict means a request_id was reused for another request.
 	ErrRequestConflict = errors.New("request_id already used for a different request")
+	// ErrShutdown ends the jobs still running when the engine closes; they
+	// may be submitted again elsewhere.
+	ErrShutdown = errors.New("engine: shut down before the job ended")
 )
 
 // Config configures an Engine. Zero values take the defaults noted.
@@ -57,8 +60,8 @@ type Engine struct {
 	start   time.Time
 	workers []*worker
 
-	ctx    context.Context // cancelled by Close
-	cancel context.CancelFunc
+	ctx    context.Context // cancelled by Close, with cause ErrShutdown
+	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex
@@ -105,7 +108,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, queue: newQueue(cfg.QueueSize), handoff: newHandoff(cfg.Handoff), budget: newBudget(cfg.HostBudget),
 		start: time.Now(), jobs: map[string]*Job{}, byReq: map[string]*Job{}}
 	e.idle = sync.NewCond(&e.mu)
-	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.ctx, e.cancel = context.WithCancelCause(context.Background())
 	m, err := newMetrics(e, cfg.Metrics)
 	if err != nil {
 		return nil, err
@@ -199,7 +202,10 @@ func (e *Engine) Cancel(id string) (State, error) {
 
 // end finishes j, frees what it holds and logs its timings.
 func (e *Engine) end(j *Job, r *Result, err error) {
-	cancelled := err != nil && errors.Is(err, context.Canceled)
+	if err != nil && errors.Is(context.Cause(j.ctx), ErrShutdown) && !errors.Is(err, ErrShutdown) {
+		err = fmt.Errorf("%w: %w", ErrShutdown, err)
+	}
+	cancelled := err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, ErrShutdown))
 	if j.reserved > 0 {
 		e.budget.release(j.reserved)
 		j.reserved = 0
@@ -270,12 +276,12 @@ func (e *Engine) Close() error {
 		all = append(all, j)
 	}
 	e.mu.Unlock()
-	e.cancel()
+	e.cancel(ErrShutdown)
 	e.queue.close()
 	e.handoff.close()
 	e.wg.Wait()
 	for _, j := range all {
-		e.end(j, nil, fmt.Errorf("job %s: engine closed: %w", j.ID, context.Canceled))
+		e.end(j, nil, fmt.Errorf("job %s: %w", j.ID, ErrShutdown))
 	}
 	var errs []error
 	for _, w := range e.workers {

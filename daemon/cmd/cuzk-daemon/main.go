@@ -1,5 +1,6 @@
 // Command cuzk-daemon is cuzk's GPU Groth16 proving daemon.
 //
+//	cuzk-daemon serve [flags]     the gRPC proving service (see serve -help)
 //	cuzk-daemon version           pins and every embedded kernel's hashes
 //	cuzk-daemon selftest [-n N]   run the field kernels on the GPU against gnark-crypto
 //
@@ -22,7 +23,7 @@ const (
 	exitFail    = 1
 	exitUsage   = 2
 	exitNoGPU   = 3
-	usageFormat = "usage: %s version | selftest [-n elements] [-seed S]\n"
+	usageFormat = "usage: %s serve [flags] | version | selftest [-n elements] [-seed S]\n"
 )
 
 func main() {
@@ -43,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFail
 		}
 		return exitOK
+	case "serve":
+		return serveCmd(args[1:], stderr)
 	case "selftest":
 		return selftestCmd(ctx, args[1:], stdout, stderr)
 	default:
