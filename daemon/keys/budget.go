@@ -115,10 +115,8 @@ func (m *Manager) evict(key string, tier Tier) (Info, error) {
 	if !ok {
 		return Info{Key: key, Tier: Cold}, nil
 	}
-	if !isReady(e) {
-		return m.infoLocked(e), fmt.Errorf("evict %s: still loading", key)
-	}
-	if e.refs > 0 {
+	if e.refs > 0 || !isReady(e) {
+		// In use, or loading for a caller that will hold it: dropped at the last Release.
 		if e.evictAsked == 0 || tier < e.evictAsked {
 			e.evictAsked = tier
 		}
