@@ -95,9 +95,13 @@ func (s *Server) Register(gs *grpc.Server) {
 	s.health.SetServingStatus(pb.ProvingEngine_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 }
 
-// SetNotServing marks every service NOT_SERVING (a drain has begun), so
-// health-checking clients send their jobs elsewhere.
-func (s *Server) SetNotServing() { s.health.Shutdown() }
+// SetNotServing marks the proving service NOT_SERVING (a drain has
+// begun). The overall health ("") stays SERVING while the process runs, so
+// clients can still await the jobs it is finishing; new jobs get
+// Unavailable, which daemon/client retries on another daemon.
+func (s *Server) SetNotServing() {
+	s.health.SetServingStatus(pb.ProvingEngine_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+}
 
 // ServerOptions returns the interceptors and limits the service needs:
 // authentication (when a token is set) and the message size limit.

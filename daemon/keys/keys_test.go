@@ -1,0 +1,200 @@
+package keys
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/internal/renameio"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+func shape(t *testing.T, constraints uint64) *registry.Resolved {
+	c, err := registry.Default().Resolve("porep-synth", map[string]uint64{"constraints": constraints})
+	require.NoError(t, err)
+	return c
+}
+
+type countingEvictor struct {
+	mu  sync.Mutex
+	got []*groth16.ProvingKey
+}
+
+func (c *countingEvictor) EvictKey(pk *groth16.ProvingKey) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, pk)
+	return nil
+}
+
+func TestAcquireLoadsOnceAndReportsLoadTime(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	c := shape(t, 1024)
+	var wg sync.WaitGroup
+	hs := make([]*Handle, 4)
+	for i := range hs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := m.Acquire(context.Background(), c)
+			require.NoError(t, err)
+			hs[i] = h
+		}()
+	}
+	wg.Wait()
+	for _, h := range hs[1:] {
+		assert.Same(t, hs[0].PK, h.PK, "concurrent Acquires share one load")
+	}
+	info := m.Get(c.Key)
+	assert.Equal(t, Warm, info.Tier)
+	assert.Equal(t, 4, info.Refs)
+	assert.True(t, info.Development)
+	for _, h := range hs {
+		h.Release()
+	}
+	assert.Zero(t, m.Get(c.Key).Refs)
+}
+
+func TestHostBudgetEvictsLRUButNeverInUse(t *testing.T) {
+	dir := t.TempDir()
+	a, b := shape(t, 1024), shape(t, 2048)
+	probe, err := New(Config{Dir: dir, DevSeed: 1})
+	require.NoError(t, err)
+	hb, err := probe.Acquire(context.Background(), b)
+	require.NoError(t, err)
+	hb.Release()
+	bBytes := probe.Get(b.Key).HostBytes
+	ha, err := probe.Acquire(context.Background(), a)
+	require.NoError(t, err)
+	ha.Release()
+	aBytes := probe.Get(a.Key).HostBytes
+
+	// A budget for the larger key alone: loading one drops the other.
+	m, err := New(Config{Dir: dir, DevSeed: 1, HostBudget: max(aBytes, bBytes) + max(aBytes, bBytes)/2})
+	require.NoError(t, err)
+	h1, err := m.Acquire(context.Background(), a)
+	require.NoError(t, err)
+	h1.Release()
+	h2, err := m.Acquire(context.Background(), b)
+	require.NoError(t, err)
+	assert.Equal(t, Cold, m.Get(a.Key).Tier, "the unused key was evicted")
+	assert.Equal(t, Warm, m.Get(b.Key).Tier)
+
+	// b is in use: loading a must wait, not evict it.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = m.Acquire(ctx, a)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, Warm, m.Get(b.Key).Tier)
+	got := make(chan error)
+	go func() {
+		h, err := m.Acquire(context.Background(), a)
+		if err == nil {
+			h.Release()
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	h2.Release()
+	require.NoError(t, <-got, "released budget lets the waiting load go on")
+
+	_, err = New(Config{Dir: dir, HostBudget: 10})
+	require.NoError(t, err)
+	small, _ := New(Config{Dir: dir, HostBudget: 10})
+	_, err = small.Acquire(context.Background(), a)
+	require.ErrorIs(t, err, ErrTooLarge)
+}
+
+func TestEvictInUseIsDeferred(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	ev := &countingEvictor{}
+	m.AddDevice("gpu0", ev)
+	c := shape(t, 1024)
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	m.MarkHot(h, "gpu0")
+	assert.Equal(t, Hot, m.Get(c.Key).Tier)
+	info, err := m.EvictKey(c.Key, Cold)
+	require.NoError(t, err)
+	assert.Equal(t, Hot, info.Tier, "in use: still there")
+	assert.Equal(t, Cold, info.EvictionDue)
+	assert.Empty(t, ev.got)
+	h.Release()
+	assert.Equal(t, Cold, m.Get(c.Key).Tier)
+	assert.Len(t, ev.got, 1, "the GPU copy was freed")
+
+	_, err = m.EvictKey(c.Key, Hot)
+	assert.Error(t, err)
+}
+
+func TestGPUBudgetEvictsLeastRecentlyUsedOnThatDevice(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	ev := &countingEvictor{}
+	m.AddDevice("gpu0", ev)
+	a, b := shape(t, 1024), shape(t, 2048)
+	ha, err := m.Acquire(context.Background(), a)
+	require.NoError(t, err)
+	hb, err := m.Acquire(context.Background(), b)
+	require.NoError(t, err)
+	m.cfg.GPUBudget = m.Get(b.Key).GPUBytes // room for b alone
+	require.NoError(t, m.MakeRoomOn(ha, "gpu0"))
+	m.MarkHot(ha, "gpu0")
+	m.MarkHot(ha, "gpu1")
+	require.NoError(t, m.MakeRoomOn(hb, "gpu0"))
+	assert.Equal(t, []*groth16.ProvingKey{ha.PK}, ev.got)
+	assert.False(t, m.IsHotOn(a.Key, "gpu0"))
+	assert.True(t, m.IsHotOn(a.Key, "gpu1"), "other devices are not disturbed")
+	m.cfg.GPUBudget = 1
+	assert.Error(t, m.MakeRoomOn(hb, "gpu0"), "a key larger than the GPU budget is refused")
+	ha.Release()
+	hb.Release()
+}
+
+func TestProductionKeyFilesAndDamage(t *testing.T) {
+	dir := t.TempDir()
+	c := shape(t, 1024)
+	dev, err := New(Config{Dir: t.TempDir(), DevSeed: 9})
+	require.NoError(t, err)
+	h, err := dev.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	base := filepath.Join(dir, FileName(c.Key))
+	require.NoError(t, renameio.WriteFrom(base+".pk", 0o644, func(w io.Writer) error { _, err := h.PK.WriteTo(w); return err }))
+	require.NoError(t, renameio.WriteFrom(base+".vk", 0o644, func(w io.Writer) error { _, err := h.VK.WriteTo(w); return err }))
+	h.Release()
+
+	m, err := New(Config{Dir: dir, NoGenerate: true})
+	require.NoError(t, err)
+	hp, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	assert.False(t, hp.Dev, "key files in the directory are production keys")
+	hp.Release()
+
+	// A damaged production key is an error naming the file, never a crash
+	// and never a silent development key.
+	b, err := os.ReadFile(base + ".pk")
+	require.NoError(t, err)
+	b[len(b)/2] ^= 0xff
+	require.NoError(t, os.WriteFile(base+".pk", b, 0o644))
+	m2, err := New(Config{Dir: dir})
+	require.NoError(t, err)
+	_, err = m2.Acquire(context.Background(), c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), base+".pk")
+
+	none, err := New(Config{Dir: t.TempDir(), NoGenerate: true})
+	require.NoError(t, err)
+	_, err = none.Acquire(context.Background(), c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "development keys are off")
+}
