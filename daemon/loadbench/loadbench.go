@@ -1,0 +1,342 @@
+package loadbench
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/daemon/server"
+	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/cpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// Config says what to measure.
+type Config struct {
+	Constraints   uint64 // porep-synth size
+	N             int    // proofs per concurrency
+	Concurrencies []int
+	Backend       string // daemon backend: auto, gpu or cpu
+	KeyDir        string // "" : a temporary directory
+	Synthesizers  int    // 0: one per core
+	// Direct compares the daemon with direct calls (CPU backend only: the
+	// direct path is Solve + Prove on prover/cpu + Verify).
+	Direct bool
+	// Critical, when > 0, queues that many NORMAL jobs and then one
+	// CRITICAL job, and reports its latency in GPU-job times.
+	Critical int
+	// MaxOverhead and MinThroughput are the targets checked (0: none).
+	MaxOverhead   time.Duration
+	MinThroughput float64
+	Progress      func(done, total int)
+}
+
+// Row is one concurrency's measurement.
+type Row struct {
+	Concurrency   int
+	Report        *client.Report
+	Busy          float64 // device busy ratio over the run
+	P50, P90, P99 time.Duration
+}
+
+// Result is what Run measured.
+type Result struct {
+	Rows         []Row
+	Direct       time.Duration // median Solve + Prove + Verify, direct calls
+	Overhead     time.Duration // median of (daemon Prove RPC − direct), input by input
+	DaemonMean   time.Duration // mean latency at concurrency 1
+	CriticalWait time.Duration // CRITICAL job's latency
+	GPUJob       time.Duration // mean prove time of a job (one device's work)
+	Backend      string
+	Device       string
+	KeyLoad      time.Duration
+	Failures     int
+}
+
+// Run starts a daemon, measures, and stops it.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	dir, err := os.MkdirTemp("", "cuzk-loadbench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	opts := server.DefaultOptions()
+	opts.Listen, opts.HTTPListen, opts.Backend, opts.Synthesizers = "unix:"+filepath.Join(dir, "d.sock"), "", cfg.Backend, cfg.Synthesizers
+	opts.KeyDir = cfg.KeyDir
+	if opts.KeyDir == "" {
+		opts.KeyDir = filepath.Join(dir, "keys")
+	}
+	d, err := server.Start(opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Stop()
+	c, err := client.Dial([]string{d.Addr()}, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	circ, err := registry.Default().Resolve("porep-synth", map[string]uint64{"constraints": cfg.Constraints})
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Backend: d.Backend()}
+	start := time.Now()
+	if _, err := c.PreloadKey(ctx, &pb.KeyRequest{Circuit: &pb.Circuit{Id: circ.Def.ID, Params: circ.Params}}); err != nil {
+		return nil, fmt.Errorf("preload: %w", err)
+	}
+	res.KeyLoad = time.Since(start)
+	// Warm-up: one proof (uploads on a GPU, first allocations).
+	if _, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: 1, Seed: 1 << 40}); err != nil {
+		return nil, err
+	}
+	for _, conc := range cfg.Concurrencies {
+		row, err := measure(ctx, c, circ, cfg, conc)
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, row)
+		res.Failures += len(row.Report.Failures)
+		if conc == 1 {
+			res.DaemonMean = mean(row.Report.Latencies())
+		}
+		if res.GPUJob == 0 && len(row.Report.Proofs) > 0 {
+			res.GPUJob = row.Report.PhaseMeans()["prove"]
+			res.Device = row.Report.Proofs[0].Result.GetDevice()
+		}
+	}
+	if cfg.Critical > 0 {
+		if res.CriticalWait, err = critical(ctx, c, circ, cfg.Critical); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Direct {
+		if res.Overhead, res.Direct, err = overhead(ctx, c, circ, cfg.N, opts.KeyDir); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func measure(ctx context.Context, c *client.Client, circ *registry.Resolved, cfg Config, conc int) (Row, error) {
+	before, err := busy(ctx, c)
+	if err != nil {
+		return Row{}, err
+	}
+	rep, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: cfg.N, Concurrency: conc, Seed: int64(conc) << 20,
+		Progress: cfg.Progress})
+	if err != nil {
+		return Row{}, err
+	}
+	after, err := busy(ctx, c)
+	if err != nil {
+		return Row{}, err
+	}
+	lat := rep.Latencies()
+	row := Row{Concurrency: conc, Report: rep, P50: client.Quantile(lat, .5), P90: client.Quantile(lat, .9), P99: client.Quantile(lat, .99)}
+	row.Busy = (after.busy - before.busy) / rep.Wall.Seconds()
+	return row, nil
+}
+
+type busySample struct{ busy float64 } // seconds spent proving, summed over devices
+
+// busy reads the devices' busy seconds from GetStatus (ratio × uptime).
+func busy(ctx context.Context, c *client.Client) (busySample, error) {
+	st, err := c.GetStatus(ctx, &pb.GetStatusRequest{})
+	if err != nil {
+		return busySample{}, err
+	}
+	var s float64
+	for _, d := range st.GetDevices() {
+		s += d.GetBusyRatio() * time.Duration(st.GetUptimeNs()).Seconds()
+	}
+	return busySample{busy: s / float64(max(1, len(st.GetDevices())))}, nil
+}
+
+// critical queues n NORMAL jobs, then one CRITICAL job, and returns the
+// CRITICAL job's latency.
+func critical(ctx context.Context, c *client.Client, circ *registry.Resolved, n int) (time.Duration, error) {
+	pbc := &pb.Circuit{Id: circ.Def.ID, Params: circ.Params}
+	var ids []string
+	for i := range n {
+		in, err := circ.Example(int64(1<<30 + i))
+		if err != nil {
+			return 0, err
+		}
+		r, err := c.SubmitProof(ctx, &pb.ProofRequest{Circuit: pbc, Input: in})
+		if err != nil {
+			return 0, err
+		}
+		ids = append(ids, r.GetJobId())
+	}
+	in, err := circ.Example(1 << 31)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if _, err := c.Prove(ctx, &pb.ProofRequest{Circuit: pbc, Input: in, Priority: pb.Priority_PRIORITY_CRITICAL}); err != nil {
+		return 0, err
+	}
+	took := time.Since(start)
+	for _, id := range ids {
+		if _, err := c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: id}); err != nil {
+			return 0, err
+		}
+	}
+	return took, nil
+}
+
+// overhead proves n inputs of circ alternately through the daemon (a
+// Prove RPC, whose result the daemon verified) and directly (Solve, Prove
+// on prover/cpu, Verify, with the daemon's own development key), and
+// returns the median of the per-input differences and the median direct
+// time. Pairing the two paths input by input keeps drift in the machine's
+// load out of the difference.
+func overhead(ctx context.Context, c *client.Client, circ *registry.Resolved, n int, keyDir string) (over, directMed time.Duration, err error) {
+	be, err := cpu.New()
+	if err != nil {
+		return 0, 0, err
+	}
+	km, err := keysFor(keyDir)
+	if err != nil {
+		return 0, 0, err
+	}
+	h, err := km.Acquire(ctx, circ)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer h.Release()
+	pbc := &pb.Circuit{Id: circ.Def.ID, Params: circ.Params}
+	var diffs, directs []time.Duration
+	for i := range n {
+		in, err := circ.Example(int64(1)<<36 + int64(i))
+		if err != nil {
+			return 0, 0, err
+		}
+		start := time.Now()
+		if _, err := c.Prove(ctx, &pb.ProofRequest{Circuit: pbc, Input: in}); err != nil {
+			return 0, 0, fmt.Errorf("daemon proof %d: %w", i, err)
+		}
+		viaDaemon := time.Since(start)
+		circuit, err := circ.Circuit(in)
+		if err != nil {
+			return 0, 0, err
+		}
+		start = time.Now()
+		asg, err := r1cs.Solve(circuit, r1cs.WithShape(h.Sys))
+		if err != nil {
+			return 0, 0, err
+		}
+		pub := append(asg.PublicInputs()[:0:0], asg.PublicInputs()...)
+		proof, err := groth16.Prove(h.PK, asg, be, rand.Reader)
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := groth16.Verify(h.VK, proof, pub); err != nil {
+			return 0, 0, err
+		}
+		d := time.Since(start)
+		directs = append(directs, d)
+		diffs = append(diffs, viaDaemon-d)
+	}
+	return report.Median(diffs), report.Median(directs), nil
+}
+
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var s time.Duration
+	for _, d := range ds {
+		s += d
+	}
+	return s / time.Duration(len(ds))
+}
+
+// Write prints the result's tables and the targets' PASS/MISS.
+func (r *Result) Write(w io.Writer, cfg Config) error {
+	fmt.Fprintf(w, "daemon: backend %s, device %s, porep-synth %d constraints, %d proofs per row, key preload %s\n\n",
+		r.Backend, r.Device, cfg.Constraints, cfg.N, r.KeyLoad.Round(time.Millisecond))
+	t := report.NewTable("concurrency", "proofs/s", "p50", "p90", "p99", "device busy", "failed")
+	for _, row := range r.Rows {
+		t.Add(fmt.Sprint(row.Concurrency), fmt.Sprintf("%.2f", row.Report.Throughput()), ms(row.P50), ms(row.P90), ms(row.P99),
+			fmt.Sprintf("%.0f %%", 100*row.Busy), fmt.Sprint(len(row.Report.Failures)))
+	}
+	if err := t.Write(w); err != nil {
+		return err
+	}
+	if len(r.Rows) > 0 {
+		last := r.Rows[len(r.Rows)-1]
+		fmt.Fprintf(w, "\nper-phase means at concurrency %d (daemon-side):\n", last.Concurrency)
+		pm := last.Report.PhaseMeans()
+		names := make([]string, 0, len(pm))
+		for k := range pm {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		pt := report.NewTable("phase", "mean")
+		for _, k := range names {
+			pt.Add(k, ms(pm[k]))
+		}
+		if err := pt.Write(w); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	if r.Direct > 0 {
+		fmt.Fprintf(w, "overhead per proof (median over %d inputs, each proved via the daemon and directly): %s on %s direct (target ≤ %s)  %s\n",
+			cfg.N, ms(r.Overhead), ms(r.Direct), ms(cfg.MaxOverhead), verdict(cfg.MaxOverhead == 0 || r.Overhead <= cfg.MaxOverhead))
+	}
+	if cfg.MinThroughput > 0 && len(r.Rows) > 0 {
+		best := 0.0
+		for _, row := range r.Rows {
+			best = max(best, row.Report.Throughput())
+		}
+		fmt.Fprintf(w, "throughput: %.2f proofs/s (target ≥ %.1f)  %s\n", best, cfg.MinThroughput, verdict(best >= cfg.MinThroughput))
+	}
+	if r.CriticalWait > 0 {
+		fmt.Fprintf(w, "CRITICAL behind %d NORMAL: %s = %.1f GPU-job times (GPU job %s)  %s\n", cfg.Critical, ms(r.CriticalWait),
+			float64(r.CriticalWait)/float64(r.GPUJob), ms(r.GPUJob), verdict(r.CriticalWait <= 3*r.GPUJob))
+	}
+	fmt.Fprintf(w, "every proof verified by the client: %s\n", verdict(r.Failures == 0))
+	return nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "MISS"
+}
+
+// OK reports whether every proof verified and every target set in cfg
+// was met.
+func (r *Result) OK(cfg Config) bool {
+	if r.Failures > 0 {
+		return false
+	}
+	if r.Direct > 0 && cfg.MaxOverhead > 0 && r.Overhead > cfg.MaxOverhead {
+		return false
+	}
+	if cfg.MinThroughput > 0 {
+		best := 0.0
+		for _, row := range r.Rows {
+			best = max(best, row.Report.Throughput())
+		}
+		if best < cfg.MinThroughput {
+			return false
+		}
+	}
+	return r.CriticalWait == 0 || r.CriticalWait <= 3*r.GPUJob
+}

@@ -1,0 +1,33 @@
+//go:build mage
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/daemon/loadbench"
+)
+
+// Daemon measures the proving daemon over gRPC on the CPU backend: 8 porep-synth 2^16 proofs at concurrency 1 and 4, and its overhead per proof against direct calls.
+//
+// On a GPU host run `cuzk-bench daemon` from `go run mage.go gpu` instead
+// (the GPU stream of porep-synth 2^20 proofs). Fails when a target misses
+// or a proof does not verify.
+func (Bench) Daemon(ctx context.Context) error {
+	cfg := loadbench.Config{Constraints: 1 << 16, N: 8, Concurrencies: []int{1, 4}, Backend: "cpu", Direct: true,
+		MaxOverhead: 5 * time.Millisecond}
+	res, err := loadbench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := res.Write(os.Stdout, cfg); err != nil {
+		return err
+	}
+	if !res.OK(cfg) {
+		return fmt.Errorf("bench:daemon: a target missed or a proof failed")
+	}
+	return nil
+}
