@@ -21,6 +21,9 @@ type Device interface {
 	// is done, and reports its phases to the trace in ctx
 	// (groth16.ContextTrace).
 	Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error)
+	// Resident reports whether the device keeps keys' bases in its own
+	// memory across jobs (a GPU does; the CPU proves from host memory).
+	Resident() bool
 	// Preload makes pk's bases resident on the device.
 	Preload(ctx context.Context, pk *groth16.ProvingKey) error
 	// EvictKey frees pk's bases if the device holds them.
@@ -59,6 +62,9 @@ func (d *CPUDevice) Name() string { return d.name }
 func (d *CPUDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
 	return proveOn(ctx, pk, asg, d.backend, rnd, nil)
 }
+
+// Resident implements Device: false, the CPU proves from host memory.
+func (d *CPUDevice) Resident() bool { return false }
 
 // Preload implements Device: the CPU proves from host memory.
 func (d *CPUDevice) Preload(context.Context, *groth16.ProvingKey) error { return nil }

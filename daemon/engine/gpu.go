@@ -91,6 +91,9 @@ func (d *GPUDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs
 	return proveOn(ctx, pk, asg, be, rnd, ws)
 }
 
+// Resident implements Device: bases stay on the GPU across jobs.
+func (d *GPUDevice) Resident() bool { return true }
+
 // Preload implements Device: one MSM over zero scalars per bases set makes
 // it resident (with its table of multiples), as the first proof would.
 func (d *GPUDevice) Preload(ctx context.Context, pk *groth16.ProvingKey) error {

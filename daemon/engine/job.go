@@ -96,7 +96,7 @@ type Event struct {
 // Timings are one job's durations.
 type Timings struct {
 	Queue, KeyLoad, Synthesis, Handoff, Prove, Verify, Total time.Duration
-	Phases                                                  map[string]time.Duration
+	Phases                                                   map[string]time.Duration
 }
 
 // Result is a finished proof.

@@ -25,6 +25,9 @@ func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) er
 		}
 	}
 	w := e.workers[0]
+	if !w.dev.Resident() {
+		return nil // the CPU proves from the warm key
+	}
 	if err := e.cfg.Keys.MakeRoomOn(h, w.dev.Name()); err != nil {
 		return fmt.Errorf("preload %s: %w", c.Key, err)
 	}

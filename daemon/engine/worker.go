@@ -79,7 +79,9 @@ func (w *worker) prove(j *Job) (down error) {
 		e.end(j, nil, fmt.Errorf("job %s: prove on %s: %w", j.ID, name, err))
 		return w.recoverDevice(err)
 	}
-	e.cfg.Keys.MarkHot(j.handle, name)
+	if w.dev.Resident() {
+		e.cfg.Keys.MarkHot(j.handle, name)
+	}
 	r := &Result{Proof: proof, Public: j.public, Device: name}
 	if !j.Req.SkipVerify {
 		start := time.Now()

@@ -23,13 +23,13 @@ import (
 
 // Config configures a Server.
 type Config struct {
-	Engine   *engine.Engine      // required
-	Keys     *keys.Manager       // required
-	Registry *registry.Registry  // default registry.Default()
-	Token    string              // bearer token; "" means no authentication
-	Version  string              // reported by GetStatus
-	Backend  string              // "gpu" or "cpu"
-	CPUWhy   string              // why there is no GPU, when Backend is "cpu"
+	Engine   *engine.Engine     // required
+	Keys     *keys.Manager      // required
+	Registry *registry.Registry // default registry.Default()
+	Token    string             // bearer token; "" means no authentication
+	Version  string             // reported by GetStatus
+	Backend  string             // "gpu" or "cpu"
+	CPUWhy   string             // why there is no GPU, when Backend is "cpu"
 	Devices  map[string]DeviceInfo
 	Kernels  *KernelInfo         // nil: none embedded
 	Gatherer prometheus.Gatherer // for GetMetrics and /metrics

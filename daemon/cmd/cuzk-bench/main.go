@@ -50,6 +50,13 @@ commands:
   kernels    MSM G1/G2 and NTT kernels on the GPU against a modmul-bound
              estimate and sppark's H200 figures, each result checked once
   partition  GPU work of one 2^27-domain PoRep C2-sized partition (synthetic key)
+  daemon     a daemon started here, driven over gRPC: throughput, latency, busy ratio
+
+against a running daemon (-addr unix:PATH | host:port[,host:port...] | dns:///name:port):
+  prove -addr ...   submit -n proofs at concurrency -c, verify each, print the breakdown
+  status            the daemon's devices, queue, keys and kernels (JSON)
+  preload, evict    move a circuit's key between tiers
+  cancel ID...      cancel jobs
 
 Run "cuzk-bench <command> -help" for a command's flags.
 Exit status: 0 ok, 1 failure, 2 usage, 3 no GPU (or no embedded kernels).
@@ -68,7 +75,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "prove":
+		if hasAddr(args[1:]) {
+			return remoteProveCmd(ctx, args[1:], stdout, stderr)
+		}
 		return proveCmd(ctx, args[1:], stdout, stderr)
+	case "status":
+		return statusCmd(ctx, args[1:], stdout, stderr)
+	case "preload", "evict":
+		return keyCmd(ctx, args[0], args[1:], stdout, stderr)
+	case "cancel":
+		return cancelCmd(ctx, args[1:], stdout, stderr)
+	case "daemon":
+		return daemonBenchCmd(ctx, args[1:], stdout, stderr)
 	case "kernels":
 		return kernelsCmd(ctx, args[1:], stdout, stderr)
 	case "partition":

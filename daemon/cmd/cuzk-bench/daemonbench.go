@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cuzk-dev/cuzk/daemon/loadbench"
+)
+
+// daemonBenchCmd starts a daemon in this process and measures it over
+// gRPC (daemon/loadbench).
+func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("daemon", "Start a daemon here (unix socket) and drive it over gRPC: -n porep-synth proofs per concurrency,\nevery proof verified by the client; throughput, latency quantiles, busy ratio, phase means.", stderr)
+	size := fs.String("constraints", "2^20", "porep-synth constraints")
+	n := fs.Int("n", 64, "proofs per concurrency")
+	concs := fs.String("c", "1,16", "concurrencies, comma separated")
+	backend := fs.String("backend", "auto", "auto, gpu or cpu")
+	keyDir := fs.String("key-dir", "", "key directory (default: a temporary one)")
+	synth := fs.Int("synthesizers", 0, "synthesis workers (0: one per core)")
+	critical := fs.Int("critical", 32, "queue this many NORMAL jobs, then time a CRITICAL one (0: skip)")
+	minRate := fs.Float64("min-rate", 0, "throughput target in proofs/s (0: none)")
+	direct := fs.Bool("direct", false, "also measure the overhead against direct calls (CPU backend)")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	c, err := parseSize(*size)
+	if err != nil {
+		return exitFor(stderr, "daemon", err)
+	}
+	cfg := loadbench.Config{Constraints: uint64(c), N: *n, Backend: *backend, KeyDir: *keyDir, Synthesizers: *synth,
+		Critical: *critical, MinThroughput: *minRate, Direct: *direct}
+	for _, f := range strings.Split(*concs, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return exitFor(stderr, "daemon", fmt.Errorf("-c: %q is not a positive integer", f))
+		}
+		cfg.Concurrencies = append(cfg.Concurrencies, v)
+	}
+	res, err := loadbench.Run(ctx, cfg)
+	if err != nil {
+		return exitFor(stderr, "daemon", err)
+	}
+	if err := res.Write(stdout, cfg); err != nil {
+		return exitFor(stderr, "daemon", err)
+	}
+	if !res.OK(cfg) {
+		fmt.Fprintln(stderr, "cuzk-bench daemon: a target missed or a proof failed")
+		return exitFail
+	}
+	return exitOK
+}
