@@ -55,6 +55,9 @@ func TestDependencyRules(t *testing.T) {
 					!under(p.ImportPath, "toolchain/kbuild") || strings.Contains(p.ImportPath, "/cmd/"),
 					"%s imports viper: only toolchain and mains may", p.ImportPath)
 			}
+			if imp == "google.golang.org/grpc" || strings.HasPrefix(imp, "google.golang.org/grpc/") {
+				assert.True(t, under(p.ImportPath, "daemon"), "%s imports %s: only daemon/... may", p.ImportPath, imp)
+			}
 			if strings.HasPrefix(imp, "dagger.io/") {
 				assert.Equal(t, mod+"ci", p.ImportPath, "%s imports dagger: only ci may", p.ImportPath)
 			}

@@ -59,15 +59,13 @@ func (e *Engine) materialize(results []Result) (int, error) {
 }
 
 func manifestKernel(r Result) cuda.Kernel {
-	h := sha256.New()
 	paths := make([]string, len(r.Unit.Inputs))
 	for i, in := range r.Unit.Inputs {
-		fmt.Fprintf(h, "%s %s\n", in.Path, in.Sum)
 		paths[i] = in.Path
 	}
 	sum := sha256.Sum256(r.Fatbin)
 	return cuda.Kernel{Name: r.Unit.Name, Source: r.Unit.Source, ActionID: r.Unit.ID.String(),
-		ClosureHash: hex.EncodeToString(h.Sum(nil)), Inputs: paths,
+		ClosureHash: r.Unit.ClosureHash(), Inputs: paths,
 		FatbinSHA256: hex.EncodeToString(sum[:]), Size: int64(len(r.Fatbin))}
 }
 

@@ -29,7 +29,7 @@ type remoteFlags struct {
 
 func (r *remoteFlags) add(fs *flag.FlagSet, withCircuit bool) {
 	fs.StringVar(&r.addr, "addr", "", "daemon address(es), comma separated: unix:PATH, host:port, or dns:///name:port")
-	fs.StringVar(&r.token, "token", os.Getenv("CUZK_TOKEN"), "bearer token (default $CUZK_TOKEN)")
+	fs.StringVar(&r.token, "token", os.Getenv("CUZK_DAEMON_TOKEN"), "bearer token (default $CUZK_DAEMON_TOKEN, the daemon's own setting)")
 	if withCircuit {
 		fs.StringVar(&r.circuit, "circuit", "porep-synth", "circuit id")
 		fs.StringVar(&r.constraints, "constraints", "4096", "porep-synth's constraints (2^k or an integer)")
