@@ -57,6 +57,7 @@ const (
 	EnvVerify    = "CUZK_VERIFY"    // 1: rebuild cache hits and fail on differing bytes
 	EnvImage     = "CUZK_IMAGE"     // set inside the pinned build container: its image reference
 	EnvTiming    = "CUZK_TIMING"    // 1: per-phase proof timings
+	EnvTestGPU   = "CUZK_TEST_GPU"  // GPU ordinal the GPU tests use (default 0)
 )
 
 // EnvBenchPrefix starts the variables that steer benchmarks (CUZK_BENCH_SIZES…).
@@ -67,7 +68,7 @@ const EnvBenchPrefix = "CUZK_BENCH_"
 const EnvDaemonPrefix = "CUZK_DAEMON_"
 
 // operational lists CUZK_* variables that are read elsewhere and are not pins.
-var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming}
+var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvTestGPU}
 
 // Load reads the pins: embedded defaults, then the file named by CUZK_PINS if
 // set, then CUZK_* variables from environ (nested keys join with "_", e.g.

@@ -1,9 +1,9 @@
 package kbuild
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"context"
 	"errors"
 	"fmt"
 	"sort"
