@@ -153,13 +153,11 @@ func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
 	if e.draining {
 		return nil, false, ErrDraining
 	}
-	circ, err := req.Circuit.Circuit(req.Input)
-	if err != nil {
+	if err := req.Circuit.Check(req.Input); err != nil {
 		return nil, false, err
 	}
 	e.seq++
-	j = &Job{ID: newID(), Req: req, seq: e.seq, index: -1, state: Queued, changed: make(chan struct{}),
-		circuit: circ, submitted: time.Now()}
+	j = &Job{ID: newID(), Req: req, seq: e.seq, index: -1, state: Queued, changed: make(chan struct{}), submitted: time.Now()}
 	j.ctx, j.cancel = context.WithCancel(e.ctx)
 	if err := e.queue.push(j); err != nil {
 		j.cancel()
@@ -214,7 +212,7 @@ func (e *Engine) end(j *Job, r *Result, err error) {
 		j.handle.Release()
 		j.handle = nil
 	}
-	j.asg, j.circuit = nil, nil
+	j.asg = nil
 	j.timings.Total = time.Since(j.submitted)
 	if r != nil {
 		r.Timings.Total = j.timings.Total

@@ -137,8 +137,10 @@ func TestConcurrentJobsAllVerify(t *testing.T) {
 	assert.Equal(t, 8, len(d0.proved)+len(d1.proved))
 }
 
-// TestPriorityOrder holds the one device on a first job, queues NORMAL,
-// LOW and CRITICAL jobs behind it, and checks the order they are proved in.
+// TestPriorityOrder holds the one device on a first job, keeps the one
+// synthesizer busy on a larger job while LOW, NORMAL, CRITICAL and HIGH
+// jobs are queued, and checks the order they are proved in once all are
+// synthesized.
 func TestPriorityOrder(t *testing.T) {
 	d := newFake(t, "fake0")
 	g := newGate()
@@ -149,33 +151,38 @@ func TestPriorityOrder(t *testing.T) {
 		}
 		return nil
 	}
-	e := newEngine(t, Config{Synthesizers: 1, Handoff: 1}, d)
-	c := porep(t, 1024)
+	e := newEngine(t, Config{Synthesizers: 1, Handoff: 8}, d)
+	c, big := porep(t, 1024), porep(t, 1<<16)
+	first.Store(true) // the warm-up is not held
+	_, err := wait(t, submit(t, e, big, 99, Normal)) // its key is warm before the timed part
+	require.NoError(t, err)
+	first.Store(false)
+	d.proved = nil
 	head := submit(t, e, c, 100, Normal)
 	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
-	// The synthesizer now takes one more job into the full hand-off and
-	// waits; the rest stay queued in priority order.
-	next := submit(t, e, c, 101, Normal)
-	require.Eventually(t, func() bool { return next.State() == Ready }, time.Minute, time.Millisecond)
-	var order []*Job
+	blocker := submit(t, e, big, 101, Normal) // the synthesizer works on it while the rest queue
 	low := submit(t, e, c, 1, Low)
 	n1 := submit(t, e, c, 2, Normal)
 	n2 := submit(t, e, c, 3, Normal)
 	crit := submit(t, e, c, 4, Critical)
 	high := submit(t, e, c, 5, High)
-	order = append(order, crit, high, n1, n2, low)
+	all := []*Job{blocker, low, n1, n2, crit, high}
+	require.Eventually(t, func() bool {
+		for _, j := range all {
+			if j.State() != Ready {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, time.Millisecond)
 	g.open()
-	for _, j := range append([]*Job{head, next}, order...) {
+	for _, j := range append([]*Job{head}, all...) {
 		_, err := wait(t, j)
 		require.NoError(t, err)
 	}
-	got := d.proved
-	require.Len(t, got, 7)
-	want := []string{publicOf(t, c, 100), publicOf(t, c, 101)}
-	for _, s := range []uint64{4, 5, 2, 3, 1} {
-		want = append(want, publicOf(t, c, s))
-	}
-	assert.Equal(t, want, got, "proved in the order: head, hand-off, then critical, high, normal (FIFO), low")
+	want := []string{publicOf(t, c, 100), publicOf(t, c, 4), publicOf(t, c, 5), publicOf(t, big, 101),
+		publicOf(t, c, 2), publicOf(t, c, 3), publicOf(t, c, 1)}
+	assert.Equal(t, want, d.proved, "proved in the order: held head, then critical, high, normal (FIFO), low")
 }
 
 func publicOf(t *testing.T, c *registry.Resolved, seed uint64) string {

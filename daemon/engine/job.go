@@ -127,7 +127,6 @@ type Job struct {
 	err     error
 
 	// Pipeline data, owned by the stage holding the job.
-	circuit   r1cs.Circuit
 	handle    *keys.Handle
 	asg       *r1cs.Assignment
 	public    []fr.Element

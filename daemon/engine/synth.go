@@ -64,7 +64,11 @@ func (e *Engine) synthesize(j *Job) {
 	}
 	j.reserved = need
 	start := time.Now()
-	asg, err := r1cs.Solve(j.circuit, r1cs.WithShape(h.Sys))
+	circ, err := j.Req.Circuit.Circuit(j.Req.Input) // the instance: witness values, trees
+	var asg *r1cs.Assignment
+	if err == nil {
+		asg, err = r1cs.Solve(circ, r1cs.WithShape(h.Sys))
+	}
 	j.timings.Synthesis = time.Since(start)
 	if err == nil {
 		err = j.ctx.Err()
@@ -75,7 +79,6 @@ func (e *Engine) synthesize(j *Job) {
 	}
 	j.asg = asg
 	j.public = append(j.public[:0], asg.PublicInputs()...)
-	j.circuit = nil // the witness is in asg now
 	j.setState(Ready, Event{Kind: EventSynthesisDone})
 	j.marks.ready = time.Now()
 	if err := e.handoff.put(j.ctx, j); err != nil {

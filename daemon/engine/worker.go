@@ -46,8 +46,8 @@ func (w *worker) prove(j *Job) (down error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err := fmt.Errorf("job %s: prove on %s: panic: %v", j.ID, name, p)
-			e.end(j, nil, err)
 			down = w.recoverDevice(err)
+			e.end(j, nil, err)
 		}
 	}()
 	j.timings.Handoff = time.Since(j.marks.ready)
@@ -76,8 +76,11 @@ func (w *worker) prove(j *Job) (down error) {
 		return nil
 	}
 	if err != nil {
+		// Restore the device before reporting, so that a client seeing the
+		// failure sees the device's state after it.
+		down := w.recoverDevice(err)
 		e.end(j, nil, fmt.Errorf("job %s: prove on %s: %w", j.ID, name, err))
-		return w.recoverDevice(err)
+		return down
 	}
 	if w.dev.Resident() {
 		e.cfg.Keys.MarkHot(j.handle, name)

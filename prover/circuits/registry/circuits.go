@@ -54,25 +54,14 @@ func poseidonMerkle() *Definition {
 		ID:        "poseidon-merkle",
 		Params:    []Param{{Name: "depth", Min: 1, Max: 16, Doc: "levels of the arity-8 tree"}},
 		InputSize: size,
+		Check: func(p map[string]uint64, in []byte) error {
+			_, err := decodeMerkle(int(p["depth"]), in)
+			return err
+		},
 		Build: func(p map[string]uint64, in []byte) (r1cs.Circuit, error) {
-			depth := int(p["depth"])
-			proof := &merkle.Proof{Index: binary.LittleEndian.Uint64(in[:8]), Siblings: make([][]fr.Element, depth)}
-			if proof.Index >= uint64(1)<<(3*depth) {
-				return nil, fmt.Errorf("index %d: beyond the %d leaves of a depth-%d tree", proof.Index, uint64(1)<<(3*depth), depth)
-			}
-			var err error
-			if proof.Leaf, err = decodeElement(in[8:40], "leaf"); err != nil {
+			proof, err := decodeMerkle(int(p["depth"]), in)
+			if err != nil {
 				return nil, err
-			}
-			off := 40
-			for l := range proof.Siblings {
-				proof.Siblings[l] = make([]fr.Element, merkleArity-1)
-				for j := range proof.Siblings[l] {
-					if proof.Siblings[l][j], err = decodeElement(in[off:off+32], fmt.Sprintf("siblings[%d][%d]", l, j)); err != nil {
-						return nil, err
-					}
-					off += 32
-				}
 			}
 			params := poseidon.Width9()
 			root, err := proof.ComputeRoot(params)
@@ -108,4 +97,27 @@ func poseidonMerkle() *Definition {
 			return out, nil
 		},
 	}
+}
+
+// decodeMerkle reads poseidon-merkle's input (see the package comment).
+func decodeMerkle(depth int, in []byte) (*merkle.Proof, error) {
+	proof := &merkle.Proof{Index: binary.LittleEndian.Uint64(in[:8]), Siblings: make([][]fr.Element, depth)}
+	if proof.Index >= uint64(1)<<(3*depth) {
+		return nil, fmt.Errorf("index %d: beyond the %d leaves of a depth-%d tree", proof.Index, uint64(1)<<(3*depth), depth)
+	}
+	var err error
+	if proof.Leaf, err = decodeElement(in[8:40], "leaf"); err != nil {
+		return nil, err
+	}
+	off := 40
+	for l := range proof.Siblings {
+		proof.Siblings[l] = make([]fr.Element, merkleArity-1)
+		for j := range proof.Siblings[l] {
+			if proof.Siblings[l][j], err = decodeElement(in[off:off+32], fmt.Sprintf("siblings[%d][%d]", l, j)); err != nil {
+				return nil, err
+			}
+			off += 32
+		}
+	}
+	return proof, nil
 }

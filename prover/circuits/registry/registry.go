@@ -33,6 +33,10 @@ type Definition struct {
 	Params []Param
 	// InputSize is the exact byte length of the input for params.
 	InputSize func(params map[string]uint64) int
+	// Check validates input (already of the right length) cheaply, without
+	// building the circuit; nil means any input of the right length is
+	// valid. Build must accept every input Check accepts.
+	Check func(params map[string]uint64, input []byte) error
 	// Build decodes input (already of the right length) into the circuit
 	// and its public inputs (without the constant 1).
 	Build func(params map[string]uint64, input []byte) (r1cs.Circuit, error)
@@ -130,10 +134,24 @@ func key(id string, params map[string]uint64) string {
 // InputSize is the exact input length this shape takes.
 func (c *Resolved) InputSize() int { return c.Def.InputSize(c.Params) }
 
+// Check validates input for this shape without building the circuit
+// (cheap: a service checks it when a request arrives).
+func (c *Resolved) Check(input []byte) error {
+	if want := c.InputSize(); len(input) != want {
+		return fmt.Errorf("%w: input: %d bytes, %s takes %d", ErrInvalid, len(input), c.Key, want)
+	}
+	if c.Def.Check != nil {
+		if err := c.Def.Check(c.Params, input); err != nil {
+			return fmt.Errorf("%w: input: %w", ErrInvalid, err)
+		}
+	}
+	return nil
+}
+
 // Circuit decodes input into a circuit of this shape.
 func (c *Resolved) Circuit(input []byte) (r1cs.Circuit, error) {
-	if want := c.InputSize(); len(input) != want {
-		return nil, fmt.Errorf("%w: input: %d bytes, %s takes %d", ErrInvalid, len(input), c.Key, want)
+	if err := c.Check(input); err != nil {
+		return nil, err
 	}
 	circ, err := c.Def.Build(c.Params, input)
 	if err != nil {
