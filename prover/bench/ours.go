@@ -80,7 +80,7 @@ func MeasureOurs(ctx context.Context, cfg OursConfig) (*OursReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(rep, i, c, sys, pk, vk, be, devkeys.Rand(cfg.Seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(ctx, rep, i, c, sys, pk, vk, be, devkeys.Rand(cfg.Seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -130,7 +130,7 @@ func exportFile(path string, c *porep.Circuit, sys *r1cs.System) error {
 
 // proveOnce synthesizes, proves and verifies one proof; run 0 is the
 // warm-up, whose times are not kept.
-func proveOnce(rep *OursReport, run int, c *porep.Circuit, sys *r1cs.System, pk *groth16.ProvingKey, vk *groth16.VerifyingKey,
+func proveOnce(ctx context.Context, rep *OursReport, run int, c *porep.Circuit, sys *r1cs.System, pk *groth16.ProvingKey, vk *groth16.VerifyingKey,
 	be groth16.Backend, rnd interface{ Read([]byte) (int, error) }) error {
 	start := time.Now()
 	asg, err := r1cs.Solve(c, r1cs.WithShape(sys)) // the shape is known, as in a prover's steady state
@@ -140,7 +140,7 @@ func proveOnce(rep *OursReport, run int, c *porep.Circuit, sys *r1cs.System, pk 
 	synth := time.Since(start)
 	public := asg.PublicInputs()
 	var tm groth16.Timings
-	proof, err := groth16.Prove(pk, asg, be, rnd, groth16.WithTimings(&tm))
+	proof, err := groth16.Prove(ctx, pk, asg, be, rnd, groth16.WithTimings(&tm))
 	if err != nil {
 		return err
 	}

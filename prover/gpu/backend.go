@@ -223,6 +223,14 @@ func (b *Backend) prepare(c *driver.Ctx, logN uint32) (*domain, error) {
 	return d, b.st.ensureVectors(c, logN)
 }
 
+// do runs fn on the device thread unless ctx is already done.
+func (b *Backend) do(ctx context.Context, fn func(*driver.Ctx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.dev.Do(fn)
+}
+
 // msmEngine returns the MSM engine, loading its kernels on first use so that
 // a Backend used only for quotients needs no MSM kernels.
 func (b *Backend) msmEngine() (*MSM, error) {
@@ -253,7 +261,7 @@ func (b *Backend) LastMSMTimings() (MSMTimings, error) {
 
 // MSMG1 implements groth16.Backend on the MSM engine (bases stay resident,
 // see MSM). The empty sum is the point at infinity, as on the CPU backend.
-func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+func (b *Backend) MSMG1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
 	if len(bases) == 0 && len(scalars) == 0 {
 		return g1Infinity(), nil
 	}
@@ -261,11 +269,11 @@ func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls123
 	if err != nil {
 		return bls12381.G1Jac{}, fmt.Errorf("msm g1: %w", err)
 	}
-	return m.g1(context.Background(), bases, scalars, b.scalarsFor)
+	return m.g1(ctx, bases, scalars, b.scalarsFor)
 }
 
 // MSMG2 implements groth16.Backend on the MSM engine; see MSMG1.
-func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+func (b *Backend) MSMG2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
 	if len(bases) == 0 && len(scalars) == 0 {
 		return g2Infinity(), nil
 	}
@@ -273,14 +281,14 @@ func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls123
 	if err != nil {
 		return bls12381.G2Jac{}, fmt.Errorf("msm g2: %w", err)
 	}
-	return m.g2(context.Background(), bases, scalars, b.scalarsFor)
+	return m.g2(ctx, bases, scalars, b.scalarsFor)
 }
 
 // MSMB implements groth16.BPairBackend on the MSM engine (MSM.G1G2): the
 // two MSMs over the B wires, the scalars sent once and, where both MSMs
 // take the same window shape, their digits sorted once. The empty sums are
 // the points at infinity.
-func (b *Backend) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
+func (b *Backend) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
 	bls12381.G1Jac, bls12381.G2Jac, error) {
 	if len(g1) == 0 && len(g2) == 0 && len(scalars) == 0 {
 		return g1Infinity(), g2Infinity(), nil
@@ -289,7 +297,7 @@ func (b *Backend) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars [
 	if err != nil {
 		return bls12381.G1Jac{}, bls12381.G2Jac{}, fmt.Errorf("msm B: %w", err)
 	}
-	return m.g1g2(context.Background(), g1, g2, scalars, b.scalarsFor)
+	return m.g1g2(ctx, g1, g2, scalars, b.scalarsFor)
 }
 
 // LastMSMBTimings returns the times of the G1 and the G2 MSM of the

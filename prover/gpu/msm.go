@@ -175,7 +175,7 @@ func (m *MSM) G1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.El
 func (m *MSM) g1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element, where func([]fr.Element) msmScalars) (
 	res bls12381.G1Jac, err error) {
 	err = m.call(ctx, "g1", len(scalars), checkMSMInput(len(bases), len(scalars)), func(dc *driver.Ctx) (err error) {
-		res, err = m.st.sumG1(dc, bases, where(scalars))
+		res, err = m.st.sumG1(ctx, dc, bases, where(scalars))
 		return err
 	})
 	return res, err
@@ -190,7 +190,7 @@ func (m *MSM) G2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.El
 func (m *MSM) g2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element, where func([]fr.Element) msmScalars) (
 	res bls12381.G2Jac, err error) {
 	err = m.call(ctx, "g2", len(scalars), checkMSMInput(len(bases), len(scalars)), func(dc *driver.Ctx) (err error) {
-		res, err = m.st.sumG2(dc, bases, where(scalars))
+		res, err = m.st.sumG2(ctx, dc, bases, where(scalars))
 		return err
 	})
 	return res, err
@@ -209,7 +209,7 @@ func (m *MSM) g1g2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2
 	where func([]fr.Element) msmScalars) (r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
 	bad := errors.Join(checkMSMInput(len(g1), len(scalars)), checkMSMInput(len(g2), len(scalars)))
 	err = m.call(ctx, "g1 and g2", len(scalars), bad, func(dc *driver.Ctx) (err error) {
-		r1, r2, err = m.st.sumG1G2(dc, g1, g2, where(scalars))
+		r1, r2, err = m.st.sumG1G2(ctx, dc, g1, g2, where(scalars))
 		return err
 	})
 	return r1, r2, err
@@ -231,7 +231,7 @@ func (m *MSM) call(ctx context.Context, what string, n int, bad error, fn func(*
 // of the arena for every plan, and a plan's sort buffers come before its
 // curve-sized ones, so after the G1 MSM the G2 MSM finds the scalars, and
 // with an equal sortKey the sorted entries, where its own layout puts them.
-func (st *msmState) sumG1G2(c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars msmScalars) (
+func (st *msmState) sumG1G2(ctx context.Context, c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars msmScalars) (
 	r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
 	j2, err := st.prepare(c, st.g2, g2, driver.Bytes(g2), scalars.n())
 	if err != nil {
@@ -243,14 +243,14 @@ func (st *msmState) sumG1G2(c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381
 	}
 	// Preparing j1 may have grown the arena: place j2 in the new one.
 	j2.b, _ = j2.p.layout(st.arena, j2.cv.xyzzBytes)
-	if r1, err = msmFinish(st, c, j1, scalars, combineG1); err != nil {
+	if r1, err = msmFinish(ctx, st, c, j1, scalars, combineG1); err != nil {
 		return r1, r2, err
 	}
 	st.pair[0] = st.last
 	if j1.p.sortKey() == j2.p.sortKey() {
 		j2.maxima = j1.maxima
 	}
-	if r2, err = msmFinish(st, c, j2, msmScalars{queued: true}, combineG2); err != nil {
+	if r2, err = msmFinish(ctx, st, c, j2, msmScalars{queued: true}, combineG2); err != nil {
 		return r1, r2, err
 	}
 	st.pair[1] = st.last
@@ -258,31 +258,31 @@ func (st *msmState) sumG1G2(c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381
 }
 
 // sumG1 runs a G1 MSM on the device thread.
-func (st *msmState) sumG1(c *driver.Ctx, bases []bls12381.G1Affine, scalars msmScalars) (bls12381.G1Jac, error) {
-	return msmSum(st, c, st.g1, bases, scalars, combineG1)
+func (st *msmState) sumG1(ctx context.Context, c *driver.Ctx, bases []bls12381.G1Affine, scalars msmScalars) (bls12381.G1Jac, error) {
+	return msmSum(ctx, st, c, st.g1, bases, scalars, combineG1)
 }
 
 // sumG2 runs a G2 MSM on the device thread.
-func (st *msmState) sumG2(c *driver.Ctx, bases []bls12381.G2Affine, scalars msmScalars) (bls12381.G2Jac, error) {
-	return msmSum(st, c, st.g2, bases, scalars, combineG2)
+func (st *msmState) sumG2(ctx context.Context, c *driver.Ctx, bases []bls12381.G2Affine, scalars msmScalars) (bls12381.G2Jac, error) {
+	return msmSum(ctx, st, c, st.g2, bases, scalars, combineG2)
 }
 
 // msmSum runs an MSM of curve cv and combines its window sums (XYZZ points
 // W) into the result.
-func msmSum[P, W, R any](st *msmState, c *driver.Ctx, cv *msmCurve, bases []P, scalars msmScalars,
+func msmSum[P, W, R any](ctx context.Context, st *msmState, c *driver.Ctx, cv *msmCurve, bases []P, scalars msmScalars,
 	combine func([]W, uint32) R) (R, error) {
 	j, err := st.prepare(c, cv, bases, driver.Bytes(bases), scalars.n())
 	if err != nil {
 		var zero R
 		return zero, err
 	}
-	return msmFinish(st, c, j, scalars, combine)
+	return msmFinish(ctx, st, c, j, scalars, combine)
 }
 
 // msmFinish runs the prepared MSM j on scalars and combines its window sums.
-func msmFinish[W, R any](st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars, combine func([]W, uint32) R) (R, error) {
+func msmFinish[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars, combine func([]W, uint32) R) (R, error) {
 	wins := make([]W, 0, 256)
-	bits, err := st.run(c, j, scalars, func(nwin uint32) []byte {
+	bits, err := st.run(ctx, c, j, scalars, func(nwin uint32) []byte {
 		wins = wins[:nwin]
 		return driver.Bytes(wins)
 	})
@@ -309,6 +309,20 @@ func (m *MSM) do(ctx context.Context, fn func(*driver.Ctx) error) error {
 		return err
 	}
 	return m.dev.Do(fn)
+}
+
+// interrupted returns nil while ctx is live. Once ctx is done it waits for
+// the work already queued on the device (kernels, and copies that read or
+// write the caller's host memory), so that nothing of the abandoned call is
+// left in flight, and returns an error wrapping ctx.Err() that names the
+// step about to start. It runs on the device thread; the state the call
+// leaves behind is then as after a failed call: reusable.
+func interrupted(ctx context.Context, c *driver.Ctx, step string) error {
+	err := ctx.Err()
+	if err == nil {
+		return nil
+	}
+	return errors.Join(fmt.Errorf("%s: %w", step, err), c.Synchronize())
 }
 
 // LastTimings returns the device times of the most recent MSM.

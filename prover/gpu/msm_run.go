@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -300,14 +301,20 @@ func (st *msmState) queueHost(c *driver.Ctx, j *msmJob, host []fr.Element) error
 
 // run computes j's window sums of Σ scalars[i]·bases[i] into the bytes that
 // out(nwin) returns and reports the window bits.
-func (st *msmState) run(c *driver.Ctx, j *msmJob, scalars msmScalars, out func(nwin uint32) []byte) (uint32, error) {
+func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars msmScalars, out func(nwin uint32) []byte) (uint32, error) {
 	p, b := j.p, j.b
-	r := msmRun{c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
+	r := msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
+	if err := r.interrupted("msm scalars"); err != nil {
+		return 0, err
+	}
 	start := time.Now()
 	if err := scalars.load(c, st.stage, b.scalars); err != nil {
 		return 0, fmt.Errorf("scalars: %w", err)
 	}
 	upload := time.Since(start)
+	if err := r.interrupted("msm pipeline"); err != nil {
+		return 0, err
+	}
 	if j.loaded != nil {
 		if err := j.loaded(); err != nil {
 			return 0, err
@@ -346,18 +353,24 @@ func (st *msmState) time(c *driver.Ctx, p msmPlan, upload, bases time.Duration) 
 	return nil
 }
 
-// msmRun is one MSM's launch sequence.
+// msmRun is one MSM's launch sequence; it stops between stages once ctx
+// is done (interrupted).
 type msmRun struct {
-	c  *driver.Ctx
-	k  *msmSortKernels
-	cv *msmCurve
-	p  msmPlan
-	b  msmBufs
-	ev *[numMSMEvents]*driver.Event
+	ctx context.Context
+	c   *driver.Ctx
+	k   *msmSortKernels
+	cv  *msmCurve
+	p   msmPlan
+	b   msmBufs
+	ev  *[numMSMEvents]*driver.Event
 }
 
 // mark records stage event i on the default stream.
 func (r *msmRun) mark(i int) error { return r.c.Record(r.ev[i], nil) }
+
+// interrupted is interrupted(r.ctx, r.c, step): nil unless the call's
+// context is done.
+func (r *msmRun) interrupted(step string) error { return interrupted(r.ctx, r.c, step) }
 
 // pipeline runs the stages after the scalar upload and returns the device
 // address of the mwin window sums (XYZZ, one per bucket window, in order).
@@ -375,6 +388,9 @@ func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.Devi
 	if err := r.mark(evSorted); err != nil {
 		return 0, err
 	}
+	if err := r.interrupted("msm accumulate"); err != nil {
+		return 0, err
+	}
 	ntask, err := r.tasks(b.segOff, p.nseg, p.t1, b.offA)
 	if err != nil {
 		return 0, err
@@ -387,6 +403,9 @@ func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.Devi
 		return 0, err
 	}
 	if err := r.mark(evAccumulated); err != nil {
+		return 0, err
+	}
+	if err := r.interrupted("msm reduce"); err != nil {
 		return 0, err
 	}
 	s0, s1, maxLen := p.reducedRange(maxima)
@@ -407,6 +426,9 @@ func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.Devi
 		}
 	}
 	if err := r.mark(evReduced); err != nil {
+		return 0, err
+	}
+	if err := r.interrupted("msm window sums"); err != nil {
 		return 0, err
 	}
 	if err := launch1D(r.c, r.cv.bucketSum, uint64(p.mwin)*uint64(p.k), msmCurveBlock,
@@ -492,6 +514,9 @@ func (r *msmRun) orderTasks(ntask uint32) error {
 func (r *msmRun) levels(cur, off driver.DevicePtr, nseg, maxLen, most, t uint32, dst, offDst [2]driver.DevicePtr) (
 	driver.DevicePtr, driver.DevicePtr, error) {
 	for i := 0; maxLen > most; i++ {
+		if err := r.interrupted("msm reduce level"); err != nil {
+			return 0, 0, err
+		}
 		ntask, err := r.tasks(off, nseg, t, offDst[i%2])
 		if err != nil {
 			return 0, 0, err

@@ -1,6 +1,7 @@
 package groth16_test
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 
@@ -31,7 +32,7 @@ func Example() {
 		panic(err)
 	}
 	public := asg.PublicInputs()
-	proof, err := groth16.Prove(pk, asg, backend, rand.Reader)
+	proof, err := groth16.Prove(context.Background(), pk, asg, backend, rand.Reader)
 	if err != nil {
 		panic(err)
 	}

@@ -2,6 +2,7 @@ package groth16_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"fmt"
 	mrand "math/rand/v2"
@@ -48,7 +49,7 @@ func prove(t testing.TB, f fixture, c r1cs.Circuit, rnd interface{ Read([]byte) 
 	be, err := cpu.New()
 	require.NoError(t, err)
 	pub := append([]fr.Element(nil), asg.PublicInputs()...)
-	proof, err := groth16.Prove(f.pk, asg, be, rnd)
+	proof, err := groth16.Prove(context.Background(), f.pk, asg, be, rnd)
 	require.NoError(t, err)
 	return proof, pub
 }
@@ -171,7 +172,7 @@ func TestProveRejectsForeignAssignment(t *testing.T) {
 	require.NoError(t, err)
 	be, err := cpu.New()
 	require.NoError(t, err)
-	_, err = groth16.Prove(f.pk, asg, be, rand.Reader)
+	_, err = groth16.Prove(context.Background(), f.pk, asg, be, rand.Reader)
 	assert.ErrorIs(t, err, groth16.ErrKeyMismatch)
 }
 
@@ -182,7 +183,7 @@ func TestShortRandomness(t *testing.T) {
 	require.NoError(t, err)
 	be, err := cpu.New()
 	require.NoError(t, err)
-	_, err = groth16.Prove(f.pk, asg, be, bytes.NewReader(bytes.Repeat([]byte{1}, 70)))
+	_, err = groth16.Prove(context.Background(), f.pk, asg, be, bytes.NewReader(bytes.Repeat([]byte{1}, 70)))
 	assert.ErrorContains(t, err, "draw s")
 	_, _, err = groth16.Setup(f.sys, bytes.NewReader(nil))
 	assert.Error(t, err)
@@ -209,7 +210,7 @@ func TestKeyLayoutsGiveSameProof(t *testing.T) {
 		require.NoError(t, err)
 		be, err := cpu.New()
 		require.NoError(t, err)
-		proof, err := groth16.Prove(pk, asg, be, seeded(5))
+		proof, err := groth16.Prove(context.Background(), pk, asg, be, seeded(5))
 		require.NoError(t, err, name)
 		require.NoError(t, groth16.Verify(f.vk, proof, asg.PublicInputs()), name)
 		if want == nil {
@@ -227,7 +228,7 @@ func TestProveTimings(t *testing.T) {
 	be, err := cpu.New()
 	require.NoError(t, err)
 	var tm groth16.Timings
-	proof, err := groth16.Prove(f.pk, asg, be, rand.Reader, groth16.WithTimings(&tm))
+	proof, err := groth16.Prove(context.Background(), f.pk, asg, be, rand.Reader, groth16.WithTimings(&tm))
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(f.vk, proof, asg.PublicInputs()))
 	for name, d := range map[string]time.Duration{"quotient": tm.Quotient, "LH": tm.MSMLH, "A": tm.MSMA,
@@ -236,7 +237,7 @@ func TestProveTimings(t *testing.T) {
 		assert.LessOrEqual(t, d, tm.Total, name)
 	}
 	assert.LessOrEqual(t, tm.Quotient+max(tm.MSMA, tm.MSMB1, tm.MSMB2, tm.MSMLH), tm.Total, "the MSMs follow the quotient")
-	_, err = groth16.Prove(f.pk, asg, be, rand.Reader, groth16.WithTimings(nil))
+	_, err = groth16.Prove(context.Background(), f.pk, asg, be, rand.Reader, groth16.WithTimings(nil))
 	assert.Error(t, err)
 }
 
@@ -253,7 +254,7 @@ func BenchmarkProve(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := groth16.Prove(f.pk, asg, be, rand.Reader); err != nil {
+				if _, err := groth16.Prove(context.Background(), f.pk, asg, be, rand.Reader); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -265,8 +266,8 @@ func BenchmarkProve(b *testing.B) {
 // shortQuotient is a faulty backend whose quotient is too short.
 type shortQuotient struct{ *cpu.Backend }
 
-func (b shortQuotient) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
-	h, err := b.Backend.QuotientH(a, bv, c)
+func (b shortQuotient) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
+	h, err := b.Backend.QuotientH(ctx, a, bv, c)
 	return h[:len(h)/2], err
 }
 
@@ -277,7 +278,7 @@ func TestProveRejectsBadBackendOutput(t *testing.T) {
 	require.NoError(t, err)
 	be, err := cpu.New()
 	require.NoError(t, err)
-	_, err = groth16.Prove(f.pk, asg, shortQuotient{be}, rand.Reader)
+	_, err = groth16.Prove(context.Background(), f.pk, asg, shortQuotient{be}, rand.Reader)
 	assert.ErrorContains(t, err, "quotient has 4 coefficients, want 8")
 }
 
@@ -288,7 +289,7 @@ func TestWorkspaceReuse(t *testing.T) {
 	require.NoError(t, err)
 	proveAcrossKeys(t, &r1cstest.MulChain{N: 60, Seed: fr.NewElement(4)}, &r1cstest.MulChain{N: 9, Seed: fr.NewElement(5)},
 		&groth16.Workspace{}, be, 20, func(int) {})
-	_, err = groth16.Prove(nil, nil, nil, nil, groth16.WithWorkspace(nil))
+	_, err = groth16.Prove(context.Background(), nil, nil, nil, nil, groth16.WithWorkspace(nil))
 	assert.ErrorContains(t, err, "nil workspace")
 }
 
@@ -306,7 +307,7 @@ func proveAcrossKeys(t *testing.T, big, small r1cs.Circuit, ws *groth16.Workspac
 		want, _ := prove(t, tc.f, tc.c, seeded(seed+uint64(i)))
 		asg, err := r1cs.Solve(tc.c, r1cs.WithShape(tc.f.sys))
 		require.NoError(t, err)
-		got, err := groth16.Prove(tc.f.pk, asg, be, seeded(seed+uint64(i)), groth16.WithWorkspace(ws))
+		got, err := groth16.Prove(context.Background(), tc.f.pk, asg, be, seeded(seed+uint64(i)), groth16.WithWorkspace(ws))
 		require.NoError(t, err, "proof %d", i)
 		require.NoError(t, groth16.Verify(tc.f.vk, got, asg.PublicInputs()), "proof %d", i)
 		assert.Equal(t, encode(t, want), encode(t, got), "proof %d", i)
@@ -321,10 +322,10 @@ type heldBackend struct {
 	started, release chan struct{}
 }
 
-func (b *heldBackend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
+func (b *heldBackend) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
 	close(b.started)
 	<-b.release
-	return b.Backend.QuotientH(a, bv, c)
+	return b.Backend.QuotientH(ctx, a, bv, c)
 }
 
 // A Workspace in use makes a second Prove fail at once, and the first one
@@ -344,14 +345,14 @@ func TestWorkspaceBusy(t *testing.T) {
 	first := solve()
 	done := make(chan error, 1)
 	go func() {
-		proof, err := groth16.Prove(f.pk, first, held, seeded(2), groth16.WithWorkspace(ws))
+		proof, err := groth16.Prove(context.Background(), f.pk, first, held, seeded(2), groth16.WithWorkspace(ws))
 		if err == nil {
 			err = groth16.Verify(f.vk, proof, first.PublicInputs())
 		}
 		done <- err
 	}()
 	<-held.started
-	_, err = groth16.Prove(f.pk, solve(), cpuBe, seeded(3), groth16.WithWorkspace(ws))
+	_, err = groth16.Prove(context.Background(), f.pk, solve(), cpuBe, seeded(3), groth16.WithWorkspace(ws))
 	assert.ErrorIs(t, err, groth16.ErrWorkspaceBusy)
 	close(held.release)
 	require.NoError(t, <-done)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/big"
 	"testing"
@@ -141,7 +142,7 @@ func TestQuotientProbe(t *testing.T) {
 		}
 		probe, err := newQuotientProbe(a, b, c, randomScalars(1, 3)[0])
 		require.NoError(t, err)
-		h, err := be.QuotientH(a, b, c)
+		h, err := be.QuotientH(context.Background(), a, b, c)
 		require.NoError(t, err)
 		assert.NoError(t, probe.check(h), "2^%d", logN)
 		h[n/2].Add(&h[n/2], new(fr.Element).SetOne())

@@ -54,7 +54,7 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 		if run == 0 && fused {
 			// The fused call leaves a, b, c as they are: it runs first, on
 			// the inputs the host path then checks, and must agree with it.
-			if fusedOut, err = partitionOnce(be, in); err != nil {
+			if fusedOut, err = partitionOnce(ctx, be, in); err != nil {
 				return res, fmt.Errorf("warm-up, h on the GPU: %w", err)
 			}
 		}
@@ -62,7 +62,7 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 		if run == 0 {
 			runBe = tb.backend(false) // h through the host, so that it can be checked
 		}
-		out, err := partitionOnce(runBe, in)
+		out, err := partitionOnce(ctx, runBe, in)
 		elapsed := time.Since(start)
 		if err != nil {
 			return res, fmt.Errorf("run %d: %w", run, err)
@@ -104,19 +104,19 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 // BPairBackend does the MSMs over the B wires in G1 and G2 in one call. A
 // fused groth16.Prefetcher is told the A and B wires and gets the fused call
 // first, as Prove makes them.
-func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, error) {
+func partitionOnce(ctx context.Context, be groth16.Backend, in *partitionInputs) (*partitionOut, error) {
 	fb, fused := be.(groth16.QuotientLHBackend)
 	bp, pair := be.(groth16.BPairBackend)
 	jobs := partitionG1Jobs(in)
 	if pf, ok := be.(groth16.Prefetcher); ok && fused {
-		if err := pf.Prefetch(jobs[0].scalars, jobs[1].scalars); err != nil {
+		if err := pf.Prefetch(ctx, jobs[0].scalars, jobs[1].scalars); err != nil {
 			return nil, fmt.Errorf("prefetch: %w", err)
 		}
 		jobs = []g1Job{jobs[2], jobs[0], jobs[1]}
 	}
 	out := &partitionOut{}
 	if !fused {
-		h, err := be.QuotientH(in.a, in.b, in.c)
+		h, err := be.QuotientH(ctx, in.a, in.b, in.c)
 		if err != nil {
 			return nil, fmt.Errorf("quotient: %w", err)
 		}
@@ -126,25 +126,25 @@ func partitionOnce(be groth16.Backend, in *partitionInputs) (*partitionOut, erro
 	for _, j := range jobs {
 		switch {
 		case j.ph == phB1 && pair:
-			if out.g1[phB1], out.g2, err = bp.MSMB(j.bases, in.pk.G2.B, j.scalars); err != nil {
+			if out.g1[phB1], out.g2, err = bp.MSMB(ctx, j.bases, in.pk.G2.B, j.scalars); err != nil {
 				return nil, fmt.Errorf("msm B G1 and G2: %w", err)
 			}
 			continue
 		case j.ph == phL:
 			if !pair {
-				if out.g2, err = be.MSMG2(in.pk.G2.B, in.wire[:len(in.pk.G2.B)]); err != nil {
+				if out.g2, err = be.MSMG2(ctx, in.pk.G2.B, in.wire[:len(in.pk.G2.B)]); err != nil {
 					return nil, fmt.Errorf("msm B G2: %w", err)
 				}
 			}
 			if fused {
-				if out.g1[phQLH], err = fb.MSMQuotientLH(in.lh, in.wire[1:], in.a, in.b, in.c); err != nil {
+				if out.g1[phQLH], err = fb.MSMQuotientLH(ctx, in.lh, in.wire[1:], in.a, in.b, in.c); err != nil {
 					return nil, fmt.Errorf("quotient and msm L‖H: %w", err)
 				}
 				continue
 			}
 			copyParallel(in.buf[len(in.wire):], out.h[:in.pk.DomainSize-1])
 		}
-		if out.g1[j.ph], err = be.MSMG1(j.bases, j.scalars); err != nil {
+		if out.g1[j.ph], err = be.MSMG1(ctx, j.bases, j.scalars); err != nil {
 			return nil, fmt.Errorf("msm %s: %w", phaseShort[j.ph], err)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -132,19 +133,19 @@ var (
 	_ groth16.Prefetcher        = timedGPU{}
 )
 
-func (t timedPair) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
-	return t.msmB(g1, g2, s)
+func (t timedPair) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
+	return t.msmB(ctx, g1, g2, s)
 }
 
-func (t timedGPU) MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
-	return t.quotientLH(lh, private, a, b, c)
+func (t timedGPU) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
+	return t.quotientLH(ctx, lh, private, a, b, c)
 }
 
 // Prefetch passes the announcement on to the inner backend where it takes
 // one (groth16.Prefetcher; the GPU backend does). It is not a timed phase.
-func (t timedGPU) Prefetch(s ...[]fr.Element) error {
+func (t timedGPU) Prefetch(ctx context.Context, s ...[]fr.Element) error {
 	if pf, ok := t.inner.(groth16.Prefetcher); ok {
-		return pf.Prefetch(s...)
+		return pf.Prefetch(ctx, s...)
 	}
 	return nil
 }
@@ -157,11 +158,11 @@ type quotientTimer interface {
 
 // quotientLH times the fused call, split into its quotient (phQuotient,
 // from the backend's own record) and the rest (phQLH).
-func (t *timedBackend) quotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
+func (t *timedBackend) quotientLH(ctx context.Context, lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	start := time.Now()
-	p, err := t.inner.(groth16.QuotientLHBackend).MSMQuotientLH(lh, private, a, b, c)
+	p, err := t.inner.(groth16.QuotientLHBackend).MSMQuotientLH(ctx, lh, private, a, b, c)
 	t.record(phQLH, len(lh), start)
 	if qt, ok := t.inner.(quotientTimer); ok && err == nil {
 		q, qerr := qt.LastQuotientTimings()
@@ -184,11 +185,11 @@ type pairTimer interface {
 // msmB times the B pair call, split into its G1 MSM (phB1) and its G2 MSM
 // (phB2) by the backend's own records: phB2's wall is the G2 MSM's wait for
 // its scalars and its device time, phB1 the rest of the call.
-func (t *timedBackend) msmB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
+func (t *timedBackend) msmB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	start := time.Now()
-	p1, p2, err := t.inner.(groth16.BPairBackend).MSMB(g1, g2, s)
+	p1, p2, err := t.inner.(groth16.BPairBackend).MSMB(ctx, g1, g2, s)
 	wall := time.Since(start)
 	t.times.points[phB1], t.times.points[phB2] = len(g1), len(g2)
 	pt, ok := t.inner.(pairTimer)
@@ -217,30 +218,30 @@ func (t *timedBackend) take() (phaseTimes, error) {
 	return pt, err
 }
 
-func (t *timedBackend) QuotientH(a, b, c []fr.Element) ([]fr.Element, error) {
+func (t *timedBackend) QuotientH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	start := time.Now()
-	h, err := t.inner.QuotientH(a, b, c)
+	h, err := t.inner.QuotientH(ctx, a, b, c)
 	t.times.wall[phQuotient] += time.Since(start)
 	t.times.points[phQuotient] = len(a)
 	return h, err
 }
 
-func (t *timedBackend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+func (t *timedBackend) MSMG1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	start := time.Now()
-	p, err := t.inner.MSMG1(bases, scalars)
+	p, err := t.inner.MSMG1(ctx, bases, scalars)
 	t.record(t.g1Phase(bases), len(bases), start)
 	return p, err
 }
 
-func (t *timedBackend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+func (t *timedBackend) MSMG2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	start := time.Now()
-	p, err := t.inner.MSMG2(bases, scalars)
+	p, err := t.inner.MSMG2(ctx, bases, scalars)
 	t.record(phB2, len(bases), start)
 	return p, err
 }

@@ -197,7 +197,7 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(res, i, tb, cfg.hOnDevice, ws, syn, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(ctx, res, i, tb, cfg.hOnDevice, ws, syn, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -209,7 +209,7 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOverlapped(res, i, bare, ws, syn, pk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOverlapped(ctx, res, i, bare, ws, syn, pk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("overlapped run %d: %w", i, err)
 		}
 	}
@@ -263,14 +263,14 @@ func (s *synthesizer) solve() (*r1cs.Assignment, error) {
 
 // proveOverlapped times groth16.Prove on be for run i and checks that the
 // proof equals the timed run's.
-func proveOverlapped(res *backendResult, i int, be groth16.Backend, ws *groth16.Workspace, syn *synthesizer,
+func proveOverlapped(ctx context.Context, res *backendResult, i int, be groth16.Backend, ws *groth16.Workspace, syn *synthesizer,
 	pk *groth16.ProvingKey, rnd io.Reader) error {
 	asg, err := syn.solve()
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	proof, err := groth16.Prove(pk, asg, be, rnd, groth16.WithWorkspace(ws))
+	proof, err := groth16.Prove(ctx, pk, asg, be, rnd, groth16.WithWorkspace(ws))
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func proveOverlapped(res *backendResult, i int, be groth16.Backend, ws *groth16.
 // proveOnce synthesizes, proves and verifies one proof and records it in
 // res (times only when run > 0); fuse lets Prove fuse the quotient with the
 // L‖H MSM where tb's backend can.
-func proveOnce(res *backendResult, run int, tb *timedBackend, fuse bool, ws *groth16.Workspace, syn *synthesizer,
+func proveOnce(ctx context.Context, res *backendResult, run int, tb *timedBackend, fuse bool, ws *groth16.Workspace, syn *synthesizer,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey, rnd io.Reader) error {
 	start := time.Now()
 	asg, err := syn.solve()
@@ -301,7 +301,7 @@ func proveOnce(res *backendResult, run int, tb *timedBackend, fuse bool, ws *gro
 	}
 	public := asg.PublicInputs()
 	start = time.Now()
-	proof, err := groth16.Prove(pk, asg, tb.backend(fuse), rnd, groth16.WithWorkspace(ws))
+	proof, err := groth16.Prove(ctx, pk, asg, tb.backend(fuse), rnd, groth16.WithWorkspace(ws))
 	if err != nil {
 		return err
 	}
