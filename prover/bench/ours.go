@@ -139,8 +139,8 @@ func proveOnce(ctx context.Context, rep *OursReport, run int, c *porep.Circuit, 
 	}
 	synth := time.Since(start)
 	public := asg.PublicInputs()
-	var tm groth16.Timings
-	proof, err := groth16.Prove(ctx, pk, asg, be, rnd, groth16.WithTimings(&tm))
+	var pt groth16.PhaseTimes
+	proof, err := groth16.Prove(groth16.WithTrace(ctx, pt.Trace()), pk, asg, be, rnd)
 	if err != nil {
 		return err
 	}
@@ -152,10 +152,11 @@ func proveOnce(ctx context.Context, rep *OursReport, run int, c *porep.Circuit, 
 	if run == 0 {
 		return nil
 	}
+	d := pt.Durations()
 	rep.Synthesis = append(rep.Synthesis, synth)
-	rep.Quotient = append(rep.Quotient, tm.Quotient)
-	rep.MSMA, rep.MSMB1 = append(rep.MSMA, tm.MSMA), append(rep.MSMB1, tm.MSMB1)
-	rep.MSMB2, rep.MSMLH = append(rep.MSMB2, tm.MSMB2), append(rep.MSMLH, tm.MSMLH)
-	rep.Prove = append(rep.Prove, tm.Total)
+	rep.Quotient = append(rep.Quotient, d[groth16.PhaseQuotient])
+	rep.MSMA, rep.MSMB1 = append(rep.MSMA, d[groth16.PhaseMSMA]), append(rep.MSMB1, d[groth16.PhaseMSMB1])
+	rep.MSMB2, rep.MSMLH = append(rep.MSMB2, d[groth16.PhaseMSMB2]), append(rep.MSMLH, d[groth16.PhaseMSMLH])
+	rep.Prove = append(rep.Prove, d[groth16.PhaseProve])
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
 // ErrMSMInput reports bases and scalars that cannot form an MSM (different
@@ -38,14 +39,17 @@ var ErrMSMInput = errors.New("gpu msm: bad input")
 //
 // All device work runs on the Device's locked OS thread through
 // driver.Device.Do, so an MSM is safe for concurrent use: calls run one at a
-// time.
+// time. Each call reports its transfers and pipeline stages to the traces
+// in its context (groth16.Trace, Trace), and stops between stages once its
+// context is done.
 type MSM struct {
 	dev *driver.Device
 	log *slog.Logger
 	st  *msmState // touched only inside dev.Do
 }
 
-// MSMTimings are the device times of the last MSM, measured with CUDA events.
+// MSMTimings are one MSM's transfer and device times (the stages measured
+// with CUDA events) and its shape, as Trace.MSMDone reports them.
 type MSMTimings struct {
 	// Upload is the copy of the scalars to the device (host wall time):
 	// through pinned staging chunks, or directly from pinned memory, and
@@ -72,6 +76,9 @@ type MSMTimings struct {
 	// of the bases table it read (1: the bases alone) and Windows its
 	// bucket windows (the digit windows folded over the copies).
 	Points, Bits, Copies, Windows int
+	// Call is the groth16 phase of the call (groth16.ContextCall): which
+	// of Prove's MSMs this is; MSMB's two are PhaseMSMB1 and PhaseMSMB2.
+	Call groth16.Phase
 }
 
 // Events recorded on the default stream around each stage of an MSM.
@@ -100,8 +107,7 @@ type msmState struct {
 	ev                     [numMSMEvents]*driver.Event
 	window                 uint32 // forced window bits (benchmarks); 0: by the cost model
 	stage                  *stager
-	last                   MSMTimings
-	pair                   [2]MSMTimings // the G1 and G2 MSMs of the last G1G2
+	device                 string // the device's name in phase reports
 }
 
 // residentBases is a bases slice kept on the device.
@@ -130,7 +136,8 @@ func newMSM(dev *driver.Device, log *slog.Logger, mem *deviceMemory) (*MSM, erro
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}, mem: mem}}
+	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}, mem: mem,
+		device: deviceName(dev.Info().Ordinal)}}
 	err := dev.Do(func(c *driver.Ctx) error { return m.st.load(c) })
 	if err != nil {
 		_ = m.Close() // the load error is the one to report
@@ -199,6 +206,9 @@ func (m *MSM) g2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.El
 // G1G2 returns Σ scalars[i]·g1[i] in G1 and Σ scalars[i]·g2[i] in G2
 // (Groth16's two MSMs over the B wires), sending the scalars once and, when
 // both MSMs take the same window and table shape, sorting their digits once.
+// It reports the two MSMs as groth16.PhaseMSMB1 and PhaseMSMB2; the G2
+// MSM's upload is only a wait, and its sort is empty where it used the G1
+// MSM's.
 func (m *MSM) G1G2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
 	bls12381.G1Jac, bls12381.G2Jac, error) {
 	return m.g1g2(ctx, g1, g2, scalars, hostScalars)
@@ -243,17 +253,15 @@ func (st *msmState) sumG1G2(ctx context.Context, c *driver.Ctx, g1 []bls12381.G1
 	}
 	// Preparing j1 may have grown the arena: place j2 in the new one.
 	j2.b, _ = j2.p.layout(st.arena, j2.cv.xyzzBytes)
-	if r1, err = msmFinish(ctx, st, c, j1, scalars, combineG1); err != nil {
+	if r1, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB1), st, c, j1, scalars, combineG1); err != nil {
 		return r1, r2, err
 	}
-	st.pair[0] = st.last
 	if j1.p.sortKey() == j2.p.sortKey() {
 		j2.maxima = j1.maxima
 	}
-	if r2, err = msmFinish(ctx, st, c, j2, msmScalars{queued: true}, combineG2); err != nil {
+	if r2, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB2), st, c, j2, msmScalars{queued: true}, combineG2); err != nil {
 		return r1, r2, err
 	}
-	st.pair[1] = st.last
 	return r1, r2, nil
 }
 
@@ -323,22 +331,6 @@ func interrupted(ctx context.Context, c *driver.Ctx, step string) error {
 		return nil
 	}
 	return errors.Join(fmt.Errorf("%s: %w", step, err), c.Synchronize())
-}
-
-// LastTimings returns the device times of the most recent MSM.
-func (m *MSM) LastTimings() (MSMTimings, error) {
-	var t MSMTimings
-	err := m.dev.Do(func(*driver.Ctx) error { t = m.st.last; return nil })
-	return t, err
-}
-
-// LastPairTimings returns the device times of the G1 and the G2 MSM of the
-// most recent G1G2 call. The G2 MSM's upload is only a wait, and its sort is
-// empty where it used the G1 MSM's.
-func (m *MSM) LastPairTimings() ([2]MSMTimings, error) {
-	var t [2]MSMTimings
-	err := m.dev.Do(func(*driver.Ctx) error { t = m.st.pair; return nil })
-	return t, err
 }
 
 // setWindow forces the window bits of later MSMs (0: the cost model's

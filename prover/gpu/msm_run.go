@@ -250,11 +250,12 @@ func (s msmScalars) load(c *driver.Ctx, stage *stager, dst driver.DevicePtr) err
 // msmJob is one MSM made ready for its scalars: its plan, its bases
 // resident (with their table) and its buffers placed.
 type msmJob struct {
-	cv        *msmCurve
-	p         msmPlan
-	res       *residentBases
-	b         msmBufs
-	basesTime time.Duration // the bases' upload, when this job made them resident
+	cv         *msmCurve
+	p          msmPlan
+	res        *residentBases
+	b          msmBufs
+	basesTime  time.Duration // the bases' upload, when this job made them resident
+	basesStart time.Time     // and when it began
 	// maxima are the band maxima of the job's sort once it has run. A job
 	// given them before its run skips its sort: its scalars are already
 	// sorted into its buffers by a job with the same sortKey (MSMB).
@@ -276,6 +277,7 @@ func (st *msmState) prepare(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n
 	if err != nil {
 		return nil, err
 	}
+	basesStart := time.Now()
 	res, basesTime, err := st.bases(c, cv, host, raw, t)
 	if err != nil {
 		return nil, err
@@ -284,7 +286,7 @@ func (st *msmState) prepare(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n
 	if err != nil {
 		return nil, err
 	}
-	return &msmJob{cv: cv, p: p, res: res, b: b, basesTime: basesTime}, nil
+	return &msmJob{cv: cv, p: p, res: res, b: b, basesTime: basesTime, basesStart: basesStart}, nil
 }
 
 // queueHost starts the upload of host, the host part of j's scalars, into
@@ -307,11 +309,11 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 	if err := r.interrupted("msm scalars"); err != nil {
 		return 0, err
 	}
-	start := time.Now()
+	at := msmStarts{bases: j.basesStart, upload: time.Now()}
 	if err := scalars.load(c, st.stage, b.scalars); err != nil {
 		return 0, fmt.Errorf("scalars: %w", err)
 	}
-	upload := time.Since(start)
+	upload := time.Since(at.upload)
 	if err := r.interrupted("msm pipeline"); err != nil {
 		return 0, err
 	}
@@ -320,6 +322,7 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 			return 0, err
 		}
 	}
+	at.pipeline = time.Now()
 	if err := r.mark(evStart); err != nil {
 		return 0, err
 	}
@@ -333,11 +336,12 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 	if err := c.DtoH(out(p.mwin), win); err != nil {
 		return 0, fmt.Errorf("read window sums: %w", err)
 	}
-	return p.c, st.time(c, p, upload, j.basesTime)
+	return p.c, st.time(ctx, c, p, at, upload, j.basesTime)
 }
 
-// time records the last MSM's event times.
-func (st *msmState) time(c *driver.Ctx, p msmPlan, upload, bases time.Duration) error {
+// time reads the MSM's event times and reports them with the host-timed
+// parts (starting at at) to the traces in ctx.
+func (st *msmState) time(ctx context.Context, c *driver.Ctx, p msmPlan, at msmStarts, upload, bases time.Duration) error {
 	var d [numMSMEvents]time.Duration
 	for i := evSorted; i < numMSMEvents; i++ {
 		var err error
@@ -345,11 +349,11 @@ func (st *msmState) time(c *driver.Ctx, p msmPlan, upload, bases time.Duration) 
 			return err
 		}
 	}
-	st.last = MSMTimings{
+	reportMSM(ctx, st.device, at, MSMTimings{
 		Upload: upload, Bases: bases, Sort: d[evSorted], Accumulate: d[evAccumulated], Reduce: d[evReduced],
 		Window: d[evDone], Compute: d[evSorted] + d[evAccumulated] + d[evReduced] + d[evDone],
 		Points: int(p.n), Bits: int(p.c), Copies: int(p.copies()), Windows: int(p.mwin),
-	}
+	})
 	return nil
 }
 

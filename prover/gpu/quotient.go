@@ -25,16 +25,20 @@ func (b *Backend) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.El
 		return nil, fmt.Errorf("quotient: %w", err)
 	}
 	err = b.do(ctx, func(cx *driver.Ctx) error {
+		start := time.Now()
 		if err := b.quotient(ctx, cx, logN, a, bv, c, nil); err != nil {
 			return err
 		}
+		q := QuotientTimings{Compute: time.Since(start), Points: len(a)}
 		if err := interrupted(ctx, cx, "download h"); err != nil {
 			return err
 		}
-		start := time.Now()
-		err := b.st.stage.download(cx, driver.Bytes(a), b.st.vecs[1])
-		b.st.lastQ.Download = time.Since(start)
-		return err
+		if err := b.st.stage.download(cx, driver.Bytes(a), b.st.vecs[1]); err != nil {
+			return err
+		}
+		q.Download = time.Since(start) - q.Compute
+		reportQuotient(ctx, b.st.device, start, q)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("quotient 2^%d on GPU: %w", logN, err)
@@ -76,9 +80,11 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 		if err != nil {
 			return err
 		}
+		start := time.Now()
 		if err := b.quotient(ctx, cx, logN, a, bv, c, func() error { return st.queueHost(cx, j, private) }); err != nil {
 			return err
 		}
+		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Points: len(a)})
 		j.loaded = func() error { return b.sendAhead(cx, st.stage) }
 		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
 		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1)
@@ -100,13 +106,10 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 }
 
 // quotient computes h into the second work vector, st.vecs[1], and returns
-// when it is there; it records its time in st.lastQ (no download yet).
+// when it is there (no download yet).
 // tail, when not nil, runs once every transform is queued, while the last
 // ones run: the link is idle then, so an upload it starts overlaps them.
 func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error) error {
-	start := time.Now()
-	b.st.lastQ = QuotientTimings{}
-	defer func() { b.st.lastQ.Compute = time.Since(start) }()
 	d, err := b.prepare(cx, logN)
 	if err != nil {
 		return err

@@ -64,60 +64,49 @@ func TestProveCancelledBeforeStart(t *testing.T) {
 	assert.Zero(t, be.calls.Load(), "backend calls")
 }
 
-// cancelAfterQuotient wraps a backend and cancels the Prove's context once
-// the quotient returns (QuotientH, or the fused MSMQuotientLH), so that
-// Prove stops at a known point.
-type cancelAfterQuotient struct {
-	groth16.Backend
-	cancel context.CancelFunc
-	after  atomic.Int32 // backend calls made after the cancel
-}
-
-func (b *cancelAfterQuotient) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
-	h, err := b.Backend.QuotientH(ctx, a, bv, c)
-	b.cancel()
-	return h, err
-}
-
-func (b *cancelAfterQuotient) MSMG1(ctx context.Context, bases []bls12381.G1Affine, s []fr.Element) (bls12381.G1Jac, error) {
-	if ctx.Err() != nil {
-		b.after.Add(1)
-	}
-	return b.Backend.MSMG1(ctx, bases, s)
-}
-
-func (b *cancelAfterQuotient) MSMG2(ctx context.Context, bases []bls12381.G2Affine, s []fr.Element) (bls12381.G2Jac, error) {
-	if ctx.Err() != nil {
-		b.after.Add(1)
-	}
-	return b.Backend.MSMG2(ctx, bases, s)
-}
-
-// A Prove cancelled after its quotient returns context.Canceled without
-// making another backend call, and the next Prove on the same backend and
-// workspace gives the uncancelled proof.
-func TestProveCancelledAfterQuotient(t *testing.T) {
+// A Prove cancelled from its trace when a phase ends returns
+// context.Canceled from the next stage check, and the next Prove on the
+// same backend and workspace gives the uncancelled proof.
+func TestProveCancelledFromTrace(t *testing.T) {
 	c := &r1cstest.MulChain{N: 90, Seed: fr.NewElement(8)}
 	f := setup(t, c)
 	want, _ := prove(t, f, c, seeded(4))
 	inner, err := cpu.New()
 	require.NoError(t, err)
+	be := &countingCPU{Backend: inner}
 	ws := &groth16.Workspace{}
-	ctx, cancel := context.WithCancel(context.Background())
-	be := &cancelAfterQuotient{Backend: inner, cancel: cancel}
-	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
-	require.NoError(t, err)
-	_, err = groth16.Prove(ctx, f.pk, asg, be, seeded(4), groth16.WithWorkspace(ws))
-	require.ErrorIs(t, err, context.Canceled)
-	assert.ErrorContains(t, err, "before G1 MSMs")
-	assert.Zero(t, be.after.Load(), "backend calls after the cancel")
+	for _, tc := range []struct {
+		at        groth16.Phase
+		calls     int32 // backend calls made before the stop
+		stoppedAt string
+	}{
+		{groth16.PhaseQuotient, 1, "before G1 MSMs"},
+		{groth16.PhaseMSMB2, 5, "before assembly"},
+	} {
+		t.Run(string(tc.at), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ctx = groth16.WithTrace(ctx, &groth16.Trace{PhaseDone: func(i groth16.PhaseInfo) {
+				if i.Phase == tc.at {
+					cancel()
+				}
+			}})
+			be.calls.Store(0)
+			asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+			require.NoError(t, err)
+			_, err = groth16.Prove(ctx, f.pk, asg, be, seeded(4), groth16.WithWorkspace(ws))
+			require.ErrorIs(t, err, context.Canceled)
+			assert.ErrorContains(t, err, tc.stoppedAt)
+			assert.Equal(t, tc.calls, be.calls.Load(), "backend calls")
 
-	asg, err = r1cs.Solve(c, r1cs.WithShape(f.sys))
-	require.NoError(t, err)
-	got, err := groth16.Prove(context.Background(), f.pk, asg, inner, seeded(4), groth16.WithWorkspace(ws))
-	require.NoError(t, err)
-	require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
-	assert.Equal(t, encode(t, want), encode(t, got))
+			asg, err = r1cs.Solve(c, r1cs.WithShape(f.sys))
+			require.NoError(t, err)
+			got, err := groth16.Prove(context.Background(), f.pk, asg, be, seeded(4), groth16.WithWorkspace(ws))
+			require.NoError(t, err)
+			require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
+			assert.Equal(t, encode(t, want), encode(t, got))
+		})
+	}
 }
 
 // A Prefetcher whose Prove stops after the fused call gets its announcement

@@ -64,15 +64,18 @@ func TestProveWithQuotientLHBackend(t *testing.T) {
 			inner, err := cpu.New()
 			require.NoError(t, err)
 			be := &fusedCPU{Backend: inner}
-			var tm groth16.Timings
-			got, err := groth16.Prove(context.Background(), tc.pk, asg, be, seeded(7), groth16.WithTimings(&tm),
+			var pt groth16.PhaseTimes
+			got, err := groth16.Prove(groth16.WithTrace(context.Background(), pt.Trace()), tc.pk, asg, be, seeded(7),
 				groth16.WithWorkspace(&groth16.Workspace{}))
 			require.NoError(t, err)
 			require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
 			assert.Equal(t, encode(t, want), encode(t, got))
 			assert.Equal(t, tc.wantQuotient, be.quotients.Load(), "QuotientH calls")
 			assert.Equal(t, tc.wantFuse, be.fused.Load(), "MSMQuotientLH calls")
-			assert.Equal(t, tc.wantQuotient == 0, tm.Quotient == 0, "the quotient is timed apart only when not fused")
+			d := pt.Durations()
+			assert.Equal(t, tc.wantQuotient == 1, d[groth16.PhaseQuotient] > 0, "the quotient is a phase apart only when not fused")
+			assert.Equal(t, tc.wantFuse == 1, d[groth16.PhaseQuotientLH] > 0, "the fused call is a phase")
+			assert.Equal(t, tc.wantFuse == 0, d[groth16.PhaseMSMLH] > 0, "the L‖H MSM is a phase apart only when not fused")
 		})
 	}
 }
@@ -119,19 +122,21 @@ func (b *pairCPU) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls1238
 }
 
 // A BPairBackend gets one MSMB call in place of B₁'s MSMG1 and the MSMG2,
-// the proof is the plain backend's, and MSMB1 times the pair.
+// the proof is the plain backend's, and the pair is one phase.
 func TestProveWithBPairBackend(t *testing.T) {
 	f, want, asg, inner := proveSetup(t, 8, 9)
 	be := &pairCPU{Backend: inner}
-	var tm groth16.Timings
-	got, err := groth16.Prove(context.Background(), f.pk, asg, be, seeded(9), groth16.WithTimings(&tm))
+	var pt groth16.PhaseTimes
+	got, err := groth16.Prove(groth16.WithTrace(context.Background(), pt.Trace()), f.pk, asg, be, seeded(9))
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
 	assert.Equal(t, encode(t, want), encode(t, got))
 	assert.Equal(t, int32(1), be.pairs.Load(), "MSMB calls")
 	assert.Zero(t, be.g2.Load(), "MSMG2 calls")
-	assert.NotZero(t, tm.MSMB1)
-	assert.Zero(t, tm.MSMB2)
+	d := pt.Durations()
+	assert.NotZero(t, d[groth16.PhaseMSMBPair])
+	assert.NotContains(t, d, groth16.PhaseMSMB1)
+	assert.NotContains(t, d, groth16.PhaseMSMB2)
 }
 
 // prefetchCPU is fusedCPU as a Prefetcher: it logs the calls in order and

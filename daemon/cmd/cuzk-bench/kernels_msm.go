@@ -79,11 +79,13 @@ func (mb *msmBench[B, J]) sizes(ctx context.Context, m *gpu.MSM, cfg kernelsConf
 func (mb *msmBench[B, J]) one(ctx context.Context, m *gpu.MSM, cfg kernelsConfig, bases []B, s []fr.Element, rate mulRate) (kernelRow, error) {
 	n := len(s)
 	row := kernelRow{kernel: mb.name, logN: log2(n), checked: "not run"}
+	var recs phaseRecorder
+	ctx = recs.context(ctx)
 	first, err := mb.gpu(ctx, bases, s)
 	if err != nil {
 		return row, err
 	}
-	warm, err := m.LastTimings()
+	warm, err := recs.lastMSM()
 	if err != nil {
 		return row, err
 	}
@@ -98,7 +100,7 @@ func (mb *msmBench[B, J]) one(ctx context.Context, m *gpu.MSM, cfg kernelsConfig
 			return row, err
 		}
 		e2e = append(e2e, time.Since(start))
-		rec, err := m.LastTimings()
+		rec, err := recs.lastMSM()
 		if err != nil {
 			return row, err
 		}

@@ -40,10 +40,12 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 			return nil, err
 		}
 	}
-	tb := newTimedBackend(gp, in.pk)
-	be := tb.backend(cfg.hOnDevice)
+	sb := &serialBackend{inner: gp}
+	be := sb.backend(cfg.hOnDevice)
 	_, fused := be.(groth16.QuotientLHBackend)
 	res := &partitionResult{}
+	var rec phaseRecorder
+	ctx = rec.context(ctx)
 	for run := 0; run <= cfg.runs; run++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -60,17 +62,14 @@ func runPartitionWork(ctx context.Context, cfg partitionConfig, in *partitionInp
 		}
 		runBe := be
 		if run == 0 {
-			runBe = tb.backend(false) // h through the host, so that it can be checked
+			runBe = sb.backend(false) // h through the host, so that it can be checked
 		}
 		out, err := partitionOnce(ctx, runBe, in)
 		elapsed := time.Since(start)
 		if err != nil {
 			return res, fmt.Errorf("run %d: %w", run, err)
 		}
-		pt, err := tb.take()
-		if err != nil {
-			return res, err
-		}
+		pt := rec.take()
 		if run == 0 {
 			res.warmup = elapsed
 			fmt.Fprintf(w, "warm-up run (bases upload included): %s\n", ms(elapsed))
@@ -116,39 +115,66 @@ func partitionOnce(ctx context.Context, be groth16.Backend, in *partitionInputs)
 	}
 	out := &partitionOut{}
 	if !fused {
-		h, err := be.QuotientH(ctx, in.a, in.b, in.c)
-		if err != nil {
+		if err := replayCall(ctx, groth16.PhaseQuotient, len(in.a), func(ctx context.Context) (err error) {
+			out.h, err = be.QuotientH(ctx, in.a, in.b, in.c)
+			return err
+		}); err != nil {
 			return nil, fmt.Errorf("quotient: %w", err)
 		}
-		out.h = h
 	}
-	var err error
 	for _, j := range jobs {
 		switch {
 		case j.ph == phB1 && pair:
-			if out.g1[phB1], out.g2, err = bp.MSMB(ctx, j.bases, in.pk.G2.B, j.scalars); err != nil {
+			if err := replayCall(ctx, groth16.PhaseMSMBPair, len(j.bases), func(ctx context.Context) (err error) {
+				out.g1[phB1], out.g2, err = bp.MSMB(ctx, j.bases, in.pk.G2.B, j.scalars)
+				return err
+			}); err != nil {
 				return nil, fmt.Errorf("msm B G1 and G2: %w", err)
 			}
 			continue
 		case j.ph == phL:
 			if !pair {
-				if out.g2, err = be.MSMG2(ctx, in.pk.G2.B, in.wire[:len(in.pk.G2.B)]); err != nil {
+				if err := replayCall(ctx, groth16.PhaseMSMB2, len(in.pk.G2.B), func(ctx context.Context) (err error) {
+					out.g2, err = be.MSMG2(ctx, in.pk.G2.B, in.wire[:len(in.pk.G2.B)])
+					return err
+				}); err != nil {
 					return nil, fmt.Errorf("msm B G2: %w", err)
 				}
 			}
 			if fused {
-				if out.g1[phQLH], err = fb.MSMQuotientLH(ctx, in.lh, in.wire[1:], in.a, in.b, in.c); err != nil {
+				if err := replayCall(ctx, groth16.PhaseQuotientLH, len(in.lh), func(ctx context.Context) (err error) {
+					out.g1[phQLH], err = fb.MSMQuotientLH(ctx, in.lh, in.wire[1:], in.a, in.b, in.c)
+					return err
+				}); err != nil {
 					return nil, fmt.Errorf("quotient and msm L‖H: %w", err)
 				}
 				continue
 			}
 			copyParallel(in.buf[len(in.wire):], out.h[:in.pk.DomainSize-1])
 		}
-		if out.g1[j.ph], err = be.MSMG1(ctx, j.bases, j.scalars); err != nil {
+		if err := replayCall(ctx, jobPhase[j.ph], len(j.bases), func(ctx context.Context) (err error) {
+			out.g1[j.ph], err = be.MSMG1(ctx, j.bases, j.scalars)
+			return err
+		}); err != nil {
 			return nil, fmt.Errorf("msm %s: %w", phaseShort[j.ph], err)
 		}
 	}
 	return out, nil
+}
+
+// jobPhase names the G1 jobs' calls as groth16.Prove does.
+var jobPhase = map[phase]groth16.Phase{phA: groth16.PhaseMSMA, phB1: groth16.PhaseMSMB1, phL: groth16.PhaseMSMLH}
+
+// replayCall makes one backend call f of phase ph over points as
+// groth16.Prove does: with the phase in its context (groth16.WithCall),
+// reported to the context's trace when it succeeds.
+func replayCall(ctx context.Context, ph groth16.Phase, points int, f func(context.Context) error) error {
+	start := time.Now()
+	if err := f(groth16.WithCall(ctx, ph)); err != nil {
+		return err
+	}
+	groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: ph, Start: start, Duration: time.Since(start), Points: points})
+	return nil
 }
 
 // copyParallel copies src into dst on all cores, as groth16.Prove copies h.

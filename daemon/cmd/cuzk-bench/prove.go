@@ -177,7 +177,7 @@ func runBackend(ctx context.Context, name string, cfg proveConfig, c *porep.Circ
 // GPU's) does so.
 func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg proveConfig, c *porep.Circuit, sys *r1cs.System,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey) (_ *backendResult, err error) {
-	tb := newTimedBackend(be, pk)
+	sb := &serialBackend{inner: be}
 	res := &backendResult{name: name}
 	ws := &groth16.Workspace{}
 	var alloc groth16.HostAllocator
@@ -197,7 +197,7 @@ func benchBackend(ctx context.Context, name string, be groth16.Backend, cfg prov
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(ctx, res, i, tb, cfg.hOnDevice, ws, syn, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(ctx, res, i, sb, cfg.hOnDevice, ws, syn, pk, vk, devkeys.Rand(cfg.seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -287,8 +287,8 @@ func proveOverlapped(ctx context.Context, res *backendResult, i int, be groth16.
 
 // proveOnce synthesizes, proves and verifies one proof and records it in
 // res (times only when run > 0); fuse lets Prove fuse the quotient with the
-// L‖H MSM where tb's backend can.
-func proveOnce(ctx context.Context, res *backendResult, run int, tb *timedBackend, fuse bool, ws *groth16.Workspace, syn *synthesizer,
+// L‖H MSM where sb's backend can.
+func proveOnce(ctx context.Context, res *backendResult, run int, sb *serialBackend, fuse bool, ws *groth16.Workspace, syn *synthesizer,
 	pk *groth16.ProvingKey, vk *groth16.VerifyingKey, rnd io.Reader) error {
 	start := time.Now()
 	asg, err := syn.solve()
@@ -301,15 +301,13 @@ func proveOnce(ctx context.Context, res *backendResult, run int, tb *timedBacken
 	}
 	public := asg.PublicInputs()
 	start = time.Now()
-	proof, err := groth16.Prove(ctx, pk, asg, tb.backend(fuse), rnd, groth16.WithWorkspace(ws))
+	var rec phaseRecorder
+	proof, err := groth16.Prove(rec.context(ctx), pk, asg, sb.backend(fuse), rnd, groth16.WithWorkspace(ws))
 	if err != nil {
 		return err
 	}
 	prove := time.Since(start)
-	pt, err := tb.take()
-	if err != nil {
-		return err
-	}
+	pt := rec.take()
 	start = time.Now()
 	if err := groth16.Verify(vk, proof, public); err != nil {
 		res.failed = append(res.failed, fmt.Sprintf("run %d: %v", run, err))
