@@ -52,12 +52,14 @@ func TestProveWithQuotientLHBackend(t *testing.T) {
 	apart := *f.pk
 	apart.G1.L = append([]bls12381.G1Affine(nil), f.pk.G1.L...)
 	apart.G1.H = append([]bls12381.G1Affine(nil), f.pk.G1.H...)
+	byHand := apart // L and H apart, then joined again by SetLH
+	byHand.SetLH(append(append([]bls12381.G1Affine(nil), f.pk.G1.L...), f.pk.G1.H...))
 	want, _ := prove(t, f, c, seeded(7))
 	for _, tc := range []struct {
 		name                   string
 		pk                     *groth16.ProvingKey
 		wantQuotient, wantFuse int32
-	}{{"adjacent", f.pk, 0, 1}, {"apart", &apart, 1, 0}} {
+	}{{"adjacent", f.pk, 0, 1}, {"apart", &apart, 1, 0}, {"SetLH", &byHand, 0, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
 			require.NoError(t, err)
