@@ -187,5 +187,9 @@ func TestProveCancelGPU(t *testing.T) {
 		return err
 	}
 	checks := stopEachCheck(t, prove, func() {})
-	assert.GreaterOrEqual(t, checks, int32(20), "checks in one Prove")
+	// Prove's stages (start, G1 MSMs, assembly), the Prefetch, and the
+	// fused call's uploads, transforms and MSM stages count down; the A
+	// and B MSMs run under Prove's errgroup context, which follows the
+	// countdown's Done asynchronously and does not count.
+	assert.GreaterOrEqual(t, checks, int32(12), "checks in one Prove")
 }

@@ -199,7 +199,10 @@ func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wire []fr.
 	if err != nil {
 		return err
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	// The group's context ends on every return, early ones too.
+	gparent, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(gparent)
 	if pf, ok := b.(Prefetcher); ok && fused {
 		if err := pf.Prefetch(ctx, wireA, wireB); err != nil {
 			return fmt.Errorf("prefetch: %w", err)
@@ -218,21 +221,8 @@ func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wire []fr.
 	g.Go(func() error {
 		return timed(gctx, PhaseMSMA, len(wireA), func(ctx context.Context) error { return msm1(ctx, b, "A", pk.G1.A, wireA, &m.a) })
 	})
-	if bp, ok := b.(BPairBackend); ok {
-		g.Go(func() error {
-			return timed(gctx, PhaseMSMBPair, len(wireB), func(ctx context.Context) (err error) {
-				if m.b1, m.b2, err = bp.MSMB(ctx, pk.G1.B, pk.G2.B, wireB); err != nil {
-					return fmt.Errorf("msm B1 and B2: %w", err)
-				}
-				return nil
-			})
-		})
-		return g.Wait()
-	}
-	g.Go(func() error {
-		return timed(gctx, PhaseMSMB1, len(wireB), func(ctx context.Context) error { return msm1(ctx, b, "B1", pk.G1.B, wireB, &m.b1) })
-	})
-	if err := g.Wait(); err != nil {
+	pair := m.goB(gctx, g, pk, b, wireB)
+	if err := g.Wait(); err != nil || pair {
 		return err
 	}
 	if err := stageCheck(ctx, "msm B2"); err != nil {
@@ -244,6 +234,27 @@ func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wire []fr.
 		}
 		return nil
 	})
+}
+
+// goB starts the G1 MSM over the B wires in g, or with a BPairBackend the
+// B pair call, which computes the G2 MSM too; it reports whether it did.
+func (m *msmSums) goB(ctx context.Context, g *errgroup.Group, pk *ProvingKey, b Backend, wireB []fr.Element) bool {
+	bp, pair := b.(BPairBackend)
+	if !pair {
+		g.Go(func() error {
+			return timed(ctx, PhaseMSMB1, len(wireB), func(ctx context.Context) error { return msm1(ctx, b, "B1", pk.G1.B, wireB, &m.b1) })
+		})
+		return false
+	}
+	g.Go(func() error {
+		return timed(ctx, PhaseMSMBPair, len(wireB), func(ctx context.Context) (err error) {
+			if m.b1, m.b2, err = bp.MSMB(ctx, pk.G1.B, pk.G2.B, wireB); err != nil {
+				return fmt.Errorf("msm B1 and B2: %w", err)
+			}
+			return nil
+		})
+	})
+	return true
 }
 
 // dropPrefetch withdraws pf's announcement after a failed or cancelled run.
