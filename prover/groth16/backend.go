@@ -26,7 +26,10 @@ import (
 // whose ctx is done returns an error wrapping ctx.Err() at its next stage
 // boundary (between transforms, between an MSM's kernels), having finished
 // or abandoned what it started for that call, and the Backend stays usable:
-// a later call with a live context succeeds.
+// a later call with a live context succeeds. A method reports its own
+// sub-phases, if it times any, to the Trace in ctx (PhaseDone; ContextCall
+// names the Prove phase of the call), so that they reach the right proof
+// when calls of several proofs overlap.
 type Backend interface {
 	// QuotientH returns the n coefficients of h = (a·b − c)/Z, lowest degree
 	// first, given the evaluation vectors a, b, c over the domain of size
