@@ -58,10 +58,9 @@ type PhaseInfo struct {
 	Duration time.Duration // host wall time, or device time for device stages (CUDA events)
 	Device   string        // the device that ran a backend sub-phase ("gpu0"); "" for host phases
 	// Call is, for a backend sub-phase, the Prove phase of the call that
-	// did the work (PhaseMSMA, …; a BPairBackend reports its two MSMs'
-	// stages as PhaseMSMB1 and PhaseMSMB2, a QuotientLHBackend its quotient
-	// as PhaseQuotient and its MSM as PhaseMSMLH); "" for Prove's own
-	// phases and outside Prove.
+	// did the work (PhaseMSMA, PhaseQuotientLH, …; prover/gpu reports the
+	// two MSMs of a B pair call as PhaseMSMB1 and PhaseMSMB2); "" for
+	// Prove's own phases and outside Prove.
 	Call Phase
 	// Points is the size of the work: an MSM's points, a quotient's domain
 	// size (0 where it does not apply).
