@@ -13,8 +13,8 @@
 //   - the kernels benchmark (MSMs, NTTs, MeasureBandwidth, Rate): device
 //     and end-to-end times beside modmul-bound estimates.
 //
-// Timings come from the per-call traces of groth16 and prover/gpu
-// (Recorder), summed per phase (PhaseTimes). The package prints nothing:
+// Timings come from the serialized calls (Serial) and the GPU's per-call
+// trace of each MSM and quotient (Recorder), summed per phase (PhaseTimes). The package prints nothing:
 // cuzk-bench formats its results. Functions that take a *driver.Device or a
 // GPU backend need a GPU (OpenGPU reports ErrNoGPU where there is none);
 // the prove and partition benchmarks run on any groth16.Backend. Values are

@@ -68,7 +68,7 @@ func (r *partitionRun) run(ctx context.Context) (*PartitionResult, error) {
 		return res, err
 	}
 	res.Warmup = time.Since(start)
-	r.phases.Take()
+	r.phases.Take(r.sb.TakeCalls())
 	for run := 1; run <= r.cfg.Runs; run++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -78,7 +78,7 @@ func (r *partitionRun) run(ctx context.Context) (*PartitionResult, error) {
 			return res, fmt.Errorf("run %d: %w", run, err)
 		}
 		res.Runs = append(res.Runs, time.Since(start))
-		pt := r.phases.Take()
+		pt := r.phases.Take(r.sb.TakeCalls())
 		res.Phases.Add(pt)
 		res.Points, res.Bits = pt.Points, pt.Bits
 	}

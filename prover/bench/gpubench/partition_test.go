@@ -198,3 +198,51 @@ func TestPhaseTimesOf(t *testing.T) {
 	assert.Equal(t, 13, pt.Bits[PhQLH])
 	assert.Zero(t, pt.Points[PhLH])
 }
+
+// slowG1 is the CPU backend with G1 MSMs that take at least 30 ms.
+type slowG1 struct{ *cpu.Backend }
+
+func (b slowG1) MSMG1(ctx context.Context, bases []bls12381.G1Affine, s []fr.Element) (bls12381.G1Jac, error) {
+	time.Sleep(30 * time.Millisecond)
+	return b.Backend.MSMG1(ctx, bases, s)
+}
+
+// Serial runs calls one at a time and times each from when it holds the
+// backend, not from when it was made; it keeps each result by phase.
+func TestSerialTimesCallsAlone(t *testing.T) {
+	inner, err := cpu.New()
+	require.NoError(t, err)
+	sb := NewSerial(slowG1{inner})
+	be := sb.Backend(true)
+	bases := benchinput.RandomG1(8, 1)
+	s := benchinput.RandomScalars(8, 2)
+	start := time.Now()
+	errs := make(chan error, 2)
+	for _, ph := range []groth16.Phase{groth16.PhaseMSMA, groth16.PhaseMSMB1} {
+		go func() {
+			_, err := be.MSMG1(groth16.WithCall(context.Background(), ph), bases, s)
+			errs <- err
+		}()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	wall := time.Since(start)
+	calls := sb.TakeCalls()
+	require.Len(t, calls, 2)
+	assert.ElementsMatch(t, []groth16.Phase{groth16.PhaseMSMA, groth16.PhaseMSMB1}, []groth16.Phase{calls[0].Phase, calls[1].Phase})
+	assert.GreaterOrEqual(t, wall, 60*time.Millisecond, "one after another")
+	for _, c := range calls {
+		assert.GreaterOrEqual(t, c.Duration, 30*time.Millisecond)
+		assert.Less(t, c.Duration, wall-25*time.Millisecond, "%s: its own time, not the wait", c.Phase)
+		assert.Equal(t, 8, c.Points)
+	}
+	assert.False(t, calls[1].Start.Before(calls[0].Start.Add(calls[0].Duration)), "the second starts after the first")
+	sums := sb.TakeSums()
+	want, err := inner.MSMG1(context.Background(), bases, s)
+	require.NoError(t, err)
+	for _, ph := range []groth16.Phase{groth16.PhaseMSMA, groth16.PhaseMSMB1} {
+		got := sums.G1[ph]
+		assert.True(t, want.Equal(&got), ph)
+	}
+	assert.Empty(t, sb.TakeCalls(), "taken")
+}

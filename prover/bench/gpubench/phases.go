@@ -65,20 +65,17 @@ var callPhase = map[groth16.Phase]Phase{
 	groth16.PhaseMSMLH: PhLH, groth16.PhaseQuotientLH: PhQLH,
 }
 
-// Recorder collects the phases of the proofs made with its context:
-// groth16's (each backend call, as Prove times it) and the GPU's records
-// of each MSM and quotient. The zero Recorder is ready; it is safe for
-// concurrent use.
+// Recorder collects the GPU's records of each MSM and quotient made with
+// its context (gpu.Trace), to be combined with the Serial wrapper's timed
+// calls. The zero Recorder is ready; it is safe for concurrent use.
 type Recorder struct {
-	pt    groth16.PhaseTimes
 	mu    sync.Mutex
 	msms  []gpu.MSMTimings
 	quots []gpu.QuotientTimings
 }
 
-// Context returns ctx with r's traces installed.
+// Context returns ctx with r's trace installed.
 func (r *Recorder) Context(ctx context.Context) context.Context {
-	ctx = groth16.WithTrace(ctx, r.pt.Trace())
 	return gpu.WithTrace(ctx, &gpu.Trace{
 		MSMDone: func(m gpu.MSMTimings) {
 			r.mu.Lock()
@@ -93,15 +90,14 @@ func (r *Recorder) Context(ctx context.Context) context.Context {
 	})
 }
 
-// Take returns the times recorded since the last Take and forgets them.
-func (r *Recorder) Take() PhaseTimes {
-	infos := r.pt.Infos()
-	r.pt.Reset()
+// Take returns the times of calls (Serial.TakeCalls) with the GPU records
+// made since the last Take, and forgets those.
+func (r *Recorder) Take(calls []groth16.PhaseInfo) PhaseTimes {
 	r.mu.Lock()
 	msms, quots := r.msms, r.quots
 	r.msms, r.quots = nil, nil
 	r.mu.Unlock()
-	return phaseTimesOf(infos, msms, quots)
+	return phaseTimesOf(calls, msms, quots)
 }
 
 // LastMSM returns the GPU's record of the latest MSM made with r's context.
@@ -114,7 +110,8 @@ func (r *Recorder) LastMSM() (gpu.MSMTimings, error) {
 	return r.msms[len(r.msms)-1], nil
 }
 
-// phaseTimesOf sums one proof's records per phase. The fused call's
+// phaseTimesOf sums one proof's backend calls (host phases named by their
+// groth16 phase) and GPU records per phase. The fused call's
 // quotient (a GPU record) is split off its wall into PhQuotient; the B
 // pair call's wall is split by the GPU's records: PhB2 gets the G2 MSM's
 // wait for its scalars and its device time, PhB1 the rest of the call.

@@ -158,7 +158,7 @@ func (w *worker) proveOnce(ctx context.Context, res *BackendResult, run int, rnd
 		return err
 	}
 	prove := time.Since(start)
-	pt := w.phases.Take()
+	pt := w.phases.Take(w.sb.TakeCalls())
 	start = time.Now()
 	if err := groth16.Verify(w.vk, proof, public); err != nil {
 		res.Failed = append(res.Failed, fmt.Sprintf("run %d: %v", run, err))

@@ -3,6 +3,7 @@ package gpubench
 import (
 	"context"
 	"sync"
+	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -12,12 +13,15 @@ import (
 
 // Serial wraps a groth16.Backend and serializes the calls that Prove makes
 // concurrently, so that every phase is timed alone (a GPU serves them one
-// at a time anyway). It keeps each call's result by the call's groth16
-// phase (groth16.ContextCall), so that a benchmark can check the MSMs of a
-// proof it cannot verify. It is safe for concurrent use.
+// at a time anyway): it times each call once it holds the backend, which
+// Prove's own phases, taken from before the wait, cannot do. It keeps each
+// call's time and result by the call's groth16 phase (groth16.ContextCall),
+// so that a benchmark can check the MSMs of a proof it cannot verify. It is
+// safe for concurrent use.
 type Serial struct {
 	inner groth16.Backend
 	mu    sync.Mutex
+	calls []groth16.PhaseInfo
 	sums  Sums
 }
 
@@ -47,6 +51,30 @@ func (s *Serial) Backend(fuse bool) groth16.Backend {
 		return serialPair{s}
 	}
 	return s
+}
+
+// TakeCalls returns the calls timed since the last TakeCalls, in order:
+// each a host phase named by its groth16 phase, its wall time from when it
+// held the backend, and its size (the domain for a quotient, the points for
+// an MSM).
+func (s *Serial) TakeCalls() []groth16.PhaseInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.calls
+	s.calls = nil
+	return out
+}
+
+// lock takes the backend for one call of size points and returns the
+// function that times it and gives the backend back.
+func (s *Serial) lock(ctx context.Context, points int) (unlock func()) {
+	s.mu.Lock()
+	start := time.Now()
+	return func() {
+		s.calls = append(s.calls, groth16.PhaseInfo{Phase: groth16.ContextCall(ctx), Start: start,
+			Duration: time.Since(start), Points: points})
+		s.mu.Unlock()
+	}
 }
 
 // TakeSums returns the results kept since the last TakeSums.
@@ -91,8 +119,7 @@ var (
 
 // QuotientH implements groth16.Backend, one call at a time.
 func (s *Serial) QuotientH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx, len(a))()
 	h, err := s.inner.QuotientH(ctx, a, b, c)
 	s.sums.H = h
 	return h, err
@@ -100,8 +127,7 @@ func (s *Serial) QuotientH(ctx context.Context, a, b, c []fr.Element) ([]fr.Elem
 
 // MSMG1 implements groth16.Backend, one call at a time.
 func (s *Serial) MSMG1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx, len(bases))()
 	p, err := s.inner.MSMG1(ctx, bases, scalars)
 	s.keepG1(ctx, p)
 	return p, err
@@ -109,8 +135,7 @@ func (s *Serial) MSMG1(ctx context.Context, bases []bls12381.G1Affine, scalars [
 
 // MSMG2 implements groth16.Backend, one call at a time.
 func (s *Serial) MSMG2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx, len(bases))()
 	p, err := s.inner.MSMG2(ctx, bases, scalars)
 	s.keepG2(ctx, p)
 	return p, err
@@ -118,8 +143,7 @@ func (s *Serial) MSMG2(ctx context.Context, bases []bls12381.G2Affine, scalars [
 
 func (s serialPair) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, sc []fr.Element) (
 	bls12381.G1Jac, bls12381.G2Jac, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx, len(sc))()
 	p1, p2, err := s.inner.(groth16.BPairBackend).MSMB(ctx, g1, g2, sc)
 	s.keepG1(groth16.WithCall(ctx, groth16.PhaseMSMB1), p1)
 	s.keepG2(groth16.WithCall(ctx, groth16.PhaseMSMB2), p2)
@@ -127,8 +151,7 @@ func (s serialPair) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12
 }
 
 func (s serialGPU) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx, len(lh))()
 	p, err := s.inner.(groth16.QuotientLHBackend).MSMQuotientLH(ctx, lh, private, a, b, c)
 	s.keepG1(ctx, p)
 	return p, err
