@@ -106,7 +106,7 @@ func (d *GPUDevice) Preload(ctx context.Context, pk *groth16.ProvingKey) error {
 		if len(b) == 0 {
 			continue
 		}
-		sum, err := be.MSMG1(b, make([]fr.Element, len(b)))
+		sum, err := be.MSMG1(ctx, b, make([]fr.Element, len(b)))
 		if err != nil {
 			return fmt.Errorf("upload G1 bases: %w", err)
 		}
@@ -119,7 +119,7 @@ func (d *GPUDevice) Preload(ctx context.Context, pk *groth16.ProvingKey) error {
 			continue
 		}
 		var sum bls12381.G2Jac
-		sum, err := be.MSMG2(b, make([]fr.Element, len(b)))
+		sum, err := be.MSMG2(ctx, b, make([]fr.Element, len(b)))
 		if err != nil {
 			return fmt.Errorf("upload G2 bases: %w", err)
 		}

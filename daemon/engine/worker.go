@@ -60,12 +60,13 @@ func (w *worker) prove(j *Job) (down error) {
 	}
 	var pmu sync.Mutex
 	phases := map[string]time.Duration{}
-	ctx := withPhaseHook(j.ctx, func(p string, d time.Duration) {
+	ctx := groth16.WithTrace(j.ctx, &groth16.Trace{PhaseDone: func(info groth16.PhaseInfo) {
+		p := phaseName(info)
 		pmu.Lock()
-		phases[p] += d
+		phases[p] += info.Duration
 		pmu.Unlock()
-		j.event(Event{Kind: EventPhase, Phase: p, Duration: d, Device: name})
-	})
+		j.event(Event{Kind: EventPhase, Phase: p, Duration: info.Duration, Device: name})
+	}})
 	start := time.Now()
 	proof, err := w.dev.Prove(ctx, j.handle.PK, j.asg, e.rand())
 	j.timings.Prove = time.Since(start)

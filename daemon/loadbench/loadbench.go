@@ -237,7 +237,7 @@ func overhead(ctx context.Context, c *client.Client, circ *registry.Resolved, n 
 			return 0, 0, err
 		}
 		pub := append(asg.PublicInputs()[:0:0], asg.PublicInputs()...)
-		proof, err := groth16.Prove(h.PK, asg, be, rand.Reader)
+		proof, err := groth16.Prove(ctx, h.PK, asg, be, rand.Reader)
 		if err != nil {
 			return 0, 0, err
 		}

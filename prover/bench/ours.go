@@ -80,7 +80,7 @@ func MeasureOurs(ctx context.Context, cfg OursConfig) (*OursReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := proveOnce(rep, i, c, sys, pk, vk, be, devkeys.Rand(cfg.Seed, uint64(i)+1)); err != nil {
+		if err := proveOnce(ctx, rep, i, c, sys, pk, vk, be, devkeys.Rand(cfg.Seed, uint64(i)+1)); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -130,7 +130,7 @@ func exportFile(path string, c *porep.Circuit, sys *r1cs.System) error {
 
 // proveOnce synthesizes, proves and verifies one proof; run 0 is the
 // warm-up, whose times are not kept.
-func proveOnce(rep *OursReport, run int, c *porep.Circuit, sys *r1cs.System, pk *groth16.ProvingKey, vk *groth16.VerifyingKey,
+func proveOnce(ctx context.Context, rep *OursReport, run int, c *porep.Circuit, sys *r1cs.System, pk *groth16.ProvingKey, vk *groth16.VerifyingKey,
 	be groth16.Backend, rnd interface{ Read([]byte) (int, error) }) error {
 	start := time.Now()
 	asg, err := r1cs.Solve(c, r1cs.WithShape(sys)) // the shape is known, as in a prover's steady state
@@ -139,8 +139,8 @@ func proveOnce(rep *OursReport, run int, c *porep.Circuit, sys *r1cs.System, pk 
 	}
 	synth := time.Since(start)
 	public := asg.PublicInputs()
-	var tm groth16.Timings
-	proof, err := groth16.Prove(pk, asg, be, rnd, groth16.WithTimings(&tm))
+	var pt groth16.PhaseTimes
+	proof, err := groth16.Prove(groth16.WithTrace(ctx, pt.Trace()), pk, asg, be, rnd)
 	if err != nil {
 		return err
 	}
@@ -152,10 +152,11 @@ func proveOnce(rep *OursReport, run int, c *porep.Circuit, sys *r1cs.System, pk 
 	if run == 0 {
 		return nil
 	}
+	d := pt.Durations()
 	rep.Synthesis = append(rep.Synthesis, synth)
-	rep.Quotient = append(rep.Quotient, tm.Quotient)
-	rep.MSMA, rep.MSMB1 = append(rep.MSMA, tm.MSMA), append(rep.MSMB1, tm.MSMB1)
-	rep.MSMB2, rep.MSMLH = append(rep.MSMB2, tm.MSMB2), append(rep.MSMLH, tm.MSMLH)
-	rep.Prove = append(rep.Prove, tm.Total)
+	rep.Quotient = append(rep.Quotient, d[groth16.PhaseQuotient])
+	rep.MSMA, rep.MSMB1 = append(rep.MSMA, d[groth16.PhaseMSMA]), append(rep.MSMB1, d[groth16.PhaseMSMB1])
+	rep.MSMB2, rep.MSMLH = append(rep.MSMB2, d[groth16.PhaseMSMB2]), append(rep.MSMLH, d[groth16.PhaseMSMLH])
+	rep.Prove = append(rep.Prove, d[groth16.PhaseProve])
 	return nil
 }

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/big"
@@ -68,25 +69,19 @@ func (b *Backend) Domain(n uint64) *fft.Domain {
 // evaluates them on the coset gH (g = the multiplicative generator of fr),
 // where Z(x) = g^n·1 − 1 is a nonzero constant, divides pointwise and
 // interpolates back from the coset. a, b and c are overwritten; the result
-// reuses a's storage.
-func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
+// reuses a's storage. It checks ctx between its transforms.
+func (b *Backend) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
 	n := len(a)
 	if n < 2 || bits.OnesCount(uint(n)) != 1 || len(bv) != n || len(c) != n {
 		return nil, fmt.Errorf("quotient: lengths %d, %d, %d: %w (want equal powers of two ≥ 2)", n, len(bv), len(c), ErrSize)
 	}
-	d := b.Domain(uint64(n))
-	tasks := fft.WithNbTasks(max(1, b.nbTasks/3))
-	var wg sync.WaitGroup
-	for _, v := range [][]fr.Element{a, bv, c} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d.FFTInverse(v, fft.DIF, tasks)
-			d.FFT(v, fft.DIT, fft.OnCoset(), tasks)
-		}()
+	if err := stop(ctx, "quotient"); err != nil {
+		return nil, err
 	}
-	wg.Wait()
-
+	d := b.Domain(uint64(n))
+	if err := b.toCoset(ctx, d, a, bv, c); err != nil {
+		return nil, err
+	}
 	// Z on the coset: (g·ω^i)^n − 1 = g^n − 1 for every i.
 	var zInv fr.Element
 	zInv.Exp(d.FrMultiplicativeGen, bigUint(uint64(n)))
@@ -97,16 +92,54 @@ func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
 			a[i].Mul(&a[i], &bv[i]).Sub(&a[i], &c[i]).Mul(&a[i], &zInv)
 		}
 	})
+	if err := stop(ctx, "quotient: interpolation from the coset"); err != nil {
+		return nil, err
+	}
 	d.FFTInverse(a, fft.DIF, fft.OnCoset(), fft.WithNbTasks(b.nbTasks))
 	fft.BitReverse(a)
 	return a, nil
 }
 
-// MSMG1 implements groth16.Backend with gnark-crypto's MultiExp.
-func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+// toCoset replaces each of vs, evaluations over d, by its evaluations over
+// d's coset (an inverse NTT, then a coset NTT), the three at once; each
+// checks ctx between its two transforms.
+func (b *Backend) toCoset(ctx context.Context, d *fft.Domain, vs ...[]fr.Element) error {
+	tasks := fft.WithNbTasks(max(1, b.nbTasks/len(vs)))
+	errs := make([]error, len(vs))
+	var wg sync.WaitGroup
+	for i, v := range vs {
+		wg.Go(func() {
+			d.FFTInverse(v, fft.DIF, tasks)
+			if errs[i] = stop(ctx, "quotient: coset evaluation"); errs[i] == nil {
+				d.FFT(v, fft.DIT, fft.OnCoset(), tasks)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return stop(ctx, "quotient: division by Z")
+}
+
+// stop returns an error wrapping ctx.Err(), naming the step about to start,
+// when ctx is done.
+func stop(ctx context.Context, step string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", step, err)
+	}
+	return nil
+}
+
+// MSMG1 implements groth16.Backend with gnark-crypto's MultiExp. One
+// MultiExp cannot be interrupted: ctx is checked before it starts.
+func (b *Backend) MSMG1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
 	var p bls12381.G1Jac
 	if len(bases) != len(scalars) {
 		return p, fmt.Errorf("msm g1: %d bases, %d scalars: %w", len(bases), len(scalars), ErrSize)
+	}
+	if err := stop(ctx, "msm g1"); err != nil {
+		return p, err
 	}
 	if len(bases) == 0 {
 		p.X.SetOne() // the empty sum: the point at infinity (1:1:0)
@@ -119,11 +152,14 @@ func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls123
 	return p, nil
 }
 
-// MSMG2 implements groth16.Backend with gnark-crypto's MultiExp.
-func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+// MSMG2 implements groth16.Backend with gnark-crypto's MultiExp; see MSMG1.
+func (b *Backend) MSMG2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
 	var p bls12381.G2Jac
 	if len(bases) != len(scalars) {
 		return p, fmt.Errorf("msm g2: %d bases, %d scalars: %w", len(bases), len(scalars), ErrSize)
+	}
+	if err := stop(ctx, "msm g2"); err != nil {
+		return p, err
 	}
 	if len(bases) == 0 {
 		p.X.SetOne() // the empty sum: the point at infinity (1:1:0)

@@ -1,8 +1,10 @@
 package cpu_test
 
 import (
+	"context"
 	"fmt"
 	"math/big"
+	"sync/atomic"
 	"testing"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -101,7 +103,7 @@ func TestQuotientHMatchesNaive(t *testing.T) {
 				c[i].Mul(&a[i], &b[i])
 			}
 			want := naiveQuotient(t, a, b, c)
-			got, err := be.QuotientH(clone(a), clone(b), clone(c))
+			got, err := be.QuotientH(context.Background(), clone(a), clone(b), clone(c))
 			require.NoError(t, err)
 			require.Len(t, got, n)
 			for i := range want {
@@ -115,10 +117,10 @@ func TestQuotientHMatchesNaive(t *testing.T) {
 func TestQuotientHRejectsBadSizes(t *testing.T) {
 	be := newBackend(t)
 	for _, n := range []int{0, 1, 3, 7, 9} {
-		_, err := be.QuotientH(make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n))
+		_, err := be.QuotientH(context.Background(), make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n))
 		assert.ErrorIs(t, err, cpu.ErrSize, "n=%d", n)
 	}
-	_, err := be.QuotientH(make([]fr.Element, 4), make([]fr.Element, 4), make([]fr.Element, 2))
+	_, err := be.QuotientH(context.Background(), make([]fr.Element, 4), make([]fr.Element, 4), make([]fr.Element, 2))
 	assert.ErrorIs(t, err, cpu.ErrSize)
 }
 
@@ -210,7 +212,7 @@ func TestMSMMatchesNaive(t *testing.T) {
 			for i := 4; i < n; i += 11 {
 				g1[i].SetInfinity()
 			}
-			got1, err := be.MSMG1(g1, scalars)
+			got1, err := be.MSMG1(context.Background(), g1, scalars)
 			require.NoError(t, err)
 			var aff1 bls12381.G1Affine
 			aff1.FromJacobian(&got1)
@@ -221,7 +223,7 @@ func TestMSMMatchesNaive(t *testing.T) {
 			for i := 4; i < n; i += 11 {
 				g2[i].SetInfinity()
 			}
-			got2, err := be.MSMG2(g2, scalars)
+			got2, err := be.MSMG2(context.Background(), g2, scalars)
 			require.NoError(t, err)
 			var aff2 bls12381.G2Affine
 			aff2.FromJacobian(&got2)
@@ -233,9 +235,9 @@ func TestMSMMatchesNaive(t *testing.T) {
 
 func TestMSMRejectsLengthMismatch(t *testing.T) {
 	be := newBackend(t)
-	_, err := be.MSMG1(randomG1(3), randomVector(2))
+	_, err := be.MSMG1(context.Background(), randomG1(3), randomVector(2))
 	assert.ErrorIs(t, err, cpu.ErrSize)
-	_, err = be.MSMG2(randomG2(1), randomVector(2))
+	_, err = be.MSMG2(context.Background(), randomG2(1), randomVector(2))
 	assert.ErrorIs(t, err, cpu.ErrSize)
 }
 
@@ -244,7 +246,7 @@ func TestOptionsValidate(t *testing.T) {
 	assert.Error(t, err)
 	b, err := cpu.New(cpu.WithNbTasks(1))
 	require.NoError(t, err)
-	got, err := b.MSMG1(randomG1(5), randomVector(5))
+	got, err := b.MSMG1(context.Background(), randomG1(5), randomVector(5))
 	require.NoError(t, err)
 	assert.False(t, got.Z.IsZero())
 }
@@ -257,7 +259,7 @@ func BenchmarkQuotientH(b *testing.B) {
 		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
 			be.Domain(uint64(n)) // build the twiddles outside the timing
 			for b.Loop() {
-				if _, err := be.QuotientH(a, bv, c); err != nil {
+				if _, err := be.QuotientH(context.Background(), a, bv, c); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -273,7 +275,7 @@ func BenchmarkMSM(b *testing.B) {
 		g1 := randomG1(n)
 		b.Run(fmt.Sprintf("G1/2^%d", logN), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := be.MSMG1(g1, scalars); err != nil {
+				if _, err := be.MSMG1(context.Background(), g1, scalars); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -282,11 +284,65 @@ func BenchmarkMSM(b *testing.B) {
 		g2 := randomG2(n)
 		b.Run(fmt.Sprintf("G2/2^%d", logN), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := be.MSMG2(g2, scalars); err != nil {
+				if _, err := be.MSMG2(context.Background(), g2, scalars); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 		})
 	}
+}
+
+// countdown is a context that turns cancelled at its (live+1)-th Err call,
+// so that a test stops a call at each of its checks in turn.
+type countdown struct {
+	context.Context
+	live  int32
+	calls atomic.Int32
+}
+
+func (c *countdown) Err() error {
+	if c.calls.Add(1) > c.live {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A quotient stopped at each of its checks returns context.Canceled, and
+// the backend then computes the right quotient.
+func TestQuotientHStopsAtEachCheck(t *testing.T) {
+	b := newBackend(t)
+	const n = 64
+	a, bv, c := randomVector(n), randomVector(n), randomVector(n)
+	want, err := b.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
+	require.NoError(t, err)
+	checks := int32(0)
+	for live := int32(0); ; live++ {
+		ctx := &countdown{Context: context.Background(), live: live}
+		got, err := b.QuotientH(ctx, clone(a), clone(bv), clone(c))
+		if err == nil {
+			assert.Equal(t, want, got, "live for %d checks", live)
+			checks = live
+			break
+		}
+		require.ErrorIs(t, err, context.Canceled, "live for %d checks", live)
+		require.Less(t, live, int32(20), "the quotient never finished")
+	}
+	assert.GreaterOrEqual(t, checks, int32(5), "checks before, inside and after the transforms")
+	again, err := b.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
+	require.NoError(t, err)
+	assert.Equal(t, want, again)
+}
+
+// MSMs with a done context return its error without computing.
+func TestMSMCancelled(t *testing.T) {
+	b := newBackend(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := b.MSMG1(ctx, randomG1(8), msmScalars(8))
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = b.MSMG2(ctx, randomG2(8), msmScalars(8))
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = b.MSMG1(context.Background(), randomG1(8), msmScalars(8))
+	assert.NoError(t, err)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -20,7 +19,11 @@ import (
 // Inside one QuotientH call, uploads go through pinned chunks on a copy
 // stream while the transforms of the previous vector run on a compute
 // stream. Device memory (see the table in memory.go) is checked before it is
-// allocated and kept for reuse until Close.
+// allocated and kept for reuse until Close. Every call reports its
+// sub-phases (uploads, transforms, MSM stages, downloads) to the traces in
+// its own context (groth16.WithTrace, WithTrace), so that reports stay
+// right when calls overlap, and stops between kernels and stages once its
+// context is done, waiting for what it queued (the Backend stays usable).
 type Backend struct {
 	dev *driver.Device
 	cfg config
@@ -40,30 +43,10 @@ type state struct {
 	vecLog  uint32                    // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
 	mem     *deviceMemory             // device bytes held by domains, vectors and the MSM engine
 	host    map[*byte]*driver.HostBuf // AllocHost's buffers, by first byte
-	lastQ   QuotientTimings           // the last quotient's times
+	device  string                    // the device's name in phase reports
 	want    [][]fr.Element            // vectors announced by Prefetch, not yet sent
 	ahead   []aheadVec                // vectors sent ahead into the work vectors, not yet used
 	aheadOn *stager                   // the stager whose stream carried them, until settled
-}
-
-// QuotientTimings are the host wall times of the last quotient (QuotientH,
-// or the quotient part of MSMQuotientLH).
-type QuotientTimings struct {
-	// Compute covers the uploads of a, b, c and the seven transforms, until
-	// h is in device memory. In MSMQuotientLH it also covers queuing the
-	// private wires' upload during the last transforms: for wires outside
-	// pinned memory, their host copy through the staging chunks.
-	Compute time.Duration
-	// Download is the copy of h to the host (0 when h stayed on the device).
-	Download time.Duration
-}
-
-// LastQuotientTimings returns the times of the Backend's most recent
-// quotient.
-func (b *Backend) LastQuotientTimings() (QuotientTimings, error) {
-	var t QuotientTimings
-	err := b.dev.Do(func(*driver.Ctx) error { t = b.st.lastQ; return nil })
-	return t, err
 }
 
 // New returns a Backend on dev, configured by opts: it loads the NTT kernels
@@ -79,7 +62,7 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("gpu: nil device")
 	}
-	b := &Backend{dev: dev, cfg: cfg, st: &state{domains: make(map[uint32]*domain),
+	b := &Backend{dev: dev, cfg: cfg, st: &state{domains: make(map[uint32]*domain), device: deviceName(dev.Info().Ordinal),
 		mem: &deviceMemory{limit: cfg.memLimit}, host: make(map[*byte]*driver.HostBuf)}}
 	err := dev.Do(func(c *driver.Ctx) error {
 		var err error
@@ -134,7 +117,7 @@ func (b *Backend) closeNTT() error {
 		if st.k != nil {
 			errs = append(errs, c.Unload(st.k.mod))
 		}
-		*st = state{domains: map[uint32]*domain{}, host: map[*byte]*driver.HostBuf{}}
+		*st = state{domains: map[uint32]*domain{}, host: map[*byte]*driver.HostBuf{}, device: st.device}
 		return errors.Join(errs...)
 	})
 }
@@ -223,6 +206,14 @@ func (b *Backend) prepare(c *driver.Ctx, logN uint32) (*domain, error) {
 	return d, b.st.ensureVectors(c, logN)
 }
 
+// do runs fn on the device thread unless ctx is already done.
+func (b *Backend) do(ctx context.Context, fn func(*driver.Ctx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.dev.Do(fn)
+}
+
 // msmEngine returns the MSM engine, loading its kernels on first use so that
 // a Backend used only for quotients needs no MSM kernels.
 func (b *Backend) msmEngine() (*MSM, error) {
@@ -241,19 +232,9 @@ func (b *Backend) msmEngine() (*MSM, error) {
 	return b.msm, nil
 }
 
-// LastMSMTimings returns the transfer and device times of the Backend's
-// most recent MSM (MSMG1, MSMG2 or the MSM part of MSMQuotientLH).
-func (b *Backend) LastMSMTimings() (MSMTimings, error) {
-	m, err := b.msmEngine()
-	if err != nil {
-		return MSMTimings{}, err
-	}
-	return m.LastTimings()
-}
-
 // MSMG1 implements groth16.Backend on the MSM engine (bases stay resident,
 // see MSM). The empty sum is the point at infinity, as on the CPU backend.
-func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+func (b *Backend) MSMG1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
 	if len(bases) == 0 && len(scalars) == 0 {
 		return g1Infinity(), nil
 	}
@@ -261,11 +242,11 @@ func (b *Backend) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls123
 	if err != nil {
 		return bls12381.G1Jac{}, fmt.Errorf("msm g1: %w", err)
 	}
-	return m.g1(context.Background(), bases, scalars, b.scalarsFor)
+	return m.g1(ctx, bases, scalars, b.scalarsFor)
 }
 
 // MSMG2 implements groth16.Backend on the MSM engine; see MSMG1.
-func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+func (b *Backend) MSMG2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
 	if len(bases) == 0 && len(scalars) == 0 {
 		return g2Infinity(), nil
 	}
@@ -273,14 +254,14 @@ func (b *Backend) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls123
 	if err != nil {
 		return bls12381.G2Jac{}, fmt.Errorf("msm g2: %w", err)
 	}
-	return m.g2(context.Background(), bases, scalars, b.scalarsFor)
+	return m.g2(ctx, bases, scalars, b.scalarsFor)
 }
 
 // MSMB implements groth16.BPairBackend on the MSM engine (MSM.G1G2): the
 // two MSMs over the B wires, the scalars sent once and, where both MSMs
 // take the same window shape, their digits sorted once. The empty sums are
 // the points at infinity.
-func (b *Backend) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
+func (b *Backend) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
 	bls12381.G1Jac, bls12381.G2Jac, error) {
 	if len(g1) == 0 && len(g2) == 0 && len(scalars) == 0 {
 		return g1Infinity(), g2Infinity(), nil
@@ -289,15 +270,5 @@ func (b *Backend) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars [
 	if err != nil {
 		return bls12381.G1Jac{}, bls12381.G2Jac{}, fmt.Errorf("msm B: %w", err)
 	}
-	return m.g1g2(context.Background(), g1, g2, scalars, b.scalarsFor)
-}
-
-// LastMSMBTimings returns the times of the G1 and the G2 MSM of the
-// Backend's most recent MSMB call (see MSM.LastPairTimings).
-func (b *Backend) LastMSMBTimings() ([2]MSMTimings, error) {
-	m, err := b.msmEngine()
-	if err != nil {
-		return [2]MSMTimings{}, err
-	}
-	return m.LastPairTimings()
+	return m.g1g2(ctx, g1, g2, scalars, b.scalarsFor)
 }

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"testing"
@@ -39,7 +40,7 @@ func TestBadSizesAreRefusedBeforeDeviceWork(t *testing.T) {
 	var b Backend // no device: any device work would panic
 	for _, n := range []int{0, 1, 3, 6, 1000} {
 		v := make([]fr.Element, n)
-		_, err := b.QuotientH(v, v, v)
+		_, err := b.QuotientH(context.Background(), v, v, v)
 		assert.Error(t, err, "QuotientH size %d", n)
 		assert.Error(t, b.NTT(v, false), "NTT size %d", n)
 		assert.Error(t, b.INTT(v, true), "INTT size %d", n)
@@ -51,23 +52,23 @@ func TestBadSizesAreRefusedBeforeDeviceWork(t *testing.T) {
 	v := make([]fr.Element, 4)
 	_, err := b.TimeNTT(v, false, 0)
 	assert.ErrorContains(t, err, "0 runs")
-	_, err = b.QuotientH(v, v, v[:2])
+	_, err = b.QuotientH(context.Background(), v, v, v[:2])
 	assert.ErrorContains(t, err, "differ")
 	_, err = logSize(1 << (MaxLogN + 1))
 	assert.ErrorContains(t, err, "above the supported")
 	lh := make([]bls12381.G1Affine, 6)
-	_, err = b.MSMQuotientLH(lh, make([]fr.Element, 2), v, v, v) // 2 + 4 − 1 = 5 ≠ 6
+	_, err = b.MSMQuotientLH(context.Background(), lh, make([]fr.Element, 2), v, v, v) // 2 + 4 − 1 = 5 ≠ 6
 	assert.ErrorIs(t, err, ErrMSMInput)
-	_, err = b.MSMQuotientLH(lh[:5], make([]fr.Element, 2), v, v, v[:3])
+	_, err = b.MSMQuotientLH(context.Background(), lh[:5], make([]fr.Element, 2), v, v, v[:3])
 	assert.ErrorContains(t, err, "differ")
 }
 
 func TestMSMEmptySumIsInfinity(t *testing.T) {
 	var b Backend // no device: the empty sum needs none
-	p1, err := b.MSMG1(nil, nil)
+	p1, err := b.MSMG1(context.Background(), nil, nil)
 	require.NoError(t, err)
 	assert.True(t, p1.Z.IsZero(), "G1 infinity")
-	p2, err := b.MSMG2(nil, nil)
+	p2, err := b.MSMG2(context.Background(), nil, nil)
 	require.NoError(t, err)
 	assert.True(t, p2.Z.IsZero(), "G2 infinity")
 }

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -112,7 +113,7 @@ func benchQuotientH(b *testing.B, be *Backend, logN uint32) {
 	var e2e []time.Duration
 	for i := -1; i < b.N; i++ {
 		t0 := time.Now()
-		if _, err := be.QuotientH(a, vs[1], vs[2]); err != nil {
+		if _, err := be.QuotientH(context.Background(), a, vs[1], vs[2]); err != nil {
 			b.Fatal(err)
 		}
 		if i >= 0 {

@@ -10,4 +10,10 @@
 // the quotient's last transforms), BPairBackend (the B MSMs in G1 and G2
 // with one upload and one sort) and Prefetcher (the A and B wires go up
 // while the L‖H MSM computes).
+//
+// Every call takes the context of the proof it serves: it stops between
+// kernels and stages once that context is done (waiting for what it queued,
+// so that the Backend stays usable), and reports its sub-phases to the
+// groth16.Trace in it and its MSM and quotient records, with their window
+// and table shape, to the Trace of this package in it.
 package gpu

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -152,10 +153,10 @@ func TestQuotientHMatchesCPU(t *testing.T) {
 			t.Run(fmt.Sprintf("2^%d/%s", logN, kind), func(t *testing.T) {
 				n := 1 << logN
 				a, bv, c := newVector(t, n, kind), newVector(t, n, inputRandom), newVector(t, n, kind)
-				want, err := ref.QuotientH(clone(a), clone(bv), clone(c))
+				want, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
 				require.NoError(t, err)
 				bIn, cIn := clone(bv), clone(c)
-				got, err := b.QuotientH(a, bv, c)
+				got, err := b.QuotientH(context.Background(), a, bv, c)
 				require.NoError(t, err)
 				requireSameVector(t, want, got, "h")
 				assert.Same(t, &a[0], &got[0], "h is written into a's storage")
@@ -177,7 +178,7 @@ func TestQuotientHSatisfiedHasZeroTop(t *testing.T) {
 		for i := range c {
 			c[i].Mul(&a[i], &bv[i])
 		}
-		h, err := b.QuotientH(a, bv, c)
+		h, err := b.QuotientH(context.Background(), a, bv, c)
 		require.NoError(t, err)
 		assert.True(t, h[n-1].IsZero(), "2^%d: top coefficient", logN)
 		if n > 2 {
@@ -192,7 +193,7 @@ func TestMemoryLimitRefusesBeforeAllocating(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, b.Close()) }()
 	n := 1 << 16 // needs QuotientHBytes(16) ≈ 7 MiB
-	_, err = b.QuotientH(make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n))
+	_, err = b.QuotientH(context.Background(), make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n))
 	require.ErrorIs(t, err, ErrDeviceMemory)
 	require.NoError(t, dev.Do(func(c *driver.Ctx) error {
 		assert.Zero(t, b.st.mem.held, "nothing was allocated")
@@ -211,7 +212,7 @@ func TestMemoryLimitCoversMSM(t *testing.T) {
 	small, err := New(dev, WithMemoryLimit(1<<20))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, small.Close()) }()
-	_, err = small.MSMG1(bases, scalars)
+	_, err = small.MSMG1(context.Background(), bases, scalars)
 	require.ErrorIs(t, err, ErrDeviceMemory)
 	require.NoError(t, dev.Do(func(c *driver.Ctx) error {
 		assert.Zero(t, small.st.mem.held, "nothing was allocated")
@@ -226,14 +227,14 @@ func TestMemoryLimitCoversMSM(t *testing.T) {
 	b, err := New(dev, WithMemoryLimit(limit), WithMSMTableMemory(1<<40))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, b.Close()) }()
-	got, err := b.MSMG1(bases, scalars)
+	var log msmLog
+	got, err := b.MSMG1(log.context(), bases, scalars)
 	require.NoError(t, err)
 	var want bls12381.G1Jac
 	_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
 	require.NoError(t, err)
 	assert.True(t, got.Equal(&want), "GPU G1 MSM under a memory limit differs from gnark-crypto")
-	rec, err := b.msm.LastTimings()
-	require.NoError(t, err)
+	rec := log.last(t)
 	assert.Greater(t, rec.Copies, 1, "room for a few copies")
 	assert.Less(t, int64(rec.Copies), full/plain, "fewer copies than a full table")
 	require.NoError(t, dev.Do(func(c *driver.Ctx) error {
@@ -255,16 +256,16 @@ func TestBackendMSMMatchesCPU(t *testing.T) {
 	for _, n := range []int{1, 3, 1000} {
 		scalars := randScalars(n, rng)
 		g1 := randG1(n, min(n, 64), rng)
-		got1, err := b.MSMG1(g1, scalars)
+		got1, err := b.MSMG1(context.Background(), g1, scalars)
 		require.NoError(t, err, "g1 n=%d", n)
-		want1, err := ref.MSMG1(g1, scalars)
+		want1, err := ref.MSMG1(context.Background(), g1, scalars)
 		require.NoError(t, err)
 		assert.True(t, got1.Equal(&want1), "g1 n=%d", n)
 
 		g2 := randG2(n, min(n, 16), rng)
-		got2, err := b.MSMG2(g2, scalars)
+		got2, err := b.MSMG2(context.Background(), g2, scalars)
 		require.NoError(t, err, "g2 n=%d", n)
-		want2, err := ref.MSMG2(g2, scalars)
+		want2, err := ref.MSMG2(context.Background(), g2, scalars)
 		require.NoError(t, err)
 		assert.True(t, got2.Equal(&want2), "g2 n=%d", n)
 	}

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -41,10 +42,10 @@ func TestPinnedHostVectors(t *testing.T) {
 		t.Run(fmt.Sprintf("2^%d", logN), func(t *testing.T) {
 			n := 1 << logN
 			a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
-			want, err := ref.QuotientH(clone(a), clone(bv), clone(c))
+			want, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
 			require.NoError(t, err)
 			pa, pb, pc := pinnedCopy(t, b, a), pinnedCopy(t, b, bv), pinnedCopy(t, b, c)
-			got, err := b.QuotientH(pa, pb, pc)
+			got, err := b.QuotientH(context.Background(), pa, pb, pc)
 			require.NoError(t, err)
 			requireSameVector(t, want, got, "h from pinned vectors")
 			assert.Same(t, &pa[0], &got[0], "h is written into a's storage")
@@ -52,16 +53,16 @@ func TestPinnedHostVectors(t *testing.T) {
 			// The whole pinned vector, and a part of it that starts inside.
 			bases := randG1(n, min(n, 64), rng)
 			for _, s := range [][]fr.Element{pb, pb[1:]} {
-				got1, err := b.MSMG1(bases[:len(s)], s)
+				got1, err := b.MSMG1(context.Background(), bases[:len(s)], s)
 				require.NoError(t, err)
-				want1, err := ref.MSMG1(bases[:len(s)], clone(s))
+				want1, err := ref.MSMG1(context.Background(), bases[:len(s)], clone(s))
 				require.NoError(t, err)
 				assert.True(t, got1.Equal(&want1), "G1 MSM of %d pinned scalars", len(s))
 			}
 			g2 := randG2(n, min(n, 16), rng)
-			got2, err := b.MSMG2(g2, pc)
+			got2, err := b.MSMG2(context.Background(), g2, pc)
 			require.NoError(t, err)
-			want2, err := ref.MSMG2(g2, clone(pc))
+			want2, err := ref.MSMG2(context.Background(), g2, clone(pc))
 			require.NoError(t, err)
 			assert.True(t, got2.Equal(&want2), "G2 MSM of pinned scalars")
 			for _, v := range [][]fr.Element{pa, pb} {
@@ -108,12 +109,12 @@ func TestMSMQuotientLHMatchesCPU(t *testing.T) {
 				defer func() { require.NoError(t, b.FreeHost(driver.Bytes(private))) }()
 			}
 			lh := randG1(tc.nPrivate+n-1, min(tc.nPrivate+n-1, 64), rng)
-			h, err := ref.QuotientH(clone(a), clone(bv), clone(c))
+			h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
 			require.NoError(t, err)
-			want, err := ref.MSMG1(lh, append(clone(private), h[:n-1]...))
+			want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
 			require.NoError(t, err)
 			aIn, bIn, cIn := clone(a), clone(bv), clone(c)
-			got, err := b.MSMQuotientLH(lh, private, a, bv, c)
+			got, err := b.MSMQuotientLH(context.Background(), lh, private, a, bv, c)
 			require.NoError(t, err)
 			assert.True(t, got.Equal(&want), "quotient and L‖H MSM differ from the CPU backend's")
 			assert.Equal(t, aIn, a, "a unchanged")
@@ -164,13 +165,14 @@ func TestMSMBMatchesCPU(t *testing.T) {
 			require.NoError(t, err)
 			if tc.table { // the G1 bases resident with a table, the G2 bases without
 				require.NoError(t, m.SetTableMemory(1<<30))
-				_, err := b.MSMG1(g1, scalars)
+				_, err := b.MSMG1(context.Background(), g1, scalars)
 				require.NoError(t, err)
 				require.NoError(t, m.SetTableMemory(0))
 			}
-			checkMSMB(t, b, ref, g1, g2, scalars, "")
-			tm, err := b.LastMSMBTimings()
-			require.NoError(t, err)
+			tm := checkMSMB(t, b, ref, g1, g2, scalars, "")
+			require.Len(t, tm, 2, "the pair reports two MSMs")
+			assert.Equal(t, groth16.PhaseMSMB1, tm[0].Call)
+			assert.Equal(t, groth16.PhaseMSMB2, tm[1].Call)
 			assert.Equal(t, tc.n, tm[0].Points)
 			assert.Equal(t, tc.n, tm[1].Points)
 			assert.Equal(t, tc.table, tm[0].Copies > 1, "G1 copies %d", tm[0].Copies)
@@ -178,22 +180,25 @@ func TestMSMBMatchesCPU(t *testing.T) {
 			require.NoError(t, m.EvictBases())
 		})
 	}
-	_, _, err := b.MSMB(randG1(3, 3, rng), randG2(2, 2, rng), randScalars(3, rng))
+	_, _, err := b.MSMB(context.Background(), randG1(3, 3, rng), randG2(2, 2, rng), randScalars(3, rng))
 	assert.ErrorIs(t, err, ErrMSMInput, "G2 bases shorter than the scalars")
 }
 
-// checkMSMB checks b.MSMB against the CPU backend's two MSMs.
+// checkMSMB checks b.MSMB against the CPU backend's two MSMs and returns
+// the call's MSM records.
 func checkMSMB(t *testing.T, b *Backend, ref *cpu.Backend, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine,
-	s []fr.Element, what string) {
+	s []fr.Element, what string) []MSMTimings {
 	t.Helper()
-	got1, got2, err := b.MSMB(g1, g2, s)
+	var log msmLog
+	got1, got2, err := b.MSMB(log.context(), g1, g2, s)
 	require.NoError(t, err)
-	want1, err := ref.MSMG1(g1, clone(s))
+	want1, err := ref.MSMG1(context.Background(), g1, clone(s))
 	require.NoError(t, err)
-	want2, err := ref.MSMG2(g2, clone(s))
+	want2, err := ref.MSMG2(context.Background(), g2, clone(s))
 	require.NoError(t, err)
 	assert.True(t, got1.Equal(&want1), "%s: B in G1 differs from the CPU backend's", what)
 	assert.True(t, got2.Equal(&want2), "%s: B in G2 differs from the CPU backend's", what)
+	return log.take()
 }
 
 // aheadCount returns how many prefetched vectors wait on the device.
@@ -225,24 +230,24 @@ func TestPrefetchMatchesCPU(t *testing.T) {
 	fused := func() {
 		t.Helper()
 		a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
-		h, err := ref.QuotientH(clone(a), clone(bv), clone(c))
+		h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
 		require.NoError(t, err)
-		want, err := ref.MSMG1(lh, append(clone(private), h[:n-1]...))
+		want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
 		require.NoError(t, err)
-		got, err := b.MSMQuotientLH(lh, private, a, bv, c)
+		got, err := b.MSMQuotientLH(context.Background(), lh, private, a, bv, c)
 		require.NoError(t, err)
 		require.True(t, got.Equal(&want), "quotient and L‖H MSM differ from the CPU backend's")
 	}
 	g1 := func(bases []bls12381.G1Affine, s []fr.Element, what string) {
 		t.Helper()
-		got, err := b.MSMG1(bases[:len(s)], s)
+		got, err := b.MSMG1(context.Background(), bases[:len(s)], s)
 		require.NoError(t, err)
-		want, err := ref.MSMG1(bases[:len(s)], clone(s))
+		want, err := ref.MSMG1(context.Background(), bases[:len(s)], clone(s))
 		require.NoError(t, err)
 		assert.True(t, got.Equal(&want), "%s: G1 MSM differs from the CPU backend's", what)
 	}
 
-	require.NoError(t, b.Prefetch(wireA, long, heap, wireB))
+	require.NoError(t, b.Prefetch(context.Background(), wireA, long, heap, wireB))
 	fused()
 	assert.Equal(t, 2, aheadCount(t, b), "the pinned vectors that fit are sent")
 	g1(basesA, wireA, "A, prefetched")
@@ -254,11 +259,11 @@ func TestPrefetchMatchesCPU(t *testing.T) {
 	g1(basesA, long, "longer than a work vector, not prefetched")
 
 	// A quotient overwrites the work vectors: what was sent is dropped.
-	require.NoError(t, b.Prefetch(wireA))
+	require.NoError(t, b.Prefetch(context.Background(), wireA))
 	fused()
 	require.Equal(t, 1, aheadCount(t, b))
 	x, y, z := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
-	_, err := b.QuotientH(x, y, z)
+	_, err := b.QuotientH(context.Background(), x, y, z)
 	require.NoError(t, err)
 	assert.Zero(t, aheadCount(t, b), "dropped by the quotient")
 	g1(basesA, wireA, "A after a quotient, uploaded")

@@ -13,6 +13,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
 // ErrMSMInput reports bases and scalars that cannot form an MSM (different
@@ -38,14 +39,17 @@ var ErrMSMInput = errors.New("gpu msm: bad input")
 //
 // All device work runs on the Device's locked OS thread through
 // driver.Device.Do, so an MSM is safe for concurrent use: calls run one at a
-// time.
+// time. Each call reports its transfers and pipeline stages to the traces
+// in its context (groth16.Trace, Trace), and stops between stages once its
+// context is done.
 type MSM struct {
 	dev *driver.Device
 	log *slog.Logger
 	st  *msmState // touched only inside dev.Do
 }
 
-// MSMTimings are the device times of the last MSM, measured with CUDA events.
+// MSMTimings are one MSM's transfer and device times (the stages measured
+// with CUDA events) and its shape, as Trace.MSMDone reports them.
 type MSMTimings struct {
 	// Upload is the copy of the scalars to the device (host wall time):
 	// through pinned staging chunks, or directly from pinned memory, and
@@ -72,6 +76,9 @@ type MSMTimings struct {
 	// of the bases table it read (1: the bases alone) and Windows its
 	// bucket windows (the digit windows folded over the copies).
 	Points, Bits, Copies, Windows int
+	// Call is the groth16 phase of the call (groth16.ContextCall): which
+	// of Prove's MSMs this is; MSMB's two are PhaseMSMB1 and PhaseMSMB2.
+	Call groth16.Phase
 }
 
 // Events recorded on the default stream around each stage of an MSM.
@@ -100,8 +107,7 @@ type msmState struct {
 	ev                     [numMSMEvents]*driver.Event
 	window                 uint32 // forced window bits (benchmarks); 0: by the cost model
 	stage                  *stager
-	last                   MSMTimings
-	pair                   [2]MSMTimings // the G1 and G2 MSMs of the last G1G2
+	device                 string // the device's name in phase reports
 }
 
 // residentBases is a bases slice kept on the device.
@@ -130,7 +136,8 @@ func newMSM(dev *driver.Device, log *slog.Logger, mem *deviceMemory) (*MSM, erro
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}, mem: mem}}
+	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}, mem: mem,
+		device: deviceName(dev.Info().Ordinal)}}
 	err := dev.Do(func(c *driver.Ctx) error { return m.st.load(c) })
 	if err != nil {
 		_ = m.Close() // the load error is the one to report
@@ -175,7 +182,7 @@ func (m *MSM) G1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.El
 func (m *MSM) g1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element, where func([]fr.Element) msmScalars) (
 	res bls12381.G1Jac, err error) {
 	err = m.call(ctx, "g1", len(scalars), checkMSMInput(len(bases), len(scalars)), func(dc *driver.Ctx) (err error) {
-		res, err = m.st.sumG1(dc, bases, where(scalars))
+		res, err = m.st.sumG1(ctx, dc, bases, where(scalars))
 		return err
 	})
 	return res, err
@@ -190,7 +197,7 @@ func (m *MSM) G2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.El
 func (m *MSM) g2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element, where func([]fr.Element) msmScalars) (
 	res bls12381.G2Jac, err error) {
 	err = m.call(ctx, "g2", len(scalars), checkMSMInput(len(bases), len(scalars)), func(dc *driver.Ctx) (err error) {
-		res, err = m.st.sumG2(dc, bases, where(scalars))
+		res, err = m.st.sumG2(ctx, dc, bases, where(scalars))
 		return err
 	})
 	return res, err
@@ -199,6 +206,9 @@ func (m *MSM) g2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.El
 // G1G2 returns Σ scalars[i]·g1[i] in G1 and Σ scalars[i]·g2[i] in G2
 // (Groth16's two MSMs over the B wires), sending the scalars once and, when
 // both MSMs take the same window and table shape, sorting their digits once.
+// It reports the two MSMs as groth16.PhaseMSMB1 and PhaseMSMB2; the G2
+// MSM's upload is only a wait, and its sort is empty where it used the G1
+// MSM's.
 func (m *MSM) G1G2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
 	bls12381.G1Jac, bls12381.G2Jac, error) {
 	return m.g1g2(ctx, g1, g2, scalars, hostScalars)
@@ -209,7 +219,7 @@ func (m *MSM) g1g2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2
 	where func([]fr.Element) msmScalars) (r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
 	bad := errors.Join(checkMSMInput(len(g1), len(scalars)), checkMSMInput(len(g2), len(scalars)))
 	err = m.call(ctx, "g1 and g2", len(scalars), bad, func(dc *driver.Ctx) (err error) {
-		r1, r2, err = m.st.sumG1G2(dc, g1, g2, where(scalars))
+		r1, r2, err = m.st.sumG1G2(ctx, dc, g1, g2, where(scalars))
 		return err
 	})
 	return r1, r2, err
@@ -231,7 +241,7 @@ func (m *MSM) call(ctx context.Context, what string, n int, bad error, fn func(*
 // of the arena for every plan, and a plan's sort buffers come before its
 // curve-sized ones, so after the G1 MSM the G2 MSM finds the scalars, and
 // with an equal sortKey the sorted entries, where its own layout puts them.
-func (st *msmState) sumG1G2(c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars msmScalars) (
+func (st *msmState) sumG1G2(ctx context.Context, c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars msmScalars) (
 	r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
 	j2, err := st.prepare(c, st.g2, g2, driver.Bytes(g2), scalars.n())
 	if err != nil {
@@ -243,46 +253,44 @@ func (st *msmState) sumG1G2(c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381
 	}
 	// Preparing j1 may have grown the arena: place j2 in the new one.
 	j2.b, _ = j2.p.layout(st.arena, j2.cv.xyzzBytes)
-	if r1, err = msmFinish(st, c, j1, scalars, combineG1); err != nil {
+	if r1, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB1), st, c, j1, scalars, combineG1); err != nil {
 		return r1, r2, err
 	}
-	st.pair[0] = st.last
 	if j1.p.sortKey() == j2.p.sortKey() {
 		j2.maxima = j1.maxima
 	}
-	if r2, err = msmFinish(st, c, j2, msmScalars{queued: true}, combineG2); err != nil {
+	if r2, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB2), st, c, j2, msmScalars{queued: true}, combineG2); err != nil {
 		return r1, r2, err
 	}
-	st.pair[1] = st.last
 	return r1, r2, nil
 }
 
 // sumG1 runs a G1 MSM on the device thread.
-func (st *msmState) sumG1(c *driver.Ctx, bases []bls12381.G1Affine, scalars msmScalars) (bls12381.G1Jac, error) {
-	return msmSum(st, c, st.g1, bases, scalars, combineG1)
+func (st *msmState) sumG1(ctx context.Context, c *driver.Ctx, bases []bls12381.G1Affine, scalars msmScalars) (bls12381.G1Jac, error) {
+	return msmSum(ctx, st, c, st.g1, bases, scalars, combineG1)
 }
 
 // sumG2 runs a G2 MSM on the device thread.
-func (st *msmState) sumG2(c *driver.Ctx, bases []bls12381.G2Affine, scalars msmScalars) (bls12381.G2Jac, error) {
-	return msmSum(st, c, st.g2, bases, scalars, combineG2)
+func (st *msmState) sumG2(ctx context.Context, c *driver.Ctx, bases []bls12381.G2Affine, scalars msmScalars) (bls12381.G2Jac, error) {
+	return msmSum(ctx, st, c, st.g2, bases, scalars, combineG2)
 }
 
 // msmSum runs an MSM of curve cv and combines its window sums (XYZZ points
 // W) into the result.
-func msmSum[P, W, R any](st *msmState, c *driver.Ctx, cv *msmCurve, bases []P, scalars msmScalars,
+func msmSum[P, W, R any](ctx context.Context, st *msmState, c *driver.Ctx, cv *msmCurve, bases []P, scalars msmScalars,
 	combine func([]W, uint32) R) (R, error) {
 	j, err := st.prepare(c, cv, bases, driver.Bytes(bases), scalars.n())
 	if err != nil {
 		var zero R
 		return zero, err
 	}
-	return msmFinish(st, c, j, scalars, combine)
+	return msmFinish(ctx, st, c, j, scalars, combine)
 }
 
 // msmFinish runs the prepared MSM j on scalars and combines its window sums.
-func msmFinish[W, R any](st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars, combine func([]W, uint32) R) (R, error) {
+func msmFinish[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars, combine func([]W, uint32) R) (R, error) {
 	wins := make([]W, 0, 256)
-	bits, err := st.run(c, j, scalars, func(nwin uint32) []byte {
+	bits, err := st.run(ctx, c, j, scalars, func(nwin uint32) []byte {
 		wins = wins[:nwin]
 		return driver.Bytes(wins)
 	})
@@ -311,20 +319,18 @@ func (m *MSM) do(ctx context.Context, fn func(*driver.Ctx) error) error {
 	return m.dev.Do(fn)
 }
 
-// LastTimings returns the device times of the most recent MSM.
-func (m *MSM) LastTimings() (MSMTimings, error) {
-	var t MSMTimings
-	err := m.dev.Do(func(*driver.Ctx) error { t = m.st.last; return nil })
-	return t, err
-}
-
-// LastPairTimings returns the device times of the G1 and the G2 MSM of the
-// most recent G1G2 call. The G2 MSM's upload is only a wait, and its sort is
-// empty where it used the G1 MSM's.
-func (m *MSM) LastPairTimings() ([2]MSMTimings, error) {
-	var t [2]MSMTimings
-	err := m.dev.Do(func(*driver.Ctx) error { t = m.st.pair; return nil })
-	return t, err
+// interrupted returns nil while ctx is live. Once ctx is done it waits for
+// the work already queued on the device (kernels, and copies that read or
+// write the caller's host memory), so that nothing of the abandoned call is
+// left in flight, and returns an error wrapping ctx.Err() that names the
+// step about to start. It runs on the device thread; the state the call
+// leaves behind is then as after a failed call: reusable.
+func interrupted(ctx context.Context, c *driver.Ctx, step string) error {
+	err := ctx.Err()
+	if err == nil {
+		return nil
+	}
+	return errors.Join(fmt.Errorf("%s: %w", step, err), c.Synchronize())
 }
 
 // setWindow forces the window bits of later MSMs (0: the cost model's

@@ -60,18 +60,18 @@ func benchMSMG1On(b *testing.B, tables int64, kind string, logs []int) {
 		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
 			bases := randG1(n, msmBenchDistinct, rng)
 			scalars := edgeScalars(kind, n, rng)
-			got, err := m.G1(context.Background(), bases, scalars) // warm-up: uploads the bases
+			var log msmLog
+			got, err := m.G1(log.context(), bases, scalars) // warm-up: uploads the bases
 			require.NoError(b, err)
-			warm, err := m.LastTimings()
-			require.NoError(b, err)
+			warm := log.last(b)
 			if n <= msmVerifyMax {
 				var want bls12381.G1Jac
 				_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
 				require.NoError(b, err)
 				require.True(b, got.Equal(&want), "2^%d: GPU G1 MSM differs from gnark-crypto", logN)
 			}
-			benchMSM(b, m, func() error {
-				_, err := m.G1(context.Background(), bases, scalars)
+			benchMSM(b, func(ctx context.Context) error {
+				_, err := m.G1(ctx, bases, scalars)
 				return err
 			})
 			b.ReportMetric(float64(warm.Bases)/float64(time.Millisecond), "bases-ms")
@@ -90,18 +90,18 @@ func benchMSMG2(b *testing.B, tables int64) {
 		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
 			bases := randG2(n, msmBenchDistinct, rng)
 			scalars := randScalars(n, rng)
-			got, err := m.G2(context.Background(), bases, scalars)
+			var log msmLog
+			got, err := m.G2(log.context(), bases, scalars)
 			require.NoError(b, err)
-			warm, err := m.LastTimings()
-			require.NoError(b, err)
+			warm := log.last(b)
 			if n <= 1<<20 {
 				var want bls12381.G2Jac
 				_, err := want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
 				require.NoError(b, err)
 				require.True(b, got.Equal(&want), "2^%d: GPU G2 MSM differs from gnark-crypto", logN)
 			}
-			benchMSM(b, m, func() error {
-				_, err := m.G2(context.Background(), bases, scalars)
+			benchMSM(b, func(ctx context.Context) error {
+				_, err := m.G2(ctx, bases, scalars)
 				return err
 			})
 			b.ReportMetric(float64(warm.Bases)/float64(time.Millisecond), "bases-ms")
@@ -132,8 +132,8 @@ func BenchmarkMSMG1Window(b *testing.B) {
 				got, err := m.G1(context.Background(), bases, scalars)
 				require.NoError(b, err)
 				require.True(b, got.Equal(&want), "c=%d: GPU G1 MSM differs from gnark-crypto", c)
-				benchMSM(b, m, func() error {
-					_, err := m.G1(context.Background(), bases, scalars)
+				benchMSM(b, func(ctx context.Context) error {
+					_, err := m.G1(ctx, bases, scalars)
 					return err
 				})
 				if c == model {
@@ -157,16 +157,16 @@ func windowCandidates(model uint32) []uint32 {
 	return out
 }
 
-// benchMSM runs call b.N times and reports the median device times of the
+// benchMSM runs call b.N times (with a context that records its MSM) and reports the median device times of the
 // whole MSM and of each stage.
-func benchMSM(b *testing.B, m *MSM, call func() error) {
+func benchMSM(b *testing.B, call func(context.Context) error) {
 	var ts []MSMTimings
+	var log msmLog
+	ctx := log.context()
 	b.ResetTimer()
 	for range b.N {
-		require.NoError(b, call())
-		t, err := m.LastTimings()
-		require.NoError(b, err)
-		ts = append(ts, t)
+		require.NoError(b, call(ctx))
+		ts = append(ts, log.last(b))
 	}
 	b.StopTimer()
 	median := func(f func(MSMTimings) time.Duration) float64 {

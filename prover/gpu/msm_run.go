@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -249,11 +250,12 @@ func (s msmScalars) load(c *driver.Ctx, stage *stager, dst driver.DevicePtr) err
 // msmJob is one MSM made ready for its scalars: its plan, its bases
 // resident (with their table) and its buffers placed.
 type msmJob struct {
-	cv        *msmCurve
-	p         msmPlan
-	res       *residentBases
-	b         msmBufs
-	basesTime time.Duration // the bases' upload, when this job made them resident
+	cv         *msmCurve
+	p          msmPlan
+	res        *residentBases
+	b          msmBufs
+	basesTime  time.Duration // the bases' upload, when this job made them resident
+	basesStart time.Time     // and when it began
 	// maxima are the band maxima of the job's sort once it has run. A job
 	// given them before its run skips its sort: its scalars are already
 	// sorted into its buffers by a job with the same sortKey (MSMB).
@@ -275,6 +277,7 @@ func (st *msmState) prepare(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n
 	if err != nil {
 		return nil, err
 	}
+	basesStart := time.Now()
 	res, basesTime, err := st.bases(c, cv, host, raw, t)
 	if err != nil {
 		return nil, err
@@ -283,7 +286,7 @@ func (st *msmState) prepare(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n
 	if err != nil {
 		return nil, err
 	}
-	return &msmJob{cv: cv, p: p, res: res, b: b, basesTime: basesTime}, nil
+	return &msmJob{cv: cv, p: p, res: res, b: b, basesTime: basesTime, basesStart: basesStart}, nil
 }
 
 // queueHost starts the upload of host, the host part of j's scalars, into
@@ -300,19 +303,26 @@ func (st *msmState) queueHost(c *driver.Ctx, j *msmJob, host []fr.Element) error
 
 // run computes j's window sums of Σ scalars[i]·bases[i] into the bytes that
 // out(nwin) returns and reports the window bits.
-func (st *msmState) run(c *driver.Ctx, j *msmJob, scalars msmScalars, out func(nwin uint32) []byte) (uint32, error) {
+func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars msmScalars, out func(nwin uint32) []byte) (uint32, error) {
 	p, b := j.p, j.b
-	r := msmRun{c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
-	start := time.Now()
+	r := msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
+	if err := r.interrupted("msm scalars"); err != nil {
+		return 0, err
+	}
+	at := msmStarts{bases: j.basesStart, upload: time.Now()}
 	if err := scalars.load(c, st.stage, b.scalars); err != nil {
 		return 0, fmt.Errorf("scalars: %w", err)
 	}
-	upload := time.Since(start)
+	upload := time.Since(at.upload)
+	if err := r.interrupted("msm pipeline"); err != nil {
+		return 0, err
+	}
 	if j.loaded != nil {
 		if err := j.loaded(); err != nil {
 			return 0, err
 		}
 	}
+	at.pipeline = time.Now()
 	if err := r.mark(evStart); err != nil {
 		return 0, err
 	}
@@ -326,11 +336,12 @@ func (st *msmState) run(c *driver.Ctx, j *msmJob, scalars msmScalars, out func(n
 	if err := c.DtoH(out(p.mwin), win); err != nil {
 		return 0, fmt.Errorf("read window sums: %w", err)
 	}
-	return p.c, st.time(c, p, upload, j.basesTime)
+	return p.c, st.time(ctx, c, p, at, upload, j.basesTime)
 }
 
-// time records the last MSM's event times.
-func (st *msmState) time(c *driver.Ctx, p msmPlan, upload, bases time.Duration) error {
+// time reads the MSM's event times and reports them with the host-timed
+// parts (starting at at) to the traces in ctx.
+func (st *msmState) time(ctx context.Context, c *driver.Ctx, p msmPlan, at msmStarts, upload, bases time.Duration) error {
 	var d [numMSMEvents]time.Duration
 	for i := evSorted; i < numMSMEvents; i++ {
 		var err error
@@ -338,26 +349,32 @@ func (st *msmState) time(c *driver.Ctx, p msmPlan, upload, bases time.Duration) 
 			return err
 		}
 	}
-	st.last = MSMTimings{
+	reportMSM(ctx, st.device, at, MSMTimings{
 		Upload: upload, Bases: bases, Sort: d[evSorted], Accumulate: d[evAccumulated], Reduce: d[evReduced],
 		Window: d[evDone], Compute: d[evSorted] + d[evAccumulated] + d[evReduced] + d[evDone],
 		Points: int(p.n), Bits: int(p.c), Copies: int(p.copies()), Windows: int(p.mwin),
-	}
+	})
 	return nil
 }
 
-// msmRun is one MSM's launch sequence.
+// msmRun is one MSM's launch sequence; it stops between stages once ctx
+// is done (interrupted).
 type msmRun struct {
-	c  *driver.Ctx
-	k  *msmSortKernels
-	cv *msmCurve
-	p  msmPlan
-	b  msmBufs
-	ev *[numMSMEvents]*driver.Event
+	ctx context.Context
+	c   *driver.Ctx
+	k   *msmSortKernels
+	cv  *msmCurve
+	p   msmPlan
+	b   msmBufs
+	ev  *[numMSMEvents]*driver.Event
 }
 
 // mark records stage event i on the default stream.
 func (r *msmRun) mark(i int) error { return r.c.Record(r.ev[i], nil) }
+
+// interrupted is interrupted(r.ctx, r.c, step): nil unless the call's
+// context is done.
+func (r *msmRun) interrupted(step string) error { return interrupted(r.ctx, r.c, step) }
 
 // pipeline runs the stages after the scalar upload and returns the device
 // address of the mwin window sums (XYZZ, one per bucket window, in order).
@@ -375,6 +392,9 @@ func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.Devi
 	if err := r.mark(evSorted); err != nil {
 		return 0, err
 	}
+	if err := r.interrupted("msm accumulate"); err != nil {
+		return 0, err
+	}
 	ntask, err := r.tasks(b.segOff, p.nseg, p.t1, b.offA)
 	if err != nil {
 		return 0, err
@@ -387,6 +407,9 @@ func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.Devi
 		return 0, err
 	}
 	if err := r.mark(evAccumulated); err != nil {
+		return 0, err
+	}
+	if err := r.interrupted("msm reduce"); err != nil {
 		return 0, err
 	}
 	s0, s1, maxLen := p.reducedRange(maxima)
@@ -407,6 +430,9 @@ func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.Devi
 		}
 	}
 	if err := r.mark(evReduced); err != nil {
+		return 0, err
+	}
+	if err := r.interrupted("msm window sums"); err != nil {
 		return 0, err
 	}
 	if err := launch1D(r.c, r.cv.bucketSum, uint64(p.mwin)*uint64(p.k), msmCurveBlock,
@@ -492,6 +518,9 @@ func (r *msmRun) orderTasks(ntask uint32) error {
 func (r *msmRun) levels(cur, off driver.DevicePtr, nseg, maxLen, most, t uint32, dst, offDst [2]driver.DevicePtr) (
 	driver.DevicePtr, driver.DevicePtr, error) {
 	for i := 0; maxLen > most; i++ {
+		if err := r.interrupted("msm reduce level"); err != nil {
+			return 0, 0, err
+		}
 		ntask, err := r.tasks(off, nseg, t, offDst[i%2])
 		if err != nil {
 			return 0, 0, err

@@ -182,24 +182,30 @@ func TestMSMG2MatchesGnark(t *testing.T) {
 	}
 }
 
-func requireG1(t *testing.T, m *MSM, bases []bls12381.G1Affine, scalars []fr.Element, what string) {
+// requireG1 checks m.G1 against gnark-crypto and returns the call's record.
+func requireG1(t *testing.T, m *MSM, bases []bls12381.G1Affine, scalars []fr.Element, what string) MSMTimings {
 	t.Helper()
-	got, err := m.G1(context.Background(), bases, scalars)
+	var log msmLog
+	got, err := m.G1(log.context(), bases, scalars)
 	require.NoError(t, err, what)
 	var want bls12381.G1Jac
 	_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
 	require.NoError(t, err, what)
 	require.True(t, got.Equal(&want), "%s: GPU G1 MSM differs from gnark-crypto", what)
+	return log.last(t)
 }
 
-func requireG2(t *testing.T, m *MSM, bases []bls12381.G2Affine, scalars []fr.Element, what string) {
+// requireG2 checks m.G2 against gnark-crypto and returns the call's record.
+func requireG2(t *testing.T, m *MSM, bases []bls12381.G2Affine, scalars []fr.Element, what string) MSMTimings {
 	t.Helper()
-	got, err := m.G2(context.Background(), bases, scalars)
+	var log msmLog
+	got, err := m.G2(log.context(), bases, scalars)
 	require.NoError(t, err, what)
 	var want bls12381.G2Jac
 	_, err = want.MultiExp(bases, scalars, ecc.MultiExpConfig{})
 	require.NoError(t, err, what)
 	require.True(t, got.Equal(&want), "%s: GPU G2 MSM differs from gnark-crypto", what)
+	return log.last(t)
 }
 
 // edgeScalars builds scalars of one kind for n points.

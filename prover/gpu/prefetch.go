@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
 	"unsafe"
 
@@ -33,16 +34,22 @@ type aheadVec struct {
 // vectors unchanged until the calls that use them have returned. A new
 // Prefetch replaces the announcement, and any quotient or NTT drops what was
 // sent and not used (its vectors are the quotient's). Vectors not sent, for
-// whatever reason, are uploaded by their calls as usual.
-func (b *Backend) Prefetch(scalars ...[]fr.Element) error {
+// whatever reason, are uploaded by their calls as usual. Prefetch waits
+// for the uploads of the vectors it drops, so that their host memory may be
+// reused once it returns (a Prefetch of nothing, after a Prove stopped
+// early).
+func (b *Backend) Prefetch(ctx context.Context, scalars ...[]fr.Element) error {
 	want := make([][]fr.Element, 0, len(scalars))
 	for _, s := range scalars {
 		if len(s) > 0 {
 			want = append(want, s)
 		}
 	}
-	return b.dev.Do(func(*driver.Ctx) error {
-		b.st.want, b.st.ahead = want, nil
+	return b.do(ctx, func(c *driver.Ctx) error {
+		if err := b.st.settleAhead(c); err != nil {
+			return fmt.Errorf("prefetch: %w", err)
+		}
+		b.st.want = want
 		return nil
 	})
 }

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -16,20 +17,28 @@ import (
 // returns the n coefficients of h = (a·b − c)/Z, Z = X^n − 1, computed on the
 // coset g·H (g = 7, gnark-crypto's generator of Fr*) exactly as prover/cpu
 // does, so the results are equal element for element. The result is written
-// into a's storage; b and c are left unchanged.
-func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
+// into a's storage; b and c are left unchanged. It checks ctx between its
+// uploads and transforms (see Backend).
+func (b *Backend) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
 	logN, err := quotientSize(a, bv, c)
 	if err != nil {
 		return nil, fmt.Errorf("quotient: %w", err)
 	}
-	err = b.dev.Do(func(cx *driver.Ctx) error {
-		if err := b.quotient(cx, logN, a, bv, c, nil); err != nil {
+	err = b.do(ctx, func(cx *driver.Ctx) error {
+		start := time.Now()
+		if err := b.quotient(ctx, cx, logN, a, bv, c, nil); err != nil {
 			return err
 		}
-		start := time.Now()
-		err := b.st.stage.download(cx, driver.Bytes(a), b.st.vecs[1])
-		b.st.lastQ.Download = time.Since(start)
-		return err
+		q := QuotientTimings{Compute: time.Since(start), Points: len(a)}
+		if err := interrupted(ctx, cx, "download h"); err != nil {
+			return err
+		}
+		if err := b.st.stage.download(cx, driver.Bytes(a), b.st.vecs[1]); err != nil {
+			return err
+		}
+		q.Download = time.Since(start) - q.Compute
+		reportQuotient(ctx, b.st.device, start, q)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("quotient 2^%d on GPU: %w", logN, err)
@@ -45,8 +54,9 @@ func (b *Backend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
 // go up while the quotient's last transforms run, when the link is idle
 // (their upload would otherwise wait for the quotient's end), and the
 // vectors announced by Prefetch go up while the L‖H MSM computes. a, b and
-// c are left unchanged.
-func (b *Backend) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
+// c are left unchanged. A call stopped early (an error, ctx done) drops
+// what Prefetch announced or sent.
+func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
 	var res bls12381.G1Jac
 	logN, err := quotientSize(a, bv, c)
 	if err == nil {
@@ -59,18 +69,25 @@ func (b *Backend) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.E
 	if err != nil {
 		return res, fmt.Errorf("quotient and msm L‖H: %w", err)
 	}
-	err = b.dev.Do(func(cx *driver.Ctx) error {
+	err = b.do(ctx, func(cx *driver.Ctx) (err error) {
+		defer func() {
+			if err != nil {
+				b.st.want, b.st.ahead = nil, nil
+			}
+		}()
 		st := m.st
 		j, err := st.prepare(cx, st.g1, lh, driver.Bytes(lh), len(lh))
 		if err != nil {
 			return err
 		}
-		if err := b.quotient(cx, logN, a, bv, c, func() error { return st.queueHost(cx, j, private) }); err != nil {
+		start := time.Now()
+		if err := b.quotient(ctx, cx, logN, a, bv, c, func() error { return st.queueHost(cx, j, private) }); err != nil {
 			return err
 		}
+		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Points: len(a)})
 		j.loaded = func() error { return b.sendAhead(cx, st.stage) }
 		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
-		res, err = msmFinish(st, cx, j, scalars, combineG1)
+		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1)
 		return err
 	})
 	if err != nil {
@@ -89,19 +106,19 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 }
 
 // quotient computes h into the second work vector, st.vecs[1], and returns
-// when it is there; it records its time in st.lastQ (no download yet).
+// when it is there (no download yet).
 // tail, when not nil, runs once every transform is queued, while the last
 // ones run: the link is idle then, so an upload it starts overlaps them.
-func (b *Backend) quotient(cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error) error {
-	start := time.Now()
-	b.st.lastQ = QuotientTimings{}
-	defer func() { b.st.lastQ.Compute = time.Since(start) }()
+func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error) error {
 	d, err := b.prepare(cx, logN)
 	if err != nil {
 		return err
 	}
 	st := b.st
 	for i, v := range [][]fr.Element{a, bv, c} {
+		if err := interrupted(ctx, cx, fmt.Sprintf("quotient: upload %c", "abc"[i])); err != nil {
+			return err
+		}
 		if err := st.stage.upload(cx, st.vecs[i], driver.Bytes(v)); err != nil {
 			return err
 		}
@@ -113,6 +130,9 @@ func (b *Backend) quotient(cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, t
 		if err := st.k.toCoset(cx, st.compute, st.vecs[i], d); err != nil {
 			return err
 		}
+	}
+	if err := interrupted(ctx, cx, "quotient: division and interpolation"); err != nil {
+		return err
 	}
 	if err := st.k.divideAndInterpolate(cx, st.compute, st.vecs[1], st.vecs[0], st.vecs[1], st.vecs[2], d); err != nil {
 		return err

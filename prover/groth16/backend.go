@@ -1,6 +1,8 @@
 package groth16
 
 import (
+	"context"
+
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -19,6 +21,15 @@ import (
 // lifetime, so an implementation may keep them resident, keyed by their
 // address and length. Scalars are
 // fr.Elements in Montgomery form, as gnark-crypto stores them.
+//
+// Every method takes the context of the Prove call that makes it. A method
+// whose ctx is done returns an error wrapping ctx.Err() at its next stage
+// boundary (between transforms, between an MSM's kernels), having finished
+// or abandoned what it started for that call, and the Backend stays usable:
+// a later call with a live context succeeds. A method reports its own
+// sub-phases, if it times any, to the Trace in ctx (PhaseDone; ContextCall
+// names the Prove phase of the call), so that they reach the right proof
+// when calls of several proofs overlap.
 type Backend interface {
 	// QuotientH returns the n coefficients of h = (a·b − c)/Z, lowest degree
 	// first, given the evaluation vectors a, b, c over the domain of size
@@ -26,11 +37,11 @@ type Backend interface {
 	// ω = fft.Generator(n) of gnark-crypto, the one Setup uses; the coset used
 	// internally is the implementation's choice. Inputs may be overwritten.
 	// The top coefficient is zero for a satisfied system.
-	QuotientH(a, b, c []fr.Element) ([]fr.Element, error)
+	QuotientH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error)
 	// MSMG1 returns Σ scalars[i]·bases[i]; len(bases) == len(scalars).
-	MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error)
+	MSMG1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error)
 	// MSMG2 returns Σ scalars[i]·bases[i]; len(bases) == len(scalars).
-	MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error)
+	MSMG2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error)
 }
 
 // QuotientLHBackend is a Backend that computes the L‖H MSM straight from
@@ -43,7 +54,7 @@ type QuotientLHBackend interface {
 	// MSMQuotientLH returns Σ lh[i]·s[i] where s = private ‖ h[:n−1] and h
 	// = QuotientH(a, b, c), n = len(a); len(lh) = len(private) + n − 1.
 	// Inputs may be overwritten, as by QuotientH.
-	MSMQuotientLH(lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error)
+	MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, private, a, b, c []fr.Element) (bls12381.G1Jac, error)
 }
 
 // BPairBackend is a Backend that computes the two MSMs over the B wires, in
@@ -55,7 +66,7 @@ type BPairBackend interface {
 	Backend
 	// MSMB returns Σ scalars[i]·g1[i] and Σ scalars[i]·g2[i];
 	// len(g1) == len(g2) == len(scalars).
-	MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error)
+	MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (bls12381.G1Jac, bls12381.G2Jac, error)
 }
 
 // Prefetcher is a Backend that can send scalar vectors to the device ahead
@@ -66,6 +77,8 @@ type BPairBackend interface {
 type Prefetcher interface {
 	Backend
 	// Prefetch announces scalar vectors of MSM calls to come. The caller
-	// leaves them unchanged until those calls have returned.
-	Prefetch(scalars ...[]fr.Element) error
+	// leaves them unchanged until those calls have returned. A Prefetch
+	// of no vectors drops what an earlier one announced or sent ahead (Prove
+	// makes one when it stops early, before the reuse of its vectors).
+	Prefetch(ctx context.Context, scalars ...[]fr.Element) error
 }

@@ -1,8 +1,12 @@
 package groth16_test
 
 import (
+	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -31,10 +35,59 @@ func Example() {
 		panic(err)
 	}
 	public := asg.PublicInputs()
-	proof, err := groth16.Prove(pk, asg, backend, rand.Reader)
+	proof, err := groth16.Prove(context.Background(), pk, asg, backend, rand.Reader)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("public:", public[0].String(), "verified:", groth16.Verify(vk, proof, public) == nil)
 	// Output: public: 35 verified: true
+}
+
+// ExampleWithTrace collects one proof's phases with a PhaseTimes and stops
+// the next proof from its trace once its quotient is done.
+func ExampleWithTrace() {
+	circuit := r1cstest.NewCubic(3)
+	sys, err := r1cs.Compile(circuit)
+	if err != nil {
+		panic(err)
+	}
+	pk, _, err := groth16.Setup(sys, rand.Reader) // development only
+	if err != nil {
+		panic(err)
+	}
+	backend, err := cpu.New()
+	if err != nil {
+		panic(err)
+	}
+	var times groth16.PhaseTimes
+	asg, err := r1cs.Solve(circuit, r1cs.WithShape(sys))
+	if err != nil {
+		panic(err)
+	}
+	if _, err := groth16.Prove(groth16.WithTrace(context.Background(), times.Trace()), pk, asg, backend, rand.Reader); err != nil {
+		panic(err)
+	}
+	var names []string
+	for ph := range times.Durations() {
+		names = append(names, string(ph))
+	}
+	slices.Sort(names)
+	fmt.Println(strings.Join(names, ", "))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = groth16.WithTrace(ctx, &groth16.Trace{PhaseDone: func(i groth16.PhaseInfo) {
+		if i.Phase == groth16.PhaseQuotient {
+			cancel()
+		}
+	}})
+	asg, err = r1cs.Solve(circuit, r1cs.WithShape(sys))
+	if err != nil {
+		panic(err)
+	}
+	_, err = groth16.Prove(ctx, pk, asg, backend, rand.Reader)
+	fmt.Println(errors.Is(err, context.Canceled))
+	// Output:
+	// msm A, msm B1, msm B2, msm L‖H, prove, quotient
+	// true
 }

@@ -1,6 +1,7 @@
 package groth16_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -25,21 +26,21 @@ type fusedCPU struct {
 	quotients, fused atomic.Int32
 }
 
-func (b *fusedCPU) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
+func (b *fusedCPU) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
 	b.quotients.Add(1)
-	return b.Backend.QuotientH(a, bv, c)
+	return b.Backend.QuotientH(ctx, a, bv, c)
 }
 
-func (b *fusedCPU) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
+func (b *fusedCPU) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
 	b.fused.Add(1)
 	if len(lh) != len(private)+len(a)-1 {
 		return bls12381.G1Jac{}, fmt.Errorf("%d L‖H bases for %d privates and a domain of %d", len(lh), len(private), len(a))
 	}
-	h, err := b.Backend.QuotientH(a, bv, c)
+	h, err := b.Backend.QuotientH(ctx, a, bv, c)
 	if err != nil {
 		return bls12381.G1Jac{}, err
 	}
-	return b.Backend.MSMG1(lh, append(append([]fr.Element(nil), private...), h[:len(a)-1]...))
+	return b.Backend.MSMG1(ctx, lh, append(append([]fr.Element(nil), private...), h[:len(a)-1]...))
 }
 
 // A QuotientLHBackend gets one fused call in place of QuotientH and the L‖H
@@ -51,27 +52,32 @@ func TestProveWithQuotientLHBackend(t *testing.T) {
 	apart := *f.pk
 	apart.G1.L = append([]bls12381.G1Affine(nil), f.pk.G1.L...)
 	apart.G1.H = append([]bls12381.G1Affine(nil), f.pk.G1.H...)
+	byHand := apart // L and H apart, then joined again by SetLH
+	byHand.SetLH(append(append([]bls12381.G1Affine(nil), f.pk.G1.L...), f.pk.G1.H...))
 	want, _ := prove(t, f, c, seeded(7))
 	for _, tc := range []struct {
 		name                   string
 		pk                     *groth16.ProvingKey
 		wantQuotient, wantFuse int32
-	}{{"adjacent", f.pk, 0, 1}, {"apart", &apart, 1, 0}} {
+	}{{"adjacent", f.pk, 0, 1}, {"apart", &apart, 1, 0}, {"SetLH", &byHand, 0, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
 			require.NoError(t, err)
 			inner, err := cpu.New()
 			require.NoError(t, err)
 			be := &fusedCPU{Backend: inner}
-			var tm groth16.Timings
-			got, err := groth16.Prove(tc.pk, asg, be, seeded(7), groth16.WithTimings(&tm),
+			var pt groth16.PhaseTimes
+			got, err := groth16.Prove(groth16.WithTrace(context.Background(), pt.Trace()), tc.pk, asg, be, seeded(7),
 				groth16.WithWorkspace(&groth16.Workspace{}))
 			require.NoError(t, err)
 			require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
 			assert.Equal(t, encode(t, want), encode(t, got))
 			assert.Equal(t, tc.wantQuotient, be.quotients.Load(), "QuotientH calls")
 			assert.Equal(t, tc.wantFuse, be.fused.Load(), "MSMQuotientLH calls")
-			assert.Equal(t, tc.wantQuotient == 0, tm.Quotient == 0, "the quotient is timed apart only when not fused")
+			d := pt.Durations()
+			assert.Equal(t, tc.wantQuotient == 1, d[groth16.PhaseQuotient] > 0, "the quotient is a phase apart only when not fused")
+			assert.Equal(t, tc.wantFuse == 1, d[groth16.PhaseQuotientLH] > 0, "the fused call is a phase")
+			assert.Equal(t, tc.wantFuse == 0, d[groth16.PhaseMSMLH] > 0, "the L‖H MSM is a phase apart only when not fused")
 		})
 	}
 }
@@ -98,39 +104,41 @@ type pairCPU struct {
 	g2, pairs atomic.Int32
 }
 
-func (b *pairCPU) MSMG2(bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+func (b *pairCPU) MSMG2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
 	b.g2.Add(1)
-	return b.Backend.MSMG2(bases, scalars)
+	return b.Backend.MSMG2(ctx, bases, scalars)
 }
 
-func (b *pairCPU) MSMB(g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
+func (b *pairCPU) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
 	bls12381.G1Jac, bls12381.G2Jac, error) {
 	b.pairs.Add(1)
 	if len(g1) != len(scalars) || len(g2) != len(scalars) {
 		return bls12381.G1Jac{}, bls12381.G2Jac{}, fmt.Errorf("%d G1 and %d G2 bases for %d scalars", len(g1), len(g2), len(scalars))
 	}
-	p1, err := b.Backend.MSMG1(g1, scalars)
+	p1, err := b.Backend.MSMG1(ctx, g1, scalars)
 	if err != nil {
 		return p1, bls12381.G2Jac{}, err
 	}
-	p2, err := b.Backend.MSMG2(g2, scalars)
+	p2, err := b.Backend.MSMG2(ctx, g2, scalars)
 	return p1, p2, err
 }
 
 // A BPairBackend gets one MSMB call in place of B₁'s MSMG1 and the MSMG2,
-// the proof is the plain backend's, and MSMB1 times the pair.
+// the proof is the plain backend's, and the pair is one phase.
 func TestProveWithBPairBackend(t *testing.T) {
 	f, want, asg, inner := proveSetup(t, 8, 9)
 	be := &pairCPU{Backend: inner}
-	var tm groth16.Timings
-	got, err := groth16.Prove(f.pk, asg, be, seeded(9), groth16.WithTimings(&tm))
+	var pt groth16.PhaseTimes
+	got, err := groth16.Prove(groth16.WithTrace(context.Background(), pt.Trace()), f.pk, asg, be, seeded(9))
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
 	assert.Equal(t, encode(t, want), encode(t, got))
 	assert.Equal(t, int32(1), be.pairs.Load(), "MSMB calls")
 	assert.Zero(t, be.g2.Load(), "MSMG2 calls")
-	assert.NotZero(t, tm.MSMB1)
-	assert.Zero(t, tm.MSMB2)
+	d := pt.Durations()
+	assert.NotZero(t, d[groth16.PhaseMSMBPair])
+	assert.NotContains(t, d, groth16.PhaseMSMB1)
+	assert.NotContains(t, d, groth16.PhaseMSMB2)
 }
 
 // prefetchCPU is fusedCPU as a Prefetcher: it logs the calls in order and
@@ -148,26 +156,26 @@ func (b *prefetchCPU) log(call string) {
 	b.calls = append(b.calls, call)
 }
 
-func (b *prefetchCPU) Prefetch(scalars ...[]fr.Element) error {
+func (b *prefetchCPU) Prefetch(ctx context.Context, scalars ...[]fr.Element) error {
 	b.log("prefetch")
 	b.announced = scalars
 	return nil
 }
 
-func (b *prefetchCPU) MSMQuotientLH(lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
+func (b *prefetchCPU) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
 	b.log("quotient+L‖H")
-	return b.fusedCPU.MSMQuotientLH(lh, private, a, bv, c)
+	return b.fusedCPU.MSMQuotientLH(ctx, lh, private, a, bv, c)
 }
 
-func (b *prefetchCPU) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+func (b *prefetchCPU) MSMG1(ctx context.Context, bases []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
 	for i, v := range b.announced {
 		if len(v) == len(scalars) && &v[0] == &scalars[0] {
 			b.log(fmt.Sprintf("msm announced %d", i))
-			return b.fusedCPU.MSMG1(bases, scalars)
+			return b.fusedCPU.MSMG1(ctx, bases, scalars)
 		}
 	}
 	b.log("msm")
-	return b.fusedCPU.MSMG1(bases, scalars)
+	return b.fusedCPU.MSMG1(ctx, bases, scalars)
 }
 
 // A Prefetcher is told the A and B wires before the fused call, which Prove
@@ -176,7 +184,7 @@ func (b *prefetchCPU) MSMG1(bases []bls12381.G1Affine, scalars []fr.Element) (bl
 func TestProveWithPrefetcher(t *testing.T) {
 	f, want, asg, inner := proveSetup(t, 10, 11)
 	be := &prefetchCPU{fusedCPU: fusedCPU{Backend: inner}}
-	got, err := groth16.Prove(f.pk, asg, be, seeded(11))
+	got, err := groth16.Prove(context.Background(), f.pk, asg, be, seeded(11))
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(f.vk, got, asg.PublicInputs()))
 	assert.Equal(t, encode(t, want), encode(t, got))

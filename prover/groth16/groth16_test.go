@@ -2,6 +2,7 @@ package groth16_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"fmt"
 	mrand "math/rand/v2"
@@ -48,7 +49,7 @@ func prove(t testing.TB, f fixture, c r1cs.Circuit, rnd interface{ Read([]byte) 
 	be, err := cpu.New()
 	require.NoError(t, err)
 	pub := append([]fr.Element(nil), asg.PublicInputs()...)
-	proof, err := groth16.Prove(f.pk, asg, be, rnd)
+	proof, err := groth16.Prove(context.Background(), f.pk, asg, be, rnd)
 	require.NoError(t, err)
 	return proof, pub
 }
@@ -171,7 +172,7 @@ func TestProveRejectsForeignAssignment(t *testing.T) {
 	require.NoError(t, err)
 	be, err := cpu.New()
 	require.NoError(t, err)
-	_, err = groth16.Prove(f.pk, asg, be, rand.Reader)
+	_, err = groth16.Prove(context.Background(), f.pk, asg, be, rand.Reader)
 	assert.ErrorIs(t, err, groth16.ErrKeyMismatch)
 }
 
@@ -182,7 +183,7 @@ func TestShortRandomness(t *testing.T) {
 	require.NoError(t, err)
 	be, err := cpu.New()
 	require.NoError(t, err)
-	_, err = groth16.Prove(f.pk, asg, be, bytes.NewReader(bytes.Repeat([]byte{1}, 70)))
+	_, err = groth16.Prove(context.Background(), f.pk, asg, be, bytes.NewReader(bytes.Repeat([]byte{1}, 70)))
 	assert.ErrorContains(t, err, "draw s")
 	_, _, err = groth16.Setup(f.sys, bytes.NewReader(nil))
 	assert.Error(t, err)
@@ -209,7 +210,7 @@ func TestKeyLayoutsGiveSameProof(t *testing.T) {
 		require.NoError(t, err)
 		be, err := cpu.New()
 		require.NoError(t, err)
-		proof, err := groth16.Prove(pk, asg, be, seeded(5))
+		proof, err := groth16.Prove(context.Background(), pk, asg, be, seeded(5))
 		require.NoError(t, err, name)
 		require.NoError(t, groth16.Verify(f.vk, proof, asg.PublicInputs()), name)
 		if want == nil {
@@ -219,25 +220,118 @@ func TestKeyLayoutsGiveSameProof(t *testing.T) {
 	}
 }
 
-func TestProveTimings(t *testing.T) {
+// Prove reports each backend call and itself to the trace in its context,
+// as host phases that nest as the call order says.
+func TestProveTrace(t *testing.T) {
 	c := &r1cstest.MulChain{N: 300, Seed: fr.NewElement(2)}
 	f := setup(t, c)
 	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
 	require.NoError(t, err)
 	be, err := cpu.New()
 	require.NoError(t, err)
-	var tm groth16.Timings
-	proof, err := groth16.Prove(f.pk, asg, be, rand.Reader, groth16.WithTimings(&tm))
+	var pt groth16.PhaseTimes
+	proof, err := groth16.Prove(groth16.WithTrace(context.Background(), pt.Trace()), f.pk, asg, be, rand.Reader)
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(f.vk, proof, asg.PublicInputs()))
-	for name, d := range map[string]time.Duration{"quotient": tm.Quotient, "LH": tm.MSMLH, "A": tm.MSMA,
-		"B1": tm.MSMB1, "B2": tm.MSMB2} {
-		assert.Positive(t, d, name)
-		assert.LessOrEqual(t, d, tm.Total, name)
+	infos := pt.Infos()
+	require.Len(t, infos, 6, "%v", infos)
+	byPhase := map[groth16.Phase]groth16.PhaseInfo{}
+	for _, i := range infos {
+		assert.NotContains(t, byPhase, i.Phase, "one report per phase")
+		byPhase[i.Phase] = i
+		assert.Empty(t, i.Device, "%s: a host phase", i.Phase)
+		assert.Empty(t, i.Call, "%s: a phase of Prove's own", i.Phase)
+		assert.Positive(t, i.Duration, i.Phase)
 	}
-	assert.LessOrEqual(t, tm.Quotient+max(tm.MSMA, tm.MSMB1, tm.MSMB2, tm.MSMLH), tm.Total, "the MSMs follow the quotient")
-	_, err = groth16.Prove(f.pk, asg, be, rand.Reader, groth16.WithTimings(nil))
-	assert.Error(t, err)
+	total := byPhase[groth16.PhaseProve]
+	assert.Equal(t, groth16.PhaseProve, infos[len(infos)-1].Phase, "the whole proof last")
+	assert.Equal(t, groth16.PhaseQuotient, infos[0].Phase, "the quotient first")
+	assert.Equal(t, f.pk.DomainSize, byPhase[groth16.PhaseQuotient].Points)
+	assert.Equal(t, len(f.pk.G1.L)+len(f.pk.G1.H), byPhase[groth16.PhaseMSMLH].Points)
+	assert.Equal(t, len(f.pk.G2.B), byPhase[groth16.PhaseMSMB2].Points)
+	end := func(i groth16.PhaseInfo) time.Time { return i.Start.Add(i.Duration) }
+	q := byPhase[groth16.PhaseQuotient]
+	for _, ph := range []groth16.Phase{groth16.PhaseMSMA, groth16.PhaseMSMB1, groth16.PhaseMSMLH} {
+		assert.False(t, byPhase[ph].Start.Before(end(q)), "%s starts after the quotient", ph)
+		assert.False(t, byPhase[groth16.PhaseMSMB2].Start.Before(end(byPhase[ph])), "B2 starts after %s", ph)
+	}
+	for ph, i := range byPhase {
+		assert.False(t, i.Start.Before(total.Start), ph)
+		assert.False(t, end(i).After(end(total)), ph)
+	}
+	d := pt.Durations()
+	assert.Equal(t, total.Duration, d[groth16.PhaseProve])
+	pt.Reset()
+	assert.Empty(t, pt.Infos())
+	assert.Nil(t, groth16.ContextTrace(context.Background()))
+	assert.Equal(t, context.Background(), groth16.WithTrace(context.Background(), nil), "a nil trace adds nothing")
+}
+
+// Two overlapping Proves with different traces each get only their own
+// phases, the backend's sub-phases included.
+func TestProveTracesOverlap(t *testing.T) {
+	c := &r1cstest.MulChain{N: 200, Seed: fr.NewElement(6)}
+	f := setup(t, c)
+	inner, err := cpu.New()
+	require.NoError(t, err)
+	be := &subPhases{Backend: inner, started: make(chan struct{}, 2), release: make(chan struct{})}
+	var traces [2]groth16.PhaseTimes
+	errs := make(chan error, 2)
+	for i := range traces {
+		asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+		require.NoError(t, err)
+		ctx := groth16.WithTrace(context.Background(), traces[i].Trace())
+		go func() {
+			_, err := groth16.Prove(ctx, f.pk, asg, be, seeded(uint64(i)))
+			errs <- err
+		}()
+	}
+	<-be.started // both quotients are running when either ends
+	<-be.started
+	close(be.release)
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	for i := range traces {
+		infos := traces[i].Infos()
+		require.Len(t, infos, 6+5, "trace %d: Prove's six phases and one sub-phase per backend call", i)
+		for _, info := range infos {
+			if info.Device == "" {
+				continue
+			}
+			assert.Equal(t, groth16.Phase("sub "+string(info.Call)), info.Phase, "trace %d", i)
+		}
+		d := traces[i].Durations()
+		assert.Equal(t, time.Duration(1), d[groth16.Phase("sub "+string(groth16.PhaseQuotient))], "trace %d: one quotient", i)
+	}
+}
+
+// subPhases is the CPU backend reporting one sub-phase per call, named
+// after the call's Prove phase, with a quotient that waits for release.
+type subPhases struct {
+	*cpu.Backend
+	started, release chan struct{}
+}
+
+func (b *subPhases) report(ctx context.Context) {
+	groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.Phase("sub " + string(groth16.ContextCall(ctx))),
+		Duration: 1, Device: "test"})
+}
+
+func (b *subPhases) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
+	b.started <- struct{}{}
+	<-b.release
+	b.report(ctx)
+	return b.Backend.QuotientH(ctx, a, bv, c)
+}
+
+func (b *subPhases) MSMG1(ctx context.Context, bases []bls12381.G1Affine, s []fr.Element) (bls12381.G1Jac, error) {
+	b.report(ctx)
+	return b.Backend.MSMG1(ctx, bases, s)
+}
+
+func (b *subPhases) MSMG2(ctx context.Context, bases []bls12381.G2Affine, s []fr.Element) (bls12381.G2Jac, error) {
+	b.report(ctx)
+	return b.Backend.MSMG2(ctx, bases, s)
 }
 
 func BenchmarkProve(b *testing.B) {
@@ -253,7 +347,7 @@ func BenchmarkProve(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := groth16.Prove(f.pk, asg, be, rand.Reader); err != nil {
+				if _, err := groth16.Prove(context.Background(), f.pk, asg, be, rand.Reader); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -265,8 +359,8 @@ func BenchmarkProve(b *testing.B) {
 // shortQuotient is a faulty backend whose quotient is too short.
 type shortQuotient struct{ *cpu.Backend }
 
-func (b shortQuotient) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
-	h, err := b.Backend.QuotientH(a, bv, c)
+func (b shortQuotient) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
+	h, err := b.Backend.QuotientH(ctx, a, bv, c)
 	return h[:len(h)/2], err
 }
 
@@ -277,7 +371,7 @@ func TestProveRejectsBadBackendOutput(t *testing.T) {
 	require.NoError(t, err)
 	be, err := cpu.New()
 	require.NoError(t, err)
-	_, err = groth16.Prove(f.pk, asg, shortQuotient{be}, rand.Reader)
+	_, err = groth16.Prove(context.Background(), f.pk, asg, shortQuotient{be}, rand.Reader)
 	assert.ErrorContains(t, err, "quotient has 4 coefficients, want 8")
 }
 
@@ -288,7 +382,7 @@ func TestWorkspaceReuse(t *testing.T) {
 	require.NoError(t, err)
 	proveAcrossKeys(t, &r1cstest.MulChain{N: 60, Seed: fr.NewElement(4)}, &r1cstest.MulChain{N: 9, Seed: fr.NewElement(5)},
 		&groth16.Workspace{}, be, 20, func(int) {})
-	_, err = groth16.Prove(nil, nil, nil, nil, groth16.WithWorkspace(nil))
+	_, err = groth16.Prove(context.Background(), nil, nil, nil, nil, groth16.WithWorkspace(nil))
 	assert.ErrorContains(t, err, "nil workspace")
 }
 
@@ -306,7 +400,7 @@ func proveAcrossKeys(t *testing.T, big, small r1cs.Circuit, ws *groth16.Workspac
 		want, _ := prove(t, tc.f, tc.c, seeded(seed+uint64(i)))
 		asg, err := r1cs.Solve(tc.c, r1cs.WithShape(tc.f.sys))
 		require.NoError(t, err)
-		got, err := groth16.Prove(tc.f.pk, asg, be, seeded(seed+uint64(i)), groth16.WithWorkspace(ws))
+		got, err := groth16.Prove(context.Background(), tc.f.pk, asg, be, seeded(seed+uint64(i)), groth16.WithWorkspace(ws))
 		require.NoError(t, err, "proof %d", i)
 		require.NoError(t, groth16.Verify(tc.f.vk, got, asg.PublicInputs()), "proof %d", i)
 		assert.Equal(t, encode(t, want), encode(t, got), "proof %d", i)
@@ -321,10 +415,10 @@ type heldBackend struct {
 	started, release chan struct{}
 }
 
-func (b *heldBackend) QuotientH(a, bv, c []fr.Element) ([]fr.Element, error) {
+func (b *heldBackend) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
 	close(b.started)
 	<-b.release
-	return b.Backend.QuotientH(a, bv, c)
+	return b.Backend.QuotientH(ctx, a, bv, c)
 }
 
 // A Workspace in use makes a second Prove fail at once, and the first one
@@ -344,14 +438,14 @@ func TestWorkspaceBusy(t *testing.T) {
 	first := solve()
 	done := make(chan error, 1)
 	go func() {
-		proof, err := groth16.Prove(f.pk, first, held, seeded(2), groth16.WithWorkspace(ws))
+		proof, err := groth16.Prove(context.Background(), f.pk, first, held, seeded(2), groth16.WithWorkspace(ws))
 		if err == nil {
 			err = groth16.Verify(f.vk, proof, first.PublicInputs())
 		}
 		done <- err
 	}()
 	<-held.started
-	_, err = groth16.Prove(f.pk, solve(), cpuBe, seeded(3), groth16.WithWorkspace(ws))
+	_, err = groth16.Prove(context.Background(), f.pk, solve(), cpuBe, seeded(3), groth16.WithWorkspace(ws))
 	assert.ErrorIs(t, err, groth16.ErrWorkspaceBusy)
 	close(held.release)
 	require.NoError(t, <-done)

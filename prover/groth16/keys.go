@@ -50,6 +50,13 @@ func (pk *ProvingKey) lhBases() (lh []bls12381.G1Affine, ok bool) {
 	return pk.lh, true
 }
 
+// SetLH makes pk.G1.L and pk.G1.H views of lh (nbPrivate + DomainSize − 1
+// points: L, then H), as keys from Setup and ReadFrom hold them, so that
+// Prove computes one MSM over L‖H (and a QuotientLHBackend its fused call).
+// It is for keys built by hand, such as benchmarks' synthetic keys; set
+// NbPrivate first. It must not be called while the key is in use.
+func (pk *ProvingKey) SetLH(lh []bls12381.G1Affine) { pk.setLH(lh) }
+
 // setLH makes L and H views of lh (len nbPrivate + n − 1).
 func (pk *ProvingKey) setLH(lh []bls12381.G1Affine) {
 	pk.lh = lh

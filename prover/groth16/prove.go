@@ -1,6 +1,7 @@
 package groth16
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,8 +22,7 @@ var ErrKeyMismatch = errors.New("groth16: assignment does not match proving key"
 type ProveOption func(*proveConfig) error
 
 type proveConfig struct {
-	timings *Timings
-	ws      *Workspace
+	ws *Workspace
 }
 
 // WithWorkspace makes Prove take its host scratch from ws (see Workspace).
@@ -32,28 +32,6 @@ func WithWorkspace(ws *Workspace) ProveOption {
 			return errors.New("nil workspace")
 		}
 		c.ws = ws
-		return nil
-	}
-}
-
-// Timings holds the wall-clock duration of each part of one Prove call. The
-// quotient comes first; the three G1 MSMs then run at once (their walls
-// overlap), and the G2 MSM runs last, alone. With a QuotientLHBackend the
-// quotient is part of the L‖H call: Quotient is 0 and MSMLH includes it.
-type Timings struct {
-	Quotient           time.Duration // Backend.QuotientH
-	MSMA, MSMB1, MSMB2 time.Duration // with a BPairBackend, MSMB1 is its MSMB call and MSMB2 zero
-	MSMLH              time.Duration // L and H in one MSM (with the quotient when fused)
-	Total              time.Duration
-}
-
-// WithTimings makes Prove record its phase durations in t.
-func WithTimings(t *Timings) ProveOption {
-	return func(c *proveConfig) error {
-		if t == nil {
-			return errors.New("WithTimings: nil *Timings")
-		}
-		c.timings = t
 		return nil
 	}
 }
@@ -73,14 +51,26 @@ func WithTimings(t *Timings) ProveOption {
 // four one after another was slower at 2^16 (docs/perf.md, "Prover (CPU)").
 // asg must come from r1cs.Solve, which has already checked that it
 // satisfies the circuit.
-func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader, opts ...ProveOption) (*Proof, error) {
-	cfg := proveConfig{timings: &Timings{}}
+//
+// Prove checks ctx before each stage (the quotient, the G1 MSMs, the G2
+// MSM, the assembly) and passes it to every backend call, which stops at its
+// own next stage boundary; a Prove whose ctx is done returns an error
+// wrapping ctx.Err(), and backend and workspace stay usable for the next
+// Prove. The Trace in ctx (WithTrace) receives each backend call as a phase
+// (PhaseQuotient, PhaseMSMA, …), the backend's own sub-phases, and
+// PhaseProve at the end. Prove is safe for concurrent use with distinct
+// workspaces (and a backend that is, as Backend requires).
+func Prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader, opts ...ProveOption) (*Proof, error) {
+	start := time.Now()
+	if err := stageCheck(ctx, "start"); err != nil {
+		return nil, fmt.Errorf("prove: %w", err)
+	}
+	var cfg proveConfig
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, fmt.Errorf("prove: %w", err)
 		}
 	}
-	start := time.Now()
 	ws := cfg.ws
 	if ws == nil {
 		ws = &Workspace{}
@@ -100,6 +90,21 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	if err != nil {
 		return nil, fmt.Errorf("prove: draw s: %w", err)
 	}
+	var m msmSums
+	if err := m.prove(ctx, pk, asg, backend, ws); err != nil {
+		return nil, fmt.Errorf("prove: %w", err)
+	}
+	if err := stageCheck(ctx, "assembly"); err != nil {
+		return nil, fmt.Errorf("prove: %w", err)
+	}
+	proof := assemble(pk, &r, &s, &m.a, &m.b1, &m.lh, &m.b2)
+	PhaseDone(ctx, PhaseInfo{Phase: PhaseProve, Start: start, Duration: time.Since(start), Points: pk.DomainSize})
+	return proof, nil
+}
+
+// prove computes the four MSM sums of asg's proof (and the quotient they
+// need) on backend, its host vectors in ws.
+func (m *msmSums) prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignment, backend Backend, ws *Workspace) error {
 	// One buffer public‖private‖h: its first part is the wire vector, and
 	// private‖h, once the quotient is copied in, the L‖H scalars. A fused
 	// backend (QuotientLHBackend) keeps h to itself: the wires suffice.
@@ -111,38 +116,33 @@ func Prove(pk *ProvingKey, asg *r1cs.Assignment, backend Backend, rnd io.Reader,
 	}
 	buf, err := ws.grow(&ws.buf, size)
 	if err != nil {
-		return nil, fmt.Errorf("prove: %w", err)
+		return err
 	}
 	wire := buf[:nv]
 	copyAll(wire, asg.Public)
 	copyAll(wire[pk.NbPublic:], asg.Private)
-	tm := cfg.timings
-
-	var m msmSums
-	var lhSum func() error
+	lhPoints := pk.NbPrivate + pk.DomainSize - 1
+	var lhSum func(context.Context) error
 	if fused {
-		lhSum = func() error {
-			return timed(&tm.MSMLH, func() (err error) {
-				if m.lh, err = fb.MSMQuotientLH(lh, wire[pk.NbPublic:], asg.A, asg.B, asg.C); err != nil {
+		lhSum = func(ctx context.Context) error {
+			return timed(ctx, PhaseQuotientLH, lhPoints, func(ctx context.Context) (err error) {
+				if m.lh, err = fb.MSMQuotientLH(ctx, lh, wire[pk.NbPublic:], asg.A, asg.B, asg.C); err != nil {
 					return fmt.Errorf("quotient and msm L‖H: %w", err)
 				}
 				return nil
 			})
 		}
 	} else {
-		if err := quotientInto(buf[nv:], pk, backend, asg, tm); err != nil {
-			return nil, fmt.Errorf("prove: %w", err)
+		if err := quotientInto(ctx, buf[nv:], pk, backend, asg); err != nil {
+			return err
 		}
-		lhSum = func() error {
-			return timed(&tm.MSMLH, func() error { return msmLH(pk, backend, buf[pk.NbPublic:], &m.lh) })
+		lhSum = func(ctx context.Context) error {
+			return timed(ctx, PhaseMSMLH, lhPoints, func(ctx context.Context) error {
+				return msmLH(ctx, pk, backend, buf[pk.NbPublic:], &m.lh)
+			})
 		}
 	}
-	if err := m.run(pk, backend, wire, lhSum, fused, ws, tm); err != nil {
-		return nil, fmt.Errorf("prove: %w", err)
-	}
-	proof := assemble(pk, &r, &s, &m.a, &m.b1, &m.lh, &m.b2)
-	tm.Total = time.Since(start)
-	return proof, nil
+	return m.run(ctx, pk, backend, wire, lhSum, fused, ws)
 }
 
 // fusedLH returns backend as a QuotientLHBackend, with pk's L‖H bases,
@@ -155,10 +155,13 @@ func fusedLH(pk *ProvingKey, backend Backend) (QuotientLHBackend, []bls12381.G1A
 
 // quotientInto computes h = QuotientH(asg.A, asg.B, asg.C) and copies its
 // n−1 low coefficients into dst.
-func quotientInto(dst []fr.Element, pk *ProvingKey, backend Backend, asg *r1cs.Assignment, tm *Timings) error {
+func quotientInto(ctx context.Context, dst []fr.Element, pk *ProvingKey, backend Backend, asg *r1cs.Assignment) error {
+	if err := stageCheck(ctx, "quotient"); err != nil {
+		return err
+	}
 	var h []fr.Element
-	if err := timed(&tm.Quotient, func() (err error) {
-		h, err = backend.QuotientH(asg.A, asg.B, asg.C)
+	if err := timed(ctx, PhaseQuotient, pk.DomainSize, func(ctx context.Context) (err error) {
+		h, err = backend.QuotientH(ctx, asg.A, asg.B, asg.C)
 		return err
 	}); err != nil {
 		return fmt.Errorf("quotient: %w", err)
@@ -181,8 +184,13 @@ type msmSums struct {
 // others. wire is public‖private; the wire compactions go into ws. A
 // Prefetcher whose fused call is lhSum (fused) is told the A and B wires and
 // makes that call first, so that they can go to the device while it
-// computes.
-func (m *msmSums) run(pk *ProvingKey, b Backend, wire []fr.Element, lhSum func() error, fused bool, ws *Workspace, tm *Timings) error {
+// computes; if run then fails, the announcement is dropped, since the
+// vectors are about to be reused.
+func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wire []fr.Element, lhSum func(context.Context) error, fused bool,
+	ws *Workspace) (err error) {
+	if err := stageCheck(ctx, "G1 MSMs"); err != nil {
+		return err
+	}
 	wireA, err := ws.compact(wire, pk.InfinityA, &ws.a)
 	if err != nil {
 		return err
@@ -191,52 +199,95 @@ func (m *msmSums) run(pk *ProvingKey, b Backend, wire []fr.Element, lhSum func()
 	if err != nil {
 		return err
 	}
-	var g errgroup.Group
+	// The group's context ends on every return, early ones too.
+	gparent, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(gparent)
 	if pf, ok := b.(Prefetcher); ok && fused {
-		if err := pf.Prefetch(wireA, wireB); err != nil {
+		if err := pf.Prefetch(ctx, wireA, wireB); err != nil {
 			return fmt.Errorf("prefetch: %w", err)
 		}
-		if err := lhSum(); err != nil {
+		defer func() {
+			if err != nil { // a cancelled ctx must not stop the drop
+				err = errors.Join(err, dropPrefetch(context.WithoutCancel(ctx), pf))
+			}
+		}()
+		if err := lhSum(ctx); err != nil {
 			return err
 		}
 	} else {
-		g.Go(lhSum)
+		g.Go(func() error { return lhSum(gctx) })
 	}
 	g.Go(func() error {
-		return timed(&tm.MSMA, func() error { return msm1(b, "A", pk.G1.A, wireA, &m.a) })
+		return timed(gctx, PhaseMSMA, len(wireA), func(ctx context.Context) error { return msm1(ctx, b, "A", pk.G1.A, wireA, &m.a) })
 	})
-	if bp, ok := b.(BPairBackend); ok {
-		g.Go(func() error {
-			return timed(&tm.MSMB1, func() (err error) {
-				if m.b1, m.b2, err = bp.MSMB(pk.G1.B, pk.G2.B, wireB); err != nil {
-					return fmt.Errorf("msm B1 and B2: %w", err)
-				}
-				return nil
-			})
-		})
-		return g.Wait()
-	}
-	g.Go(func() error { return timed(&tm.MSMB1, func() error { return msm1(b, "B1", pk.G1.B, wireB, &m.b1) }) })
-	if err := g.Wait(); err != nil {
+	pair := m.goB(gctx, g, pk, b, wireB)
+	if err := g.Wait(); err != nil || pair {
 		return err
 	}
-	return timed(&tm.MSMB2, func() (err error) {
-		if m.b2, err = b.MSMG2(pk.G2.B, wireB); err != nil {
+	if err := stageCheck(ctx, "msm B2"); err != nil {
+		return err
+	}
+	return timed(ctx, PhaseMSMB2, len(wireB), func(ctx context.Context) (err error) {
+		if m.b2, err = b.MSMG2(ctx, pk.G2.B, wireB); err != nil {
 			return fmt.Errorf("msm B2: %w", err)
 		}
 		return nil
 	})
 }
 
-func timed(d *time.Duration, f func() error) error {
-	start := time.Now()
-	err := f()
-	*d = time.Since(start)
-	return err
+// goB starts the G1 MSM over the B wires in g, or with a BPairBackend the
+// B pair call, which computes the G2 MSM too; it reports whether it did.
+func (m *msmSums) goB(ctx context.Context, g *errgroup.Group, pk *ProvingKey, b Backend, wireB []fr.Element) bool {
+	bp, pair := b.(BPairBackend)
+	if !pair {
+		g.Go(func() error {
+			return timed(ctx, PhaseMSMB1, len(wireB), func(ctx context.Context) error { return msm1(ctx, b, "B1", pk.G1.B, wireB, &m.b1) })
+		})
+		return false
+	}
+	g.Go(func() error {
+		return timed(ctx, PhaseMSMBPair, len(wireB), func(ctx context.Context) (err error) {
+			if m.b1, m.b2, err = bp.MSMB(ctx, pk.G1.B, pk.G2.B, wireB); err != nil {
+				return fmt.Errorf("msm B1 and B2: %w", err)
+			}
+			return nil
+		})
+	})
+	return true
 }
 
-func msm1(b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Element, out *bls12381.G1Jac) (err error) {
-	if *out, err = b.MSMG1(bases, scalars); err != nil {
+// dropPrefetch withdraws pf's announcement after a failed or cancelled run.
+func dropPrefetch(ctx context.Context, pf Prefetcher) error {
+	if err := pf.Prefetch(ctx); err != nil {
+		return fmt.Errorf("drop prefetch: %w", err)
+	}
+	return nil
+}
+
+// stageCheck returns an error wrapping ctx.Err(), naming the stage about to
+// start, when ctx is done.
+func stageCheck(ctx context.Context, stage string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("before %s: %w", stage, err)
+	}
+	return nil
+}
+
+// timed runs f, one backend call of Prove phase ph over points, with a
+// context that names the phase (WithCall), and reports the phase to ctx's
+// trace when f succeeds.
+func timed(ctx context.Context, ph Phase, points int, f func(context.Context) error) error {
+	start := time.Now()
+	if err := f(WithCall(ctx, ph)); err != nil {
+		return err
+	}
+	PhaseDone(ctx, PhaseInfo{Phase: ph, Start: start, Duration: time.Since(start), Points: points})
+	return nil
+}
+
+func msm1(ctx context.Context, b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Element, out *bls12381.G1Jac) (err error) {
+	if *out, err = b.MSMG1(ctx, bases, scalars); err != nil {
 		return fmt.Errorf("msm %s: %w", name, err)
 	}
 	return nil
@@ -245,15 +296,15 @@ func msm1(b Backend, name string, bases []bls12381.G1Affine, scalars []fr.Elemen
 // msmLH computes ΣL·private + ΣH·h, given privH = private‖h. Keys from Setup
 // and ReadFrom store L and H adjacently, so one MSM over L‖H does it (cheaper
 // than two: one bucket reduction, and a larger window); other keys take two.
-func msmLH(pk *ProvingKey, b Backend, privH []fr.Element, out *bls12381.G1Jac) error {
+func msmLH(ctx context.Context, pk *ProvingKey, b Backend, privH []fr.Element, out *bls12381.G1Jac) error {
 	if lh, ok := pk.lhBases(); ok {
-		return msm1(b, "L‖H", lh, privH, out)
+		return msm1(ctx, b, "L‖H", lh, privH, out)
 	}
 	var sumH bls12381.G1Jac
-	if err := msm1(b, "L", pk.G1.L, privH[:pk.NbPrivate], out); err != nil {
+	if err := msm1(ctx, b, "L", pk.G1.L, privH[:pk.NbPrivate], out); err != nil {
 		return err
 	}
-	if err := msm1(b, "H", pk.G1.H, privH[pk.NbPrivate:], &sumH); err != nil {
+	if err := msm1(ctx, b, "H", pk.G1.H, privH[pk.NbPrivate:], &sumH); err != nil {
 		return err
 	}
 	out.AddAssign(&sumH)

@@ -1,6 +1,7 @@
 package groth16
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -18,16 +19,18 @@ import (
 // docs/perf.md).
 type instantBackend struct{ h []fr.Element }
 
-func (b *instantBackend) QuotientH(a, _, _ []fr.Element) ([]fr.Element, error) { return b.h, nil }
+func (b *instantBackend) QuotientH(ctx context.Context, a, _, _ []fr.Element) ([]fr.Element, error) {
+	return b.h, nil
+}
 
-func (b *instantBackend) MSMG1([]bls12381.G1Affine, []fr.Element) (bls12381.G1Jac, error) {
+func (b *instantBackend) MSMG1(context.Context, []bls12381.G1Affine, []fr.Element) (bls12381.G1Jac, error) {
 	_, _, g, _ := bls12381.Generators()
 	var j bls12381.G1Jac
 	j.FromAffine(&g)
 	return j, nil
 }
 
-func (b *instantBackend) MSMG2([]bls12381.G2Affine, []fr.Element) (bls12381.G2Jac, error) {
+func (b *instantBackend) MSMG2(context.Context, []bls12381.G2Affine, []fr.Element) (bls12381.G2Jac, error) {
 	_, _, _, g := bls12381.Generators()
 	var j bls12381.G2Jac
 	j.FromAffine(&g)
@@ -84,7 +87,7 @@ func BenchmarkProveHostWork(b *testing.B) {
 				rnd := rand.NewChaCha8([32]byte{})
 				b.ResetTimer()
 				for range b.N {
-					if _, err := Prove(pk, asg, be, rnd, opts...); err != nil {
+					if _, err := Prove(context.Background(), pk, asg, be, rnd, opts...); err != nil {
 						b.Fatal(err)
 					}
 				}

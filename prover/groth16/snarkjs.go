@@ -3,6 +3,7 @@ package groth16
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
@@ -10,7 +11,9 @@ import (
 )
 
 // JSON export in the layout snarkjs writes for Groth16 (proof.json,
-// verification_key.json, public.json): field elements as decimal strings,
+// verification_key.json, public.json): field elements as canonical decimal
+// strings (the integer in [0, modulus): gnark-crypto's String writes the
+// top 65535 values as negative numbers, which snarkjs rejects),
 // points in projective form with Z = "1" (G2: ["1","0"]), and the point at
 // infinity as snarkjs writes it (G1 ["0","1","0"]). Fp2 elements are
 // [c0, c1] with c0 the real part; Fp12 follows the tower Fp2 → Fp6 → Fp12
@@ -78,7 +81,7 @@ func (vk *VerifyingKey) MarshalSnarkJS() ([]byte, error) {
 func MarshalPublicSnarkJS(publicInputs []fr.Element) ([]byte, error) {
 	s := make([]string, len(publicInputs))
 	for i := range publicInputs {
-		s[i] = publicInputs[i].String()
+		s[i] = frDecimal(&publicInputs[i])
 	}
 	out, err := json.MarshalIndent(s, "", " ")
 	if err != nil {
@@ -87,7 +90,12 @@ func MarshalPublicSnarkJS(publicInputs []fr.Element) ([]byte, error) {
 	return out, nil
 }
 
-func fpJSON(e *fp.Element) string { return e.String() }
+// frDecimal and fpDecimal write e as the canonical decimal of its value.
+func frDecimal(e *fr.Element) string { return e.BigInt(new(big.Int)).String() }
+
+func fpDecimal(e *fp.Element) string { return e.BigInt(new(big.Int)).String() }
+
+func fpJSON(e *fp.Element) string { return fpDecimal(e) }
 
 func g1JSON(p *bls12381.G1Affine) []string {
 	if p.IsInfinity() {

@@ -1,6 +1,7 @@
 package groth16_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -83,14 +84,14 @@ func (b *allocCheck) note(v []fr.Element) {
 	}
 }
 
-func (b *allocCheck) MSMG1(bases []bls12381.G1Affine, s []fr.Element) (bls12381.G1Jac, error) {
+func (b *allocCheck) MSMG1(ctx context.Context, bases []bls12381.G1Affine, s []fr.Element) (bls12381.G1Jac, error) {
 	b.note(s)
-	return b.Backend.MSMG1(bases, s)
+	return b.Backend.MSMG1(ctx, bases, s)
 }
 
-func (b *allocCheck) MSMG2(bases []bls12381.G2Affine, s []fr.Element) (bls12381.G2Jac, error) {
+func (b *allocCheck) MSMG2(ctx context.Context, bases []bls12381.G2Affine, s []fr.Element) (bls12381.G2Jac, error) {
 	b.note(s)
-	return b.Backend.MSMG2(bases, s)
+	return b.Backend.MSMG2(ctx, bases, s)
 }
 
 // A Workspace from an allocator takes every MSM's scalars from it, gives
@@ -120,7 +121,7 @@ func TestWorkspaceAllocator(t *testing.T) {
 	fs := setup(t, small)
 	asg, err := r1cs.Solve(small, r1cs.WithShape(fs.sys))
 	require.NoError(t, err)
-	_, err = groth16.Prove(fs.pk, asg, be, seeded(50), groth16.WithWorkspace(ws))
+	_, err = groth16.Prove(context.Background(), fs.pk, asg, be, seeded(50), groth16.WithWorkspace(ws))
 	require.NoError(t, err)
 	assert.NotEmpty(t, alloc.live)
 	require.NoError(t, ws.Close())
@@ -148,7 +149,7 @@ func TestWorkspaceAllocatorErrors(t *testing.T) {
 			tc.set(alloc)
 			asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
 			require.NoError(t, err)
-			_, err = groth16.Prove(f.pk, asg, be, seeded(1), groth16.WithWorkspace(groth16.NewWorkspace(alloc)))
+			_, err = groth16.Prove(context.Background(), f.pk, asg, be, seeded(1), groth16.WithWorkspace(groth16.NewWorkspace(alloc)))
 			require.Error(t, err)
 			assert.ErrorContains(t, err, "workspace")
 			assert.ErrorContains(t, err, tc.want)

@@ -7,10 +7,10 @@ import (
 	"io"
 	"slices"
 
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"time"
 
-	"github.com/cuzk-dev/cuzk/cuda/driver"
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 )
 
@@ -35,14 +35,9 @@ on an H200 host (16 cores, 128 GiB RAM, 141 GB GPU).`
 
 // kernelsConfig holds the kernels command's flags.
 type kernelsConfig struct {
-	g1, g2, ntt []int // sizes, log2
-	runs        int
-	seed        uint64
-	tile        int
-	directMax   int     // largest MSM checked on the full input
-	frRate      float64 // Fr muls per second; 0: measure
-	tables      int64   // MSM table memory in bytes (gpu.MSM.SetTableMemory); 0: none
-	rateElems   int     // elements of the fr_mul_chain measurement
+	gpubench.KernelsConfig
+	frRate    float64 // Fr muls per second; 0: measure
+	rateElems int     // elements of the fr_mul_chain measurement
 }
 
 func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -71,8 +66,8 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "cuzk-bench kernels: %v\n", err)
 		return exitUsage
 	}
-	cfg.runs, cfg.seed, cfg.frRate, cfg.rateElems = *runs, *seed, *rate*1e9, 1<<22
-	cfg.tables = int64(*tables * (1 << 30))
+	cfg.Runs, cfg.Seed, cfg.frRate, cfg.rateElems = *runs, *seed, *rate*1e9, 1<<22
+	cfg.Tables = int64(*tables * (1 << 30))
 	return exitFor(stderr, "kernels", runKernels(ctx, cfg, stdout))
 }
 
@@ -96,87 +91,74 @@ func kernelsFlags(sizes, g1, g2, ntt, tile, direct string) (kernelsConfig, error
 		slices.Sort(logs)
 		return slices.Compact(logs)
 	}
-	cfg.g1, cfg.g2, cfg.ntt = parse(g1, "g1", 28), parse(g2, "g2", 28), parse(ntt, "ntt", gpu.MaxLogN)
+	cfg.G1, cfg.G2, cfg.NTT = parse(g1, "g1", 28), parse(g2, "g2", 28), parse(ntt, "ntt", gpu.MaxLogN)
 	var err error
-	if cfg.tile, err = parseSize(tile); err != nil || cfg.tile < 2 {
+	if cfg.Tile, err = parseSize(tile); err != nil || cfg.Tile < 2 {
 		errs = append(errs, fmt.Errorf("-tile: %v (want ≥ 2)", err))
 	}
-	if cfg.directMax, err = parseSize(direct); err != nil {
+	if cfg.DirectMax, err = parseSize(direct); err != nil {
 		errs = append(errs, fmt.Errorf("-direct-check: %w", err))
 	}
 	return cfg, errors.Join(errs...)
 }
 
-// kernelRow is one line of the kernels table.
-type kernelRow struct {
-	kernel          string
-	logN, bits      int
-	copies, windows int // MSM table copies read (1: the bases alone), bucket windows
-	build           string
-	device, e2e     string
-	transfer        string
-	est, vsEst      string
-	sppark, checked string
-}
-
 func runKernels(ctx context.Context, cfg kernelsConfig, w io.Writer) error {
-	dev, err := openGPU()
+	dev, err := gpubench.OpenGPU()
 	if err != nil {
 		return err
 	}
 	defer dev.Close() // nothing left to report after the results
 	fmt.Fprintln(w, dev.Info())
-	rate, err := kernelRate(ctx, dev, cfg)
-	if err != nil {
-		return err
+	rate := gpubench.FixedMulRate(cfg.frRate, "given by -fr-rate")
+	if cfg.frRate <= 0 {
+		if rate, err = gpubench.Rate(ctx, dev, cfg.rateElems, cfg.Seed); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(w, "modmul rate: %s\n", rate.source)
+	fmt.Fprintf(w, "modmul rate: %s\n", rate.Source)
 	fmt.Fprintf(w, "MSM bases: %s distinct random points (gnark-crypto) tiled to each size; scalars uniform random\n",
-		sizeString(cfg.tile))
-	var rows []kernelRow
+		sizeString(cfg.Tile))
+	var rows []gpubench.KernelRow
 	var errs []error
-	if len(cfg.g1)+len(cfg.g2) > 0 {
-		r, err := benchMSMs(ctx, dev, cfg, rate)
+	if len(cfg.G1)+len(cfg.G2) > 0 {
+		r, err := gpubench.MSMs(ctx, dev, cfg.KernelsConfig, rate)
 		rows, errs = append(rows, r...), append(errs, err)
 	}
-	if len(cfg.ntt) > 0 {
-		r, err := benchNTTs(ctx, w, dev, cfg, rate)
+	if len(cfg.NTT) > 0 {
+		bw, err := gpubench.MeasureBandwidth(dev, 256<<20, 5)
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		fmt.Fprintf(w, "pinned copies (256 MiB, CUDA events): H2D %.1f GB/s, D2H %.1f GB/s\n", bw.H2D/1e9, bw.D2H/1e9)
+		r, err := gpubench.NTTs(ctx, dev, cfg.KernelsConfig, rate)
 		rows, errs = append(rows, r...), append(errs, err)
 	}
-	printKernelRows(w, rows, cfg.runs)
+	printKernelRows(w, rows, cfg.Runs)
 	return errors.Join(errs...)
 }
 
-// kernelRate measures the multiplication rate, or takes -fr-rate, or falls
-// back to the recorded H200 figure when the measurement fails for another
-// reason than a wrong result.
-func kernelRate(ctx context.Context, dev *driver.Device, cfg kernelsConfig) (mulRate, error) {
-	if cfg.frRate > 0 {
-		return fixedMulRate(cfg.frRate, "given by -fr-rate"), nil
-	}
-	rate, err := measureMulRate(ctx, dev, cfg.rateElems, cfg.seed)
-	if errors.Is(err, errMismatch) {
-		return rate, err
-	}
-	if err != nil {
-		return fixedMulRate(fallbackFrRate, fmt.Sprintf("recorded H200 selftest figure (measuring failed: %v)", err)), nil
-	}
-	return rate, nil
-}
-
-func printKernelRows(w io.Writer, rows []kernelRow, runs int) {
+func printKernelRows(w io.Writer, rows []gpubench.KernelRow, runs int) {
 	t := report.NewTable("kernel", "size", "c", "copies", "device", "transfers", "end-to-end", "modmul est.", "dev/est",
 		"sppark H200", "table build", "check")
 	for _, r := range rows {
-		bits, copies, build := "-", "-", r.build
-		if r.bits > 0 {
-			bits, copies = fmt.Sprint(r.bits), fmt.Sprint(r.copies)
+		bits, copies, build, sppark := "-", "-", "-", "-"
+		if r.Bits > 0 {
+			bits, copies = fmt.Sprint(r.Bits), fmt.Sprint(r.Copies)
 		}
-		if build == "" {
-			build = "-"
+		if r.Build > 0 {
+			build = ms(r.Build)
 		}
-		t.Add(r.kernel, fmt.Sprintf("2^%d", r.logN), bits, copies, r.device, r.transfer, r.e2e, r.est, r.vsEst, r.sppark,
-			build, r.checked)
+		if r.Sppark > 0 {
+			sppark = msf(r.Sppark)
+		}
+		timed := func(d time.Duration) string { // a row stopped before its timed runs has none
+			if r.Device == 0 {
+				return ""
+			}
+			return ms(d)
+		}
+		t.Add(r.Kernel, fmt.Sprintf("2^%d", r.LogN), bits, copies, timed(r.Device), timed(r.Transfer), timed(r.E2E),
+			timed(r.Est), ratio(r.Device, r.Est), sppark, build, r.Check)
 	}
 	fmt.Fprintf(w, "medians of %d runs after a warm-up\n", runs)
 	t.Write(w)
@@ -191,7 +173,3 @@ modmul est.: MSM n·⌈256/c⌉ mixed additions (10 Fp muls) + 2 full additions 
 copies: the MSM table's copies of the bases (1: none); table build = their upload and build, once.
 `)
 }
-
-// equalG1 and equalG2 compare results as group elements.
-func equalG1(a, b *bls12381.G1Jac) bool { return a.Equal(b) }
-func equalG2(a, b *bls12381.G2Jac) bool { return a.Equal(b) }

@@ -7,11 +7,14 @@
 //	cuzk-bench kernels   MSM G1/G2 and NTT on the GPU: device and end-to-end
 //	                     medians beside a modmul-bound estimate and sppark's
 //	                     figures on an H200
-//	cuzk-bench partition the GPU work of one PoRep C2-sized partition with a
-//	                     synthetic key: QuotientH and all five MSMs
+//	cuzk-bench partition groth16.Prove of one PoRep C2-sized partition with a
+//	                     synthetic key on the GPU: the quotient and every MSM
 //
 // Run "cuzk-bench <command> -help" for the flags of each command. Timings are
-// medians over -runs runs after one warm-up run.
+// medians over -runs runs after one warm-up run. The benchmarks' logic lives
+// in prover/bench/gpubench (runs, phases, memory plans, kernel timings) and
+// prover/bench/benchinput (inputs and references); this command parses the
+// flags and prints the results.
 //
 // Exit status: 0 success, 1 failure (an error, a proof that does not verify,
 // a GPU result that differs from gnark-crypto), 2 usage, 3 a GPU was needed
@@ -30,8 +33,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/cuzk-dev/cuzk/cuda"
-	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 )
 
 // Exit codes, as cuzk-daemon's.
@@ -180,25 +182,6 @@ func sizeString(n int) string {
 	return strconv.Itoa(n)
 }
 
-// errNoGPU marks errors meaning this machine cannot run GPU work.
-var errNoGPU = errors.New("no GPU")
-
-// openGPU opens GPU 0, mapping "no driver", "no device" and "no embedded
-// kernels" to errors matching errNoGPU.
-func openGPU() (*driver.Device, error) {
-	if _, err := cuda.Fatbin("ntt"); err != nil {
-		return nil, fmt.Errorf("%w: %w", errNoGPU, err)
-	}
-	dev, err := driver.Open(0)
-	if errors.Is(err, driver.ErrNoGPU) {
-		return nil, fmt.Errorf("%w: %w", errNoGPU, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open GPU 0: %w", err)
-	}
-	return dev, nil
-}
-
 // exitFor reports err on stderr under the command's name and returns the
 // exit code it calls for.
 func exitFor(stderr io.Writer, cmd string, err error) int {
@@ -206,7 +189,7 @@ func exitFor(stderr io.Writer, cmd string, err error) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "cuzk-bench %s: %v\n", cmd, err)
-	if errors.Is(err, errNoGPU) {
+	if errors.Is(err, gpubench.ErrNoGPU) {
 		return exitNoGPU
 	}
 	return exitFail

@@ -14,10 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
-	"github.com/cuzk-dev/cuzk/prover/cpu"
-	"github.com/cuzk-dev/cuzk/prover/groth16"
-	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 // runCmd runs the command line args and returns the exit code and outputs.
@@ -32,8 +30,8 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 // gpuHere reports whether a GPU with kernels is usable here.
 func gpuHere(t *testing.T) bool {
 	t.Helper()
-	dev, err := openGPU()
-	if errors.Is(err, errNoGPU) {
+	dev, err := gpubench.OpenGPU()
+	if errors.Is(err, gpubench.ErrNoGPU) {
 		return false
 	}
 	require.NoError(t, err)
@@ -65,44 +63,6 @@ func TestProveCPU(t *testing.T) {
 	assert.Contains(t, out, "keys: loaded "+pks[0])
 	assert.NotContains(t, out, "development setup")
 	assert.Contains(t, out, "cpu: 3 of 3 proofs verified")
-}
-
-// TestBenchBackendProofsVerify checks the proofs the prove command keeps
-// independently of the command's own verification, and that the timed
-// phases are the MSMs of the key.
-func TestBenchBackendProofsVerify(t *testing.T) {
-	c, err := porep.New(1<<10, 7)
-	require.NoError(t, err)
-	pk, vk, info, err := devKeys("", c, 3)
-	require.NoError(t, err)
-	assert.False(t, info.Cached)
-	be, err := cpu.New()
-	require.NoError(t, err)
-	cfg := proveConfig{target: 1 << 10, runs: 2, seed: 7}
-	res, err := benchBackend(context.Background(), "cpu", be, cfg, c, info.shape, pk, vk)
-	require.NoError(t, err)
-	require.Len(t, res.proofs, 3)
-	assert.Empty(t, res.failed)
-	assert.Len(t, res.synth, 2)
-	assert.Len(t, res.overlapped, 2, "every timed run is repeated with overlapping calls")
-	assert.Equal(t, 2, res.sameOverlapped, "and gives the same proof")
-	assert.Equal(t, len(pk.G1.A), res.points[phA])
-	assert.Equal(t, len(pk.G2.B), res.points[phB2])
-	assert.Equal(t, len(pk.G1.L)+len(pk.G1.H), res.points[phL], "one MSM over L‖H")
-	asg, err := r1cs.Solve(c)
-	require.NoError(t, err)
-	for i, raw := range res.proofs {
-		var p groth16.Proof
-		_, err := p.ReadFrom(bytes.NewReader(raw))
-		require.NoError(t, err, "proof %d", i)
-		assert.NoError(t, groth16.Verify(vk, &p, asg.PublicInputs()), "proof %d", i)
-	}
-	assert.NotEqual(t, res.proofs[1], res.proofs[2], "each run draws its own r, s")
-
-	// The same seed gives the same proof bytes: what the CPU/GPU comparison relies on.
-	again, err := benchBackend(context.Background(), "cpu", be, cfg, c, info.shape, pk, vk)
-	require.NoError(t, err)
-	assert.Equal(t, res.proofs, again.proofs)
 }
 
 // GPU proofs, with h kept on the GPU (the fused quotient and L‖H call) or
@@ -232,17 +192,17 @@ func TestDamagedKeyIsReplaced(t *testing.T) {
 	dir := t.TempDir()
 	c, err := porep.New(1<<10, 1)
 	require.NoError(t, err)
-	_, _, info, err := devKeys(dir, c, 5)
+	_, _, info, err := gpubench.DevKeys(dir, c, 5)
 	require.NoError(t, err)
 	require.NotEmpty(t, info.PKPath)
 	require.NoError(t, os.WriteFile(info.PKPath, []byte("not a key"), 0o644))
-	pk, _, info, err := devKeys(dir, c, 5)
+	pk, _, info, err := gpubench.DevKeys(dir, c, 5)
 	require.NoError(t, err)
 	var out bytes.Buffer
 	printKeyInfo(&out, info, pk)
 	assert.Contains(t, out.String(), "keys: cached key not used (")
 	assert.Contains(t, out.String(), "keys: stored "+info.PKPath)
-	pk, _, info, err = devKeys(dir, c, 5)
+	pk, _, info, err = gpubench.DevKeys(dir, c, 5)
 	require.NoError(t, err)
 	out.Reset()
 	printKeyInfo(&out, info, pk)

@@ -3,15 +3,7 @@ package main
 import (
 	"fmt"
 	"time"
-
-	"github.com/cuzk-dev/cuzk/internal/report"
 )
-
-// samples holds the timings of one measured quantity over the runs.
-type samples []time.Duration
-
-// median returns the middle sample (report.Median).
-func (s samples) median() time.Duration { return report.Median(s) }
 
 // ms formats d in milliseconds with three significant digits or so.
 func ms(d time.Duration) string {

@@ -1,6 +1,7 @@
 package circuittest
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"testing"
@@ -27,7 +28,7 @@ func ProveAndVerify(t testing.TB, c r1cs.Circuit) {
 	public := append([]fr.Element(nil), asg.PublicInputs()...)
 	backend, err := cpu.New()
 	require.NoError(t, err)
-	proof, err := groth16.Prove(pk, asg, backend, rand.Reader)
+	proof, err := groth16.Prove(context.Background(), pk, asg, backend, rand.Reader)
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(vk, proof, public))
 

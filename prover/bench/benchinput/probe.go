@@ -1,4 +1,4 @@
-package main
+package benchinput
 
 import (
 	"fmt"
@@ -16,34 +16,34 @@ import (
 // 2n/r < 2^-220 (Schwartz–Zippel). A(ζ) comes from the evaluations by the
 // barycentric formula, h(ζ) by Horner: both O(n), parallel.
 
-// quotientProbe holds ζ and A(ζ)·B(ζ) − C(ζ), taken before the quotient
+// QuotientProbe holds ζ and A(ζ)·B(ζ) − C(ζ), taken before the quotient
 // overwrites its inputs.
-type quotientProbe struct {
+type QuotientProbe struct {
 	zeta, want fr.Element
 	n          int
 }
 
-// newQuotientProbe evaluates a, b, c (evaluations over the domain of size
+// NewQuotientProbe evaluates a, b, c (evaluations over the domain of size
 // len(a)) at zeta.
-func newQuotientProbe(a, b, c []fr.Element, zeta fr.Element) (quotientProbe, error) {
+func NewQuotientProbe(a, b, c []fr.Element, zeta fr.Element) (QuotientProbe, error) {
 	v, err := evalAt(zeta, a, b, c)
 	if err != nil {
-		return quotientProbe{}, err
+		return QuotientProbe{}, err
 	}
 	var want fr.Element
 	want.Mul(&v[0], &v[1]).Sub(&want, &v[2])
-	return quotientProbe{zeta: zeta, want: want, n: len(a)}, nil
+	return QuotientProbe{zeta: zeta, want: want, n: len(a)}, nil
 }
 
 // check returns nil when h(ζ)·(ζ^n − 1) equals the probe's value.
-func (q quotientProbe) check(h []fr.Element) error {
+func (q QuotientProbe) Check(h []fr.Element) error {
 	var zn, one fr.Element
 	one.SetOne()
 	zn.Exp(q.zeta, big.NewInt(int64(q.n))).Sub(&zn, &one)
 	got := hornerAt(h, q.zeta)
 	got.Mul(&got, &zn)
 	if got != q.want {
-		return fmt.Errorf("%w: h(ζ)·Z(ζ) ≠ a(ζ)·b(ζ) − c(ζ) at a random ζ", errMismatch)
+		return fmt.Errorf("%w: h(ζ)·Z(ζ) ≠ a(ζ)·b(ζ) − c(ζ) at a random ζ", ErrMismatch)
 	}
 	return nil
 }
@@ -59,7 +59,7 @@ func evalAt(zeta fr.Element, vs ...[]fr.Element) ([]fr.Element, error) {
 	}
 	var mu sync.Mutex
 	sums := make([]fr.Element, len(vs))
-	parallelFor(n, func(_, lo, hi int) {
+	ParallelFor(n, func(_, lo, hi int) {
 		part := evalRange(zeta, omega, lo, hi, vs)
 		mu.Lock()
 		defer mu.Unlock()
@@ -111,7 +111,7 @@ func evalRange(zeta, omega fr.Element, lo, hi int, vs [][]fr.Element) []fr.Eleme
 func hornerAt(h []fr.Element, zeta fr.Element) fr.Element {
 	var mu sync.Mutex
 	var sum fr.Element
-	parallelFor(len(h), func(_, lo, hi int) {
+	ParallelFor(len(h), func(_, lo, hi int) {
 		var acc fr.Element
 		for i := hi - 1; i >= lo; i-- {
 			acc.Mul(&acc, &zeta).Add(&acc, &h[i])

@@ -1,10 +1,9 @@
-package main
+package gpubench
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -12,16 +11,17 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/bench/benchinput"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 )
 
-// bandwidth is the pinned host↔device copy rate, bytes per second.
-type bandwidth struct{ h2d, d2h float64 }
+// Bandwidth is the pinned host↔device copy rate, bytes per second.
+type Bandwidth struct{ H2D, D2H float64 }
 
-// measureBandwidth times async copies of size bytes between a pinned host
+// MeasureBandwidth times async copies of size bytes between a pinned host
 // buffer and device memory with CUDA events: median of runs after a warm-up.
-func measureBandwidth(dev *driver.Device, size, runs int) (bandwidth, error) {
-	var bw bandwidth
+func MeasureBandwidth(dev *driver.Device, size, runs int) (Bandwidth, error) {
+	var bw Bandwidth
 	err := dev.Do(func(c *driver.Ctx) error {
 		host, err := c.HostAlloc(size)
 		if err != nil {
@@ -50,7 +50,7 @@ func measureBandwidth(dev *driver.Device, size, runs int) (bandwidth, error) {
 			return err
 		}
 		d2h, err := deviceMedian(c, tm, s, runs, down)
-		bw = bandwidth{h2d: float64(size) / h2d.Seconds(), d2h: float64(size) / d2h.Seconds()}
+		bw = Bandwidth{H2D: float64(size) / h2d.Seconds(), D2H: float64(size) / d2h.Seconds()}
 		return err
 	})
 	if err != nil {
@@ -62,7 +62,7 @@ func measureBandwidth(dev *driver.Device, size, runs int) (bandwidth, error) {
 // deviceMedian runs f (work queued on s) once to warm up, then runs more
 // times, and returns the median device time tm measured around it.
 func deviceMedian(c *driver.Ctx, tm *driver.Timer, s *driver.Stream, runs int, f func() error) (time.Duration, error) {
-	var ts samples
+	var ts Samples
 	for i := 0; i <= runs; i++ {
 		d, err := c.Time(tm, s, f)
 		if err != nil {
@@ -72,23 +72,19 @@ func deviceMedian(c *driver.Ctx, tm *driver.Timer, s *driver.Stream, runs int, f
 			ts = append(ts, d)
 		}
 	}
-	return ts.median(), nil
+	return ts.Median(), nil
 }
 
-// benchNTTs times gpu.Backend.NTT at each size of cfg.ntt.
-func benchNTTs(ctx context.Context, w io.Writer, dev *driver.Device, cfg kernelsConfig, rate mulRate) ([]kernelRow, error) {
-	bw, err := measureBandwidth(dev, 256<<20, 5)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(w, "pinned copies (256 MiB, CUDA events): H2D %.1f GB/s, D2H %.1f GB/s\n", bw.h2d/1e9, bw.d2h/1e9)
+// NTTs times gpu.Backend.NTT at each size of cfg.NTT on dev, each checked
+// against gnark-crypto's fft; estimates are at rate.
+func NTTs(ctx context.Context, dev *driver.Device, cfg KernelsConfig, rate MulRate) ([]KernelRow, error) {
 	be, err := gpu.New(dev)
 	if err != nil {
 		return nil, err
 	}
-	var rows []kernelRow
+	var rows []KernelRow
 	var errs []error
-	for _, lg := range cfg.ntt {
+	for _, lg := range cfg.NTT {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
@@ -105,10 +101,10 @@ func benchNTTs(ctx context.Context, w io.Writer, dev *driver.Device, cfg kernels
 // benchNTT checks the warm-up transform of a random vector against
 // gnark-crypto's fft, then times cfg.runs transforms of the evolving vector
 // on the device alone (Backend.TimeNTT) and cfg.runs whole calls.
-func benchNTT(be *gpu.Backend, lg int, cfg kernelsConfig, rate mulRate) (kernelRow, error) {
+func benchNTT(be *gpu.Backend, lg int, cfg KernelsConfig, rate MulRate) (KernelRow, error) {
 	n := 1 << lg
-	row := kernelRow{kernel: "NTT Fr", logN: lg, checked: "not run", sppark: spparkCell(spparkNTT, lg)}
-	in := randomScalars(n, cfg.seed+uint64(lg))
+	row := KernelRow{Kernel: "NTT Fr", LogN: lg, Check: "not run", Sppark: SpparkNTT[lg]}
+	in := benchinput.RandomScalars(n, cfg.Seed+uint64(lg))
 	work := slices.Clone(in)
 	if err := be.NTT(work, false); err != nil {
 		return row, err
@@ -117,26 +113,25 @@ func benchNTT(be *gpu.Backend, lg int, cfg kernelsConfig, rate mulRate) (kernelR
 	d.FFT(in, fft.DIF) // the reference, in place: natural in, bit-reversed out
 	fft.BitReverse(in)
 	if i := firstDiff(in, work); i >= 0 {
-		row.checked = "MISMATCH"
-		return row, fmt.Errorf("%w: element %d of %d", errMismatch, i, n)
+		row.Check = "MISMATCH"
+		return row, fmt.Errorf("%w: element %d of %d", benchinput.ErrMismatch, i, n)
 	}
-	row.checked = "ok: gnark fft, every element"
-	devTimes, err := be.TimeNTT(work, false, cfg.runs)
+	row.Check = "ok: gnark fft, every element"
+	devTimes, err := be.TimeNTT(work, false, cfg.Runs)
 	if err != nil {
 		return row, err
 	}
-	var e2e samples
-	for range cfg.runs {
+	var e2e Samples
+	for range cfg.Runs {
 		start := time.Now()
 		if err := be.NTT(work, false); err != nil {
 			return row, err
 		}
 		e2e = append(e2e, time.Since(start))
 	}
-	dev := samples(devTimes).median()
-	est := estimate(nttMuls(lg), rate.fr)
-	row.e2e, row.transfer, row.device = ms(e2e.median()), ms(e2e.median()-dev), ms(dev)
-	row.est, row.vsEst = ms(est), ratio(dev, est)
+	dev := Samples(devTimes).Median()
+	row.E2E, row.Transfer, row.Device = e2e.Median(), e2e.Median()-dev, dev
+	row.Est = Estimate(NTTMuls(lg), rate.Fr)
 	return row, nil
 }
 

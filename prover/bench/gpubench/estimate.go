@@ -1,18 +1,20 @@
-package main
+package gpubench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 	"github.com/cuzk-dev/cuzk/cuda/selftest"
+	"github.com/cuzk-dev/cuzk/prover/bench/benchinput"
 )
 
 // Modmul-bound estimates: count the field multiplications an algorithm
 // performs and divide by the GPU's multiplication rate. They ignore memory
-// traffic, sorting and launch gaps, so a kernel near its estimate is limited
+// traffic, sorting and launch gaps, so a kernel near its Estimate is limited
 // by arithmetic.
 
 // Field multiplications per curve operation, from the formulas the kernels
@@ -29,60 +31,60 @@ const (
 	fp2Muls         = 3
 )
 
-// fallbackFrRate is the compute-bound Fr rate of an H200 (per second):
+// FallbackFrRate is the compute-bound Fr rate of an H200 (per second):
 // cuzk's multiplication in two dependent chains per thread measured
 // 59.8 Gmul/s (docs/perf.md, "Multiplier throughput"). It is used when the
 // measurement is not possible.
-const fallbackFrRate = 59.8e9
+const FallbackFrRate = 59.8e9
 
-// fpPerFr scales the Fr rate to Fp: a Montgomery multiplication costs about
+// FpPerFr scales the Fr rate to Fp: a Montgomery multiplication costs about
 // limbs², and Fp has 12 32-bit limbs against Fr's 8.
-const fpPerFr = (12.0 / 8.0) * (12.0 / 8.0)
+const FpPerFr = (12.0 / 8.0) * (12.0 / 8.0)
 
-// mulRate is the multiplication rate estimates use and where it came from.
-type mulRate struct {
-	fr, fp float64 // per second
-	source string
+// MulRate is the multiplication rate estimates use and where it came from.
+type MulRate struct {
+	Fr, Fp float64 // per second
+	Source string
 }
 
-// measureMulRate runs the fr_mul_chain selftest kernel (one launch over n
+// MeasureMulRate runs the fr_mul_chain selftest kernel (one launch over n
 // random elements, CUDA-event timed after a warm-up, every output compared
 // with gnark-crypto) and derives the Fp rate from it. The kernel does 32
 // dependent multiplications per element it moves, so its rate is the
 // multiplier's; the elementwise fr_mul, which estimates used before, is
 // memory-bound and gave rates about 1.6× too low.
-func measureMulRate(ctx context.Context, dev *driver.Device, n int, seed uint64) (mulRate, error) {
+func MeasureMulRate(ctx context.Context, dev *driver.Device, n int, seed uint64) (MulRate, error) {
 	rep, err := selftest.Run(ctx, dev, rand.New(rand.NewPCG(seed, 0x6d756c)), n)
 	if err != nil {
-		return mulRate{}, fmt.Errorf("fr_mul_chain rate: %w", err)
+		return MulRate{}, fmt.Errorf("fr_mul_chain rate: %w", err)
 	}
 	for _, r := range rep.Results {
 		if r.Kernel != "fr_mul_chain" {
 			continue
 		}
 		if !r.Pass() {
-			return mulRate{}, fmt.Errorf("fr_mul_chain rate: %w: %d mismatches (%s)", errMismatch, r.Mismatches, r.Detail)
+			return MulRate{}, fmt.Errorf("fr_mul_chain rate: %w: %d mismatches (%s)", benchinput.ErrMismatch, r.Mismatches, r.Detail)
 		}
 		rate := r.MulsPerSecond()
-		return mulRate{fr: rate, fp: rate / fpPerFr, source: fmt.Sprintf(
+		return MulRate{Fr: rate, Fp: rate / FpPerFr, Source: fmt.Sprintf(
 			"measured: fr_mul_chain selftest kernel, %s elements × %d muls, %.1f Gmul/s; Fp = Fr/(12/8)^2",
 			sizeString(n), r.MulsPerElement, rate/1e9)}, nil
 	}
-	return mulRate{}, fmt.Errorf("fr_mul_chain rate: selftest ran no fr_mul_chain kernel")
+	return MulRate{}, fmt.Errorf("fr_mul_chain rate: selftest ran no fr_mul_chain kernel")
 }
 
-// fixedMulRate is the rate from a given Fr figure.
-func fixedMulRate(fr float64, source string) mulRate {
-	return mulRate{fr: fr, fp: fr / fpPerFr, source: fmt.Sprintf("%s: Fr %.1f Gmul/s; Fp = Fr/(12/8)^2", source, fr/1e9)}
+// FixedMulRate is the rate from a given Fr figure.
+func FixedMulRate(fr float64, source string) MulRate {
+	return MulRate{Fr: fr, Fp: fr / FpPerFr, Source: fmt.Sprintf("%s: Fr %.1f Gmul/s; Fp = Fr/(12/8)^2", source, fr/1e9)}
 }
 
-// msmMuls counts the Fp multiplications of a Pippenger MSM of n points with
+// MSMMuls counts the Fp multiplications of a Pippenger MSM of n points with
 // window c and mwin bucket windows as the engine runs it (prover/gpu
 // msm_plan.go): ⌈256/c⌉ windows of signed digits, one mixed addition per
 // (point, window), and per bucket window 2^(c−1) buckets weighted by running
 // sums (two full additions each). Without a table of base multiples mwin is
 // the digit windows; a full table folds them into one.
-func msmMuls(n, c, mwin int, g2 bool) float64 {
+func MSMMuls(n, c, mwin int, g2 bool) float64 {
 	nwin := (256 + c - 1) / c
 	adds := float64(n) * float64(nwin) * mulsPerMixedAdd
 	buckets := float64(mwin) * float64(uint64(1)<<(c-1)) * 2 * mulsPerAdd
@@ -93,12 +95,12 @@ func msmMuls(n, c, mwin int, g2 bool) float64 {
 	return m
 }
 
-// nttMuls counts the Fr multiplications of a radix-2 NTT of size 2^logN:
+// NTTMuls counts the Fr multiplications of a radix-2 NTT of size 2^logN:
 // one per butterfly, (n/2)·log n.
-func nttMuls(logN int) float64 { return float64(uint64(1)<<logN) / 2 * float64(logN) }
+func NTTMuls(logN int) float64 { return float64(uint64(1)<<logN) / 2 * float64(logN) }
 
-// estimate turns a multiplication count into a time at rate per second.
-func estimate(muls, rate float64) time.Duration {
+// Estimate turns a multiplication count into a time at rate per second.
+func Estimate(muls, rate float64) time.Duration {
 	return time.Duration(muls / rate * float64(time.Second))
 }
 
@@ -106,14 +108,20 @@ func estimate(muls, rate float64) time.Duration {
 // (ms), recorded for this project as the bar to compare with: MSM G1 and
 // Fr NTT.
 var (
-	spparkMSMG1 = map[int]float64{20: 24, 22: 58, 24: 176, 26: 623}
-	spparkNTT   = map[int]float64{20: 0.28, 24: 4.7, 27: 44}
+	SpparkMSMG1 = map[int]float64{20: 24, 22: 58, 24: 176, 26: 623}
+	SpparkNTT   = map[int]float64{20: 0.28, 24: 4.7, 27: 44}
 )
 
-// spparkCell formats a reference figure, "-" where there is none.
-func spparkCell(ref map[int]float64, logN int) string {
-	if v, ok := ref[logN]; ok {
-		return msf(v)
+// Rate returns the multiplication rate estimates use: the fr_mul_chain
+// measurement over elems elements or, when the measurement fails for
+// another reason than a wrong result, the recorded H200 figure.
+func Rate(ctx context.Context, dev *driver.Device, elems int, seed uint64) (MulRate, error) {
+	rate, err := MeasureMulRate(ctx, dev, elems, seed)
+	if errors.Is(err, benchinput.ErrMismatch) {
+		return rate, err
 	}
-	return "-"
+	if err != nil {
+		return FixedMulRate(FallbackFrRate, fmt.Sprintf("recorded H200 selftest figure (measuring failed: %v)", err)), nil
+	}
+	return rate, nil
 }

@@ -1,0 +1,179 @@
+package gpu
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+// msmLog records the MSMs and quotients of the calls made with its context.
+type msmLog struct {
+	mu    sync.Mutex
+	msms  []MSMTimings
+	quots []QuotientTimings
+}
+
+// context returns a context whose calls report to l.
+func (l *msmLog) context() context.Context {
+	return WithTrace(context.Background(), &Trace{
+		MSMDone: func(r MSMTimings) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.msms = append(l.msms, r)
+		},
+		QuotientDone: func(q QuotientTimings) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.quots = append(l.quots, q)
+		},
+	})
+}
+
+// last returns the latest MSM record, failing the test when there is none.
+func (l *msmLog) last(t testing.TB) MSMTimings {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	require.NotEmpty(t, l.msms, "no MSM reported")
+	return l.msms[len(l.msms)-1]
+}
+
+// take returns the MSM records and forgets them.
+func (l *msmLog) take() []MSMTimings {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.msms
+	l.msms = nil
+	return r
+}
+
+// phaseLog is a groth16.PhaseTimes installed in a context, with the GPU
+// records beside it.
+func phaseLog() (context.Context, *groth16.PhaseTimes, *msmLog) {
+	var pt groth16.PhaseTimes
+	var l msmLog
+	return groth16.WithTrace(l.context(), pt.Trace()), &pt, &l
+}
+
+// A Prove on the GPU backend reports Prove's phases, and each backend
+// call's sub-phases on the device under the call's phase; the GPU records
+// name the MSM they are.
+func TestProveTraceGPU(t *testing.T) {
+	b, _, _ := chunkedBackend(t)
+	f := newProvingFixture(t)
+	ws := groth16.NewWorkspace(b)
+	t.Cleanup(func() { require.NoError(t, ws.Close()) })
+	ctx, pt, log := phaseLog()
+	proof, err := groth16.Prove(ctx, f.pk, f.solve(), b, blinding(), groth16.WithWorkspace(ws))
+	require.NoError(t, err)
+	require.Equal(t, f.want, proofBytes(t, proof))
+
+	calls := map[groth16.Phase]map[groth16.Phase]int{} // Call → sub-phase → count
+	own := map[groth16.Phase]bool{}
+	for _, i := range pt.Infos() {
+		if i.Device == "" {
+			assert.Empty(t, i.Call, "%s: a phase of Prove's", i.Phase)
+			own[i.Phase] = true
+			continue
+		}
+		assert.Equal(t, deviceName(b.dev.Info().Ordinal), i.Device)
+		if calls[i.Call] == nil {
+			calls[i.Call] = map[groth16.Phase]int{}
+		}
+		calls[i.Call][i.Phase]++
+	}
+	assert.Equal(t, map[groth16.Phase]bool{groth16.PhaseQuotientLH: true, groth16.PhaseMSMA: true,
+		groth16.PhaseMSMBPair: true, groth16.PhaseProve: true}, own)
+	assert.Equal(t, 1, calls[groth16.PhaseQuotientLH][groth16.PhaseQuotientCompute], "the fused call's quotient")
+	assert.Zero(t, calls[groth16.PhaseQuotientLH][groth16.PhaseQuotientDownload], "h stays on the GPU")
+	for _, call := range []groth16.Phase{groth16.PhaseQuotientLH, groth16.PhaseMSMA, groth16.PhaseMSMB1, groth16.PhaseMSMB2} {
+		for _, st := range []groth16.Phase{groth16.PhaseMSMUpload, groth16.PhaseMSMSort, groth16.PhaseMSMAccumulate,
+			groth16.PhaseMSMReduce, groth16.PhaseMSMWindow} {
+			assert.Equal(t, 1, calls[call][st], "%s: %s", call, st)
+		}
+	}
+	var names []groth16.Phase
+	for _, r := range log.take() {
+		names = append(names, r.Call)
+	}
+	assert.ElementsMatch(t, []groth16.Phase{groth16.PhaseQuotientLH, groth16.PhaseMSMA, groth16.PhaseMSMB1,
+		groth16.PhaseMSMB2}, names, "one GPU record per MSM")
+	require.Len(t, log.quots, 1)
+	assert.Equal(t, f.pk.DomainSize, log.quots[0].Points)
+}
+
+// Two Proves overlapping on one GPU backend, each with its own trace, each
+// get only their own phases.
+func TestProveTracesOverlapGPU(t *testing.T) {
+	b, _, _ := chunkedBackend(t)
+	f := newProvingFixture(t)
+	type run struct {
+		ctx context.Context
+		pt  *groth16.PhaseTimes
+		log *msmLog
+		ws  *groth16.Workspace
+	}
+	runs := make([]run, 2)
+	for i := range runs {
+		ctx, pt, log := phaseLog()
+		runs[i] = run{ctx, pt, log, groth16.NewWorkspace(b)}
+		t.Cleanup(func() { require.NoError(t, runs[i].ws.Close()) })
+	}
+	for range 3 {
+		errs := make(chan error, len(runs))
+		for _, r := range runs {
+			asg := f.solve()
+			go func() {
+				_, err := groth16.Prove(r.ctx, f.pk, asg, b, blinding(), groth16.WithWorkspace(r.ws))
+				errs <- err
+			}()
+		}
+		for range runs {
+			require.NoError(t, <-errs)
+		}
+	}
+	for i, r := range runs {
+		d := map[groth16.Phase]int{}
+		for _, info := range r.pt.Infos() {
+			d[info.Phase]++
+		}
+		assert.Equal(t, 3, d[groth16.PhaseProve], "run %d: its own proofs", i)
+		assert.Equal(t, 3, d[groth16.PhaseQuotientCompute], "run %d: one quotient per proof", i)
+		assert.Equal(t, 3*4, d[groth16.PhaseMSMSort], "run %d: four MSMs per proof", i)
+		assert.Len(t, r.log.take(), 3*4, "run %d: its GPU records", i)
+	}
+}
+
+// A Prove cancelled from its trace inside a GPU call (when the fused
+// call's quotient is done) stops at the MSM's next check, and the next
+// Prove on the same backend and workspace gives the CPU proof.
+func TestProveCancelledMidCallGPU(t *testing.T) {
+	b, _, _ := chunkedBackend(t)
+	f := newProvingFixture(t)
+	ws := groth16.NewWorkspace(b)
+	t.Cleanup(func() { require.NoError(t, ws.Close()) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var sorts int
+	ctx = groth16.WithTrace(ctx, &groth16.Trace{PhaseDone: func(i groth16.PhaseInfo) {
+		switch i.Phase {
+		case groth16.PhaseQuotientCompute:
+			cancel()
+		case groth16.PhaseMSMSort:
+			sorts++
+		}
+	}})
+	_, err := groth16.Prove(ctx, f.pk, f.solve(), b, blinding(), groth16.WithWorkspace(ws))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "quotient and msm L‖H")
+	assert.Zero(t, sorts, "no MSM ran after the cancel")
+	assert.Zero(t, aheadCount(t, b), "the prefetch is dropped")
+	proof, err := groth16.Prove(context.Background(), f.pk, f.solve(), b, blinding(), groth16.WithWorkspace(ws))
+	require.NoError(t, err)
+	assert.Equal(t, f.want, proofBytes(t, proof))
+}
