@@ -1,0 +1,34 @@
+package oci
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Push uploads img to address (a repository, optionally with a tag) with
+// the credentials of the default keychain (docker config, credential
+// helpers) and returns the pushed image by digest, repository@sha256:...,
+// which is how releases name it.
+func Push(ctx context.Context, img v1.Image, address string) (name.Digest, error) {
+	ref, err := name.ParseReference(address)
+	if err != nil {
+		return name.Digest{}, fmt.Errorf("push %s: %w", address, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return name.Digest{}, fmt.Errorf("push %s: image digest: %w", address, err)
+	}
+	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+		return name.Digest{}, fmt.Errorf("push %s: %w", address, err)
+	}
+	byDigest, err := name.NewDigest(ref.Context().Name() + "@" + d.String())
+	if err != nil {
+		return name.Digest{}, fmt.Errorf("push %s: %w", address, err)
+	}
+	return byDigest, nil
+}
