@@ -40,6 +40,8 @@ type DebianPackage struct {
 	Version string `mapstructure:"version"`
 	Arch    string `mapstructure:"arch"`
 	SHA256  string `mapstructure:"sha256"`
+	// Path is the file's path in the Debian archive (pool/main/...).
+	Path string `mapstructure:"path"`
 }
 
 // CUDA pins the CUDA compiler.

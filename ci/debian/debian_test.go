@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,4 +199,35 @@ func TestPinnedPackages(t *testing.T) {
 		assert.Contains(t, byPath, want)
 	}
 	assert.Greater(t, strings.Count(string(byPath[CABundle].Data), "BEGIN CERTIFICATE"), 100)
+}
+
+func TestHTTPDownload(t *testing.T) {
+	deb := makeDeb(t, []*tar.Header{{Name: "./etc/y", Typeflag: tar.TypeReg, Mode: 0o644}}, map[string]string{"./etc/y": "y"})
+	p := pin("pkg", deb)
+	p.Path = "pool/main/p/pkg/pkg_1.0-1_all.deb" // the archive drops the epoch
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/debian-security/"+p.Path {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(deb)
+	}))
+	defer srv.Close()
+	f := Fetcher{Dir: t.TempDir(), Mirrors: []string{srv.URL + "/debian", srv.URL + "/debian-security/"},
+		Download: func(ctx context.Context, dir string, p Package) error {
+			return HTTPDownload(ctx, srv.Client(), []string{srv.URL + "/debian", srv.URL + "/debian-security/"}, dir, p)
+		}}
+	paths, err := f.Fetch(context.Background(), []Package{p})
+	require.NoError(t, err, "the second mirror serves it")
+	assert.Equal(t, deb, mustReadFile(t, paths[0]))
+
+	err = HTTPDownload(context.Background(), srv.Client(), []string{srv.URL + "/nowhere"}, t.TempDir(), p)
+	assert.ErrorContains(t, err, "404")
+}
+
+func mustReadFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return b
 }

@@ -7,12 +7,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/cuzk-dev/cuzk/internal/renameio"
 )
@@ -25,6 +28,9 @@ type Package struct {
 	Arch string `json:"arch"`
 	// SHA256 is the hex sha256 of the .deb file.
 	SHA256 string `json:"sha256"`
+	// Path is the file's path in the Debian archive ("pool/main/...");
+	// optional, for downloads without apt.
+	Path string `json:"path,omitempty"`
 }
 
 var (
@@ -54,7 +60,9 @@ func (p Package) FileName() string {
 	return fmt.Sprintf("%s_%s_%s.deb", p.Name, escapeEpoch(p.Version), p.Arch)
 }
 
-func escapeEpoch(v string) string { return string(bytes.ReplaceAll([]byte(v), []byte(":"), []byte("%3a"))) }
+func escapeEpoch(v string) string {
+	return string(bytes.ReplaceAll([]byte(v), []byte(":"), []byte("%3a")))
+}
 
 // DefaultCacheDir is where pinned .deb files are kept between builds:
 // cuzk-debs under the user's cache directory (~/.cache/cuzk-debs). Every
@@ -74,9 +82,12 @@ var ErrChecksum = errors.New("debian: sha256 mismatch")
 type Fetcher struct {
 	// Dir is the cache directory (created if absent).
 	Dir string
-	// Download fetches name=version into dir; default runs
-	// `apt-get download` there. Nil with Offline set: never download.
+	// Download fetches p into dir as p.FileName(); default: AptDownload,
+	// and where that fails and p.Path is set, HTTPDownload from Mirrors.
 	Download func(ctx context.Context, dir string, p Package) error
+	// Mirrors are the archive roots HTTPDownload tries; default
+	// DefaultMirrors.
+	Mirrors []string
 	// Offline refuses to download: every package must be in Dir.
 	Offline bool
 	// Logger receives one line per package; default discards.
@@ -138,7 +149,16 @@ func (f Fetcher) download(ctx context.Context, p Package, dst string) error {
 	defer os.RemoveAll(scratch) // only the download lives here
 	dl := f.Download
 	if dl == nil {
-		dl = AptDownload
+		dl = func(ctx context.Context, dir string, p Package) error {
+			aptErr := AptDownload(ctx, dir, p)
+			if aptErr == nil || p.Path == "" {
+				return aptErr
+			}
+			if err := HTTPDownload(ctx, http.DefaultClient, f.mirrors(), dir, p); err != nil {
+				return errors.Join(aptErr, err)
+			}
+			return nil
+		}
 	}
 	if err := dl(ctx, scratch, p); err != nil {
 		return fmt.Errorf("debian fetch %s=%s: %w", p.Name, p.Version, err)
@@ -166,6 +186,54 @@ func AptDownload(ctx context.Context, dir string, p Package) error {
 	}
 	return nil
 }
+
+// DefaultMirrors are Debian's archive roots: the main archive, and the
+// security archive for paths under pool/updates/.
+var DefaultMirrors = []string{"https://deb.debian.org/debian", "https://deb.debian.org/debian-security"}
+
+func (f Fetcher) mirrors() []string {
+	if len(f.Mirrors) > 0 {
+		return f.Mirrors
+	}
+	return DefaultMirrors
+}
+
+// HTTPDownload fetches p.Path from the first mirror that serves it into
+// dir/p.FileName(). The caller verifies the sha256.
+func HTTPDownload(ctx context.Context, client *http.Client, mirrors []string, dir string, p Package) error {
+	var errs []error
+	for _, m := range mirrors {
+		url := strings.TrimSuffix(m, "/") + "/" + p.Path
+		err := httpGet(ctx, client, url, filepath.Join(dir, p.FileName()))
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return fmt.Errorf("http download %s: %w", p.Path, errors.Join(errs...))
+}
+
+func httpGet(ctx context.Context, client *http.Client, url, dst string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return renameio.WriteFrom(dst, 0o644, func(w io.Writer) error {
+		_, err := io.Copy(w, io.LimitReader(resp.Body, maxDeb))
+		return err
+	})
+}
+
+// maxDeb bounds a download; the pinned packages are a few MB.
+const maxDeb = 256 << 20
 
 // checkFile verifies path against p's sha256.
 func checkFile(path string, p Package) error {

@@ -74,7 +74,9 @@ func generated(entries []oci.Entry) []oci.Entry {
 		}
 	}
 	id := fmt.Sprint(NonrootUID)
-	file := func(p, s string) oci.Entry { return oci.Entry{Path: p, Kind: oci.KindFile, Mode: 0o644, Data: []byte(s)} }
+	file := func(p, s string) oci.Entry {
+		return oci.Entry{Path: p, Kind: oci.KindFile, Mode: 0o644, Data: []byte(s)}
+	}
 	out := []oci.Entry{
 		file("/etc/passwd", "root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:"+id+":"+id+":nonroot:/home/nonroot:/sbin/nologin\n"),
 		file("/etc/group", "root:x:0:\nnogroup:x:65534:\nnonroot:x:"+id+":\n"),

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
-	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
 var epoch = time.Unix(1_750_000_000, 0).UTC()
@@ -56,9 +56,23 @@ func helloOptions(t *testing.T, root string) Options {
 	return Options{
 		Root: root, OutDir: filepath.Join(root, "dist"), Version: "v0.0.1-test", Epoch: epoch,
 		Packages: []string{"./cmd/cuzk-daemon", "./cmd/hello"}, Env: testEnv(),
-		Extra: []Extra{{Src: filepath.Join("testdata", "manifest.json"), Dst: "share/cuzk/manifest.json"}},
+		Extra: []Extra{{Src: filepath.Join(root, "cmd", "cuzk-daemon", "manifest.json"), Dst: KernelManifest}},
 	}
 }
+
+// testBase is a small base layer standing in for the Debian packages.
+func testBase() Base {
+	return Base{
+		Packages: []debian.Package{{Name: "libc6", Version: "2.36-9+deb12u14", Arch: "amd64", SHA256: strings.Repeat("ab", 32)}},
+		Entries: []oci.Entry{
+			{Path: "/etc/passwd", Kind: oci.KindFile, Mode: 0o644, Data: []byte("root:x:0:0::/root:/sbin/nologin\n")},
+			{Path: "/tmp", Kind: oci.KindDir, Mode: 0o777 | fs.ModeSticky},
+		},
+	}
+}
+
+// testSource names a fake commit for the SBOM and provenance.
+var testSource = Source{Commit: strings.Repeat("c", 40), Repository: "https://github.com/cuzk-dev/cuzk", Pins: map[string]string{"go": "1.26.8"}}
 
 type entry struct {
 	name  string
@@ -127,14 +141,20 @@ func TestBuildReproducibleAcrossDirectories(t *testing.T) {
 	checkArchive(t, ba)
 	checkBinariesRun(t, ba)
 
-	la, lb := filepath.Join(t.TempDir(), "img"), filepath.Join(t.TempDir(), "img")
-	pins, err := toolchain.Load(nil)
+	// The whole release directory, image digest included, is the same.
+	oa.Packages, ob.Packages = ba.Options.Packages, bb.Options.Packages
+	ma, err := Make(ctx, oa, testBase(), testSource)
 	require.NoError(t, err)
-	da, err := ba.WriteImage(la, pins.Images.Runtime)
+	mb, err := Make(ctx, ob, testBase(), testSource)
 	require.NoError(t, err)
-	db, err := bb.WriteImage(lb, pins.Images.Runtime)
+	assert.Equal(t, ma.Image.Digest, mb.Image.Digest, "image manifests differ")
+	require.NoError(t, CompareDirs(ma.Dir, mb.Dir))
+	v, err := Verify(ma.Dir)
 	require.NoError(t, err)
-	assert.Equal(t, da.Digest, db.Digest, "image manifests differ")
+	assert.Equal(t, ma.Image.Digest.String(), v.ImageDigest)
+	assert.Equal(t, testSource.Commit, v.Commit)
+	assert.Equal(t, "v0.0.1-test", v.Version)
+	assert.Equal(t, epoch.Unix(), v.Epoch)
 }
 
 // checkArchive asserts sorted entries, fixed owners/mtimes/modes, and that
@@ -185,8 +205,6 @@ func checkBinariesRun(t *testing.T, b Bundle) {
 }
 
 func TestBundleImage(t *testing.T) {
-	pins, err := toolchain.Load(nil)
-	require.NoError(t, err)
 	b := Bundle{Options: Options{Version: "v1.2.3", Epoch: epoch, GOOS: "linux", GOARCH: "amd64"},
 		Files: []oci.File{
 			{Path: "SHA256SUMS", Mode: 0o644, Data: []byte("x")},
@@ -194,34 +212,37 @@ func TestBundleImage(t *testing.T) {
 			{Path: "bin/cuzk-daemon", Mode: 0o755, Data: []byte("daemon")},
 			{Path: "share/cuzk/manifest.json", Mode: 0o644, Data: []byte("{}")},
 		}}
-	img, err := b.Image(pins.Images.Runtime)
+	img, err := b.Image(testBase())
 	require.NoError(t, err)
+	require.Len(t, img.Layers, 2, "base, payload")
 	var paths []string
-	for _, f := range img.Files {
-		paths = append(paths, f.Path)
+	for _, e := range img.Layers[1].Entries {
+		paths = append(paths, e.Path)
 	}
 	assert.Equal(t, []string{"/usr/local/bin/cuzk-bench", "/usr/local/bin/cuzk-daemon", "/usr/share/cuzk/manifest.json"}, paths)
+	assert.Equal(t, testBase().Entries, img.Layers[0].Entries)
+	assert.Contains(t, img.Layers[0].CreatedBy, "libc6=2.36-9+deb12u14")
 	assert.Equal(t, []string{"/usr/local/bin/cuzk-daemon"}, img.Entrypoint)
-	assert.Equal(t, pins.Images.Runtime, img.Base)
-	assert.Equal(t, "v1.2.3", img.RefName)
+	assert.Equal(t, "65532:65532", img.User)
+	assert.Contains(t, img.Env, "NVIDIA_VISIBLE_DEVICES=all")
 	assert.True(t, img.Created.Equal(epoch))
 
 	dir := t.TempDir()
-	_, err = b.WriteImage(dir, pins.Images.Runtime)
+	d, err := b.WriteImage(dir, testBase())
 	require.NoError(t, err)
 	c, err := oci.Verify(dir)
 	require.NoError(t, err)
-	ref, err := oci.ParseReference(pins.Images.Runtime)
-	require.NoError(t, err)
-	assert.Equal(t, ref.Digest, c.Config.Config.Labels[oci.AnnotationBaseDigest])
-	assert.Equal(t, ref.Name, c.Manifest.Annotations[oci.AnnotationBaseName])
+	assert.Equal(t, d.Digest, c.Descriptor.Digest)
+	assert.Equal(t, "v1.2.3", c.Descriptor.Annotations[oci.AnnotationRefName])
+	assert.Equal(t, "v1.2.3", c.Config.Config.Labels[oci.AnnotationVersion])
 
 	b.Files = b.Files[:2] // only cuzk-bench: it becomes the entrypoint
-	img, err = b.Image(pins.Images.Runtime)
+	img, err = b.Image(testBase())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/usr/local/bin/cuzk-bench"}, img.Entrypoint)
-	_, err = b.Image("nvidia/cuda:latest")
-	assert.Error(t, err, "unpinned base")
+	b.Files = b.Files[:1]
+	_, err = b.Image(testBase())
+	assert.ErrorContains(t, err, "no cuzk-daemon")
 }
 
 func TestOptions(t *testing.T) {
