@@ -32,3 +32,13 @@ func Push(ctx context.Context, img v1.Image, address string) (name.Digest, error
 	}
 	return byDigest, nil
 }
+
+// PushLayout verifies the image layout in dir and pushes its one image to
+// address (see Push).
+func PushLayout(ctx context.Context, dir, address string) (name.Digest, error) {
+	c, err := Verify(dir)
+	if err != nil {
+		return name.Digest{}, err
+	}
+	return Push(ctx, c.Image, address)
+}
