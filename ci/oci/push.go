@@ -5,15 +5,20 @@ import (
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/authn/github"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
+// Keychain finds registry credentials: docker's config and credential
+// helpers, then GITHUB_ACTOR/GITHUB_TOKEN for ghcr.io (as in a GitHub
+// workflow, so no login step is needed there).
+var Keychain = authn.NewMultiKeychain(authn.DefaultKeychain, github.Keychain)
+
 // Push uploads img to address (a repository, optionally with a tag) with
-// the credentials of the default keychain (docker config, credential
-// helpers) and returns the pushed image by digest, repository@sha256:...,
-// which is how releases name it.
+// the credentials Keychain finds and returns the pushed image by digest,
+// repository@sha256:..., which is how releases name it.
 func Push(ctx context.Context, img v1.Image, address string) (name.Digest, error) {
 	ref, err := name.ParseReference(address)
 	if err != nil {
@@ -23,7 +28,7 @@ func Push(ctx context.Context, img v1.Image, address string) (name.Digest, error
 	if err != nil {
 		return name.Digest{}, fmt.Errorf("push %s: image digest: %w", address, err)
 	}
-	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(Keychain)); err != nil {
 		return name.Digest{}, fmt.Errorf("push %s: %w", address, err)
 	}
 	byDigest, err := name.NewDigest(ref.Context().Name() + "@" + d.String())
