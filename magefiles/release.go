@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/magefile/mage/mg"
+	"github.com/magefile/mage/sh"
 
 	"github.com/cuzk-dev/cuzk/ci"
 	"github.com/cuzk-dev/cuzk/ci/release"
@@ -54,8 +55,21 @@ func (Dist) Rebuild(ctx context.Context, dir string) error {
 	return nil
 }
 
+// Attach verifies a release directory and attaches SHA256SUMS, the archive, SBOM and provenance to the GitHub release RELEASE_VERSION (gh CLI).
+func (Dist) Attach(ctx context.Context, dir string) error {
+	assets, err := release.Assets(dir)
+	if err != nil {
+		return err
+	}
+	tag := os.Getenv(release.EnvVersion)
+	if tag == "" {
+		return fmt.Errorf("dist:attach: %s is not set", release.EnvVersion)
+	}
+	return sh.RunV("gh", append([]string{"release", "create", tag, "--verify-tag", "--title", tag}, assets...)...)
+}
+
 // Aliases give the dist targets their release: names.
-var Aliases = map[string]any{"release:verify": Dist.Verify, "release:rebuild": Dist.Rebuild}
+var Aliases = map[string]any{"release:verify": Dist.Verify, "release:rebuild": Dist.Rebuild, "release:attach": Dist.Attach}
 
 // Ci targets run the same steps inside the pinned CUDA build image through a Dagger engine.
 type Ci mg.Namespace
@@ -78,7 +92,7 @@ func (Ci) Test(ctx context.Context) error {
 	return ci.Test(ctx, opts)
 }
 
-// Release builds the release bundle and daemon OCI image inside the pinned build image (RELEASE_IMAGE publishes it).
+// Release builds the release inside the pinned build image and, when RELEASE_IMAGE names a repository, pushes the image by digest.
 func (Ci) Release(ctx context.Context) error {
 	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
 	if err != nil {
@@ -86,7 +100,7 @@ func (Ci) Release(ctx context.Context) error {
 	}
 	ref, err := ci.Release(ctx, opts)
 	if err == nil && ref != "" {
-		fmt.Println("ci:release: published", ref)
+		fmt.Println("ci:release: pushed", ref)
 	}
 	return err
 }

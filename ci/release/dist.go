@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -97,3 +98,22 @@ func Make(ctx context.Context, o Options, base Base, src Source) (Dist, error) {
 }
 
 func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// Assets returns the files of a release directory to attach to a release
+// page, after Verify: SHA256SUMS and every file it lists (archive, SBOM,
+// provenance), sorted. The image goes to a registry instead.
+func Assets(dir string) ([]string, error) {
+	if _, err := Verify(dir); err != nil {
+		return nil, err
+	}
+	listed, err := checkSums(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{filepath.Join(dir, SumsFile)}
+	for name := range listed {
+		out = append(out, filepath.Join(dir, name))
+	}
+	sort.Strings(out)
+	return out, nil
+}

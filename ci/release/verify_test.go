@@ -183,6 +183,21 @@ func TestVerifyFindsDamage(t *testing.T) {
 	}
 }
 
+func TestAssets(t *testing.T) {
+	dir := goodRelease(t)
+	got, err := Assets(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, p := range got {
+		names = append(names, filepath.Base(p))
+	}
+	name := strings.TrimSuffix(filepath.Base(only(t, dir, "*.tar.gz")), ".tar.gz")
+	assert.Equal(t, []string{SumsFile, name + ProvenanceSuffix, name + SBOMSuffix, name + ".tar.gz"}, names)
+	require.NoError(t, os.Remove(only(t, dir, "*"+ProvenanceSuffix)))
+	_, err = Assets(dir)
+	assert.Error(t, err, "nothing is attached from a damaged release")
+}
+
 func TestCompareDirsNamesTheFile(t *testing.T) {
 	a, b := goodRelease(t), goodRelease(t)
 	require.NoError(t, CompareDirs(a, b))
