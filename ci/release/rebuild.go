@@ -45,6 +45,11 @@ func Rebuild(ctx context.Context, o RebuildOptions) error {
 	if o.Go == "" {
 		o.Go = "go"
 	}
+	if st, err := os.Stat(o.Repo); err == nil && st.IsDir() {
+		if o.Repo, err = filepath.Abs(o.Repo); err != nil { // the clone runs elsewhere
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
 	scratch, err := os.MkdirTemp("", "cuzk-rebuild-")
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
