@@ -97,8 +97,6 @@ func Make(ctx context.Context, o Options, base Base, src Source) (Dist, error) {
 	return d, nil
 }
 
-func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
-
 // Assets returns the files of a release directory to attach to a release
 // page, after Verify: SHA256SUMS and every file it lists (archive, SBOM,
 // provenance), sorted. The image goes to a registry instead.

@@ -6,6 +6,7 @@ import (
 	"debug/buildinfo"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -65,7 +66,7 @@ func purl(ref string) []*spdx.PackageExternalReference {
 // layer. Equal inputs give equal bytes (the creation time is the release
 // epoch, the namespace derives from the archive's hash).
 func (b Bundle) SBOM(f Facts) ([]byte, error) {
-	archive, err := readFile(b.Archive)
+	archive, err := os.ReadFile(b.Archive)
 	if err != nil {
 		return nil, fmt.Errorf("release sbom: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -119,7 +120,7 @@ func parseSums(b []byte) (map[string]string, error) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for n := 1; sc.Scan(); n++ {
 		sum, name, ok := strings.Cut(sc.Text(), "  ")
-		if !ok || len(sum) != 64 || name == "" || strings.Contains(name, "/") && strings.Contains(name, "..") {
+		if !ok || len(sum) != 64 || name == "" || path.Clean(name) != name || path.IsAbs(name) || strings.HasPrefix(name, "../") {
 			return nil, fmt.Errorf("line %d: %q is not \"<sha256>  <name>\"", n, sc.Text())
 		}
 		if _, dup := out[name]; dup {
