@@ -44,8 +44,8 @@ type Verified struct {
 // lists, the archive's own SHA256SUMS, the OCI layout (digests, sizes,
 // diff_ids), that the image's payload holds the bundle's binaries and
 // manifest, that every provenance subject and SBOM checksum matches the
-// files, and that the daemon binary embeds exactly the bundle's kernel
-// manifest. It only reads dir.
+// files, and that the binaries embed exactly the bundle's kernel manifest
+// (the daemon must embed one). It only reads dir.
 func Verify(dir string) (Verified, error) {
 	var v Verified
 	listed, err := checkSums(dir)
@@ -188,14 +188,25 @@ func readBundle(path, name string) (map[string][]byte, error) {
 	return files, nil
 }
 
-// checkEmbedded fails unless the daemon binary embeds the bundle's manifest.
+// manifestMarker appears in an encoded kernel manifest (cuda.Manifest.Encode)
+// and not in a binary's type information.
+var manifestMarker = []byte(`"fatbin_sha256": "`)
+
+// checkEmbedded fails unless the daemon binary embeds the bundle's manifest
+// byte for byte, and when another binary embeds a kernel manifest that is
+// not the bundle's.
 func checkEmbedded(files map[string][]byte) error {
-	bin, ok := files["bin/"+DaemonBinary]
-	if !ok {
+	if _, ok := files["bin/"+DaemonBinary]; !ok {
 		return fmt.Errorf("no bin/%s", DaemonBinary)
 	}
-	if !bytes.Contains(bin, files[KernelManifest]) {
-		return fmt.Errorf("bin/%s does not embed the bundle's %s (stale kernels?)", DaemonBinary, KernelManifest)
+	man := files[KernelManifest]
+	for rel, bin := range files {
+		if !strings.HasPrefix(rel, "bin/") || bytes.Contains(bin, man) {
+			continue
+		}
+		if rel == "bin/"+DaemonBinary || bytes.Contains(bin, manifestMarker) {
+			return fmt.Errorf("%s does not embed the bundle's %s (stale kernels?)", rel, KernelManifest)
+		}
 	}
 	return nil
 }

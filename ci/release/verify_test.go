@@ -198,6 +198,17 @@ func TestAssets(t *testing.T) {
 	assert.Error(t, err, "nothing is attached from a damaged release")
 }
 
+func TestCheckEmbedded(t *testing.T) {
+	man := []byte("{\n  \"fatbin_sha256\": \"aa\"\n}\n")
+	other := []byte("{\n  \"fatbin_sha256\": \"bb\"\n}\n")
+	ok := map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": append([]byte("ELF"), man...), "bin/tool": []byte("ELF")}
+	assert.NoError(t, checkEmbedded(ok), "a binary without kernels needs none")
+	stale := map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": append([]byte("ELF"), man...), "bin/cuzk-bench": other}
+	assert.ErrorContains(t, checkEmbedded(stale), "bin/cuzk-bench does not embed")
+	assert.ErrorContains(t, checkEmbedded(map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": []byte("ELF")}), "bin/cuzk-daemon")
+	assert.ErrorContains(t, checkEmbedded(map[string][]byte{KernelManifest: man}), "no bin/cuzk-daemon")
+}
+
 func TestCompareDirsNamesTheFile(t *testing.T) {
 	a, b := goodRelease(t), goodRelease(t)
 	require.NoError(t, CompareDirs(a, b))
