@@ -150,6 +150,8 @@ func TestRootfsGenerated(t *testing.T) {
 		{Name: "./usr/share/ca-certificates/mozilla/B.crt", Typeflag: tar.TypeReg, Mode: 0o644},
 		{Name: "./usr/share/ca-certificates/mozilla/A.crt", Typeflag: tar.TypeReg, Mode: 0o644},
 		{Name: "./usr/share/doc/pkg/copyright", Typeflag: tar.TypeReg, Mode: 0o644},
+		{Name: "./usr/share/doc/pkg/changelog.gz", Typeflag: tar.TypeReg, Mode: 0o644},
+		{Name: "./usr/share/man/man1/x.1.gz", Typeflag: tar.TypeReg, Mode: 0o644},
 	}, map[string]string{"./usr/share/ca-certificates/mozilla/A.crt": "A\n", "./usr/share/ca-certificates/mozilla/B.crt": "B"})
 	p := filepath.Join(t.TempDir(), "x.deb")
 	require.NoError(t, os.WriteFile(p, deb, 0o644))
@@ -160,7 +162,9 @@ func TestRootfsGenerated(t *testing.T) {
 		byPath[e.Path] = e
 	}
 	assert.Equal(t, "A\nB\n", string(byPath[CABundle].Data), "certificates in name order")
-	assert.NotContains(t, byPath, "/usr/share/doc/pkg/copyright")
+	assert.Contains(t, byPath, "/usr/share/doc/pkg/copyright", "licences stay")
+	assert.NotContains(t, byPath, "/usr/share/doc/pkg/changelog.gz")
+	assert.NotContains(t, byPath, "/usr/share/man/man1/x.1.gz")
 	assert.Contains(t, string(byPath["/etc/passwd"].Data), "nonroot:x:65532:65532:")
 	assert.Equal(t, NonrootUID, byPath["/home/nonroot"].UID)
 	assert.Equal(t, fs.ModeSticky|0o777, byPath["/tmp"].Mode)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"sort"
 	"strings"
 
@@ -27,7 +28,8 @@ const (
 // in name order, as update-ca-certificates concatenates them), /etc/passwd
 // and /etc/group with root and nonroot (65532), nonroot's home, a sticky
 // world-writable /tmp, and /etc/nsswitch.conf. Documentation is left out
-// (usr/share/doc, man, info, lintian), as distroless does.
+// (usr/share/doc except each package's copyright, man, info, lintian), as
+// distroless does.
 func Rootfs(paths []string) ([]oci.Entry, error) {
 	var out []oci.Entry
 	for _, p := range paths {
@@ -49,6 +51,9 @@ func Rootfs(paths []string) ([]oci.Entry, error) {
 }
 
 func isDoc(p string) bool {
+	if strings.HasPrefix(p, "/usr/share/doc/") && path.Base(p) == "copyright" {
+		return false // licences stay with what they cover
+	}
 	for _, d := range []string{"/usr/share/doc", "/usr/share/man", "/usr/share/info", "/usr/share/lintian"} {
 		if p == d || strings.HasPrefix(p, d+"/") {
 			return true
