@@ -15,6 +15,7 @@ import (
 	spdxjson "github.com/spdx/tools-golang/json"
 	"github.com/spdx/tools-golang/spdx/v2/common"
 	spdx "github.com/spdx/tools-golang/spdx/v2/v2_3"
+	"github.com/spdx/tools-golang/spdxlib"
 
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/cuda"
@@ -160,6 +161,9 @@ func (b Bundle) SBOM(f Facts) ([]byte, error) {
 	sort.Strings(ids)
 	for _, id := range ids {
 		doc.Packages = append(doc.Packages, pkgs[common.ElementID(id)])
+	}
+	if err := spdxlib.ValidateDocument(doc); err != nil {
+		return nil, fmt.Errorf("release sbom: %w", err)
 	}
 	var buf bytes.Buffer
 	if err := spdxjson.Write(doc, &buf, spdxjson.Indent("  "), spdxjson.EscapeHTML(false)); err != nil {

@@ -18,6 +18,7 @@ import (
 	spdxjson "github.com/spdx/tools-golang/json"
 	"github.com/spdx/tools-golang/spdx/v2/common"
 	spdx "github.com/spdx/tools-golang/spdx/v2/v2_3"
+	"github.com/spdx/tools-golang/spdxlib"
 
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/cuda"
@@ -335,6 +336,9 @@ func checkSBOM(dir string, v Verified, archiveSHA string) error {
 	}
 	if doc.SPDXVersion != spdx.Version {
 		return fmt.Errorf("verify %s: spdxVersion %q, want %q", name, doc.SPDXVersion, spdx.Version)
+	}
+	if err := spdxlib.ValidateDocument(doc); err != nil {
+		return fmt.Errorf("verify %s: %w", name, err)
 	}
 	want := map[common.ElementID]string{sbomArchive: archiveSHA, sbomImage: strings.TrimPrefix(v.ImageDigest, "sha256:")}
 	for rel, data := range v.Files {

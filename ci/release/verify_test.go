@@ -134,6 +134,12 @@ func TestVerifyFindsDamage(t *testing.T) {
 			})
 			resum(t, dir)
 		}, SBOMSuffix + ": kernel fr_add"},
+		{"sbom dangling relationship", func(t *testing.T, dir string) {
+			rewrite(t, only(t, dir, "*"+SBOMSuffix), func(b []byte) []byte {
+				return bytes.Replace(b, []byte(`"relatedSpdxElement": "SPDXRef-Image"`), []byte(`"relatedSpdxElement": "SPDXRef-Nothing"`), 1)
+			})
+			resum(t, dir)
+		}, SBOMSuffix},
 		{"provenance subject", func(t *testing.T, dir string) {
 			v, err := Verify(dir)
 			require.NoError(t, err)
