@@ -18,6 +18,7 @@ import (
 	"github.com/spdx/tools-golang/spdxlib"
 
 	"github.com/cuzk-dev/cuzk/ci/debian"
+	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/cuda"
 )
 
@@ -60,113 +61,140 @@ func purl(ref string) []*spdx.PackageExternalReference {
 	return []*spdx.PackageExternalReference{{Category: "PACKAGE-MANAGER", RefType: "purl", Locator: ref}}
 }
 
+// sbomDoc collects packages (each once, by id) and relationships.
+type sbomDoc struct {
+	doc  *spdx.Document
+	pkgs map[common.ElementID]*spdx.Package
+}
+
+func (d *sbomDoc) add(p *spdx.Package) common.ElementID {
+	if p.PackageDownloadLocation == "" {
+		p.PackageDownloadLocation = "NOASSERTION"
+	}
+	if _, ok := d.pkgs[p.PackageSPDXIdentifier]; !ok {
+		d.pkgs[p.PackageSPDXIdentifier] = p
+	}
+	return p.PackageSPDXIdentifier
+}
+
+func (d *sbomDoc) rel(a common.ElementID, kind string, bs ...common.ElementID) {
+	for _, x := range bs {
+		d.doc.Relationships = append(d.doc.Relationships, &spdx.Relationship{
+			RefA: common.MakeDocElementID("", string(a)), RefB: common.MakeDocElementID("", string(x)), Relationship: kind})
+	}
+}
+
+func checksum(hexSum string) []common.Checksum {
+	return []common.Checksum{{Algorithm: common.SHA256, Value: hexSum}}
+}
+
 // SBOM returns the release's SPDX 2.3 document as JSON: the archive and
 // the image (described by the document), each binary with the Go modules
 // of its build info, the kernels with their ActionIDs and fatbin hashes,
 // the CUDA compiler that built them, and the Debian packages of the base
-// layer. Equal inputs give equal bytes (the creation time is the release
-// epoch, the namespace derives from the archive's hash).
+// layer. The document is validated (spdxlib). Equal inputs give equal bytes
+// (the creation time is the release epoch, the namespace derives from the
+// archive's hash).
 func (b Bundle) SBOM(f Facts) ([]byte, error) {
 	archive, err := os.ReadFile(b.Archive)
 	if err != nil {
 		return nil, fmt.Errorf("release sbom: %w", err)
 	}
 	name := b.Options.Name()
-	doc := &spdx.Document{
+	d := &sbomDoc{pkgs: map[common.ElementID]*spdx.Package{}, doc: &spdx.Document{
 		SPDXVersion: spdx.Version, DataLicense: spdx.DataLicense, SPDXIdentifier: "DOCUMENT",
 		DocumentName:      name,
 		DocumentNamespace: "https://github.com/cuzk-dev/cuzk/spdx/" + name + "-" + sha256Hex(archive)[:16],
 		CreationInfo: &spdx.CreationInfo{Created: b.Options.Epoch.UTC().Format("2006-01-02T15:04:05Z"),
 			Creators: []common.Creator{{CreatorType: "Tool", Creator: "cuzk-release"}}},
-	}
-	pkgs := map[common.ElementID]*spdx.Package{}
-	rel := func(a common.ElementID, kind string, bs ...common.ElementID) {
-		for _, x := range bs {
-			doc.Relationships = append(doc.Relationships, &spdx.Relationship{
-				RefA: common.MakeDocElementID("", string(a)), RefB: common.MakeDocElementID("", string(x)), Relationship: kind})
-		}
-	}
-	add := func(p *spdx.Package) common.ElementID {
-		if p.PackageDownloadLocation == "" {
-			p.PackageDownloadLocation = "NOASSERTION"
-		}
-		if _, ok := pkgs[p.PackageSPDXIdentifier]; !ok {
-			pkgs[p.PackageSPDXIdentifier] = p
-		}
-		return p.PackageSPDXIdentifier
-	}
-	checksum := func(hexSum string) []common.Checksum {
-		return []common.Checksum{{Algorithm: common.SHA256, Value: hexSum}}
-	}
-	arch := add(&spdx.Package{PackageName: name + ".tar.gz", PackageSPDXIdentifier: sbomArchive,
+	}}
+	arch := d.add(&spdx.Package{PackageName: name + ".tar.gz", PackageSPDXIdentifier: sbomArchive,
 		PackageVersion: b.Options.Version, PackageFileName: name + ".tar.gz", PackageChecksums: checksum(sha256Hex(archive)),
 		PrimaryPackagePurpose: "ARCHIVE", PackageDownloadLocation: f.sourceLocation()})
-	img := add(&spdx.Package{PackageName: "cuzk image", PackageSPDXIdentifier: sbomImage, PackageVersion: b.Options.Version,
+	img := d.add(&spdx.Package{PackageName: "cuzk image", PackageSPDXIdentifier: sbomImage, PackageVersion: b.Options.Version,
 		PackageChecksums: checksum(f.Image.Digest.Hex), PrimaryPackagePurpose: "CONTAINER",
 		PackageComment: "checksum: the OCI image manifest digest"})
-	rel("DOCUMENT", "DESCRIBES", arch, img)
-
-	nvcc := add(&spdx.Package{PackageName: "nvcc", PackageSPDXIdentifier: sbomNvcc, PackageVersion: f.Manifest.NvccBuild,
-		PackageSupplier: &common.Supplier{SupplierType: "Organization", Supplier: "NVIDIA"},
-		PackageComment:  "the pinned CUDA compiler; toolchain identity " + f.Manifest.Toolchain + pinsComment(f.Manifest.Pins)})
-	var kernels []common.ElementID
-	for _, k := range f.Manifest.Kernels {
-		id := add(&spdx.Package{PackageName: "kernel " + k.Name, PackageSPDXIdentifier: spdxID("Kernel", k.Name),
-			PackageFileName: "cuda/fatbin/" + k.Name + ".fatbin", PackageChecksums: checksum(k.FatbinSHA256),
-			PackageSourceInfo: "built from " + k.Source + " (source closure " + k.ClosureHash + ")",
-			PackageComment:    "ActionID " + k.ActionID, PrimaryPackagePurpose: "FIRMWARE"})
-		kernels = append(kernels, id)
-		rel(nvcc, "BUILD_TOOL_OF", id)
-	}
+	d.rel("DOCUMENT", "DESCRIBES", arch, img)
+	kernels := d.kernels(f.Manifest)
 	for _, file := range b.Files {
-		bin, ok := strings.CutPrefix(file.Path, "bin/")
-		if !ok {
-			continue
-		}
-		id := add(&spdx.Package{PackageName: bin, PackageSPDXIdentifier: spdxID("Binary", bin), PackageVersion: b.Options.Version,
-			PackageFileName: file.Path, PackageChecksums: checksum(sha256Hex(file.Data)), PrimaryPackagePurpose: "APPLICATION"})
-		rel(arch, "CONTAINS", id)
-		rel(img, "CONTAINS", id)
-		if m := manifestBytes(b); len(m) > 0 && bytes.Contains(file.Data, m) {
-			rel(id, "CONTAINS", kernels...)
-		}
-		bi, err := buildinfo.Read(bytes.NewReader(file.Data))
-		if err != nil {
-			return nil, fmt.Errorf("release sbom: build info of %s: %w", file.Path, err)
-		}
-		goID := add(&spdx.Package{PackageName: "go", PackageSPDXIdentifier: spdxID("Go", bi.GoVersion), PackageVersion: bi.GoVersion,
-			PackageExternalReferences: purl("pkg:golang/stdlib@" + bi.GoVersion)})
-		rel(goID, "BUILD_TOOL_OF", id)
-		for _, m := range bi.Deps {
-			if m.Replace != nil {
-				m = m.Replace
+		if strings.HasPrefix(file.Path, "bin/") {
+			if err := d.binary(b, file, kernels, arch, img); err != nil {
+				return nil, err
 			}
-			mid := add(&spdx.Package{PackageName: m.Path, PackageSPDXIdentifier: spdxID("Go", m.Path+"@"+m.Version),
-				PackageVersion: m.Version, PackageExternalReferences: purl("pkg:golang/" + m.Path + "@" + m.Version),
-				PackageComment: "go.sum " + m.Sum, PrimaryPackagePurpose: "LIBRARY"})
-			rel(id, "CONTAINS", mid)
 		}
 	}
 	for _, p := range f.Base {
-		id := add(&spdx.Package{PackageName: p.Name, PackageSPDXIdentifier: spdxID("Deb", p.Name), PackageVersion: p.Version,
+		id := d.add(&spdx.Package{PackageName: p.Name, PackageSPDXIdentifier: spdxID("Deb", p.Name), PackageVersion: p.Version,
 			PackageFileName: p.FileName(), PackageChecksums: checksum(p.SHA256), PrimaryPackagePurpose: "OPERATING-SYSTEM",
 			PackageSupplier:           &common.Supplier{SupplierType: "Organization", Supplier: "Debian"},
 			PackageExternalReferences: purl("pkg:deb/debian/" + p.Name + "@" + p.Version + "?arch=" + p.Arch + "&distro=debian-12")})
-		rel(img, "CONTAINS", id)
+		d.rel(img, "CONTAINS", id)
 	}
-	ids := make([]string, 0, len(pkgs))
-	for id := range pkgs {
+	return d.encode()
+}
+
+// kernels adds the CUDA compiler and each kernel it built.
+func (d *sbomDoc) kernels(m cuda.Manifest) []common.ElementID {
+	nvcc := d.add(&spdx.Package{PackageName: "nvcc", PackageSPDXIdentifier: sbomNvcc, PackageVersion: m.NvccBuild,
+		PackageSupplier: &common.Supplier{SupplierType: "Organization", Supplier: "NVIDIA"},
+		PackageComment:  "the pinned CUDA compiler; toolchain identity " + m.Toolchain + pinsComment(m.Pins)})
+	var ids []common.ElementID
+	for _, k := range m.Kernels {
+		id := d.add(&spdx.Package{PackageName: "kernel " + k.Name, PackageSPDXIdentifier: spdxID("Kernel", k.Name),
+			PackageFileName: "cuda/fatbin/" + k.Name + ".fatbin", PackageChecksums: checksum(k.FatbinSHA256),
+			PackageSourceInfo: "built from " + k.Source + " (source closure " + k.ClosureHash + ")",
+			PackageComment:    "ActionID " + k.ActionID, PrimaryPackagePurpose: "FIRMWARE"})
+		ids = append(ids, id)
+		d.rel(nvcc, "BUILD_TOOL_OF", id)
+	}
+	return ids
+}
+
+// binary adds one binary, the Go that built it and the modules of its
+// build info; it contains the kernels when it embeds the bundle's manifest.
+func (d *sbomDoc) binary(b Bundle, file oci.File, kernels []common.ElementID, arch, img common.ElementID) error {
+	bin := strings.TrimPrefix(file.Path, "bin/")
+	id := d.add(&spdx.Package{PackageName: bin, PackageSPDXIdentifier: spdxID("Binary", bin), PackageVersion: b.Options.Version,
+		PackageFileName: file.Path, PackageChecksums: checksum(sha256Hex(file.Data)), PrimaryPackagePurpose: "APPLICATION"})
+	d.rel(arch, "CONTAINS", id)
+	d.rel(img, "CONTAINS", id)
+	if m := manifestBytes(b); len(m) > 0 && bytes.Contains(file.Data, m) {
+		d.rel(id, "CONTAINS", kernels...)
+	}
+	bi, err := buildinfo.Read(bytes.NewReader(file.Data))
+	if err != nil {
+		return fmt.Errorf("release sbom: build info of %s: %w", file.Path, err)
+	}
+	goID := d.add(&spdx.Package{PackageName: "go", PackageSPDXIdentifier: spdxID("Go", bi.GoVersion), PackageVersion: bi.GoVersion,
+		PackageExternalReferences: purl("pkg:golang/stdlib@" + bi.GoVersion)})
+	d.rel(goID, "BUILD_TOOL_OF", id)
+	for _, m := range bi.Deps {
+		if m.Replace != nil {
+			m = m.Replace
+		}
+		mid := d.add(&spdx.Package{PackageName: m.Path, PackageSPDXIdentifier: spdxID("Go", m.Path+"@"+m.Version),
+			PackageVersion: m.Version, PackageExternalReferences: purl("pkg:golang/" + m.Path + "@" + m.Version),
+			PackageComment: "go.sum " + m.Sum, PrimaryPackagePurpose: "LIBRARY"})
+		d.rel(id, "CONTAINS", mid)
+	}
+	return nil
+}
+
+// encode sorts the packages by id, validates and renders the document.
+func (d *sbomDoc) encode() ([]byte, error) {
+	ids := make([]string, 0, len(d.pkgs))
+	for id := range d.pkgs {
 		ids = append(ids, string(id))
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		doc.Packages = append(doc.Packages, pkgs[common.ElementID(id)])
+		d.doc.Packages = append(d.doc.Packages, d.pkgs[common.ElementID(id)])
 	}
-	if err := spdxlib.ValidateDocument(doc); err != nil {
+	if err := spdxlib.ValidateDocument(d.doc); err != nil {
 		return nil, fmt.Errorf("release sbom: %w", err)
 	}
 	var buf bytes.Buffer
-	if err := spdxjson.Write(doc, &buf, spdxjson.Indent("  "), spdxjson.EscapeHTML(false)); err != nil {
+	if err := spdxjson.Write(d.doc, &buf, spdxjson.Indent("  "), spdxjson.EscapeHTML(false)); err != nil {
 		return nil, fmt.Errorf("release sbom: %w", err)
 	}
 	return buf.Bytes(), nil
