@@ -17,20 +17,30 @@ import (
 
 var (
 	goodOnce sync.Once
+	goodRoot string // holds the shared good release; removed by TestMain
 	goodDir  string
 	goodErr  error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if goodRoot != "" {
+		_ = os.RemoveAll(goodRoot) // scratch of this test binary only
+	}
+	os.Exit(code)
+}
 
 // goodRelease builds the hello release once per test binary and returns a
 // fresh copy of its directory.
 func goodRelease(t *testing.T) string {
 	t.Helper()
 	goodOnce.Do(func() {
-		root, err := os.MkdirTemp("", "cuzk-release-good-")
-		if err != nil {
+		var err error
+		if goodRoot, err = os.MkdirTemp("", "cuzk-release-good-"); err != nil {
 			goodErr = err
 			return
 		}
+		root := filepath.Join(goodRoot, "src")
 		copyTree(t, filepath.Join("testdata", "hello"), root)
 		var d Dist
 		d, goodErr = Make(context.Background(), helloOptions(t, root), testBase(), testSource)
