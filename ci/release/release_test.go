@@ -379,6 +379,37 @@ func TestRealReleaseReproducibleAndRuns(t *testing.T) {
 	t.Run("podman", func(t *testing.T) { checkImageInPodman(t, a, v) })
 }
 
+// TestRealReleaseRebuilds releases the repository at HEAD and checks that
+// Rebuild (a fresh clone of the commit the provenance names, released
+// again) gives the same bytes. It needs a clean git checkout: a release of
+// uncommitted changes cannot be rebuilt from its commit.
+func TestRealReleaseRebuilds(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	if testing.Short() {
+		t.Skip("-short: releases the repository twice")
+	}
+	if len(Packages(repo)) == 0 {
+		t.Skipf("no daemon main package yet under %s", repo)
+	}
+	if _, err := os.Stat(KernelManifestPath(repo)); err != nil {
+		t.Skipf("kernels not materialized (%v): `go run mage.go test` builds them first", err)
+	}
+	out, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v): no commit to rebuild from", err)
+	}
+	if len(bytes.TrimSpace(out)) > 0 {
+		t.Skipf("uncommitted changes in %s: a rebuild from HEAD would differ (%d changed files)", repo, bytes.Count(out, []byte("\n")))
+	}
+	pins, err := toolchain.Load(nil)
+	require.NoError(t, err)
+	env := append(testEnv(), "SOURCE_DATE_EPOCH=1750000000", "RELEASE_VERSION=v0.0.0-rebuild")
+	d, err := Run(context.Background(), RunOptions{Root: repo, OutDir: filepath.Join(t.TempDir(), "dist"), Pins: pins, Environ: env})
+	require.NoError(t, err)
+	require.NoError(t, Rebuild(context.Background(), RebuildOptions{Dir: d.Dir, Repo: repo, Env: testEnv()}))
+}
+
 // copyRepo copies the module tree without version control and build outputs.
 func copyRepo(t *testing.T, src, dst string) {
 	t.Helper()
