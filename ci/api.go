@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/ci/debian"
+	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/ci/release"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
@@ -26,12 +30,44 @@ func Test(ctx context.Context, opts Options) error {
 	return err
 }
 
-// Release builds the release bundle inside the pinned build image, exports
-// dist/ into Root, and publishes the daemon image to opts.Address (or
-// exports it as dist/<name>.oci.tar). It returns the published reference
-// with its digest, or "" when exported. See ReleasePlan.
+// Release fetches and verifies the pinned .deb files on the host, builds
+// the release inside the pinned build image, exports dist/ into Root, and
+// when opts.Address is set pushes dist/image there with go-containerregistry.
+// It returns the pushed image by digest (repository@sha256:...), or "".
+// See ReleasePlan.
 func Release(ctx context.Context, opts Options) (string, error) {
-	return execute(ctx, opts, ReleasePlan)
+	o, err := opts.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	fetch := o.fetchDebs
+	if fetch == nil {
+		fetch = func(ctx context.Context, dir string, pkgs []debian.Package) error {
+			_, err := debian.Fetcher{Dir: dir, Logger: o.Logger}.Fetch(ctx, pkgs)
+			return err
+		}
+	}
+	if err := fetch(ctx, o.DebCache, release.BasePackages(o.Pins)); err != nil {
+		return "", fmt.Errorf("pipeline release: %w", err)
+	}
+	if _, err := execute(ctx, o, ReleasePlan); err != nil {
+		return "", err
+	}
+	if o.Address == "" {
+		return "", nil
+	}
+	push := o.push
+	if push == nil {
+		push = func(ctx context.Context, layout, address string) (string, error) {
+			d, err := oci.PushLayout(ctx, layout, address)
+			return d.String(), err
+		}
+	}
+	ref, err := push(ctx, filepath.Join(o.Root, "dist", release.ImageDir), o.Address)
+	if err != nil {
+		return "", fmt.Errorf("pipeline release: %w", err)
+	}
+	return ref, nil
 }
 
 // execute builds a plan, checks for an engine, resolves the pinned Go on
@@ -71,10 +107,9 @@ func execute(ctx context.Context, opts Options, build func(Options) (Plan, error
 	defer c.Close() // the session's results are already exported
 	start := time.Now()
 	o.Logger.Info("pipeline start", "pipeline", p.Name, "image", p.Image)
-	ref, err := run(ctx, c, p, goroot)
-	if err != nil {
+	if err := run(ctx, c, p, goroot); err != nil {
 		return "", err
 	}
-	o.Logger.Info("pipeline done", "pipeline", p.Name, "duration", time.Since(start), "published", ref)
-	return ref, nil
+	o.Logger.Info("pipeline done", "pipeline", p.Name, "duration", time.Since(start))
+	return "", nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"dagger.io/dagger"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/ci/debian"
 )
 
 // fakeEngine stands in for a Dagger engine: it records every GraphQL query
@@ -179,31 +182,47 @@ func TestReleaseThroughEngine(t *testing.T) {
 	f := &fakeEngine{}
 	o, _ := fakeOptions(t, f)
 	o.Address = "registry.example/cuzk:v0.3.0"
+	var fetched, pushed []string
+	o.fetchDebs = func(_ context.Context, dir string, pkgs []debian.Package) error {
+		fetched = append(fetched, dir)
+		assert.Len(t, pkgs, len(o.Pins.BasePackages))
+		return nil
+	}
+	o.push = func(_ context.Context, layout, address string) (string, error) {
+		pushed = append(pushed, layout, address)
+		return "registry.example/cuzk@sha256:" + strings.Repeat("d", 64), nil
+	}
 	ref, err := Release(context.Background(), o)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(ref, "fake-publish-"), ref)
+	assert.Equal(t, "registry.example/cuzk@sha256:"+strings.Repeat("d", 64), ref)
+	assert.Equal(t, []string{o.DebCache}, fetched, "the host fetches the pinned packages first")
+	assert.Equal(t, []string{filepath.Join(o.Root, "dist", "image"), o.Address}, pushed, "the exported layout is pushed")
 	all := strings.Join(f.queries, "\n")
 	assert.Contains(t, all, `withExec(args:["go","run","mage.go","release"])`)
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"RELEASE_VERSION"`, `value:"v0.3.0"`))
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"SOURCE_DATE_EPOCH"`, `value:"1760000000"`))
+	assert.True(t, hasCall(all, "withEnvVariable", `name:"RELEASE_DEBS"`, `value:"/debs"`))
+	assert.True(t, hasCall(all, "directory", `path:"/host/cache/cuzk-debs"`))
+	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/debs"`, `source:"fake-id-`))
 	assert.Contains(t, all, `directory(path:"/src/dist"){export(path:"`+o.Root+`/dist")}`)
-
-	pub := f.queries[len(f.queries)-1]
-	assert.Contains(t, pub, `from(address:"`+o.Pins.Images.Runtime+`")`)
-	assert.True(t, hasCall(pub, "withFile", `path:"/usr/local/bin/cuzk-daemon"`, `permissions:493`, `source:"fake-id-`))
-	assert.True(t, hasCall(pub, "withLabel", `name:"org.opencontainers.image.base.digest"`, `value:"sha256:`))
-	assert.True(t, hasCall(pub, "withAnnotation", `name:"org.opencontainers.image.base.name"`, `value:"nvidia/cuda:`))
-	assert.Contains(t, pub, `withEntrypoint(args:["/usr/local/bin/cuzk-daemon"])`)
-	assert.Contains(t, pub, `publish(address:"registry.example/cuzk:v0.3.0")`)
+	assert.NotContains(t, all, "publish(", "the engine publishes nothing: the host pushes the layout it exported")
 }
 
-func TestReleaseExportsTarball(t *testing.T) {
+func TestReleaseWithoutAddressPushesNothing(t *testing.T) {
 	f := &fakeEngine{}
 	o, _ := fakeOptions(t, f)
+	o.fetchDebs = func(context.Context, string, []debian.Package) error { return nil }
+	o.push = func(context.Context, string, string) (string, error) {
+		t.Fatal("pushed without an address")
+		return "", nil
+	}
 	ref, err := Release(context.Background(), o)
 	require.NoError(t, err)
 	assert.Empty(t, ref)
-	assert.Contains(t, f.queries[len(f.queries)-1], `export(path:"`+o.Root+`/dist/cuzk-v0.3.0-linux-amd64.oci.tar")`)
+
+	o.fetchDebs = func(context.Context, string, []debian.Package) error { return debian.ErrChecksum }
+	_, err = Release(context.Background(), o)
+	assert.ErrorIs(t, err, debian.ErrChecksum)
 }
 
 func TestNoEngine(t *testing.T) {
@@ -213,7 +232,12 @@ func TestNoEngine(t *testing.T) {
 	for name, run := range map[string]func() error{
 		"kernels": func() error { return Kernels(context.Background(), o) },
 		"test":    func() error { return Test(context.Background(), o) },
-		"release": func() error { _, err := Release(context.Background(), o); return err },
+		"release": func() error {
+			o := o
+			o.fetchDebs = func(context.Context, string, []debian.Package) error { return nil }
+			_, err := Release(context.Background(), o)
+			return err
+		},
 	} {
 		err := run()
 		assert.ErrorIs(t, err, ErrNoEngine, name)

@@ -16,8 +16,8 @@ const EnvImageAddress = "RELEASE_IMAGE"
 
 // OptionsFromEnv gathers Options for the mage targets from environ: the pins
 // (toolchain.Load), RELEASE_VERSION, SOURCE_DATE_EPOCH (else the committer
-// time of HEAD in root, else none; only Release needs it), and
-// RELEASE_IMAGE. Progress goes to stderr.
+// time of HEAD in root, else none; only Release needs it), RELEASE_COMMIT
+// (else HEAD in root), and RELEASE_IMAGE. Progress goes to stderr.
 func OptionsFromEnv(ctx context.Context, root string, environ []string) (Options, error) {
 	pins, err := toolchain.Load(environ)
 	if err != nil {
@@ -32,6 +32,10 @@ func OptionsFromEnv(ctx context.Context, root string, environ []string) (Options
 	}
 	o.Version = env[release.EnvVersion]
 	o.Address = env[EnvImageAddress]
+	o.Commit = env[release.EnvCommit]
+	if o.Commit == "" {
+		o.Commit = release.GitHead(ctx, root)
+	}
 	if _, ok := env[release.EnvSourceDateEpoch]; ok {
 		if o.Epoch, err = release.ParseEpoch(environ); err != nil {
 			return Options{}, fmt.Errorf("ci options: %w", err)

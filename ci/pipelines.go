@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -16,7 +15,7 @@ import (
 
 	"dagger.io/dagger"
 
-	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/release"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
@@ -28,10 +27,11 @@ const (
 	GoModCache   = "/go/pkg/mod"
 	GoBuildCache = "/root/.cache/go-build"
 	KernelCache  = "/cache/cuzk"
+	// DebsDir is where the host's verified .deb files are mounted for the
+	// release's base layer (the build image has no Debian apt).
+	DebsDir = "/debs"
 	// containerPath puts the pinned Go first, then the CUDA image's nvcc.
 	containerPath = GoRoot + "/bin:" + GoPath + "/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	// bundleDir is where the release step's archive is unpacked for the image.
-	bundleDir = "/tmp/cuzk-bundle"
 )
 
 // SourceExclude leaves version control and build outputs out of the source
@@ -57,8 +57,13 @@ type Options struct {
 	// required there, see release.EpochFromGit).
 	Version string
 	Epoch   time.Time
-	// Address, when set, is where Release publishes the image; otherwise
-	// the image is exported as an OCI tarball into dist/.
+	// Commit is the source commit a release records (the container gets
+	// the source without .git).
+	Commit string
+	// DebCache is the host directory of the pinned .deb files (Release
+	// only); default debian.DefaultCacheDir().
+	DebCache string
+	// Address, when set, is where Release pushes the image from dist/image.
 	Address string
 	// Log receives the engine's progress output; default discards.
 	Log io.Writer
@@ -67,10 +72,13 @@ type Options struct {
 	// GoCommand is the host go command used to fetch the pinned Go; default "go".
 	GoCommand string
 
-	// Seams for tests: engine detection, connection, Go resolution.
+	// Seams for tests: engine detection, connection, Go resolution, the
+	// host's .deb fetch and the push.
 	engineReady func(context.Context) bool
 	connect     func(context.Context, io.Writer) (*dagger.Client, error)
 	resolveGo   func(context.Context, GoToolchain) (string, error)
+	fetchDebs   func(context.Context, string, []debian.Package) error
+	push        func(ctx context.Context, layout, address string) (string, error)
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -99,6 +107,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.GoCommand == "" {
 		o.GoCommand = "go"
+	}
+	if o.DebCache == "" {
+		if o.DebCache, err = debian.DefaultCacheDir(); err != nil {
+			return o, fmt.Errorf("ci options: %w", err)
+		}
 	}
 	return o, nil
 }
@@ -203,10 +216,11 @@ func TestPlan(opts Options) (Plan, error) {
 	return p, p.Validate()
 }
 
-// ReleasePlan builds the release bundle inside the pinned build image
-// (`go run mage.go release` with RELEASE_VERSION and SOURCE_DATE_EPOCH),
-// exports dist/, and assembles the daemon image on the runtime base from the
-// bundle's files.
+// ReleasePlan runs `go run mage.go release` inside the pinned build image
+// (RELEASE_VERSION, SOURCE_DATE_EPOCH and RELEASE_COMMIT set, the host's
+// verified .deb files mounted at DebsDir as RELEASE_DEBS, so nothing is
+// downloaded there) and exports dist/. The image is assembled by the same
+// Go code as natively (release.Run); Push names where the host pushes it.
 func ReleasePlan(opts Options) (Plan, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -218,59 +232,22 @@ func ReleasePlan(opts Options) (Plan, error) {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
+	if len(release.Packages(o.Root)) == 0 {
+		return Plan{}, fmt.Errorf("ci release: none of %v exists under %s", release.DefaultPackages, o.Root)
+	}
 	p, err := basePlan("release", o)
 	if err != nil {
 		return Plan{}, err
 	}
-	p.Env = setEnv(p.Env, release.EnvVersion, o.Version)
-	p.Env = setEnv(p.Env, release.EnvSourceDateEpoch, strconv.FormatInt(o.Epoch.Unix(), 10))
-	goos, arch, _ := strings.Cut(o.Platform, "/")
-	name := release.Options{Version: o.Version, GOOS: goos, GOARCH: arch}.Name()
-	p.Steps = append(p.Steps,
-		mageStep("release", "build the reproducible bundle and OCI layout into dist/"),
-		Step{Why: "unpack the bundle for the image", Args: []string{"sh", "-c",
-			fmt.Sprintf("rm -rf %[1]s && mkdir -p %[1]s && tar -xzf dist/%[2]s.tar.gz -C %[1]s", bundleDir, name)}})
+	for k, v := range map[string]string{release.EnvVersion: o.Version, release.EnvCommit: o.Commit, release.EnvDebs: DebsDir,
+		release.EnvSourceDateEpoch: strconv.FormatInt(o.Epoch.Unix(), 10)} {
+		p.Env = setEnv(p.Env, k, v)
+	}
+	p.Mounts = []Mount{{Host: o.DebCache, Path: DebsDir}}
+	p.Steps = append(p.Steps, mageStep("release", "build the bundle, image, SBOM and provenance into dist/"))
 	p.Exports = []Export{{Path: "dist", Host: filepath.Join(o.Root, "dist"), Dir: true}}
-	im, err := imagePlan(o, name)
-	if err != nil {
-		return Plan{}, err
-	}
-	p.Publish = im
+	p.Push = o.Address
 	return p, p.Validate()
-}
-
-// imagePlan lays the bundle's binaries and kernel manifest onto the runtime
-// base, with the same environment, labels and entrypoint as the native
-// payload layout (release.Bundle.Image).
-func imagePlan(o Options, name string) (*ImagePlan, error) {
-	base, err := oci.ParseReference(o.Pins.Images.Runtime)
-	if err != nil {
-		return nil, fmt.Errorf("ci release image: %w", err)
-	}
-	bins := release.Packages(o.Root)
-	if len(bins) == 0 {
-		return nil, fmt.Errorf("ci release image: none of %v exists under %s", release.DefaultPackages, o.Root)
-	}
-	im := &ImagePlan{Base: base.String(), Address: o.Address,
-		Labels:      release.ImageLabels(o.Version),
-		Annotations: map[string]string{oci.AnnotationBaseName: base.Name, oci.AnnotationBaseDigest: base.Digest}}
-	im.Labels[oci.AnnotationBaseName], im.Labels[oci.AnnotationBaseDigest] = base.Name, base.Digest
-	for _, kv := range release.ImageEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		im.Env = append(im.Env, EnvVar{Name: k, Value: v})
-	}
-	root := path.Join(bundleDir, name)
-	for _, pkg := range bins {
-		b := path.Base(pkg)
-		im.Files = append(im.Files, ImageFile{From: path.Join(root, "bin", b), To: path.Join(release.ImageBinDir, b), Mode: 0o755})
-	}
-	im.Files = append(im.Files, ImageFile{From: path.Join(root, release.KernelManifest),
-		To: path.Join(release.ImageShareDir, strings.TrimPrefix(release.KernelManifest, "share/")), Mode: 0o644})
-	im.Entrypoint = []string{path.Join(release.ImageBinDir, path.Base(bins[0]))}
-	if o.Address == "" {
-		im.Tarball = filepath.Join(o.Root, "dist", name+".oci.tar")
-	}
-	return im, nil
 }
 
 func setEnv(env []EnvVar, name, value string) []EnvVar {

@@ -34,7 +34,8 @@ func testRoot(t *testing.T) string {
 }
 
 func testOptions(t *testing.T) Options {
-	return Options{Root: testRoot(t), Pins: testPins(t), Environ: []string{"HOME=/home/x"}, Epoch: epoch, Version: "v0.3.0"}
+	return Options{Root: testRoot(t), Pins: testPins(t), Environ: []string{"HOME=/home/x"}, Epoch: epoch, Version: "v0.3.0",
+		Commit: strings.Repeat("c", 40), DebCache: "/host/cache/cuzk-debs"}
 }
 
 func TestBasePlanPinsEverything(t *testing.T) {
@@ -80,7 +81,8 @@ func TestBasePlanPinsEverything(t *testing.T) {
 	assert.Contains(t, p.Steps[0].Args[2], `"go`+o.Pins.Go+`"`, "first step checks the Go version")
 	assert.Equal(t, []string{"go", "run", "mage.go", "kernels"}, p.Steps[1].Args)
 	assert.Equal(t, []Export{{Path: "cuda/fatbin", Host: filepath.Join(o.Root, "cuda", "fatbin"), Dir: true}}, p.Exports)
-	assert.Nil(t, p.Publish)
+	assert.Empty(t, p.Push)
+	assert.Empty(t, p.Mounts)
 }
 
 func TestTestPlan(t *testing.T) {
@@ -114,37 +116,21 @@ func TestReleasePlan(t *testing.T) {
 	o := testOptions(t)
 	p, err := ReleasePlan(o)
 	require.NoError(t, err)
-	v, _ := p.LookupEnv("RELEASE_VERSION")
-	assert.Equal(t, "v0.3.0", v)
-	e, _ := p.LookupEnv("SOURCE_DATE_EPOCH")
-	assert.Equal(t, "1760000000", e)
-	require.Len(t, p.Steps, 3)
-	assert.Equal(t, []string{"go", "run", "mage.go", "release"}, p.Steps[1].Args)
-	assert.Contains(t, p.Steps[2].Args[2], "tar -xzf dist/cuzk-v0.3.0-linux-amd64.tar.gz")
+	for k, want := range map[string]string{"RELEASE_VERSION": "v0.3.0", "SOURCE_DATE_EPOCH": "1760000000",
+		"RELEASE_COMMIT": o.Commit, "RELEASE_DEBS": DebsDir} {
+		got, _ := p.LookupEnv(k)
+		assert.Equal(t, want, got, k)
+	}
+	require.Len(t, p.Steps, 2)
+	assert.Equal(t, []string{"go", "run", "mage.go", "release"}, p.Steps[1].Args, "the same Go image assembly as natively")
+	assert.Equal(t, []Mount{{Host: "/host/cache/cuzk-debs", Path: DebsDir}}, p.Mounts)
 	assert.Equal(t, []Export{{Path: "dist", Host: filepath.Join(o.Root, "dist"), Dir: true}}, p.Exports)
-
-	im := p.Publish
-	require.NotNil(t, im)
-	ref, err := oci.ParseReference(o.Pins.Images.Runtime)
-	require.NoError(t, err)
-	assert.Equal(t, o.Pins.Images.Runtime, im.Base)
-	assert.Equal(t, ref.Name, im.Labels[oci.AnnotationBaseName])
-	assert.Equal(t, ref.Digest, im.Labels[oci.AnnotationBaseDigest])
-	assert.Equal(t, ref.Digest, im.Annotations[oci.AnnotationBaseDigest])
-	assert.Equal(t, "v0.3.0", im.Labels[oci.AnnotationVersion])
-	assert.Equal(t, []ImageFile{
-		{From: "/tmp/cuzk-bundle/cuzk-v0.3.0-linux-amd64/bin/cuzk-daemon", To: "/usr/local/bin/cuzk-daemon", Mode: 0o755},
-		{From: "/tmp/cuzk-bundle/cuzk-v0.3.0-linux-amd64/share/cuzk/manifest.json", To: "/usr/share/cuzk/manifest.json", Mode: 0o644},
-	}, im.Files)
-	assert.Equal(t, []string{"/usr/local/bin/cuzk-daemon"}, im.Entrypoint)
-	assert.Equal(t, filepath.Join(o.Root, "dist", "cuzk-v0.3.0-linux-amd64.oci.tar"), im.Tarball)
-	assert.Empty(t, im.Address)
+	assert.Empty(t, p.Push)
 
 	o.Address = "ghcr.io/cuzk-dev/cuzk:v0.3.0"
 	p, err = ReleasePlan(o)
 	require.NoError(t, err)
-	assert.Equal(t, o.Address, p.Publish.Address)
-	assert.Empty(t, p.Publish.Tarball)
+	assert.Equal(t, o.Address, p.Push)
 }
 
 func TestReleasePlanErrors(t *testing.T) {
@@ -153,7 +139,6 @@ func TestReleasePlanErrors(t *testing.T) {
 		"no daemon":    func(o *Options) { o.Root = t.TempDir() },
 		"no root":      func(o *Options) { o.Root = "" },
 		"no pins":      func(o *Options) { o.Pins = toolchain.Pins{} },
-		"unpinned run": func(o *Options) { o.Pins.Images.Runtime = "nvidia/cuda:latest" },
 		"unpinned go":  func(o *Options) { o.Pins.Go = "1.19.1" },
 		"bad platform": func(o *Options) { o.Platform = "amd64" },
 	}
@@ -179,7 +164,7 @@ func TestPlanValidate(t *testing.T) {
 		"no steps":       func(p *Plan) { p.Steps = nil },
 		"unsorted env":   func(p *Plan) { p.Env = append(p.Env, EnvVar{Name: "AAA"}) },
 		"bad cache":      func(p *Plan) { p.Caches = append(p.Caches, Cache{Key: "k", Path: "rel"}) },
-		"unpinned base":  func(p *Plan) { p.Publish = &ImagePlan{Base: "ubuntu:22.04"} },
+		"bad mount":      func(p *Plan) { p.Mounts = []Mount{{Host: "/x", Path: "debs"}} },
 	}
 	for name, mutate := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -192,13 +177,15 @@ func TestPlanValidate(t *testing.T) {
 }
 
 func TestPlanString(t *testing.T) {
-	p, err := ReleasePlan(testOptions(t))
+	o := testOptions(t)
+	o.Address = "ghcr.io/x/cuzk:v1"
+	p, err := ReleasePlan(o)
 	require.NoError(t, err)
 	s := p.String()
 	for _, want := range []string{
 		"pipeline release\n", "from " + p.Image, "cache cuzk-go-mod at /go/pkg/mod", "env CUZK_TOOLCHAIN=native",
-		"exec go run mage.go release", "export dist -> ", "image from " + p.Publish.Base,
-		"file /tmp/cuzk-bundle/cuzk-v0.3.0-linux-amd64/bin/cuzk-daemon -> /usr/local/bin/cuzk-daemon (755)",
+		"exec go run mage.go release", "export dist -> ", "mount /host/cache/cuzk-debs at /debs (read-only)",
+		"push dist/image -> ghcr.io/x/cuzk:v1 (from the host)",
 	} {
 		assert.Contains(t, s, want)
 	}

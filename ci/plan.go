@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/ci/release"
 )
 
 // Plan is one pipeline as plain, inspectable data.
@@ -30,12 +31,18 @@ type Plan struct {
 	Caches []Cache
 	// Steps run in order; each sees the previous one's filesystem.
 	Steps []Step
+	// Mounts are further host directories mounted read-only.
+	Mounts []Mount
 	// Exports copy container paths back to the host after the last step.
 	Exports []Export
-	// Publish, when set, is an image assembled from the final container's files and
-	// published or exported.
-	Publish *ImagePlan
+	// Push, when set, is the registry reference the exported image layout
+	// (dist/image) is pushed to from the host, by go-containerregistry:
+	// the image is the one the steps built, byte for byte.
+	Push string
 }
+
+// Mount is a host directory mounted at Path (absolute) in the container.
+type Mount struct{ Host, Path string }
 
 // GoRoot is where the Go toolchain is mounted in build containers.
 const GoRoot = "/usr/local/go"
@@ -66,28 +73,6 @@ type Export struct {
 	Dir        bool
 }
 
-// ImagePlan builds the daemon image on a runtime base with Dagger.
-type ImagePlan struct {
-	// Base is the runtime image, pinned by digest.
-	Base string
-	// Files are copied from the build container into the image.
-	Files       []ImageFile
-	Entrypoint  []string
-	Env         []EnvVar
-	Labels      map[string]string
-	Annotations map[string]string
-	// Address, when set, is the registry reference to publish to.
-	Address string
-	// Tarball, when set, is the host path of an OCI tarball export.
-	Tarball string
-}
-
-// ImageFile copies From (a path in the build container) to To in the image.
-type ImageFile struct {
-	From, To string
-	Mode     int
-}
-
 // Validate reports every problem that keeps p from running.
 func (p Plan) Validate() error {
 	var errs []error
@@ -114,9 +99,9 @@ func (p Plan) Validate() error {
 			errs = append(errs, fmt.Errorf("plan %s: cache %q at %q: want a key and an absolute path", p.Name, c.Key, c.Path))
 		}
 	}
-	if p.Publish != nil {
-		if _, err := oci.ParseReference(p.Publish.Base); err != nil {
-			errs = append(errs, fmt.Errorf("plan %s image: %w", p.Name, err))
+	for _, m := range p.Mounts {
+		if m.Host == "" || !path.IsAbs(m.Path) {
+			errs = append(errs, fmt.Errorf("plan %s: mount %q at %q: want a host directory and an absolute path", p.Name, m.Host, m.Path))
 		}
 	}
 	return errors.Join(errs...)
@@ -139,6 +124,9 @@ func (p Plan) String() string {
 	fmt.Fprintf(&b, "pipeline %s\n  from %s (%s)\n", p.Name, p.Image, p.Platform)
 	fmt.Fprintf(&b, "  mount go%s (%s sha256 %s) at %s\n", p.Go.Version, p.Go.Module(), p.Go.ZipSHA256, GoRoot)
 	fmt.Fprintf(&b, "  mount %s at %s (excluding %s)\n", p.Source.Host, p.Workdir, strings.Join(p.Source.Exclude, " "))
+	for _, m := range p.Mounts {
+		fmt.Fprintf(&b, "  mount %s at %s (read-only)\n", m.Host, m.Path)
+	}
 	for _, c := range p.Caches {
 		fmt.Fprintf(&b, "  cache %s at %s\n", c.Key, c.Path)
 	}
@@ -151,17 +139,8 @@ func (p Plan) String() string {
 	for _, x := range p.Exports {
 		fmt.Fprintf(&b, "  export %s -> %s\n", x.Path, x.Host)
 	}
-	if im := p.Publish; im != nil {
-		fmt.Fprintf(&b, "  image from %s\n", im.Base)
-		for _, f := range im.Files {
-			fmt.Fprintf(&b, "    file %s -> %s (%o)\n", f.From, f.To, f.Mode)
-		}
-		if im.Address != "" {
-			fmt.Fprintf(&b, "    publish %s\n", im.Address)
-		}
-		if im.Tarball != "" {
-			fmt.Fprintf(&b, "    export %s\n", im.Tarball)
-		}
+	if p.Push != "" {
+		fmt.Fprintf(&b, "  push dist/%s -> %s (from the host)\n", release.ImageDir, p.Push)
 	}
 	return b.String()
 }

@@ -1,12 +1,14 @@
 package ci
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/rhysd/actionlint"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -22,6 +24,7 @@ type workflow struct {
 		RunsOn any               `yaml:"runs-on"`
 		Env    map[string]string `yaml:"env"`
 		Steps  []struct {
+			Name string            `yaml:"name"`
 			Uses string            `yaml:"uses"`
 			Run  string            `yaml:"run"`
 			With map[string]string `yaml:"with"`
@@ -81,6 +84,60 @@ func TestWorkflowsArePinned(t *testing.T) {
 	}
 }
 
+// workflowFiles lists .github/workflows/*.yml.
+func workflowFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", ".github", "workflows", "*.yml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	return files
+}
+
+// TestWorkflowsLint runs actionlint (as a library) over every workflow:
+// syntax, expressions, job and step keys, action inputs, runner labels.
+// Shell scripts are not linted (no shellcheck): runs are only mage calls.
+func TestWorkflowsLint(t *testing.T) {
+	var out strings.Builder
+	l, err := actionlint.NewLinter(&out, &actionlint.LinterOptions{Oneline: true, LogWriter: io.Discard,
+		ConfigFile: filepath.Join("..", ".github", "actionlint.yaml")}) // declares the self-hosted "gpu" label
+	require.NoError(t, err)
+	files := workflowFiles(t)
+	errs, err := l.LintFiles(files, nil)
+	require.NoError(t, err)
+	for _, e := range errs {
+		t.Errorf("%s:%d:%d: %s [%s]", e.Filepath, e.Line, e.Column, e.Message, e.Kind)
+	}
+	assert.Empty(t, errs, out.String())
+}
+
+// mageCommand is the one shape a workflow command may have: a mage target
+// with optional plain arguments.
+var mageCommand = regexp.MustCompile(`^go run mage\.go [a-z][a-z0-9]*(:[a-z][a-z0-9]*)?( [A-Za-z0-9_./-]+)*$`)
+
+// TestWorkflowsOnlyCallMage fails on any run step (or Dagger step argument)
+// that is not a single `go run mage.go <target> [args]`: the logic lives in
+// Go packages with tests, not in YAML.
+func TestWorkflowsOnlyCallMage(t *testing.T) {
+	for _, f := range workflowFiles(t) {
+		w, _ := readWorkflow(t, filepath.Base(f))
+		for job, j := range w.Jobs {
+			for i, s := range j.Steps {
+				cmd := s.Run
+				if strings.HasPrefix(s.Uses, "dagger/dagger-for-github@") {
+					cmd = s.With["args"]
+				}
+				if s.Uses != "" && cmd == "" {
+					continue // an action: checkout, setup-go, upload-artifact
+				}
+				assert.Regexp(t, mageCommand, strings.TrimSpace(cmd), "%s: job %s step %d (%s) runs something other than mage",
+					filepath.Base(f), job, i, s.Name)
+			}
+		}
+	}
+	assert.NotRegexp(t, mageCommand, "go run mage.go test && rm -rf /")
+	assert.NotRegexp(t, mageCommand, "sha256sum -c SHA256SUMS")
+}
+
 func TestCIWorkflowJobs(t *testing.T) {
 	w, _ := readWorkflow(t, "ci.yml")
 	require.Contains(t, w.Jobs, "test")
@@ -95,8 +152,7 @@ func TestCIWorkflowJobs(t *testing.T) {
 	}
 	assert.Contains(t, runs("test"), "go run mage.go test")
 	assert.Contains(t, runs("dagger"), "go run mage.go test")
-	assert.Contains(t, runs("gpu"), "go run mage.go kernels")
-	assert.Contains(t, runs("gpu"), "go test -v -count=1 -timeout 30m ./cuda/... ./prover/gpu/...")
+	assert.Contains(t, runs("gpu"), "go run mage.go runner:gpu")
 	labels, ok := w.Jobs["gpu"].RunsOn.([]any)
 	require.True(t, ok, "gpu runs-on is a label list")
 	assert.Contains(t, labels, "self-hosted")
@@ -105,18 +161,27 @@ func TestCIWorkflowJobs(t *testing.T) {
 }
 
 func TestReleaseWorkflow(t *testing.T) {
-	w, _ := readWorkflow(t, "release.yml")
+	w, raw := readWorkflow(t, "release.yml")
 	push, ok := w.On["push"].(map[string]any)
 	require.True(t, ok, "release runs on push")
 	assert.Equal(t, []any{"v*"}, push["tags"])
+	j := w.Jobs["release"]
+	assert.Equal(t, "${{ github.ref_name }}", j.Env[release.EnvVersion])
+	var runs []string
 	var found bool
-	for _, s := range w.Jobs["release"].Steps {
+	for _, s := range j.Steps {
+		runs = append(runs, s.Run)
 		if strings.HasPrefix(s.Uses, "dagger/dagger-for-github@") {
 			found = true
-			assert.Equal(t, "go run mage.go release", s.With["args"])
-			assert.Contains(t, s.Env, release.EnvVersion)
+			assert.Equal(t, "go run mage.go ci:release", s.With["args"])
 			assert.Contains(t, s.Env, EnvImageAddress)
+			assert.Contains(t, s.Env, "GITHUB_TOKEN", "ggcr's GitHub keychain pushes with the workflow's token")
 		}
 	}
 	assert.True(t, found, "release runs through Dagger")
+	assert.Contains(t, runs, "go run mage.go release:verify dist")
+	assert.Contains(t, runs, "go run mage.go release:attach dist")
+	for _, want := range []string{"dist/*" + release.SBOMSuffix, "dist/*" + release.ProvenanceSuffix, "dist/SHA256SUMS", "dist/image/"} {
+		assert.Contains(t, raw, want, "uploaded with the release")
+	}
 }

@@ -55,8 +55,31 @@ type Manifest struct {
 	// Image is the pinned build image when built in a container, else "".
 	Image string `json:"image,omitempty"`
 	// Archs are the -gencode targets, e.g. "sm_90", "compute_90".
-	Archs   []string `json:"archs"`
-	Kernels []Kernel `json:"kernels"`
+	Archs []string `json:"archs"`
+	// Pins are the toolchain pins the kernels were built with, recorded
+	// when they were built (absent in manifests written before the field).
+	Pins    *BuildPins `json:"pins,omitempty"`
+	Kernels []Kernel   `json:"kernels"`
+}
+
+// BuildPins are the toolchain pins that built a manifest's kernels: what
+// `cuzk-daemon version` reports, independent of any source tree.
+type BuildPins struct {
+	// CUDARelease is the pinned CUDA release ("11.8").
+	CUDARelease string `json:"cuda_release"`
+	// NvccRelease is the "release ..." line of the nvcc that ran.
+	NvccRelease string `json:"nvcc_release,omitempty"`
+	// HostCompiler is the first `--version` line of nvcc's host compiler.
+	HostCompiler string `json:"host_compiler,omitempty"`
+	// SASS and PTX are the pinned targets ("sm_90"; "compute_90").
+	SASS []string `json:"sass"`
+	PTX  []string `json:"ptx"`
+	// Flags and Defines are the nvcc flags and -D defines of every unit.
+	Flags   []string `json:"flags"`
+	Defines []string `json:"defines"`
+	// BuildImage is the pinned build image, by digest (the kernels were
+	// built in it when Manifest.Image is set).
+	BuildImage string `json:"build_image"`
 }
 
 // Lookup returns the kernel called name.

@@ -6,42 +6,70 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/magefile/mage/mg"
+	"github.com/magefile/mage/sh"
 
 	"github.com/cuzk-dev/cuzk/ci"
 	"github.com/cuzk-dev/cuzk/ci/release"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
-// Release builds the reproducible release bundle (tar.gz + SHA256SUMS) and OCI image layout into dist/.
+// Release builds the reproducible release into dist/: tar.gz, OCI image on the pinned Debian base, SPDX SBOM, in-toto provenance, SHA256SUMS.
 func Release(ctx context.Context) error {
 	mg.CtxDeps(ctx, Kernels)
 	pins, err := toolchain.LoadEnv()
 	if err != nil {
 		return err
 	}
-	epoch, err := release.ParseEpoch(os.Environ())
-	if err != nil {
-		if epoch, err = release.EpochFromGit(ctx, "."); err != nil {
-			return fmt.Errorf("release: no SOURCE_DATE_EPOCH and no git commit time: %w", err)
-		}
-	}
-	b, err := release.Build(ctx, release.Options{Root: ".", OutDir: "dist", Version: os.Getenv(release.EnvVersion),
-		Epoch: epoch, GoVersion: pins.Go, Extra: []release.Extra{release.KernelManifestExtra(".")}})
+	start := time.Now()
+	d, err := release.Run(ctx, release.RunOptions{Root: ".", OutDir: "dist", Pins: pins, Environ: os.Environ()})
 	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll("dist/image"); err != nil {
-		return err
-	}
-	d, err := b.WriteImage("dist/image", pins.Images.Runtime)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("release: %s\nrelease: OCI layout dist/image, manifest %s\n", b.Archive, d.Digest)
+	fmt.Printf("release: %s (sha256 %s)\nrelease: image dist/%s, manifest %s\nrelease: %s, %s (%.1fs)\n", d.Bundle.Archive,
+		d.Bundle.ArchiveSHA256, release.ImageDir, d.Image.Digest, d.SBOM, d.Provenance, time.Since(start).Seconds())
 	return nil
 }
+
+// Dist targets check a release directory.
+type Dist mg.Namespace
+
+// Verify re-checks a release directory (SHA256SUMS, image, SBOM and provenance subjects, the daemon's embedded manifest).
+func (Dist) Verify(dir string) error {
+	v, err := release.Verify(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("release:verify: %s ok: %s, image %s, commit %s, %d kernels\n", dir, v.Name, v.ImageDigest, v.Commit, len(v.Manifest.Kernels))
+	return nil
+}
+
+// Rebuild verifies a release directory, rebuilds it from the commit it names in a fresh clone, and compares every byte.
+func (Dist) Rebuild(ctx context.Context, dir string) error {
+	if err := release.Rebuild(ctx, release.RebuildOptions{Dir: dir, Repo: "."}); err != nil {
+		return err
+	}
+	fmt.Printf("release:rebuild: %s rebuilt byte for byte\n", dir)
+	return nil
+}
+
+// Attach verifies a release directory and attaches SHA256SUMS, the archive, SBOM and provenance to the GitHub release RELEASE_VERSION (gh CLI).
+func (Dist) Attach(ctx context.Context, dir string) error {
+	assets, err := release.Assets(dir)
+	if err != nil {
+		return err
+	}
+	tag := os.Getenv(release.EnvVersion)
+	if tag == "" {
+		return fmt.Errorf("dist:attach: %s is not set", release.EnvVersion)
+	}
+	return sh.RunV("gh", append([]string{"release", "create", tag, "--verify-tag", "--title", tag}, assets...)...)
+}
+
+// Aliases give the dist targets their release: names.
+var Aliases = map[string]any{"release:verify": Dist.Verify, "release:rebuild": Dist.Rebuild, "release:attach": Dist.Attach}
 
 // Ci targets run the same steps inside the pinned CUDA build image through a Dagger engine.
 type Ci mg.Namespace
@@ -64,7 +92,7 @@ func (Ci) Test(ctx context.Context) error {
 	return ci.Test(ctx, opts)
 }
 
-// Release builds the release bundle and daemon OCI image inside the pinned build image (RELEASE_IMAGE publishes it).
+// Release builds the release inside the pinned build image and, when RELEASE_IMAGE names a repository, pushes the image by digest.
 func (Ci) Release(ctx context.Context) error {
 	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
 	if err != nil {
@@ -72,7 +100,7 @@ func (Ci) Release(ctx context.Context) error {
 	}
 	ref, err := ci.Release(ctx, opts)
 	if err == nil && ref != "" {
-		fmt.Println("ci:release: published", ref)
+		fmt.Println("ci:release: pushed", ref)
 	}
 	return err
 }

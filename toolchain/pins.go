@@ -30,6 +30,18 @@ type Pins struct {
 	Flags   []string `mapstructure:"flags"`
 	Defines []string `mapstructure:"defines"`
 	Images  Images   `mapstructure:"images"`
+	// BasePackages are the Debian packages of the daemon image's base layer.
+	BasePackages []DebianPackage `mapstructure:"base_packages"`
+}
+
+// DebianPackage pins one Debian package file by version and sha256.
+type DebianPackage struct {
+	Name    string `mapstructure:"name"`
+	Version string `mapstructure:"version"`
+	Arch    string `mapstructure:"arch"`
+	SHA256  string `mapstructure:"sha256"`
+	// Path is the file's path in the Debian archive (pool/main/...).
+	Path string `mapstructure:"path"`
 }
 
 // CUDA pins the CUDA compiler.
@@ -202,6 +214,7 @@ var (
 	reDigest = regexp.MustCompile(`^[^@\s]+@sha256:[0-9a-f]{64}$`)
 	reGo     = regexp.MustCompile(`^1\.[0-9]+(\.[0-9]+)?$`)
 	reDefine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(=.*)?$`)
+	reSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
 // engineFlags are owned by the kernel engine and may not appear in flags.
@@ -250,6 +263,11 @@ func (p Pins) Validate() error {
 	for key, img := range map[string]string{"images.build": p.Images.Build, "images.runtime": p.Images.Runtime} {
 		if !reDigest.MatchString(img) {
 			bad(key, "%q must be pinned by digest (name:tag@sha256:<64 hex>)", img)
+		}
+	}
+	for i, d := range p.BasePackages {
+		if d.Name == "" || d.Version == "" || d.Arch == "" || !reSHA256.MatchString(d.SHA256) {
+			bad(fmt.Sprintf("base_packages[%d]", i), "%+v: want name, version, arch and a 64-hex sha256", d)
 		}
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })

@@ -25,6 +25,19 @@ func TestDefaultPins(t *testing.T) {
 		"-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_86,code=sm_86",
 		"-gencode", "arch=compute_89,code=sm_89", "-gencode", "arch=compute_90,code=sm_90",
 		"-gencode", "arch=compute_90,code=compute_90"}, p.Gencode())
+	names := []string{}
+	for _, d := range p.BasePackages {
+		names = append(names, d.Name)
+		assert.Len(t, d.SHA256, 64, d.Name)
+	}
+	assert.Equal(t, []string{"libc6", "libgcc-s1", "ca-certificates", "tzdata", "netbase"}, names)
+}
+
+func TestBadBasePackageIsNamed(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "pins.yaml")
+	require.NoError(t, os.WriteFile(f, []byte("base_packages:\n  - {name: libc6, version: \"1\", arch: amd64, sha256: abc}\n"), 0o644))
+	_, err := toolchain.Load([]string{"CUZK_PINS=" + f})
+	assert.ErrorContains(t, err, "pin base_packages[0]")
 }
 
 func TestEnvironmentOverrides(t *testing.T) {

@@ -1,21 +1,15 @@
-// Package oci assembles an OCI image layout (oci-layout, index.json,
-// blobs/sha256/...) for the cuzk daemon natively, with the standard library
-// only: no registry, no container engine.
+// Package oci assembles cuzk's OCI images natively and offline with
+// go-containerregistry: deterministic layers from in-memory file trees,
+// an image config and manifest built with mutate, written as an OCI image
+// layout, verified with ggcr's validate, and published with remote.
 //
-// The layout holds one deterministic layer (the daemon binary and the kernel
-// manifest, every entry with fixed owner, mode and mtime) and a config that
-// records the pinned runtime base image as the annotations and labels
-// org.opencontainers.image.base.name and org.opencontainers.image.base.digest.
-// Equal inputs give byte-identical layouts, so the layout's manifest digest is
-// a reproducible name for the payload.
-//
-// The base image's own layers are not fetched here (that needs a registry).
-// They are applied when the image is pushed through Dagger
-// (Container().From(runtime).WithFile(...)), which package ci does from the
-// same Image value; the pushed image's digest then depends on the engine's
-// tar writer, while the payload layer written here stays the reproducible
-// artifact. Verify checks that every digest and size in a layout matches the
-// blob it names.
+// Every layer comes from this package's tar writer, which ggcr has no
+// equivalent of: entries sorted by name, parent directories added, owner
+// 0:0 unless an entry says otherwise, every mtime the image's Created time
+// (SOURCE_DATE_EPOCH), USTAR headers (PAX only for names USTAR cannot hold)
+// without user names or access times. The gzip stream is compress/gzip's
+// at a fixed level, stable for one Go release (which is why Go is pinned). Equal inputs give byte-identical
+// layouts, so the manifest digest is a reproducible name for the image.
 //
 // Functions here are safe for concurrent use on distinct directories.
 package oci

@@ -13,8 +13,8 @@ func ExampleParseReference() {
 		return
 	}
 	fmt.Println(r.Name)
-	fmt.Println(r.Digest[:15])
+	fmt.Println(r.Digest.Algorithm, r.Digest.Hex[:8])
 	// Output:
 	// nvidia/cuda:11.8.0-base-ubuntu22.04
-	// sha256:79e5b2cf
+	// sha256 79e5b2cf
 }

@@ -2,37 +2,35 @@ package oci
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
-)
 
-var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
 
 // Reference is an image reference pinned by digest, e.g.
 // "nvidia/cuda:11.8.0-base-ubuntu22.04@sha256:79e5...".
 type Reference struct {
-	// Name is the part before "@": repository and optional tag.
+	// Name is the part before "@": repository and optional tag, as written.
 	Name string
-	// Digest is "sha256:<64 hex>".
-	Digest string
+	// Digest names the manifest.
+	Digest v1.Hash
 }
 
-// ParseReference splits a digest-pinned reference; a reference without a
-// well-formed sha256 digest is an error, so nothing unpinned reaches a
-// manifest.
+// ParseReference parses a digest-pinned reference with ggcr's name package
+// (the repository must be valid and the digest sha256); a
+// reference without a digest is an error, so nothing unpinned reaches an
+// image or plan.
 func ParseReference(ref string) (Reference, error) {
-	name, digest, ok := strings.Cut(ref, "@")
-	if !ok || name == "" {
-		return Reference{}, fmt.Errorf("image reference %q: not pinned by digest (want name@sha256:<hex>)", ref)
+	d, err := name.NewDigest(ref)
+	if err != nil {
+		return Reference{}, fmt.Errorf("image reference %q: not pinned by digest (want name@sha256:<hex>): %w", ref, err)
 	}
-	if !digestRE.MatchString(digest) {
-		return Reference{}, fmt.Errorf("image reference %q: digest %q is not sha256:<64 lowercase hex>", ref, digest)
+	h, err := v1.NewHash(d.DigestStr())
+	if err != nil || h.Algorithm != "sha256" {
+		return Reference{}, fmt.Errorf("image reference %q: digest %q is not sha256:<64 hex>", ref, d.DigestStr())
 	}
-	if strings.ContainsAny(name, " \t\n@") {
-		return Reference{}, fmt.Errorf("image reference %q: bad name %q", ref, name)
-	}
-	return Reference{Name: name, Digest: digest}, nil
+	return Reference{Name: ref[:len(ref)-len(d.DigestStr())-1], Digest: h}, nil
 }
 
 // String returns name@digest.
-func (r Reference) String() string { return r.Name + "@" + r.Digest }
+func (r Reference) String() string { return r.Name + "@" + r.Digest.String() }

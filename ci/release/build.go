@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/internal/renameio"
 )
 
 // SumsFile is the name of the checksum files, inside the bundle and beside it.
@@ -125,7 +126,7 @@ func pack(o Options, files []oci.File) (Bundle, error) {
 	for i, f := range files {
 		prefixed[i] = oci.File{Path: o.Name() + "/" + f.Path, Mode: f.Mode, Data: f.Data}
 	}
-	layer, err := oci.TarGz(prefixed, o.Epoch)
+	archive, err := oci.TarGz(prefixed, o.Epoch)
 	if err != nil {
 		return Bundle{}, fmt.Errorf("release archive: %w", err)
 	}
@@ -133,39 +134,17 @@ func pack(o Options, files []oci.File) (Bundle, error) {
 		return Bundle{}, fmt.Errorf("release out dir: %w", err)
 	}
 	archiveName := o.Name() + ".tar.gz"
+	sum := sha256.Sum256(archive)
 	b := Bundle{Options: o, Files: files, Archive: filepath.Join(o.OutDir, archiveName),
-		ArchiveSHA256: strings.TrimPrefix(layer.Digest, "sha256:"), Sums: filepath.Join(o.OutDir, SumsFile)}
-	if err := writeAtomic(b.Archive, layer.Blob); err != nil {
-		return Bundle{}, err
+		ArchiveSHA256: hex.EncodeToString(sum[:]), Sums: filepath.Join(o.OutDir, SumsFile)}
+	if err := renameio.WriteFile(b.Archive, archive, 0o644); err != nil {
+		return Bundle{}, fmt.Errorf("release archive: %w", err)
 	}
-	if err := writeAtomic(b.Sums, sums([]oci.File{{Path: archiveName, Data: layer.Blob}})); err != nil {
-		return Bundle{}, err
+	if err := renameio.WriteFile(b.Sums, sums([]oci.File{{Path: archiveName, Data: archive}}), 0o644); err != nil {
+		return Bundle{}, fmt.Errorf("release sums: %w", err)
 	}
-	o.Logger.Info("bundle", "archive", b.Archive, "sha256", b.ArchiveSHA256, "bytes", len(layer.Blob))
+	o.Logger.Info("bundle", "archive", b.Archive, "sha256", b.ArchiveSHA256, "bytes", len(archive))
 	return b, nil
-}
-
-func writeAtomic(dst string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-"+filepath.Base(dst)+"-")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	return nil
 }
 
 // EpochFromGit returns the committer time of HEAD in the repository at

@@ -2,8 +2,12 @@ package release
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
 )
 
@@ -17,50 +21,68 @@ const (
 	KernelManifest = "share/cuzk/manifest.json"
 )
 
+// ImageUser is the user the image runs as: distroless's nonroot.
+var ImageUser = fmt.Sprintf("%d:%d", debian.NonrootUID, debian.NonrootUID)
+
 // ImageEnv is the daemon image's environment. The NVIDIA container toolkit
-// reads the NVIDIA_* variables to inject the driver; the CUDA base images set
-// the same values.
+// reads the NVIDIA_* variables to inject the driver (libcuda) at run time;
+// the CUDA base images set the same values.
 var ImageEnv = []string{
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"SSL_CERT_FILE=" + debian.CABundle,
 	"NVIDIA_VISIBLE_DEVICES=all",
 	"NVIDIA_DRIVER_CAPABILITIES=compute,utility",
 }
 
-// ImageLabels returns the daemon image's own labels for a release version
-// (the base image labels are added by oci and by the Dagger pipeline).
+// ImageLabels returns the daemon image's config labels for a release version.
 func ImageLabels(version string) map[string]string {
 	return map[string]string{oci.AnnotationTitle: "cuzk", oci.AnnotationVersion: version}
 }
 
-// Image returns the OCI payload image of b on the runtime base image base
-// (a digest-pinned reference, normally toolchain Pins.Images.Runtime):
-// bin/* goes to /usr/local/bin, share/* to /usr/share, and cuzk-daemon (or
-// the only binary) is the entrypoint. The bundle's own SHA256SUMS stays out
-// of the image; the layer digest covers the files.
-func (b Bundle) Image(base string) (oci.Image, error) {
+// Base is the image's base layer: the unpacked pinned Debian packages.
+type Base struct {
+	// Packages are the pins the entries came from (for history and SBOM).
+	Packages []debian.Package
+	// Entries are the layer's contents (debian.Rootfs).
+	Entries []oci.Entry
+}
+
+// Image returns the OCI image of b on base: the base layer, then a payload
+// layer with bin/* in /usr/local/bin and share/* in /usr/share. cuzk-daemon
+// (or the only binary) is the entrypoint, run as nonroot (65532). The
+// bundle's own SHA256SUMS stays out of the image; the layer digests cover
+// the files.
+func (b Bundle) Image(base Base) (oci.Image, error) {
+	names := make([]string, len(base.Packages))
+	for i, p := range base.Packages {
+		names[i] = p.Name + "=" + p.Version
+	}
 	img := oci.Image{
-		Base:         base,
 		Created:      b.Options.Epoch,
 		OS:           b.Options.GOOS,
-		RefName:      b.Options.Version,
-		CreatedBy:    "cuzk release " + b.Options.Version,
-		WorkingDir:   "/",
-		Env:          append([]string(nil), ImageEnv...),
-		Labels:       ImageLabels(b.Options.Version),
 		Architecture: b.Options.GOARCH,
+		WorkingDir:   "/",
+		User:         ImageUser,
+		Env:          slices.Clone(ImageEnv),
+		Labels:       ImageLabels(b.Options.Version),
+		Annotations:  map[string]string{oci.AnnotationVersion: b.Options.Version, oci.AnnotationTitle: "cuzk"},
+		Layers: []oci.LayerSpec{{Entries: base.Entries, CreatedBy: "cuzk base: Debian 12 " + strings.Join(names, " "),
+			Comment: "pinned in toolchain/toolchain.yaml base_packages"}},
 	}
+	payload := oci.LayerSpec{CreatedBy: "cuzk release " + b.Options.Version}
 	var bins []string
 	for _, f := range b.Files {
 		switch {
 		case strings.HasPrefix(f.Path, "bin/"):
-			img.Files = append(img.Files, oci.File{Path: ImageBinDir + strings.TrimPrefix(f.Path, "bin"), Mode: f.Mode, Data: f.Data})
+			payload.Entries = append(payload.Entries, oci.Entry{Path: ImageBinDir + strings.TrimPrefix(f.Path, "bin"), Kind: oci.KindFile, Mode: f.Mode, Data: f.Data})
 			bins = append(bins, strings.TrimPrefix(f.Path, "bin/"))
 		case strings.HasPrefix(f.Path, "share/"):
-			img.Files = append(img.Files, oci.File{Path: ImageShareDir + strings.TrimPrefix(f.Path, "share"), Mode: f.Mode, Data: f.Data})
+			payload.Entries = append(payload.Entries, oci.Entry{Path: ImageShareDir + strings.TrimPrefix(f.Path, "share"), Kind: oci.KindFile, Mode: f.Mode, Data: f.Data})
 		}
 	}
+	img.Layers = append(img.Layers, payload)
 	switch {
-	case contains(bins, DaemonBinary):
+	case slices.Contains(bins, DaemonBinary):
 		img.Entrypoint = []string{ImageBinDir + "/" + DaemonBinary}
 	case len(bins) == 1:
 		img.Entrypoint = []string{ImageBinDir + "/" + bins[0]}
@@ -70,28 +92,21 @@ func (b Bundle) Image(base string) (oci.Image, error) {
 	return img, img.Validate()
 }
 
-// WriteImage writes b's payload image as an OCI layout into dir (absent or
-// empty), verifies it, and returns the manifest descriptor.
-func (b Bundle) WriteImage(dir, base string) (oci.Descriptor, error) {
-	img, err := b.Image(base)
+// WriteImage assembles b's image on base and writes it as an OCI layout
+// into dir (absent or empty), verified, tagged with the release version.
+// It returns the manifest descriptor.
+func (b Bundle) WriteImage(dir string, base Base) (v1.Descriptor, error) {
+	spec, err := b.Image(base)
 	if err != nil {
-		return oci.Descriptor{}, err
+		return v1.Descriptor{}, err
 	}
-	d, err := oci.Write(dir, img)
+	img, err := oci.Build(spec)
 	if err != nil {
-		return oci.Descriptor{}, fmt.Errorf("release image: %w", err)
+		return v1.Descriptor{}, fmt.Errorf("release image: %w", err)
 	}
-	if _, err := oci.Verify(dir); err != nil {
-		return oci.Descriptor{}, fmt.Errorf("release image: %w", err)
+	d, err := oci.WriteLayout(dir, img, spec.Platform(), b.Options.Version)
+	if err != nil {
+		return v1.Descriptor{}, fmt.Errorf("release image: %w", err)
 	}
 	return d, nil
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

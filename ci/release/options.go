@@ -122,7 +122,7 @@ func Packages(root string) []string {
 // KernelManifestExtra returns the Extra that puts the materialized kernel
 // manifest (cuda/fatbin/manifest.json under root) into the bundle.
 func KernelManifestExtra(root string) Extra {
-	return Extra{Src: filepath.Join(root, "cuda", "fatbin", "manifest.json"), Dst: KernelManifest}
+	return Extra{Src: KernelManifestPath(root), Dst: KernelManifest}
 }
 
 // checkNames rejects two packages whose binaries would share a name.

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
@@ -56,9 +57,23 @@ func helloOptions(t *testing.T, root string) Options {
 	return Options{
 		Root: root, OutDir: filepath.Join(root, "dist"), Version: "v0.0.1-test", Epoch: epoch,
 		Packages: []string{"./cmd/cuzk-daemon", "./cmd/hello"}, Env: testEnv(),
-		Extra: []Extra{{Src: filepath.Join("testdata", "manifest.json"), Dst: "share/cuzk/manifest.json"}},
+		Extra: []Extra{{Src: filepath.Join(root, "cmd", "cuzk-daemon", "manifest.json"), Dst: KernelManifest}},
 	}
 }
+
+// testBase is a small base layer standing in for the Debian packages.
+func testBase() Base {
+	return Base{
+		Packages: []debian.Package{{Name: "libc6", Version: "2.36-9+deb12u14", Arch: "amd64", SHA256: strings.Repeat("ab", 32)}},
+		Entries: []oci.Entry{
+			{Path: "/etc/passwd", Kind: oci.KindFile, Mode: 0o644, Data: []byte("root:x:0:0::/root:/sbin/nologin\n")},
+			{Path: "/tmp", Kind: oci.KindDir, Mode: 0o777 | fs.ModeSticky},
+		},
+	}
+}
+
+// testSource names a fake commit for the SBOM and provenance.
+var testSource = Source{Commit: strings.Repeat("c", 40), Repository: "https://github.com/cuzk-dev/cuzk", Pins: map[string]string{"go": "1.26.8"}}
 
 type entry struct {
 	name  string
@@ -127,14 +142,20 @@ func TestBuildReproducibleAcrossDirectories(t *testing.T) {
 	checkArchive(t, ba)
 	checkBinariesRun(t, ba)
 
-	la, lb := filepath.Join(t.TempDir(), "img"), filepath.Join(t.TempDir(), "img")
-	pins, err := toolchain.Load(nil)
+	// The whole release directory, image digest included, is the same.
+	oa.Packages, ob.Packages = ba.Options.Packages, bb.Options.Packages
+	ma, err := Make(ctx, oa, testBase(), testSource)
 	require.NoError(t, err)
-	da, err := ba.WriteImage(la, pins.Images.Runtime)
+	mb, err := Make(ctx, ob, testBase(), testSource)
 	require.NoError(t, err)
-	db, err := bb.WriteImage(lb, pins.Images.Runtime)
+	assert.Equal(t, ma.Image.Digest, mb.Image.Digest, "image manifests differ")
+	require.NoError(t, CompareDirs(ma.Dir, mb.Dir))
+	v, err := Verify(ma.Dir)
 	require.NoError(t, err)
-	assert.Equal(t, da.Digest, db.Digest, "image manifests differ")
+	assert.Equal(t, ma.Image.Digest.String(), v.ImageDigest)
+	assert.Equal(t, testSource.Commit, v.Commit)
+	assert.Equal(t, "v0.0.1-test", v.Version)
+	assert.Equal(t, epoch.Unix(), v.Epoch)
 }
 
 // checkArchive asserts sorted entries, fixed owners/mtimes/modes, and that
@@ -185,8 +206,6 @@ func checkBinariesRun(t *testing.T, b Bundle) {
 }
 
 func TestBundleImage(t *testing.T) {
-	pins, err := toolchain.Load(nil)
-	require.NoError(t, err)
 	b := Bundle{Options: Options{Version: "v1.2.3", Epoch: epoch, GOOS: "linux", GOARCH: "amd64"},
 		Files: []oci.File{
 			{Path: "SHA256SUMS", Mode: 0o644, Data: []byte("x")},
@@ -194,34 +213,37 @@ func TestBundleImage(t *testing.T) {
 			{Path: "bin/cuzk-daemon", Mode: 0o755, Data: []byte("daemon")},
 			{Path: "share/cuzk/manifest.json", Mode: 0o644, Data: []byte("{}")},
 		}}
-	img, err := b.Image(pins.Images.Runtime)
+	img, err := b.Image(testBase())
 	require.NoError(t, err)
+	require.Len(t, img.Layers, 2, "base, payload")
 	var paths []string
-	for _, f := range img.Files {
-		paths = append(paths, f.Path)
+	for _, e := range img.Layers[1].Entries {
+		paths = append(paths, e.Path)
 	}
 	assert.Equal(t, []string{"/usr/local/bin/cuzk-bench", "/usr/local/bin/cuzk-daemon", "/usr/share/cuzk/manifest.json"}, paths)
+	assert.Equal(t, testBase().Entries, img.Layers[0].Entries)
+	assert.Contains(t, img.Layers[0].CreatedBy, "libc6=2.36-9+deb12u14")
 	assert.Equal(t, []string{"/usr/local/bin/cuzk-daemon"}, img.Entrypoint)
-	assert.Equal(t, pins.Images.Runtime, img.Base)
-	assert.Equal(t, "v1.2.3", img.RefName)
+	assert.Equal(t, "65532:65532", img.User)
+	assert.Contains(t, img.Env, "NVIDIA_VISIBLE_DEVICES=all")
 	assert.True(t, img.Created.Equal(epoch))
 
 	dir := t.TempDir()
-	_, err = b.WriteImage(dir, pins.Images.Runtime)
+	d, err := b.WriteImage(dir, testBase())
 	require.NoError(t, err)
 	c, err := oci.Verify(dir)
 	require.NoError(t, err)
-	ref, err := oci.ParseReference(pins.Images.Runtime)
-	require.NoError(t, err)
-	assert.Equal(t, ref.Digest, c.Config.Config.Labels[oci.AnnotationBaseDigest])
-	assert.Equal(t, ref.Name, c.Manifest.Annotations[oci.AnnotationBaseName])
+	assert.Equal(t, d.Digest, c.Descriptor.Digest)
+	assert.Equal(t, "v1.2.3", c.Descriptor.Annotations[oci.AnnotationRefName])
+	assert.Equal(t, "v1.2.3", c.Config.Config.Labels[oci.AnnotationVersion])
 
 	b.Files = b.Files[:2] // only cuzk-bench: it becomes the entrypoint
-	img, err = b.Image(pins.Images.Runtime)
+	img, err = b.Image(testBase())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/usr/local/bin/cuzk-bench"}, img.Entrypoint)
-	_, err = b.Image("nvidia/cuda:latest")
-	assert.Error(t, err, "unpinned base")
+	b.Files = b.Files[:1]
+	_, err = b.Image(testBase())
+	assert.ErrorContains(t, err, "no cuzk-daemon")
 }
 
 func TestOptions(t *testing.T) {
@@ -308,32 +330,84 @@ func TestEpochFromGit(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// TestDaemonReproducible builds the real daemon (when it exists) from the
-// repository and from a copy of it elsewhere, and compares the archives.
-func TestDaemonReproducible(t *testing.T) {
+// realRelease builds the repository's real release (Run) twice: in the
+// repository with the usual build cache, and in a copy elsewhere with a
+// cold one (unless -short). It skips visibly where the daemon or its
+// kernels are not there yet.
+func realRelease(t *testing.T) (a, b Dist) {
+	t.Helper()
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
-	pkgs := Packages(repo)
-	if len(pkgs) == 0 {
+	if len(Packages(repo)) == 0 {
 		t.Skipf("no daemon main package yet (looked for %v under %s)", DefaultPackages, repo)
 	}
-	if testing.Short() {
-		t.Skip("-short: the real daemon build takes a while")
+	if _, err := os.Stat(KernelManifestPath(repo)); err != nil {
+		t.Skipf("kernels not materialized (%v): `go run mage.go test` builds them first", err)
 	}
+	if testing.Short() {
+		t.Skip("-short: the real release builds the daemon twice")
+	}
+	pins, err := toolchain.Load(nil)
+	require.NoError(t, err)
 	copyRoot := filepath.Join(t.TempDir(), "elsewhere", "cuzk")
 	copyRepo(t, repo, copyRoot)
-	var archives [][]byte
-	for _, root := range []string{repo, copyRoot} {
-		o := Options{Root: root, OutDir: filepath.Join(t.TempDir(), "dist"), Version: "v0.0.0-test", Epoch: epoch,
-			Packages: pkgs, Env: testEnv()}
-		b, err := Build(context.Background(), o)
+	env := append(testEnv(), "SOURCE_DATE_EPOCH=1750000000", "RELEASE_VERSION=v0.0.0-test", EnvCommit+"="+strings.Repeat("e", 40))
+	var dists []Dist
+	for i, root := range []string{repo, copyRoot} {
+		e := env
+		if i == 1 {
+			e = append(e, "GOCACHE="+t.TempDir()) // a cold cache: the compiler and cgo really run
+		}
+		d, err := Run(context.Background(), RunOptions{Root: root, OutDir: filepath.Join(t.TempDir(), "dist"), Pins: pins, Environ: e})
 		require.NoError(t, err)
-		data, err := os.ReadFile(b.Archive)
-		require.NoError(t, err)
-		archives = append(archives, data)
-		t.Logf("%s: %s (%d bytes)", root, b.ArchiveSHA256, len(data))
+		t.Logf("%s: archive %s, image %s", root, d.Bundle.ArchiveSHA256, d.Image.Digest)
+		dists = append(dists, d)
 	}
-	assert.True(t, bytes.Equal(archives[0], archives[1]), "daemon archives differ between directories")
+	return dists[0], dists[1]
+}
+
+// TestRealReleaseReproducibleAndRuns checks the real release: two builds
+// in different directories with different build caches are byte-identical
+// (image digest included), Verify passes, and the image runs in podman.
+func TestRealReleaseReproducibleAndRuns(t *testing.T) {
+	a, b := realRelease(t)
+	assert.Equal(t, a.Image.Digest, b.Image.Digest, "image digests differ")
+	require.NoError(t, CompareDirs(a.Dir, b.Dir))
+	v, err := Verify(a.Dir)
+	require.NoError(t, err)
+	assert.NotEmpty(t, v.Manifest.Kernels)
+	t.Run("podman", func(t *testing.T) { checkImageInPodman(t, a, v) })
+}
+
+// TestRealReleaseRebuilds releases the repository at HEAD and checks that
+// Rebuild (a fresh clone of the commit the provenance names, released
+// again) gives the same bytes. It needs a clean git checkout: a release of
+// uncommitted changes cannot be rebuilt from its commit.
+func TestRealReleaseRebuilds(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	if testing.Short() {
+		t.Skip("-short: releases the repository twice")
+	}
+	if len(Packages(repo)) == 0 {
+		t.Skipf("no daemon main package yet under %s", repo)
+	}
+	if _, err := os.Stat(KernelManifestPath(repo)); err != nil {
+		t.Skipf("kernels not materialized (%v): `go run mage.go test` builds them first", err)
+	}
+	out, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v): no commit to rebuild from", err)
+	}
+	if len(bytes.TrimSpace(out)) > 0 {
+		t.Skipf("uncommitted changes in %s: a rebuild from HEAD would differ (%d changed files)", repo, bytes.Count(out, []byte("\n")))
+	}
+	pins, err := toolchain.Load(nil)
+	require.NoError(t, err)
+	env := append(testEnv(), "SOURCE_DATE_EPOCH=1750000000", "RELEASE_VERSION=v0.0.0-rebuild")
+	d, err := Run(context.Background(), RunOptions{Root: repo, OutDir: filepath.Join(t.TempDir(), "dist"), Pins: pins, Environ: env})
+	require.NoError(t, err)
+	require.NoError(t, Rebuild(context.Background(), RebuildOptions{Dir: d.Dir, Repo: repo, Env: testEnv()}))
 }
 
 // copyRepo copies the module tree without version control and build outputs.

@@ -174,6 +174,9 @@ func TestConcurrentBuildsProduceOneCorrectResult(t *testing.T) {
 	man, err := cuda.DecodeManifest(f.read("cuda/fatbin/manifest.json"))
 	require.NoError(t, err)
 	require.Len(t, man.Kernels, 3)
+	require.NotNil(t, man.Pins, "the manifest records the pins that built it")
+	assert.Equal(t, f.pins.CUDA.Release, man.Pins.CUDARelease)
+	assert.Equal(t, f.pins.Flags, man.Pins.Flags)
 	for _, k := range man.Kernels {
 		assert.Equal(t, k.Size, int64(len(f.read("cuda/fatbin/"+k.Name+".fatbin"))))
 	}

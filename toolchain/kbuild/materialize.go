@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cuzk-dev/cuzk/cuda"
+	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
 // materialize writes each unit's fatbin and the manifest into the output
@@ -22,7 +23,7 @@ func (e *Engine) materialize(results []Result) (int, error) {
 		return 0, fmt.Errorf("kbuild: materialize: %w", err)
 	}
 	man := cuda.Manifest{Version: cuda.ManifestVersion, Toolchain: e.tc.Identity.Hash(),
-		NvccBuild: e.tc.NvccBuild, Image: e.tc.Image, Archs: append(append([]string{}, e.pins.Archs...), e.pins.PTX...)}
+		NvccBuild: e.tc.NvccBuild, Image: e.tc.Image, Archs: append(append([]string{}, e.pins.Archs...), e.pins.PTX...), Pins: buildPins(e.pins, e.tc.Identity)}
 	keep := map[string]bool{cuda.ManifestFile: true, "README.md": true}
 	written := 0
 	for _, r := range results {
@@ -56,6 +57,14 @@ func (e *Engine) materialize(results []Result) (int, error) {
 		}
 	}
 	return written, nil
+}
+
+// buildPins records the pins and the toolchain identity in the manifest.
+func buildPins(p toolchain.Pins, id toolchain.Identity) *cuda.BuildPins {
+	list := func(xs []string) []string { return append([]string{}, xs...) }
+	return &cuda.BuildPins{CUDARelease: p.CUDA.Release, NvccRelease: id.NvccRelease, HostCompiler: id.HostCompiler,
+		SASS: list(p.Archs), PTX: list(p.PTX), Flags: list(p.Flags), Defines: list(p.Defines),
+		BuildImage: p.Images.Build}
 }
 
 func manifestKernel(r Result) cuda.Kernel {

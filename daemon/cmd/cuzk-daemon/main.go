@@ -1,7 +1,7 @@
 // Command cuzk-daemon is cuzk's GPU Groth16 proving daemon.
 //
 //	cuzk-daemon serve [flags]     the gRPC proving service (see serve -help)
-//	cuzk-daemon version           pins and every embedded kernel's hashes
+//	cuzk-daemon version [-json]   the pins that built the embedded kernels, and their hashes
 //	cuzk-daemon selftest [-n N]   run the field kernels on the GPU against gnark-crypto
 //
 // Exit status: 0 success, 1 failure, 2 usage, 3 no GPU (or no kernels) here.
@@ -23,7 +23,7 @@ const (
 	exitFail    = 1
 	exitUsage   = 2
 	exitNoGPU   = 3
-	usageFormat = "usage: %s serve [flags] | version | selftest [-n elements] [-seed S]\n"
+	usageFormat = "usage: %s serve [flags] | version [-json] | selftest [-n elements] [-seed S]\n"
 )
 
 func main() {
@@ -39,11 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "version":
-		if err := version(stdout); err != nil {
-			fmt.Fprintln(stderr, "cuzk-daemon version:", err)
-			return exitFail
-		}
-		return exitOK
+		return versionCmd(args[1:], stdout, stderr)
 	case "serve":
 		return serveCmd(args[1:], stderr)
 	case "selftest":

@@ -1,35 +1,71 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/cuzk-dev/cuzk/cuda"
-	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
-// version prints the pins this binary was built with and the embedded
-// kernels' hashes, checked against the embedded manifest.
-func version(w io.Writer) error {
-	fmt.Fprintln(w, "cuzk-daemon")
+// versionInfo is what `version --json` prints: the binary's Go build and
+// the embedded kernel manifest (nil when no kernels are embedded).
+type versionInfo struct {
+	Binary   string         `json:"binary"`
+	Go       string         `json:"go"`
+	Module   string         `json:"module"`
+	Manifest *cuda.Manifest `json:"manifest"`
+}
+
+// versionCmd prints the pins that built the embedded kernels and each
+// kernel's hashes, all read from the embedded manifest (checked against the
+// embedded fatbins), never from a source tree; -json prints versionInfo.
+func versionCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("version", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object (binary, go, module, manifest)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	info := versionInfo{Binary: "cuzk-daemon"}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		fmt.Fprintf(w, "  go: %s  module: %s %s\n", bi.GoVersion, bi.Main.Path, bi.Main.Version)
+		info.Go, info.Module = bi.GoVersion, strings.TrimSpace(bi.Main.Path+" "+bi.Main.Version)
 	}
-	pins, err := toolchain.Load(nil)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "pins:\n  cuda %s, nvcc build %s\n  archs %v ptx %v flags %v\n  build image %s\n  runtime image %s\n",
-		pins.CUDA.Release, pins.CUDA.NvccBuild, pins.Archs, pins.PTX, pins.Flags, pins.Images.Build, pins.Images.Runtime)
 	m, err := cuda.Embedded()
-	if errors.Is(err, cuda.ErrNoKernels) {
-		fmt.Fprintln(w, "kernels: none embedded (built before `go run mage.go kernels`)")
-		return nil
+	switch {
+	case err == nil:
+		info.Manifest = &m
+	case !errors.Is(err, cuda.ErrNoKernels):
+		fmt.Fprintln(stderr, "cuzk-daemon version:", err)
+		return exitFail
 	}
-	if err != nil {
-		return err
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(info); err != nil {
+			fmt.Fprintln(stderr, "cuzk-daemon version:", err)
+			return exitFail
+		}
+		return exitOK
+	}
+	printVersion(stdout, info)
+	return exitOK
+}
+
+func printVersion(w io.Writer, info versionInfo) {
+	fmt.Fprintf(w, "%s\n  go: %s  module: %s\n", info.Binary, info.Go, info.Module)
+	m := info.Manifest
+	if m == nil {
+		fmt.Fprintln(w, "kernels: none embedded (built before `go run mage.go kernels`)")
+		return
+	}
+	if p := m.Pins; p != nil {
+		fmt.Fprintf(w, "pins (that built the kernels):\n  cuda %s, nvcc build %s\n  host compiler %s\n  sass %v ptx %v flags %v defines %v\n  build image %s\n",
+			p.CUDARelease, m.NvccBuild, p.HostCompiler, p.SASS, p.PTX, p.Flags, p.Defines, p.BuildImage)
+	} else {
+		fmt.Fprintln(w, "pins: not recorded in this manifest (built before pins were recorded)")
 	}
 	fmt.Fprintf(w, "kernels: built by nvcc %s, toolchain %s", m.NvccBuild, short(m.Toolchain))
 	if m.Image != "" {
@@ -40,7 +76,6 @@ func version(w io.Writer) error {
 		fmt.Fprintf(w, "  %-14s action %s  sources %s  fatbin sha256 %s  %7d bytes\n",
 			k.Name, short(k.ActionID), short(k.ClosureHash), short(k.FatbinSHA256), k.Size)
 	}
-	return nil
 }
 
 func short(h string) string {

@@ -1,0 +1,115 @@
+package release
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// RebuildOptions steer Rebuild.
+type RebuildOptions struct {
+	// Dir is the release directory to check (already Verified).
+	Dir string
+	// Repo is the git repository (path or URL) holding the commit.
+	Repo string
+	// Env is the environment of the rebuild's commands; default
+	// os.Environ(). SOURCE_DATE_EPOCH and RELEASE_VERSION are set from the
+	// release's provenance.
+	Env []string
+	// Go is the go command; default "go".
+	Go string
+}
+
+// Rebuild clones Repo at the commit the release's provenance names into a
+// scratch directory, runs `go run mage.go release` there with the same
+// version and epoch, and compares the new release directory with Dir byte
+// for byte (SHA256SUMS, every file it lists, and the image layout). The
+// first difference is an error naming the file.
+func Rebuild(ctx context.Context, o RebuildOptions) error {
+	v, err := Verify(o.Dir)
+	if err != nil {
+		return err
+	}
+	if v.Commit == "" {
+		return fmt.Errorf("rebuild %s: the provenance names no commit", o.Dir)
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if st, err := os.Stat(o.Repo); err == nil && st.IsDir() {
+		if o.Repo, err = filepath.Abs(o.Repo); err != nil { // the clone runs elsewhere
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	scratch, err := os.MkdirTemp("", "cuzk-rebuild-")
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	defer os.RemoveAll(scratch) // a throwaway clone
+	src := filepath.Join(scratch, "src")
+	env := append(append([]string{}, o.Env...), EnvSourceDateEpoch+"="+strconv.FormatInt(v.Epoch, 10), EnvVersion+"="+v.Version)
+	steps := [][]string{
+		{"git", "clone", "-q", "--no-checkout", o.Repo, src},
+		{"git", "-C", src, "-c", "advice.detachedHead=false", "checkout", "-q", v.Commit},
+		{o.Go, "run", "mage.go", "release"},
+	}
+	for _, args := range steps {
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Dir, cmd.Env = src, env
+		if args[0] == "git" && args[1] == "clone" {
+			cmd.Dir = scratch
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("rebuild %s: %s: %w\n%s", v.Commit, strings.Join(args, " "), err, out)
+		}
+	}
+	return CompareDirs(o.Dir, filepath.Join(src, "dist"))
+}
+
+// CompareDirs fails unless two release directories hold the same bytes:
+// SHA256SUMS, each file it lists, and every file of the image layout.
+func CompareDirs(a, b string) error {
+	names := []string{SumsFile}
+	listed, err := checkSums(a)
+	if err != nil {
+		return err
+	}
+	for name := range listed {
+		names = append(names, name)
+	}
+	for _, root := range []string{a, b} {
+		err := filepath.WalkDir(filepath.Join(root, ImageDir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, err := filepath.Rel(root, p)
+			names = append(names, rel)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("compare %s: %w", root, err)
+		}
+	}
+	for _, name := range names {
+		x, errA := os.ReadFile(filepath.Join(a, name))
+		y, errB := os.ReadFile(filepath.Join(b, name))
+		switch {
+		case errA != nil:
+			return fmt.Errorf("compare: %s: %w", name, errA)
+		case errB != nil:
+			return fmt.Errorf("compare: %s: %w", name, errB)
+		case !bytes.Equal(x, y):
+			return fmt.Errorf("compare: %s differs between %s and %s (sha256 %s vs %s)", name, a, b, sha256Hex(x), sha256Hex(y))
+		}
+	}
+	return nil
+}

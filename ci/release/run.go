@@ -1,0 +1,132 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/cuzk-dev/cuzk/ci/debian"
+	"github.com/cuzk-dev/cuzk/toolchain"
+)
+
+// Environment variables Run reads besides SOURCE_DATE_EPOCH and
+// RELEASE_VERSION (not CUZK_*: toolchain rejects unknown CUZK_* names).
+const (
+	// EnvCommit names the source commit when the tree has no .git (the
+	// pinned build image gets the source without it).
+	EnvCommit = "RELEASE_COMMIT"
+	// EnvDebs is a directory that already holds the pinned .deb files:
+	// set, Run never downloads (the build container has no Debian apt).
+	EnvDebs = "RELEASE_DEBS"
+	// EnvRepository is the source repository's URI for the SBOM and
+	// provenance; default DefaultRepository.
+	EnvRepository = "RELEASE_REPOSITORY"
+)
+
+// DefaultRepository is where cuzk's sources live.
+const DefaultRepository = "https://github.com/cuzk-dev/cuzk"
+
+// RunOptions steer Run.
+type RunOptions struct {
+	// Root is the module root; OutDir the release directory (dist/).
+	Root, OutDir string
+	// Pins are the loaded pins (toolchain.LoadEnv).
+	Pins toolchain.Pins
+	// Environ is the environment (os.Environ()): the variables above,
+	// SOURCE_DATE_EPOCH and RELEASE_VERSION, and the build's base.
+	Environ []string
+	// Logger receives progress; default discards.
+	Logger *slog.Logger
+}
+
+// Run is `go run mage.go release`: it resolves the epoch (SOURCE_DATE_EPOCH,
+// else the commit time of HEAD), the version and the commit from the
+// environment or git, fetches and unpacks the pinned base packages, and
+// writes the complete release with Make. Natively and inside the pinned
+// build image it runs the same code on the same inputs, so it writes the
+// same bytes where the C compiler is the same.
+func Run(ctx context.Context, o RunOptions) (Dist, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	env := envMap(o.Environ)
+	epoch, err := ParseEpoch(o.Environ)
+	if err != nil {
+		if epoch, err = EpochFromGit(ctx, o.Root); err != nil {
+			return Dist{}, fmt.Errorf("release: no %s and no git commit time: %w", EnvSourceDateEpoch, err)
+		}
+	}
+	commit := env[EnvCommit]
+	if commit == "" {
+		commit = GitHead(ctx, o.Root) // "" outside git: recorded as unknown
+	}
+	repo := env[EnvRepository]
+	if repo == "" {
+		repo = DefaultRepository
+	}
+	fetch := debian.Fetcher{Dir: env[EnvDebs], Offline: env[EnvDebs] != "", Logger: o.Logger}
+	if fetch.Dir == "" {
+		if fetch.Dir, err = debian.DefaultCacheDir(); err != nil {
+			return Dist{}, err
+		}
+	}
+	pkgs := BasePackages(o.Pins)
+	paths, err := fetch.Fetch(ctx, pkgs)
+	if err != nil {
+		return Dist{}, fmt.Errorf("release base: %w", err)
+	}
+	entries, err := debian.Rootfs(paths)
+	if err != nil {
+		return Dist{}, fmt.Errorf("release base: %w", err)
+	}
+	opts := Options{Root: o.Root, OutDir: o.OutDir, Version: env[EnvVersion], Epoch: epoch, GoVersion: o.Pins.Go,
+		Env: o.Environ, Logger: o.Logger, Extra: []Extra{KernelManifestExtra(o.Root)}}
+	return Make(ctx, opts, Base{Packages: pkgs, Entries: entries}, Source{Commit: commit, Repository: repo, Pins: PinMap(o.Pins)})
+}
+
+// BasePackages converts the pinned base packages.
+func BasePackages(p toolchain.Pins) []debian.Package {
+	out := make([]debian.Package, len(p.BasePackages))
+	for i, d := range p.BasePackages {
+		out[i] = debian.Package{Name: d.Name, Version: d.Version, Arch: d.Arch, SHA256: d.SHA256, Path: d.Path}
+	}
+	return out
+}
+
+// PinMap returns the pins a release records in its provenance.
+func PinMap(p toolchain.Pins) map[string]string {
+	return map[string]string{
+		"go": p.Go, "cuda.release": p.CUDA.Release, "cuda.nvcc_build": p.CUDA.NvccBuild,
+		"cuda.host_compiler": p.CUDA.HostCompiler, "archs": strings.Join(p.Archs, ","), "ptx": strings.Join(p.PTX, ","),
+		"flags": strings.Join(p.Flags, " "), "defines": strings.Join(p.Defines, " "),
+		"images.build": p.Images.Build, "images.runtime": p.Images.Runtime,
+	}
+}
+
+// GitHead returns HEAD's commit in root, or "" when root is not in git.
+func GitHead(ctx context.Context, root string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "" // not a git checkout: the commit is unknown
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func envMap(environ []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// KernelManifestPath is the materialized kernel manifest under root.
+func KernelManifestPath(root string) string {
+	return filepath.Join(root, "cuda", "fatbin", "manifest.json")
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/cuda"
+)
+
+func TestVersionJSONIsTheEmbeddedManifest(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, run(context.Background(), []string{"version", "-json"}, &out, &errb), errb.String())
+	var info versionInfo
+	require.NoError(t, json.Unmarshal(out.Bytes(), &info), out.String())
+	assert.Equal(t, "cuzk-daemon", info.Binary)
+	assert.NotEmpty(t, info.Go)
+	m, err := cuda.Embedded()
+	if errors.Is(err, cuda.ErrNoKernels) {
+		assert.Nil(t, info.Manifest, "no kernels embedded: manifest null")
+		return
+	}
+	require.NoError(t, err)
+	require.NotNil(t, info.Manifest)
+	assert.Equal(t, m, *info.Manifest)
+}
+
+func TestVersionTextPrintsManifestPins(t *testing.T) {
+	m := cuda.Manifest{Version: cuda.ManifestVersion, NvccBuild: "cuda_x.y/compiler.1_0", Toolchain: "ab",
+		Archs: []string{"sm_90"}, Pins: &cuda.BuildPins{CUDARelease: "9.9", SASS: []string{"sm_90"},
+			Flags: []string{"-O1"}, BuildImage: "img@sha256:00"},
+		Kernels: []cuda.Kernel{{Name: "k", ActionID: "0123456789abcdef0123", Size: 7}}}
+	var out bytes.Buffer
+	printVersion(&out, versionInfo{Binary: "cuzk-daemon", Go: "go1.0", Manifest: &m})
+	s := out.String()
+	assert.Contains(t, s, "cuda 9.9, nvcc build cuda_x.y/compiler.1_0")
+	assert.Contains(t, s, "flags [-O1]")
+	assert.Contains(t, s, "build image img@sha256:00")
+	assert.Contains(t, s, "k              action 0123456789abcdef")
+
+	m.Pins = nil
+	out.Reset()
+	printVersion(&out, versionInfo{Binary: "cuzk-daemon", Manifest: &m})
+	assert.Contains(t, out.String(), "pins: not recorded")
+	out.Reset()
+	printVersion(&out, versionInfo{Binary: "cuzk-daemon"})
+	assert.Contains(t, out.String(), "kernels: none embedded")
+}
+
+func TestVersionUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	assert.Equal(t, exitUsage, run(context.Background(), []string{"version", "-bogus"}, &out, &errb))
+}
