@@ -1,10 +1,13 @@
 package client
 
 import (
+	"runtime"
+
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -65,6 +68,10 @@ func RunLoad(ctx context.Context, c *Client, l Load) (*Report, error) {
 	if _, err := vk.ReadFrom(bytes.NewReader(vkr.GetBinary())); err != nil {
 		return nil, fmt.Errorf("decode verifying key: %w", err)
 	}
+	prep, err := prepare(ctx, l)
+	if err != nil {
+		return nil, err
+	}
 	rep := &Report{}
 	var mu sync.Mutex
 	var next, done atomic.Int64
@@ -79,7 +86,7 @@ func RunLoad(ctx context.Context, c *Client, l Load) (*Report, error) {
 				if i >= l.N || ctx.Err() != nil {
 					return
 				}
-				p, err := proveOne(ctx, c, l, pbc, &vk, i)
+				p, err := proveOne(ctx, c, l, pbc, &vk, i, prep[i])
 				mu.Lock()
 				if err != nil {
 					rep.Failures = append(rep.Failures, fmt.Errorf("proof %d: %w", i, err))
@@ -99,15 +106,39 @@ func RunLoad(ctx context.Context, c *Client, l Load) (*Report, error) {
 	return rep, ctx.Err()
 }
 
-func proveOne(ctx context.Context, c *Client, l Load, pbc *pb.Circuit, vk *groth16.VerifyingKey, i int) (Proof, error) {
-	input, err := l.Circuit.Example(l.Seed + int64(i))
-	if err != nil {
-		return Proof{}, err
+// prepared is one proof's input and the public inputs its instance has.
+type prepared struct {
+	input []byte
+	want  []fr.Element
+}
+
+// prepare builds every input and its expected public inputs before the
+// load starts (on all cores), so the client's own instance building is
+// not timed and does not compete with the daemon during the load.
+func prepare(ctx context.Context, l Load) ([]prepared, error) {
+	out := make([]prepared, l.N)
+	g, _ := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.NumCPU())
+	for i := range out {
+		g.Go(func() error {
+			in, err := l.Circuit.Example(l.Seed + int64(i))
+			if err != nil {
+				return err
+			}
+			want, err := ExpectedPublic(l.Circuit, in)
+			out[i] = prepared{input: in, want: want}
+			return err
+		})
 	}
-	want, err := ExpectedPublic(l.Circuit, input)
-	if err != nil {
-		return Proof{}, err
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("prepare inputs: %w", err)
 	}
+	return out, nil
+}
+
+func proveOne(ctx context.Context, c *Client, l Load, pbc *pb.Circuit, vk *groth16.VerifyingKey, i int, p prepared) (Proof, error) {
+	input, want := p.input, p.want
+	var err error
 	req := &pb.ProofRequest{Circuit: pbc, Input: input, Priority: l.Priority}
 	if l.RequestPrefix != "" {
 		req.RequestId = fmt.Sprintf("%s-%d", l.RequestPrefix, i)

@@ -140,6 +140,9 @@ func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
 	if req.Priority == 0 {
 		req.Priority = Normal
 	}
+	if err := req.Circuit.Check(req.Input); err != nil {
+		return nil, false, err // before the lock: validation never holds up other callers
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if req.RequestID != "" {
@@ -152,9 +155,6 @@ func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
 	}
 	if e.draining {
 		return nil, false, ErrDraining
-	}
-	if err := req.Circuit.Check(req.Input); err != nil {
-		return nil, false, err
 	}
 	e.seq++
 	j = &Job{ID: newID(), Req: req, seq: e.seq, index: -1, state: Queued, changed: make(chan struct{}), submitted: time.Now()}

@@ -153,7 +153,7 @@ func TestPriorityOrder(t *testing.T) {
 	}
 	e := newEngine(t, Config{Synthesizers: 1, Handoff: 8}, d)
 	c, big := porep(t, 1024), porep(t, 1<<16)
-	first.Store(true) // the warm-up is not held
+	first.Store(true)                                // the warm-up is not held
 	_, err := wait(t, submit(t, e, big, 99, Normal)) // its key is warm before the timed part
 	require.NoError(t, err)
 	first.Store(false)

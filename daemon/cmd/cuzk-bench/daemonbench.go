@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 
@@ -23,6 +27,8 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	critical := fs.Int("critical", 32, "queue this many NORMAL jobs, then time a CRITICAL one (0: skip)")
 	minRate := fs.Float64("min-rate", 0, "throughput target in proofs/s (0: none)")
 	direct := fs.Bool("direct", false, "also measure the overhead against direct calls (CPU backend)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
@@ -39,7 +45,14 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		cfg.Concurrencies = append(cfg.Concurrencies, v)
 	}
+	stop, err := startProfiles(*cpuProfile, *traceFile)
+	if err != nil {
+		return exitFor(stderr, "daemon", err)
+	}
 	res, err := loadbench.Run(ctx, cfg)
+	if perr := stop(); perr != nil {
+		fmt.Fprintln(stderr, "cuzk-bench daemon: profile:", perr)
+	}
 	if err != nil {
 		return exitFor(stderr, "daemon", err)
 	}
@@ -51,4 +64,39 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return exitFail
 	}
 	return exitOK
+}
+
+// startProfiles starts a CPU profile and an execution trace into the named
+// files ("" : none); the returned function stops them and closes the files.
+func startProfiles(cpuPath, tracePath string) (func() error, error) {
+	var stops []func() error
+	if cpuPath != "" {
+		f, err := os.Create(cpuPath)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		stops = append(stops, func() error { pprof.StopCPUProfile(); return f.Close() })
+	}
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err != nil {
+			return nil, err
+		}
+		if err := trace.Start(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		stops = append(stops, func() error { trace.Stop(); return f.Close() })
+	}
+	return func() error {
+		var errs []error
+		for _, s := range stops {
+			errs = append(errs, s())
+		}
+		return errors.Join(errs...)
+	}, nil
 }
