@@ -86,23 +86,35 @@ func (w *worker) prove(j *Job) (down error) {
 	if w.dev.Resident() {
 		e.cfg.Keys.MarkHot(j.handle, name)
 	}
-	r := &Result{Proof: proof, Public: j.public, Device: name}
-	if !j.Req.SkipVerify {
-		start := time.Now()
-		err := groth16.Verify(j.handle.VK, proof, j.public)
-		j.timings.Verify = time.Since(start)
-		if err != nil {
-			e.end(j, nil, fmt.Errorf("job %s: verify proof from %s: %w", j.ID, name, err))
-			return nil
-		}
-		r.Verified = true
-	}
 	pmu.Lock()
 	j.timings.Phases = phases
 	pmu.Unlock()
+	r := &Result{Proof: proof, Public: j.public, Device: name}
+	// The check runs beside the device's next job: the pairing is host work
+	// the GPU need not wait for.
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		e.verifyAndEnd(j, r)
+	}()
+	return nil
+}
+
+// verifyAndEnd checks r's proof against the job's verifying key (unless
+// the request skipped it) and ends the job.
+func (e *Engine) verifyAndEnd(j *Job, r *Result) {
+	if !j.Req.SkipVerify {
+		start := time.Now()
+		err := groth16.Verify(j.handle.VK, r.Proof, r.Public)
+		j.timings.Verify = time.Since(start)
+		if err != nil {
+			e.end(j, nil, fmt.Errorf("job %s: verify proof from %s: %w", j.ID, r.Device, err))
+			return
+		}
+		r.Verified = true
+	}
 	r.Timings = j.timings
 	e.end(j, r, nil)
-	return nil
 }
 
 func (w *worker) recoverDevice(err error) error {
