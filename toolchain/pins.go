@@ -30,6 +30,9 @@ type Pins struct {
 	Flags   []string `mapstructure:"flags"`
 	Defines []string `mapstructure:"defines"`
 	Images  Images   `mapstructure:"images"`
+	// Remote is the shared kernel cache (remote_cache, remote_cache_upload):
+	// configuration, not a pin; no key includes it.
+	Remote RemoteCache `mapstructure:",squash"`
 }
 
 // CUDA pins the CUDA compiler.
@@ -40,6 +43,11 @@ type CUDA struct {
 	HostCompiler  string `mapstructure:"host_compiler"`
 	DebianPackage string `mapstructure:"debian_package"`
 	DebianVersion string `mapstructure:"debian_version"`
+	// NvccRelease is nvcc's "release" line and HostCompilerVersion the first
+	// `--version` line of the host compiler nvcc runs: with NvccBuild the
+	// native toolchain identity, so keys are known without a local nvcc.
+	NvccRelease         string `mapstructure:"nvcc_release"`
+	HostCompilerVersion string `mapstructure:"host_compiler_version"`
 }
 
 // Images pins container images by digest.
@@ -57,13 +65,15 @@ const (
 	EnvVerify    = "CUZK_VERIFY"    // 1: rebuild cache hits and fail on differing bytes
 	EnvImage     = "CUZK_IMAGE"     // set inside the pinned build container: its image reference
 	EnvTiming    = "CUZK_TIMING"    // 1: per-phase proof timings
+	// EnvRemoteToken is the remote cache's bearer token (never printed).
+	EnvRemoteToken = "CUZK_REMOTE_CACHE_TOKEN"
 )
 
 // EnvBenchPrefix starts the variables that steer benchmarks (CUZK_BENCH_SIZES…).
 const EnvBenchPrefix = "CUZK_BENCH_"
 
 // operational lists CUZK_* variables that are read elsewhere and are not pins.
-var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming}
+var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvRemoteToken}
 
 // Load reads the pins: embedded defaults, then the file named by CUZK_PINS if
 // set, then CUZK_* variables from environ (nested keys join with "_", e.g.
@@ -212,7 +222,8 @@ func (p Pins) Validate() error {
 		bad("go", "%q is not a Go version like 1.26.8", p.Go)
 	}
 	for key, val := range map[string]string{"cuda.release": p.CUDA.Release, "cuda.nvcc_build": p.CUDA.NvccBuild,
-		"cuda.nvcc": p.CUDA.Nvcc, "cuda.host_compiler": p.CUDA.HostCompiler} {
+		"cuda.nvcc": p.CUDA.Nvcc, "cuda.host_compiler": p.CUDA.HostCompiler,
+		"cuda.nvcc_release": p.CUDA.NvccRelease, "cuda.host_compiler_version": p.CUDA.HostCompilerVersion} {
 		if val == "" {
 			bad(key, "must be set")
 		}
@@ -245,6 +256,9 @@ func (p Pins) Validate() error {
 		if !reDigest.MatchString(img) {
 			bad(key, "%q must be pinned by digest (name:tag@sha256:<64 hex>)", img)
 		}
+	}
+	if err := p.Remote.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
