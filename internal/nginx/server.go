@@ -226,3 +226,17 @@ func (s *Server) errorLog() string {
 	b, _ := os.ReadFile(filepath.Join(s.dir, "error.log")) // only for an error message
 	return strings.TrimSpace(string(b))
 }
+
+// WaitRequests returns the logged requests once there are at least n, or
+// what there is after timeout: nginx writes a request's line just after
+// the response has gone, so a client may see the response first.
+func (s *Server) WaitRequests(n int, timeout time.Duration) ([]Request, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		reqs, err := s.Requests()
+		if err != nil || len(reqs) >= n || time.Now().After(deadline) {
+			return reqs, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,8 +43,9 @@ func TestServerStoresPutsAndLogsThem(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 
-	reqs, err := s.Requests()
+	reqs, err := s.WaitRequests(3, 5*time.Second)
 	require.NoError(t, err)
+	require.Len(t, reqs, 3)
 	assert.Equal(t, []Request{
 		{Method: "PUT", Path: "/cache/cas/ab/cd", Status: 201},
 		{Method: "GET", Path: "/cache/cas/ab/cd", Status: 200, Bytes: int64(len(body))},
