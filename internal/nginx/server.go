@@ -42,9 +42,9 @@ type Server struct {
 	// Root/cas/<hex>.
 	Root string
 
-	dir    string
-	cmd    *exec.Cmd
-	exited chan struct{}
+	dir     string
+	cmd     *exec.Cmd
+	exited  chan struct{}
 	waitErr error
 }
 
