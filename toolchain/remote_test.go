@@ -27,6 +27,13 @@ func TestRemoteCacheSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, toolchain.RemoteCache{URL: "http://cache.example:8080/cuzk", Upload: true}, p.Remote)
 
+	p, err = toolchain.Load([]string{"CUZK_REMOTE_CACHE=", "CUZK_REMOTE_CACHE_UPLOAD="})
+	require.NoError(t, err, "empty variables (CI without the secrets) mean no remote")
+	assert.Equal(t, toolchain.RemoteCache{}, p.Remote)
+	p, err = toolchain.Load([]string{"CUZK_REMOTE_CACHE=http://h/c", "CUZK_REMOTE_CACHE_UPLOAD=0"})
+	require.NoError(t, err)
+	assert.False(t, p.Remote.Upload)
+
 	dir := t.TempDir()
 	file := filepath.Join(dir, "pins.yaml")
 	require.NoError(t, os.WriteFile(file, []byte("remote_cache: https://cache.example/c\n"), 0o644))
