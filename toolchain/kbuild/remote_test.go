@@ -309,7 +309,7 @@ func TestRemoteServerErrorsCostOneWarning(t *testing.T) {
 		warn    string
 	}{
 		"every request 503": {func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			http.Error(w, "down for maintenance: "+r.Header.Get("Authorization"), http.StatusServiceUnavailable)
 		}, "unavailable"},
 		"reads miss, writes refused": {func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPut {
@@ -328,8 +328,12 @@ func TestRemoteServerErrorsCostOneWarning(t *testing.T) {
 			}))
 			defer srv.Close()
 			f := newFixture(t)
+			const token = "tok-never-printed-7c1e"
+			r, err := cas.NewRemote(srv.URL, cas.WithCredentials(cas.Credentials{Token: token}))
+			require.NoError(t, err)
 			var progress bytes.Buffer
-			rep := f.mustBuild(kbuild.WithRemote(remote(t, srv.URL, true)), kbuild.WithProgress(&progress), kbuild.WithFetchJobs(1))
+			rep := f.mustBuild(kbuild.WithRemote(r), kbuild.WithProgress(&progress), kbuild.WithFetchJobs(1))
+			assert.NotContains(t, progress.String(), token)
 			assert.Len(t, names(rep, kbuild.Built), 3, "the build goes on locally")
 			assert.Equal(t, 0, rep.Uploaded)
 			assert.Equal(t, 1, strings.Count(progress.String(), "warning:"), progress.String())
