@@ -51,18 +51,19 @@ func OpenRemote(p Pins, environ []string, opts ...cas.RemoteOption) (cas.Cache, 
 	if p.Remote.URL == "" {
 		return nil, nil
 	}
-	env := envMap(environ)
-	cred := cas.Credentials{Token: env[EnvRemoteToken]}
-	r, err := cas.NewRemote(p.Remote.URL, opts...)
+	u, err := url.Parse(p.Remote.URL)
 	if err != nil {
 		return nil, fmt.Errorf("remote cache: %w", err)
 	}
+	env := envMap(environ)
+	cred := cas.Credentials{Token: env[EnvRemoteToken]}
 	if cred.Token == "" {
-		if cred, err = netrcCredentials(env, r.Host()); err != nil {
+		if cred, err = netrcCredentials(env, u.Hostname()); err != nil {
 			return nil, err
 		}
 	}
-	if r, err = cas.NewRemote(p.Remote.URL, append(opts, cas.WithCredentials(cred))...); err != nil {
+	r, err := cas.NewRemote(p.Remote.URL, append(opts, cas.WithCredentials(cred))...)
+	if err != nil {
 		return nil, fmt.Errorf("remote cache: %w", err)
 	}
 	if !p.Remote.Upload {

@@ -137,9 +137,6 @@ func NewRemote(base string, opts ...RemoteOption) (*Remote, error) {
 // String returns the base URL.
 func (r *Remote) String() string { return r.base.String() }
 
-// Host returns the server's host name (for a netrc lookup).
-func (r *Remote) Host() string { return r.base.Hostname() }
-
 // Entry fetches and checks the entry for id, without its blobs.
 func (r *Remote) Entry(ctx context.Context, id ActionID) (Entry, error) {
 	raw, err := r.get(ctx, "ac", id.String(), maxEntryBytes, false)

@@ -44,11 +44,3 @@ func (c *compiler) get(ctx context.Context, want toolchain.Identity) (toolchain.
 	c.done, c.tc, c.err = true, tc, err
 	return tc, err
 }
-
-// found reports whether a search ran (a build that needed no compiler
-// leaves it false).
-func (c *compiler) found() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.done
-}

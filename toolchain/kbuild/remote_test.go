@@ -342,3 +342,27 @@ func TestRemoteServerErrorsCostOneWarning(t *testing.T) {
 		})
 	}
 }
+
+func TestVerifyDetectsAPoisonedRemote(t *testing.T) {
+	srv := startNginx(t)
+	a := newFixture(t)
+	rep := a.mustBuild(kbuild.WithRemote(remote(t, srv.URL, true)))
+	require.Equal(t, 3, rep.Uploaded)
+	// A writer with upload rights stores other bytes, under a well-formed
+	// entry and their own correct digest: no read-side check can see it.
+	var victim kbuild.Result
+	for _, r := range rep.Results {
+		if r.Unit.Name == "b" {
+			victim = r
+		}
+	}
+	poison := append(bytes.Clone(victim.Fatbin), []byte("trailing bytes")...)
+	_, err := remote(t, srv.URL, true).Put(context.Background(), victim.Unit.ID, map[string][]byte{"fatbin": poison}, victim.Unit.Lines)
+	require.NoError(t, err)
+
+	b := newFixture(t)
+	_, err = b.build(kbuild.WithRemote(remote(t, srv.URL, false)), kbuild.WithVerify(true))
+	require.Error(t, err, "CUZK_VERIFY=1 recompiles every hit, remote ones included")
+	assert.Contains(t, err.Error(), "verify b: rebuilt fatbin sha256")
+	assert.NoFileExists(t, b.path("cuda/fatbin/manifest.json"), "nothing materialized")
+}
