@@ -1,7 +1,9 @@
 // Package toolchain holds cuzk's pinned build toolchain: the typed pins loaded
 // from toolchain.yaml (embedded defaults, an optional override file, CUZK_*
 // environment variables), the identity that every kernel build key includes,
-// detection and verification of the local nvcc, installation of the pinned
+// the identity the pins give (so kernel keys need no local nvcc), detection
+// and verification of the local nvcc, the remote kernel cache's settings and
+// credentials (OpenRemote), installation of the pinned
 // native toolchain on Debian-family hosts, and the choice between a native and
 // a container build.
 //
