@@ -100,7 +100,7 @@ func (e *Engine) Build(ctx context.Context) (Report, error) {
 		Puts: int64(len(units) - local - len(errs))})
 	if len(errs) > 0 {
 		return rep, fmt.Errorf("kbuild: %d of %d kernels failed; %s left unchanged:\n%w",
-			len(errs), len(units), e.layout.Out, errors.Join(errs...))
+			len(errs), len(units), e.layout.Out, joinDistinct(rep.Results))
 	}
 	n, err := e.materialize(rep.Results)
 	rep.Written = n
@@ -255,4 +255,36 @@ func (e *Engine) printf(format string, args ...any) {
 	e.printMu.Lock()
 	defer e.printMu.Unlock()
 	fmt.Fprintf(e.progress, format, args...)
+}
+
+// joinDistinct joins the failed units' errors, each distinct message once
+// with the kernels it stopped: one missing compiler fails every unit that
+// needed it with the same words.
+func joinDistinct(results []Result) error {
+	var order []string
+	byMsg := map[string][]Result{}
+	for _, r := range results {
+		if r.Status != Failed {
+			continue
+		}
+		msg := r.Err.Error()
+		if _, ok := byMsg[msg]; !ok {
+			order = append(order, msg)
+		}
+		byMsg[msg] = append(byMsg[msg], r)
+	}
+	errs := make([]error, 0, len(order))
+	for _, msg := range order {
+		rs := byMsg[msg]
+		if len(rs) == 1 {
+			errs = append(errs, rs[0].Err)
+			continue
+		}
+		names := make([]string, len(rs))
+		for i, r := range rs {
+			names[i] = r.Unit.Name
+		}
+		errs = append(errs, fmt.Errorf("kernels %s: %w", strings.Join(names, ", "), rs[0].Err))
+	}
+	return errors.Join(errs...)
 }

@@ -175,6 +175,8 @@ func TestRemoteMissWithoutToolkitFailsClearly(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, toolchain.ErrNoNvcc)
 	assert.Equal(t, int32(1), searches.Load(), "one search for the whole build")
+	assert.Equal(t, 1, strings.Count(err.Error(), toolchain.ErrNoNvcc.Error()), "one message for the three kernels:\n%v", err)
+	assert.Contains(t, err.Error(), "kernels a, b, c: ")
 	assert.NoFileExists(t, b.path("cuda/fatbin/manifest.json"))
 }
 
