@@ -17,22 +17,40 @@ import (
 // Bench targets measure cuzk's build against other tools.
 type Bench mg.Namespace
 
-// Build compares the kernel engine with ninja on the committed tree: nvcc runs and wall time per scripted edit, plus no-op timings.
+// Build compares the kernel engine with ninja on the committed tree (nvcc runs and wall time per scripted edit, no-op timings), then times fresh clones against a remote cache.
 //
-// CUZK_BENCH_ARCHS (comma separated, default sm_90) sets the archs; every
-// arch multiplies the compile time. Fails when a check misses.
+// CUZK_BENCH_ARCHS (comma separated, default sm_90) sets the sequence's
+// archs; every arch multiplies the compile time. CUZK_BENCH_PARTS (default
+// "sequence,remote") picks the parts: the remote part clones the committed
+// tree, runs a private nginx, and builds with all pinned archs (a cold
+// remote with nvcc, a warm one with nvcc hidden and again with empty Go
+// caches, and no-op builds). Fails when a check misses.
 func (Bench) Build(ctx context.Context) error {
 	pins, err := toolchain.LoadEnv()
 	if err != nil {
 		return err
 	}
-	opts := []buildbench.Option{buildbench.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil)))}
-	if a := os.Getenv("CUZK_BENCH_ARCHS"); a != "" {
-		opts = append(opts, buildbench.WithArchs(strings.Split(a, ",")...))
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	parts := os.Getenv("CUZK_BENCH_PARTS")
+	if parts == "" {
+		parts = "sequence,remote"
 	}
-	res, err := buildbench.Measure(ctx, ".", pins, 5, opts...)
-	if err != nil {
-		return err
+	var res buildbench.Result
+	if strings.Contains(parts, "sequence") {
+		opts := []buildbench.Option{buildbench.WithLogger(log)}
+		if a := os.Getenv("CUZK_BENCH_ARCHS"); a != "" {
+			opts = append(opts, buildbench.WithArchs(strings.Split(a, ",")...))
+		}
+		if res, err = buildbench.Measure(ctx, ".", pins, 5, opts...); err != nil {
+			return err
+		}
+	}
+	if strings.Contains(parts, "remote") {
+		r, err := buildbench.MeasureRemote(ctx, ".", 5, true, log)
+		if err != nil {
+			return err
+		}
+		res.Remote = &r
 	}
 	if err := res.WriteTable(os.Stdout); err != nil {
 		return err

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -19,9 +20,13 @@ func Kernels(ctx context.Context) error {
 	return err
 }
 
-// Explain says for every kernel whether it is fresh and, if not, exactly which inputs changed.
+// Explain says for every kernel where a build would take it from (hit local, hit remote, built) and, if built, exactly which inputs changed.
 func Explain(ctx context.Context) error {
-	e, err := engine(ctx, toolchain.Native)
+	pins, err := toolchain.LoadEnv()
+	if err != nil {
+		return err
+	}
+	e, err := newEngine(ctx, pins, toolchain.Native)
 	if err != nil {
 		return err
 	}
@@ -30,18 +35,26 @@ func Explain(ctx context.Context) error {
 		return err
 	}
 	for _, x := range xs {
-		state := "fresh"
-		if !x.Fresh {
-			state = "STALE: " + join(x.Why)
-		} else if !x.Materialized {
-			state = "fresh in cache; cuda/fatbin not materialized yet"
+		state := string(x.Source)
+		switch {
+		case x.Source == kbuild.Built:
+			state += " (stale: " + join(x.Why) + ")"
+		case x.Source == kbuild.HitRemote:
+			state += " (not in the local cache yet)"
+		case !x.Materialized:
+			state += " (cuda/fatbin not materialized yet)"
 		}
 		fmt.Printf("%-24s %s  %s\n", x.Unit.Name, x.Unit.ID.Short(), state)
 	}
 	return nil
 }
 
-// kernels ensures a toolchain and brings cuda/fatbin up to date.
+// errContainer says the missing kernels must be built inside the pinned image.
+var errContainer = errors.New("no native toolchain: build inside the pinned image")
+
+// kernels brings cuda/fatbin up to date: from the local cache, the remote
+// one, or nvcc, which is only looked for (and installed, if need be) when a
+// kernel is in neither cache.
 func kernels(ctx context.Context) (kbuild.Report, error) {
 	start := time.Now()
 	pins, err := toolchain.LoadEnv()
@@ -52,39 +65,34 @@ func kernels(ctx context.Context) (kbuild.Report, error) {
 	if err != nil {
 		return kbuild.Report{}, err
 	}
-	choice, err := toolchain.Ensure(ctx, pins, mode, toolchain.SystemHost(pins, os.Environ(), os.Stdout))
-	if err != nil {
-		return kbuild.Report{}, err
-	}
-	if choice.Mode == toolchain.Container {
+	if mode == toolchain.Container {
+		if _, err := toolchain.Ensure(ctx, pins, mode, toolchain.SystemHost(pins, os.Environ(), os.Stdout)); err != nil {
+			return kbuild.Report{}, err
+		}
 		return kbuild.Report{}, Ci{}.Kernels(ctx)
 	}
-	e, err := newEngine(pins, choice.Local)
+	e, err := newEngine(ctx, pins, mode)
 	if err != nil {
 		return kbuild.Report{}, err
 	}
 	rep, err := e.Build(ctx)
+	if errors.Is(err, errContainer) {
+		fmt.Println("kernels: building the kernels the caches lack inside the pinned image")
+		return kbuild.Report{}, Ci{}.Kernels(ctx)
+	}
 	if err == nil {
-		fmt.Printf("kernels: %d units, %d hits, %d nvcc runs, %d files written, %s\n",
-			len(rep.Results), rep.Hits, rep.Compile, rep.Written, time.Since(start).Round(time.Millisecond))
+		fmt.Printf("kernels: %d units, %d hits (%d remote), %d nvcc runs, %d uploaded, %d files written, %s\n",
+			len(rep.Results), rep.Hits, rep.Fetched, rep.Compile, rep.Uploaded, rep.Written, time.Since(start).Round(time.Millisecond))
 	}
 	return rep, err
 }
 
-// engine returns an engine for this tree on the native toolchain.
-func engine(ctx context.Context, mode toolchain.Mode) (*kbuild.Engine, error) {
-	pins, err := toolchain.LoadEnv()
-	if err != nil {
-		return nil, err
-	}
-	choice, err := toolchain.Ensure(ctx, pins, mode, toolchain.SystemHost(pins, os.Environ(), os.Stdout))
-	if err != nil {
-		return nil, err
-	}
-	return newEngine(pins, choice.Local)
-}
-
-func newEngine(pins toolchain.Pins, tc toolchain.Local) (*kbuild.Engine, error) {
+// newEngine returns an engine for this tree whose keys hold the pinned
+// toolchain identity, with the remote cache the configuration names. nvcc
+// is found (per mode, installing it on Debian if need be) on the first
+// kernel no cache has. Inside the pinned image (CUZK_IMAGE set) the image's
+// nvcc is used from the start and its identity keys the build.
+func newEngine(ctx context.Context, pins toolchain.Pins, mode toolchain.Mode) (*kbuild.Engine, error) {
 	dir, err := cas.DefaultDir()
 	if err != nil {
 		return nil, err
@@ -96,6 +104,33 @@ func newEngine(pins toolchain.Pins, tc toolchain.Local) (*kbuild.Engine, error) 
 	opts := []kbuild.Option{kbuild.WithProgress(os.Stdout), kbuild.WithVerify(os.Getenv(toolchain.EnvVerify) == "1")}
 	if os.Getenv(toolchain.EnvDebugHash) == "1" {
 		opts = append(opts, kbuild.WithDebugHash(os.Stderr))
+	}
+	remote, err := toolchain.OpenRemote(pins, os.Environ())
+	if err != nil {
+		return nil, err
+	}
+	if remote != nil {
+		opts = append(opts, kbuild.WithRemote(remote))
+	}
+	host := toolchain.SystemHost(pins, os.Environ(), os.Stdout)
+	tc := toolchain.Local{Identity: toolchain.PinnedIdentity(pins, "")}
+	if os.Getenv(toolchain.EnvImage) != "" {
+		choice, err := toolchain.Ensure(ctx, pins, toolchain.Native, host)
+		if err != nil {
+			return nil, err
+		}
+		tc = choice.Local
+	} else {
+		opts = append(opts, kbuild.WithCompiler(func(ctx context.Context) (toolchain.Local, error) {
+			choice, err := toolchain.Ensure(ctx, pins, mode, host)
+			if err != nil {
+				return toolchain.Local{}, err
+			}
+			if choice.Mode == toolchain.Container {
+				return toolchain.Local{}, errContainer
+			}
+			return choice.Local, nil
+		}))
 	}
 	return kbuild.New(".", pins, tc, store, opts...)
 }

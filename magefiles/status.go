@@ -28,7 +28,11 @@ func Status(ctx context.Context, addr string) error {
 	for _, k := range st.GetKernels() {
 		running = append(running, cuda.Kernel{Name: k.GetName(), ActionID: k.GetActionId(), ClosureHash: k.GetClosureHash()})
 	}
-	e, err := engine(ctx, toolchain.Native)
+	pins, err := toolchain.LoadEnv()
+	if err != nil {
+		return err
+	}
+	e, err := newEngine(ctx, pins, toolchain.Native)
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,9 @@ func (Toolchain) Verify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("pins:\n  go %s\n  cuda %s, nvcc build %s (nvcc %q, host compiler %q)\n  debian %s=%s\n  archs %v ptx %v\n  flags %v defines %v\n  build image   %s\n  runtime image %s\n",
+	fmt.Printf("pins:\n  go %s\n  cuda %s, nvcc build %s (nvcc %q, host compiler %q)\n  identity: %s\n  remote cache %q (upload %v)\n  debian %s=%s\n  archs %v ptx %v\n  flags %v defines %v\n  build image   %s\n  runtime image %s\n",
 		pins.Go, pins.CUDA.Release, pins.CUDA.NvccBuild, pins.CUDA.Nvcc, pins.CUDA.HostCompiler,
+		toolchain.PinnedIdentity(pins, ""), pins.Remote.URL, pins.Remote.Upload,
 		pins.CUDA.DebianPackage, pins.CUDA.DebianVersion, pins.Archs, pins.PTX, pins.Flags, pins.Defines,
 		pins.Images.Build, pins.Images.Runtime)
 	local, err := toolchain.Detect(ctx, pins, os.Environ())

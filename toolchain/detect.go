@@ -110,6 +110,12 @@ func Mismatch(p Pins, l Local) []string {
 	}
 	if !strings.Contains(l.NvccRelease, "release "+p.CUDA.Release+",") {
 		diff = append(diff, fmt.Sprintf("cuda release: want %q, have %q", p.CUDA.Release, l.NvccRelease))
+	} else if l.NvccRelease != p.CUDA.NvccRelease {
+		diff = append(diff, fmt.Sprintf("nvcc release: want %q, have %q", p.CUDA.NvccRelease, l.NvccRelease))
+	}
+	// Inside the pinned image its digest pins the host compiler.
+	if l.Image == "" && l.HostCompiler != p.CUDA.HostCompilerVersion {
+		diff = append(diff, fmt.Sprintf("host compiler: want %q, have %q", p.CUDA.HostCompilerVersion, l.HostCompiler))
 	}
 	return diff
 }

@@ -45,3 +45,15 @@ func (id Identity) Hash() string {
 
 // String renders the identity for people.
 func (id Identity) String() string { return strings.Join(id.Lines(), "; ") }
+
+// PinnedIdentity returns the identity the pins give a native build (image
+// "") or a build inside image: nvcc's build and release lines and, natively,
+// the host compiler's version line. Keys computed from it need no local
+// nvcc; whatever compiles must then match it (Mismatch).
+func PinnedIdentity(p Pins, image string) Identity {
+	id := Identity{NvccBuild: p.CUDA.NvccBuild, NvccRelease: p.CUDA.NvccRelease, Image: image}
+	if image == "" {
+		id.HostCompiler = p.CUDA.HostCompilerVersion
+	}
+	return id
+}

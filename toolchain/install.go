@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/cuzk-dev/cuzk/internal/renameio"
 )
 
 // ErrNotDebian reports a host where the native toolchain cannot be installed
@@ -126,12 +128,12 @@ func enableNonFreeFile(path string, w io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(w, "toolchain: enable contrib non-free in %s\n", path)
-	tmp := path + ".cuzk-tmp"
-	if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
-		return fmt.Errorf("install toolchain: write %s: %w", tmp, err)
+	perm := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		perm = st.Mode().Perm()
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("install toolchain: replace %s: %w", path, err)
+	if err := renameio.WriteFile(path, []byte(out), perm); err != nil {
+		return fmt.Errorf("install toolchain: %w", err)
 	}
 	return nil
 }

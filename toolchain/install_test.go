@@ -70,7 +70,7 @@ func (f *fakeHost) host() toolchain.Host {
 
 func pinnedLocal() toolchain.Local {
 	return toolchain.Local{Nvcc: "/usr/bin/nvcc", Identity: toolchain.Identity{
-		NvccBuild: "cuda_11.8.r11.8/compiler.31833905_0", NvccRelease: "release 11.8, V11.8.89", HostCompiler: "gcc-11"}}
+		NvccBuild: "cuda_11.8.r11.8/compiler.31833905_0", NvccRelease: "release 11.8, V11.8.89", HostCompiler: "gcc-11 (Debian 11.3.0-12) 11.3.0"}}
 }
 
 func TestEnsureOrder(t *testing.T) {
@@ -78,6 +78,8 @@ func TestEnsureOrder(t *testing.T) {
 	require.NoError(t, err)
 	other := pinnedLocal()
 	other.NvccBuild, other.NvccRelease = "cuda_12.4.r12.4/compiler.1", "release 12.4, V12.4.131"
+	otherGcc := pinnedLocal()
+	otherGcc.HostCompiler = "gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0"
 	noNvcc := toolchain.ErrNoNvcc
 	cases := []struct {
 		name      string
@@ -94,6 +96,7 @@ func TestEnsureOrder(t *testing.T) {
 		{"nothing", toolchain.Auto, fakeHost{detectErr: noNvcc}, "", false, "Ways out"},
 		{"install fails", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true, installErr: errors.New("apt down")}, "", false, "apt down"},
 		{"forced native, wrong nvcc", toolchain.Native, fakeHost{local: other, engine: true}, "", false, "nvcc build: want"},
+		{"forced native, other host compiler", toolchain.Native, fakeHost{local: otherGcc}, "", false, "host compiler: want"},
 		{"forced container, no engine", toolchain.Container, fakeHost{local: pinnedLocal()}, "", false, "no Dagger engine"},
 		{"forced container", toolchain.Container, fakeHost{local: pinnedLocal(), engine: true}, toolchain.Container, false, ""},
 	}
@@ -134,6 +137,11 @@ func TestDetectRealNvcc(t *testing.T) {
 	assert.Empty(t, toolchain.Mismatch(pins, l), "the pinned nvcc is installed")
 	assert.NotEmpty(t, l.HostCompiler)
 	assert.Equal(t, "img@sha256:00", l.Image)
+
+	native, err := toolchain.Detect(context.Background(), pins, nil)
+	require.NoError(t, err)
+	assert.Equal(t, toolchain.PinnedIdentity(pins, ""), native.Identity,
+		"the pins give the installed toolchain's identity, so keys need no nvcc")
 
 	pins.CUDA.Nvcc = "definitely-not-nvcc"
 	_, err = toolchain.Detect(context.Background(), pins, nil)

@@ -32,6 +32,9 @@ type Pins struct {
 	Images  Images   `mapstructure:"images"`
 	// BasePackages are the Debian packages of the daemon image's base layer.
 	BasePackages []DebianPackage `mapstructure:"base_packages"`
+	// Remote is the shared kernel cache (remote_cache, remote_cache_upload):
+	// configuration, not a pin; no key includes it.
+	Remote RemoteCache `mapstructure:",squash"`
 }
 
 // DebianPackage pins one Debian package file by version and sha256.
@@ -52,6 +55,11 @@ type CUDA struct {
 	HostCompiler  string `mapstructure:"host_compiler"`
 	DebianPackage string `mapstructure:"debian_package"`
 	DebianVersion string `mapstructure:"debian_version"`
+	// NvccRelease is nvcc's "release" line and HostCompilerVersion the first
+	// `--version` line of the host compiler nvcc runs: with NvccBuild the
+	// native toolchain identity, so keys are known without a local nvcc.
+	NvccRelease         string `mapstructure:"nvcc_release"`
+	HostCompilerVersion string `mapstructure:"host_compiler_version"`
 }
 
 // Images pins container images by digest.
@@ -70,6 +78,8 @@ const (
 	EnvImage     = "CUZK_IMAGE"     // set inside the pinned build container: its image reference
 	EnvTiming    = "CUZK_TIMING"    // 1: per-phase proof timings
 	EnvTestGPU   = "CUZK_TEST_GPU"  // GPU ordinal the GPU tests use (default 0)
+	// EnvRemoteToken is the remote cache's bearer token (never printed).
+	EnvRemoteToken = "CUZK_REMOTE_CACHE_TOKEN"
 )
 
 // EnvBenchPrefix starts the variables that steer benchmarks (CUZK_BENCH_SIZES…).
@@ -80,7 +90,7 @@ const EnvBenchPrefix = "CUZK_BENCH_"
 const EnvDaemonPrefix = "CUZK_DAEMON_"
 
 // operational lists CUZK_* variables that are read elsewhere and are not pins.
-var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvTestGPU}
+var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvTestGPU, EnvRemoteToken}
 
 // Load reads the pins: embedded defaults, then the file named by CUZK_PINS if
 // set, then CUZK_* variables from environ (nested keys join with "_", e.g.
@@ -231,7 +241,8 @@ func (p Pins) Validate() error {
 		bad("go", "%q is not a Go version like 1.26.8", p.Go)
 	}
 	for key, val := range map[string]string{"cuda.release": p.CUDA.Release, "cuda.nvcc_build": p.CUDA.NvccBuild,
-		"cuda.nvcc": p.CUDA.Nvcc, "cuda.host_compiler": p.CUDA.HostCompiler} {
+		"cuda.nvcc": p.CUDA.Nvcc, "cuda.host_compiler": p.CUDA.HostCompiler,
+		"cuda.nvcc_release": p.CUDA.NvccRelease, "cuda.host_compiler_version": p.CUDA.HostCompilerVersion} {
 		if val == "" {
 			bad(key, "must be set")
 		}
@@ -269,6 +280,9 @@ func (p Pins) Validate() error {
 		if d.Name == "" || d.Version == "" || d.Arch == "" || !reSHA256.MatchString(d.SHA256) {
 			bad(fmt.Sprintf("base_packages[%d]", i), "%+v: want name, version, arch and a 64-hex sha256", d)
 		}
+	}
+	if err := p.Remote.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)

@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +32,10 @@ type Entry struct {
 // Put stores outputs (name → bytes) as the result of action id, with the
 // input lines that formed the key. Blobs are written before the entry, so a
 // reader that sees the entry finds its blobs.
-func (s *Store) Put(id ActionID, outputs map[string][]byte, inputs []string) (Entry, error) {
+func (s *Store) Put(ctx context.Context, id ActionID, outputs map[string][]byte, inputs []string) (Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return Entry{}, fmt.Errorf("cas put %s: %w", id.Short(), err)
+	}
 	e := Entry{Version: entryVersion, Action: id, Inputs: inputs, Created: s.now().UTC()}
 	for name, b := range outputs {
 		oid := SumOutput(b)
@@ -59,7 +63,10 @@ func (s *Store) Put(id ActionID, outputs map[string][]byte, inputs []string) (En
 // is missing or does not match its hash) is removed and reported as
 // ErrNotFound wrapping the reason, so the caller rebuilds. A hit refreshes
 // the entry's modification time, which Trim reads as "last used".
-func (s *Store) Get(id ActionID) (Entry, map[string][]byte, error) {
+func (s *Store) Get(ctx context.Context, id ActionID) (Entry, map[string][]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return Entry{}, nil, fmt.Errorf("cas get %s: %w", id.Short(), err)
+	}
 	p := s.path("a", id.String())
 	raw, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
@@ -81,7 +88,10 @@ func (s *Store) Get(id ActionID) (Entry, map[string][]byte, error) {
 }
 
 // Entry returns the entry for id without reading its blobs (explain).
-func (s *Store) Entry(id ActionID) (Entry, error) {
+func (s *Store) Entry(ctx context.Context, id ActionID) (Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return Entry{}, fmt.Errorf("cas entry %s: %w", id.Short(), err)
+	}
 	raw, err := os.ReadFile(s.path("a", id.String()))
 	if errors.Is(err, os.ErrNotExist) {
 		return Entry{}, ErrNotFound

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cuzk-dev/cuzk/internal/renameio"
 )
 
 // ErrNotFound reports a cache miss: no entry, or an entry that was damaged
@@ -80,29 +82,12 @@ func (s *Store) path(kind, hexID string) string {
 	return filepath.Join(s.dir, kind, hexID[:2], hexID)
 }
 
-// writeAtomic writes b to path through a temporary file in the same store
-// and a rename, so readers never see a partial file.
+// writeAtomic writes b to path through internal/renameio (a temporary in
+// the same directory, fsynced, renamed, directory fsynced), so readers never
+// see a partial file and a crash never leaves one.
 func (s *Store) writeAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "w-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return renameio.WriteFile(path, b, 0o644)
 }

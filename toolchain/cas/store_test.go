@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+var ctx = context.Background()
 
 func newStore(t *testing.T, opts ...Option) *Store {
 	t.Helper()
@@ -31,13 +34,13 @@ func randomAction(t *testing.T) ActionID {
 func TestPutGetRoundTrip(t *testing.T) {
 	s := newStore(t)
 	id := randomAction(t)
-	_, _, err := s.Get(id)
+	_, _, err := s.Get(ctx, id)
 	require.ErrorIs(t, err, ErrNotFound)
 
 	outs := map[string][]byte{"k.fatbin": []byte("device code"), "k.log": {}}
-	put, err := s.Put(id, outs, []string{"input a", "input b"})
+	put, err := s.Put(ctx, id, outs, []string{"input a", "input b"})
 	require.NoError(t, err)
-	e, data, err := s.Get(id)
+	e, data, err := s.Get(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, outs, data)
 	assert.Equal(t, put.Inputs, e.Inputs)
@@ -73,16 +76,16 @@ func TestDamageIsAMiss(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newStore(t)
 			id := randomAction(t)
-			e, err := s.Put(id, map[string][]byte{"x": []byte("payload")}, nil)
+			e, err := s.Put(ctx, id, map[string][]byte{"x": []byte("payload")}, nil)
 			require.NoError(t, err)
 			damage(t, s, id, e)
-			_, _, err = s.Get(id)
+			_, _, err = s.Get(ctx, id)
 			require.ErrorIs(t, err, ErrNotFound)
 			assert.NoFileExists(t, s.path("a", id.String()), "damaged entry must be removed")
 			// The rebuild's Put makes it a hit again.
-			_, err = s.Put(id, map[string][]byte{"x": []byte("payload")}, nil)
+			_, err = s.Put(ctx, id, map[string][]byte{"x": []byte("payload")}, nil)
 			require.NoError(t, err)
-			_, data, err := s.Get(id)
+			_, data, err := s.Get(ctx, id)
 			require.NoError(t, err)
 			assert.Equal(t, []byte("payload"), data["x"])
 		})
@@ -101,12 +104,12 @@ func TestConcurrentPutGet(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			_, err := s.Put(id, map[string][]byte{"f": payload}, nil)
+			_, err := s.Put(ctx, id, map[string][]byte{"f": payload}, nil)
 			errs <- err
 		}()
 		go func() {
 			defer wg.Done()
-			_, data, err := s.Get(id)
+			_, data, err := s.Get(ctx, id)
 			if err == nil && string(data["f"]) != string(payload) {
 				err = errors.New("reader saw other bytes")
 			}
@@ -153,9 +156,9 @@ func TestTrimRemovesOldEntriesAndTheirBlobs(t *testing.T) {
 	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
 	s := newStore(t, WithClock(func() time.Time { return now }))
 	old, fresh := randomAction(t), randomAction(t)
-	eOld, err := s.Put(old, map[string][]byte{"f": []byte("old bytes")}, nil)
+	eOld, err := s.Put(ctx, old, map[string][]byte{"f": []byte("old bytes")}, nil)
 	require.NoError(t, err)
-	_, err = s.Put(fresh, map[string][]byte{"f": []byte("fresh bytes")}, nil)
+	_, err = s.Put(ctx, fresh, map[string][]byte{"f": []byte("fresh bytes")}, nil)
 	require.NoError(t, err)
 	ten := now.Add(-10 * 24 * time.Hour)
 	require.NoError(t, os.Chtimes(s.path("a", old.String()), ten, ten))
@@ -169,16 +172,16 @@ func TestTrimRemovesOldEntriesAndTheirBlobs(t *testing.T) {
 	assert.Equal(t, 1, r.EntriesRemoved)
 	assert.Equal(t, 1, r.EntriesKept)
 	assert.Equal(t, 1, r.BlobsRemoved)
-	_, _, err = s.Get(old)
+	_, _, err = s.Get(ctx, old)
 	assert.ErrorIs(t, err, ErrNotFound)
-	_, data, err := s.Get(fresh)
+	_, data, err := s.Get(ctx, fresh)
 	require.NoError(t, err)
 	assert.Equal(t, []byte("fresh bytes"), data["f"])
 }
 
 func TestStatsAndCounters(t *testing.T) {
 	s := newStore(t)
-	_, err := s.Put(randomAction(t), map[string][]byte{"a": []byte("1"), "b": []byte("22")}, nil)
+	_, err := s.Put(ctx, randomAction(t), map[string][]byte{"a": []byte("1"), "b": []byte("22")}, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Count(Counters{Hits: 3, Misses: 1, Puts: 1}))
 	require.NoError(t, s.Count(Counters{Hits: 2}))
@@ -210,4 +213,28 @@ func TestParseIDs(t *testing.T) {
 		_, err := ParseActionID(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+func TestTrimRemovesAbandonedTemporariesAndStatsSkipsThem(t *testing.T) {
+	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	s := newStore(t, WithClock(func() time.Time { return now }))
+	_, err := s.Put(ctx, randomAction(t), map[string][]byte{"f": []byte("x")}, nil)
+	require.NoError(t, err)
+	old, young := filepath.Join(s.Dir(), "o", "ab", ".ab12.tmp123"), filepath.Join(s.Dir(), "a", "cd", ".cd34.tmp456")
+	for _, p := range []string{old, young} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("half"), 0o644))
+	}
+	two := now.Add(-2 * time.Hour)
+	require.NoError(t, os.Chtimes(old, two, two))
+	require.NoError(t, os.Chtimes(young, now, now))
+	st, err := s.Stats()
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Entries, "a temporary is not an entry")
+	assert.Equal(t, 1, st.Blobs, "a temporary is not a blob")
+	r, err := s.Trim(30 * 24 * time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, 0, r.BlobsRemoved)
+	assert.NoFileExists(t, old, "an abandoned temporary is removed")
+	assert.FileExists(t, young, "a live writer's temporary is kept")
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -61,17 +62,38 @@ func (s *Store) Trim(maxAge time.Duration) (TrimResult, error) {
 	if err != nil {
 		return r, fmt.Errorf("cas trim blobs: %w", err)
 	}
-	err = walkFiles(filepath.Join(s.dir, "tmp"), func(path string, info fs.FileInfo) error {
-		if info.ModTime().Before(grace) {
-			return os.Remove(path)
+	for _, sub := range []string{"tmp", "a", "o", "r"} {
+		if err := removeStale(filepath.Join(s.dir, sub), sub == "tmp", grace); err != nil {
+			return r, fmt.Errorf("cas trim %s: %w", sub, err)
 		}
-		return nil
-	})
-	if err != nil {
-		return r, fmt.Errorf("cas trim tmp: %w", err)
 	}
 	return r, nil
 }
+
+// removeStale removes temporaries older than grace under root: every file
+// when all is set (tmp/), else the hidden ones renameio leaves behind when a
+// writer dies between create and rename.
+func removeStale(root string, all bool, grace time.Time) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || !(all || isTemp(d.Name())) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil || !info.ModTime().Before(grace) {
+			return nil // gone already, or young enough to belong to a live writer
+		}
+		return os.Remove(path)
+	})
+}
+
+// isTemp reports a renameio temporary (".<name>.tmp<random>").
+func isTemp(name string) bool { return strings.HasPrefix(name, ".") }
 
 func walkFiles(root string, fn func(path string, info fs.FileInfo) error) error {
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -81,8 +103,8 @@ func walkFiles(root string, fn func(path string, info fs.FileInfo) error) error 
 			}
 			return err
 		}
-		if d.IsDir() {
-			return nil
+		if d.IsDir() || isTemp(d.Name()) {
+			return nil // a write in progress (or abandoned) is not an entry or blob
 		}
 		info, err := d.Info()
 		if err != nil {

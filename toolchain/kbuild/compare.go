@@ -48,7 +48,7 @@ func (e *Engine) Compare(ctx context.Context, running []cuda.Kernel) ([]Stalenes
 			s.Running = k.ActionID
 		default:
 			s.Running, s.Stale = k.ActionID, true
-			if s.Why, err = e.whyRunning(u, k); err != nil {
+			if s.Why, err = e.whyRunning(ctx, u, k); err != nil {
 				return nil, err
 			}
 		}
@@ -62,12 +62,12 @@ func (e *Engine) Compare(ctx context.Context, running []cuda.Kernel) ([]Stalenes
 }
 
 // whyRunning explains how a running kernel's build differs from unit u.
-func (e *Engine) whyRunning(u Unit, k cuda.Kernel) ([]string, error) {
+func (e *Engine) whyRunning(ctx context.Context, u Unit, k cuda.Kernel) ([]string, error) {
 	id, err := cas.ParseActionID(k.ActionID)
 	if err != nil {
 		return []string{fmt.Sprintf("the daemon reports a malformed action id %q", k.ActionID)}, nil
 	}
-	old, err := e.store.Entry(id)
+	old, err := e.store.Entry(ctx, id)
 	if err == nil {
 		return Diff(old.Inputs, u.Lines), nil
 	}

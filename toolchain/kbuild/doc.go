@@ -7,9 +7,14 @@
 // hand). Headers outside the project (the CUDA toolkit's, libc's) are
 // covered by the toolchain identity instead.
 //
-// Build looks every unit up in the content-addressed store (toolchain/cas):
-// a hit costs no compiler run; a miss runs nvcc, stores the result and says
-// why the unit was rebuilt. Outputs are then materialized into the output
+// Build looks every unit up in the content-addressed store (toolchain/cas),
+// then in an optional remote cache (WithRemote; a hit is written to the
+// local store): a hit costs no compiler run; a miss runs nvcc, stores the
+// result (and uploads it, unless the remote is read-only) and says why the
+// unit was rebuilt. Keys hold the toolchain identity the engine is given
+// (the pins' identity, toolchain.PinnedIdentity), so nvcc is only looked
+// for, through WithCompiler, on the first miss: a build served wholly from
+// the caches needs no toolkit. Outputs are then materialized into the output
 // directory with a manifest (package cuda's Manifest) that the Go build
 // embeds. Explain reports, without building, which units are fresh and what
 // changed for the stale ones.

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cuzk-dev/cuzk/toolchain"
 	"github.com/cuzk-dev/cuzk/toolchain/cas"
@@ -28,15 +29,20 @@ var DefaultLayout = Layout{Kernels: "cuda/kernels", Includes: []string{"cuda/inc
 
 // Engine builds the kernel units of one tree.
 type Engine struct {
-	root     string
-	layout   Layout
-	pins     toolchain.Pins
-	tc       toolchain.Local
-	store    *cas.Store
-	jobs     int
-	progress io.Writer
-	debug    io.Writer
-	verify   bool
+	root      string
+	layout    Layout
+	pins      toolchain.Pins
+	tc        toolchain.Local
+	store     *cas.Store
+	jobs      int
+	progress  io.Writer
+	debug     io.Writer
+	verify    bool
+	remote    cas.Cache
+	fetchJobs int
+	compiler  *compiler
+	remoteOK  remoteHealth
+	printMu   sync.Mutex
 }
 
 // Option configures an Engine; bad values are rejected by New.
@@ -79,8 +85,43 @@ func WithVerify(v bool) Option {
 	return func(e *Engine) error { e.verify = v; return nil }
 }
 
-// New returns an engine for the tree at root, building with the local
-// toolchain tc (which must be the pinned one) into store.
+// WithRemote adds a shared cache, looked up after the local store and
+// before nvcc; a remote hit is written to the local store, and what nvcc
+// builds is stored there too unless it is read-only (cas.ReadOnly). A
+// remote that does not answer costs one warning line; the build goes on
+// without it.
+func WithRemote(c cas.Cache) Option {
+	return func(e *Engine) error { e.remote = c; return nil }
+}
+
+// WithFetchJobs bounds parallel remote fetches (default 8).
+func WithFetchJobs(n int) Option {
+	return func(e *Engine) error {
+		if n < 1 {
+			return fmt.Errorf("kbuild: fetch jobs %d < 1", n)
+		}
+		e.fetchJobs = n
+		return nil
+	}
+}
+
+// WithCompiler sets how nvcc is found when a unit must be compiled: find
+// runs at most once per Build, on the first miss (it may install the
+// toolchain), and a build served wholly from the caches never calls it.
+// The toolchain it returns must have the identity the keys were made with.
+func WithCompiler(find func(ctx context.Context) (toolchain.Local, error)) Option {
+	return func(e *Engine) error {
+		if find == nil {
+			return errors.New("kbuild: nil compiler finder")
+		}
+		e.compiler = &compiler{find: find}
+		return nil
+	}
+}
+
+// New returns an engine for the tree at root whose keys hold tc's identity,
+// building with tc.Nvcc (which must be the pinned one) or, when tc has no
+// nvcc, with what WithCompiler finds, into store.
 func New(root string, pins toolchain.Pins, tc toolchain.Local, store *cas.Store, opts ...Option) (*Engine, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -89,15 +130,18 @@ func New(root string, pins toolchain.Pins, tc toolchain.Local, store *cas.Store,
 	if store == nil {
 		return nil, errors.New("kbuild: nil store")
 	}
-	if tc.Nvcc == "" {
-		return nil, errors.New("kbuild: no nvcc in the toolchain")
-	}
 	e := &Engine{root: abs, layout: DefaultLayout, pins: pins, tc: tc, store: store,
-		jobs: runtime.NumCPU(), progress: io.Discard}
+		jobs: runtime.NumCPU(), progress: io.Discard, fetchJobs: 8}
 	for _, o := range opts {
 		if err := o(e); err != nil {
 			return nil, err
 		}
+	}
+	if e.compiler == nil {
+		if tc.Nvcc == "" {
+			return nil, errors.New("kbuild: no nvcc in the toolchain and no WithCompiler")
+		}
+		e.compiler = &compiler{find: func(context.Context) (toolchain.Local, error) { return tc, nil }}
 	}
 	return e, nil
 }

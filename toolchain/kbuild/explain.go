@@ -114,15 +114,19 @@ func minus(a, b []string) []string {
 
 // Explanation says whether a unit is fresh and, if not, why.
 type Explanation struct {
-	Unit  Unit
-	Fresh bool     // a build would run nvcc 0 times for this unit
-	Why   []string // for stale units: what changed since this tree's last build
+	Unit Unit
+	// Source is where a build would take the unit from: Hit (the local
+	// cache), HitRemote (the remote cache) or Built (nvcc).
+	Source Status
+	Fresh  bool     // a build would run nvcc 0 times for this unit (Source is not Built)
+	Why    []string // for stale units: what changed since this tree's last build
 	// Materialized reports whether the output directory holds this build.
 	Materialized bool
 }
 
-// Explain computes every unit's key and compares it with the cache and with
-// this tree's last build, without running nvcc or writing anything.
+// Explain computes every unit's key and compares it with the caches (the
+// remote's entries are read, not their blobs) and with this tree's last
+// build, without running nvcc or writing anything.
 func (e *Engine) Explain(ctx context.Context) ([]Explanation, error) {
 	units, err := e.Plan(ctx)
 	if err != nil {
@@ -131,12 +135,20 @@ func (e *Engine) Explain(ctx context.Context) ([]Explanation, error) {
 	man, _ := e.readManifest() // a missing manifest only means nothing is materialized
 	out := make([]Explanation, len(units))
 	for i, u := range units {
-		x := Explanation{Unit: u}
-		if _, err := e.store.Entry(u.ID); err == nil {
-			x.Fresh = true
-		} else if errors.Is(err, cas.ErrNotFound) {
-			x.Why = e.why(u, err)
-		} else {
+		x := Explanation{Unit: u, Source: Hit, Fresh: true}
+		_, err := e.store.Entry(ctx, u.ID)
+		switch {
+		case errors.Is(err, cas.ErrNotFound):
+			if ok, note := e.remoteHas(ctx, u); ok {
+				x.Source = HitRemote
+			} else {
+				x.Source, x.Fresh = Built, false
+				if note != "" {
+					x.Why = append(x.Why, note)
+				}
+				x.Why = append(x.Why, e.why(ctx, u, err)...)
+			}
+		case err != nil:
 			return nil, err
 		}
 		if k, ok := man.Lookup(u.Name); ok && k.ActionID == u.ID.String() {

@@ -24,6 +24,7 @@ type fixture struct {
 	pins  toolchain.Pins
 	tc    toolchain.Local
 	log   string
+	opts  []kbuild.Option // added to every engine (a bare fixture's compiler finder)
 }
 
 // requireNvcc skips, visibly, where the pinned compiler is not installed.
@@ -61,7 +62,8 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) engine(opts ...kbuild.Option) *kbuild.Engine {
 	f.t.Helper()
-	e, err := kbuild.New(f.root, f.pins, f.tc, f.store, append([]kbuild.Option{kbuild.WithJobs(2)}, opts...)...)
+	all := append(append([]kbuild.Option{kbuild.WithJobs(2)}, f.opts...), opts...)
+	e, err := kbuild.New(f.root, f.pins, f.tc, f.store, all...)
 	require.NoError(f.t, err)
 	return e
 }

@@ -72,12 +72,21 @@ func hashLines(lines []string, debug io.Writer, name string) cas.ActionID {
 	return id
 }
 
+// CanonicalRoot is the tree location every compile tells the device
+// front end (cicc) it runs in. cicc names file-local device symbols
+// (static or anonymous-namespace __constant__ and __device__ variables)
+// after a hash of the source's absolute path, so without it the same
+// inputs give other fatbin bytes in every checkout: a remote cache hit
+// would differ from a local compile, and CUZK_VERIFY=1 would fail on any
+// machine but the uploader's.
+const CanonicalRoot = "/cuzk-kbuild"
+
 // nvccArgs returns the nvcc argument list for a unit (without the nvcc
-// binary): device-only fatbin, pinned flags, targets, defines, include path,
-// output, source. Paths are relative to the root, so the list (and the key)
-// is the same in every checkout.
+// binary): device-only fatbin, the canonical source path, pinned flags,
+// targets, defines, include path, output, source. Paths are relative to the
+// root, so the list (and the key) is the same in every checkout.
 func nvccArgs(p toolchain.Pins, includes []string, out, source string) []string {
-	args := []string{"-fatbin"}
+	args := []string{"-fatbin", "-Xcicc", "--orig_src_path_name=" + CanonicalRoot + "/" + source}
 	args = append(args, p.Flags...)
 	args = append(args, p.Gencode()...)
 	for _, d := range p.Defines {

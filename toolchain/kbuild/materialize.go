@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cuzk-dev/cuzk/cuda"
+	"github.com/cuzk-dev/cuzk/internal/renameio"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
@@ -83,19 +84,8 @@ func writeIfChanged(path string, b []byte) (int, error) {
 	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, b) {
 		return 0, nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return 0, fmt.Errorf("kbuild: materialize %s: %w", path, err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return 0, fmt.Errorf("kbuild: materialize %s: %v %v", path, werr, cerr)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return 0, fmt.Errorf("kbuild: materialize %s: %w", path, err)
+	if err := renameio.WriteFile(path, b, 0o644); err != nil {
+		return 0, fmt.Errorf("kbuild: materialize: %w", err)
 	}
 	return 1, nil
 }

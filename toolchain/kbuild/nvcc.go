@@ -27,7 +27,7 @@ func (e *NvccError) Unwrap() error { return e.Err }
 
 // compile runs nvcc for u in the root (so every path is relative) into a
 // private temporary directory and returns the fatbin bytes.
-func (e *Engine) compile(ctx context.Context, u Unit) ([]byte, error) {
+func (e *Engine) compile(ctx context.Context, nvcc string, u Unit) ([]byte, error) {
 	tmp, err := os.MkdirTemp(filepath.Join(e.store.Dir(), "tmp"), "nvcc-")
 	if err != nil {
 		return nil, fmt.Errorf("kbuild: kernel %s: %w", u.Name, err)
@@ -42,7 +42,7 @@ func (e *Engine) compile(ctx context.Context, u Unit) ([]byte, error) {
 		args[i] = a
 	}
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, e.tc.Nvcc, args...)
+	cmd := exec.CommandContext(ctx, nvcc, args...)
 	cmd.Dir = e.root
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {

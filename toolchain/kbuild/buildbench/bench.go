@@ -43,6 +43,8 @@ type Result struct {
 	EngineNoOp Timing  // a no-op kbuild Build of the copied tree
 	MageNoOp   *Timing // `go run mage.go build` with nothing to do; nil when not measured
 	CacheDir   string  // the kbuild side's cache (removed with the work directory)
+	// Remote holds the remote cache rows (MeasureRemote); nil when not measured.
+	Remote *RemoteResult
 }
 
 // bench is one run's state: two trees, their counters and the oracle.
