@@ -6,12 +6,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/cuzk-dev/cuzk/ci/podman"
 	"github.com/cuzk-dev/cuzk/cuda"
+	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
 // daemonImage loads d's image into podman for the test; it skips visibly
@@ -79,4 +85,52 @@ func checkImageInPodman(t *testing.T, d Dist, v Verified) {
 		r = run("write", "/tmp/x")
 		assert.Equal(t, 0, r.ExitCode, "/tmp is writable scratch: %s", r.Stderr)
 	})
+
+	t.Run("serve proves over gRPC from the host", func(t *testing.T) {
+		checkServeInContainer(t, image)
+	})
+}
+
+// checkServeInContainer runs `cuzk-daemon serve` in the image (CPU
+// backend, all interfaces inside the container, so a token is required)
+// with its port published on 127.0.0.1, and proves and verifies porep-synth
+// proofs from the host over gRPC, as cuzk-bench prove -addr does.
+func checkServeInContainer(t *testing.T, image string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const token = "container-test-token"
+	c, err := podman.Start(ctx, podman.Spec{Image: image, Ports: []int{9820},
+		Args: []string{"serve", "-listen", "0.0.0.0:9820", "-http-listen", "", "-backend", "cpu", "-key-dir", "/tmp/keys",
+			"-token", token}})
+	require.NoError(t, err)
+	defer func() {
+		if t.Failed() {
+			logs, _ := c.Logs(context.Background())
+			t.Logf("container log:\n%s", logs)
+		}
+		assert.NoError(t, c.Stop(context.Background()))
+	}()
+	cl, err := client.Dial([]string{c.Addr(9820)}, client.Options{Token: token})
+	require.NoError(t, err)
+	defer cl.Close()
+	require.Eventually(t, func() bool {
+		_, err := cl.GetStatus(ctx, &pb.GetStatusRequest{})
+		return err == nil
+	}, time.Minute, 100*time.Millisecond, "the daemon in the container answers")
+	st, err := cl.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, "cpu", st.GetBackend())
+	assert.NotEmpty(t, st.GetKernels(), "the image's daemon reports its embedded kernels")
+	circ, err := registry.Default().Resolve("porep-synth", map[string]uint64{"constraints": 1024})
+	require.NoError(t, err)
+	rep, err := client.RunLoad(ctx, cl, client.Load{Circuit: circ, N: 2, Concurrency: 2, Seed: 5})
+	require.NoError(t, err)
+	assert.Empty(t, rep.Failures)
+	assert.Len(t, rep.Proofs, 2, "proved in the container and verified on the host")
+
+	bad, err := client.Dial([]string{c.Addr(9820)}, client.Options{Token: "wrong"})
+	require.NoError(t, err)
+	defer bad.Close()
+	_, err = bad.GetStatus(ctx, &pb.GetStatusRequest{})
+	assert.Equal(t, codes.Unauthenticated, status.Code(err))
 }
