@@ -11,7 +11,7 @@ import (
 	"github.com/cuzk-dev/cuzk/daemon/loadbench"
 )
 
-// Daemon measures the proving daemon over gRPC on the CPU backend: 8 porep-synth 2^16 proofs at concurrency 1 and 4, and its overhead per proof against direct calls.
+// Daemon measures the proving daemon over gRPC on the CPU backend: 8 porep-synth 2^16 proofs at concurrency 1 and 4, and its overhead per proof (target ≤ 5 ms), cross-checked against direct calls.
 //
 // On a GPU host run `cuzk-bench daemon` from `go run mage.go gpu` instead
 // (the GPU stream of porep-synth 2^20 proofs). Fails when a target misses

@@ -53,6 +53,7 @@ type Result struct {
 	Rows         []Row
 	Direct       time.Duration // median Solve + Prove + Verify, direct calls
 	Overhead     time.Duration // median of (daemon Prove RPC − direct), input by input
+	Pipeline     time.Duration // mean at concurrency 1 of latency − (synthesis + prove + verify): queue, hand-off, transport
 	DaemonMean   time.Duration // mean latency at concurrency 1
 	CriticalWait time.Duration // CRITICAL job's latency
 	GPUJob       time.Duration // mean prove time of a job (one device's work)
@@ -110,6 +111,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if conc == 1 {
 			res.DaemonMean = mean(row.Report.Latencies())
 			res.SingleJob = row.P50
+			pm := row.Report.PhaseMeans()
+			res.Pipeline = res.DaemonMean - pm["synthesis"] - pm["prove"] - pm["verify"]
 		}
 		if res.GPUJob == 0 && len(row.Report.Proofs) > 0 {
 			res.GPUJob = row.Report.PhaseMeans()["prove"]
@@ -122,7 +125,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	if cfg.Direct {
-		if res.Overhead, res.Direct, err = overhead(ctx, c, circ, cfg.N, opts.KeyDir); err != nil {
+		if res.Overhead, res.Direct, err = overhead(ctx, c, circ, overheadPairs(cfg.N), opts.KeyDir); err != nil {
 			return nil, err
 		}
 	}
@@ -198,8 +201,9 @@ func critical(ctx context.Context, c *client.Client, circ *registry.Resolved, n 
 }
 
 // overhead proves n inputs of circ alternately through the daemon (a
-// Prove RPC, whose result the daemon verified) and directly (Solve, Prove
-// on prover/cpu, Verify, with the daemon's own development key), and
+// Prove RPC, whose result the daemon verified) and directly (instance
+// build, Solve, Prove on prover/cpu, Verify, with the daemon's own
+// development key), and
 // returns the median of the per-input differences and the median direct
 // time. Pairing the two paths input by input keeps drift in the machine's
 // load out of the difference.
@@ -229,11 +233,11 @@ func overhead(ctx context.Context, c *client.Client, circ *registry.Resolved, n 
 			return 0, 0, fmt.Errorf("daemon proof %d: %w", i, err)
 		}
 		viaDaemon := time.Since(start)
+		start = time.Now() // the instance build counts on both paths, as the daemon does it too
 		circuit, err := circ.Circuit(in)
 		if err != nil {
 			return 0, 0, err
 		}
-		start = time.Now()
 		asg, err := r1cs.Solve(circuit, r1cs.WithShape(h.Sys))
 		if err != nil {
 			return 0, 0, err
@@ -252,6 +256,11 @@ func overhead(ctx context.Context, c *client.Client, circ *registry.Resolved, n 
 	}
 	return report.Median(diffs), report.Median(directs), nil
 }
+
+// overheadPairs is how many inputs the cross-check proves both ways: at
+// least 16, since one CPU proof's time varies by about 1 % on a shared
+// machine and the difference sought is a few milliseconds.
+func overheadPairs(n int) int { return max(n, 16) }
 
 func mean(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
@@ -294,9 +303,13 @@ func (r *Result) Write(w io.Writer, cfg Config) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if r.DaemonMean > 0 {
+		fmt.Fprintf(w, "daemon overhead per proof at concurrency 1: client latency − (synthesis + prove + verify) = %s (target ≤ %s)  %s\n",
+			ms(r.Pipeline), ms(cfg.MaxOverhead), verdict(cfg.MaxOverhead == 0 || r.Pipeline <= cfg.MaxOverhead))
+	}
 	if r.Direct > 0 {
-		fmt.Fprintf(w, "overhead per proof (median over %d inputs, each proved via the daemon and directly): %s on %s direct (target ≤ %s)  %s\n",
-			cfg.N, ms(r.Overhead), ms(r.Direct), ms(cfg.MaxOverhead), verdict(cfg.MaxOverhead == 0 || r.Overhead <= cfg.MaxOverhead))
+		fmt.Fprintf(w, "cross-check, %d inputs each proved via the daemon and by direct calls: median difference %s on %s direct\n",
+			overheadPairs(cfg.N), ms(r.Overhead), ms(r.Direct))
 	}
 	if cfg.MinThroughput > 0 && len(r.Rows) > 0 {
 		best := 0.0
@@ -330,7 +343,7 @@ func (r *Result) OK(cfg Config) bool {
 	if r.Failures > 0 {
 		return false
 	}
-	if r.Direct > 0 && cfg.MaxOverhead > 0 && r.Overhead > cfg.MaxOverhead {
+	if r.DaemonMean > 0 && cfg.MaxOverhead > 0 && r.Pipeline > cfg.MaxOverhead {
 		return false
 	}
 	if cfg.MinThroughput > 0 {
