@@ -27,6 +27,9 @@ type Load struct {
 	Concurrency int   // in flight at once (default 1)
 	Seed        int64 // inputs are Circuit.Example(Seed + i)
 	Priority    pb.Priority
+	// Partitions > 1 makes each proof a multi-partition job: partition k of
+	// proof i has input Circuit.Example(Seed + i·Partitions + k).
+	Partitions int
 	// RequestPrefix makes request_ids (prefix-i), so a retry after a
 	// daemon failure finds the job again; "" sends none.
 	RequestPrefix string
@@ -106,10 +109,11 @@ func RunLoad(ctx context.Context, c *Client, l Load) (*Report, error) {
 	return rep, ctx.Err()
 }
 
-// prepared is one proof's input and the public inputs its instance has.
+// prepared is one proof's input and the public inputs its instance has
+// (per partition).
 type prepared struct {
 	input []byte
-	want  []fr.Element
+	want  [][]fr.Element
 }
 
 // prepare builds every input and its expected public inputs before the
@@ -121,13 +125,20 @@ func prepare(ctx context.Context, l Load) ([]prepared, error) {
 	g.SetLimit(runtime.NumCPU())
 	for i := range out {
 		g.Go(func() error {
-			in, err := l.Circuit.Example(l.Seed + int64(i))
-			if err != nil {
-				return err
+			parts := max(1, l.Partitions)
+			for k := range parts {
+				in, err := l.Circuit.Example(l.Seed + int64(i*parts+k))
+				if err != nil {
+					return err
+				}
+				want, err := ExpectedPublic(l.Circuit, in)
+				if err != nil {
+					return err
+				}
+				out[i].input = append(out[i].input, in...)
+				out[i].want = append(out[i].want, want)
 			}
-			want, err := ExpectedPublic(l.Circuit, in)
-			out[i] = prepared{input: in, want: want}
-			return err
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -137,9 +148,11 @@ func prepare(ctx context.Context, l Load) ([]prepared, error) {
 }
 
 func proveOne(ctx context.Context, c *Client, l Load, pbc *pb.Circuit, vk *groth16.VerifyingKey, i int, p prepared) (Proof, error) {
-	input, want := p.input, p.want
 	var err error
-	req := &pb.ProofRequest{Circuit: pbc, Input: input, Priority: l.Priority}
+	req := &pb.ProofRequest{Circuit: pbc, Input: p.input, Priority: l.Priority}
+	if l.Partitions > 1 {
+		req.Partitions = uint32(l.Partitions)
+	}
 	if l.RequestPrefix != "" {
 		req.RequestId = fmt.Sprintf("%s-%d", l.RequestPrefix, i)
 	}
@@ -157,7 +170,12 @@ func proveOne(ctx context.Context, c *Client, l Load, pbc *pb.Circuit, vk *groth
 	if err != nil {
 		return Proof{}, err
 	}
-	if err := VerifyResult(vk, res, want); err != nil {
+	if l.Partitions > 1 {
+		err = VerifyPartitions(vk, res, p.want)
+	} else {
+		err = VerifyResult(vk, res, p.want[0])
+	}
+	if err != nil {
 		return Proof{}, err
 	}
 	return Proof{Index: i, Latency: latency, Result: res, Attempts: attempts}, nil
@@ -176,21 +194,46 @@ func ExpectedPublic(c *registry.Resolved, input []byte) ([]fr.Element, error) {
 	return nil, nil
 }
 
-// VerifyResult checks a daemon's result: the proof's two encodings agree,
-// the public inputs are want (when want is not nil), and the proof
-// verifies under vk.
+// VerifyResult checks a daemon's single-proof result: the proof's two
+// encodings agree, the public inputs are want (when want is not nil), and
+// the proof verifies under vk.
 func VerifyResult(vk *groth16.VerifyingKey, res *pb.ProofResult, want []fr.Element) error {
+	return verifyProof(vk, res.GetProof(), res.GetProofCompressed(), res.GetPublicInputs(), want)
+}
+
+// VerifyPartitions checks a multi-partition result: one proof per entry of
+// want, in order, each as VerifyResult checks it, and proofs_compressed
+// their compressed proofs concatenated.
+func VerifyPartitions(vk *groth16.VerifyingKey, res *pb.ProofResult, want [][]fr.Element) error {
+	parts := res.GetPartitions()
+	if len(parts) != len(want) {
+		return fmt.Errorf("daemon returned %d partition proofs, the job has %d", len(parts), len(want))
+	}
+	var all []byte
+	for k, p := range parts {
+		if err := verifyProof(vk, p.GetProof(), p.GetProofCompressed(), p.GetPublicInputs(), want[k]); err != nil {
+			return fmt.Errorf("partition %d: %w", k, err)
+		}
+		all = append(all, p.GetProofCompressed()...)
+	}
+	if !bytes.Equal(all, res.GetProofsCompressed()) {
+		return errors.New("proofs_compressed is not the partitions' compressed proofs in order")
+	}
+	return nil
+}
+
+func verifyProof(vk *groth16.VerifyingKey, enc, compressed []byte, publicInputs [][]byte, want []fr.Element) error {
 	var proof groth16.Proof
-	if _, err := proof.ReadFrom(bytes.NewReader(res.GetProof())); err != nil {
+	if _, err := proof.ReadFrom(bytes.NewReader(enc)); err != nil {
 		return fmt.Errorf("decode proof: %w", err)
 	}
 	a, b, cc := proof.A.Bytes(), proof.B.Bytes(), proof.C.Bytes()
 	comp := append(append(append([]byte(nil), a[:]...), b[:]...), cc[:]...)
-	if !bytes.Equal(comp, res.GetProofCompressed()) || len(comp) != 192 {
+	if !bytes.Equal(comp, compressed) || len(comp) != 192 {
 		return errors.New("proof_compressed is not A‖B‖C of proof")
 	}
-	public := make([]fr.Element, len(res.GetPublicInputs()))
-	for i, b := range res.GetPublicInputs() {
+	public := make([]fr.Element, len(publicInputs))
+	for i, b := range publicInputs {
 		if err := public[i].SetBytesCanonical(b); err != nil {
 			return fmt.Errorf("public input %d: %w", i, err)
 		}

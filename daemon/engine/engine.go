@@ -140,7 +140,7 @@ func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
 	if req.Priority == 0 {
 		req.Priority = Normal
 	}
-	if err := req.Circuit.Check(req.Input); err != nil {
+	if err := checkInput(req); err != nil {
 		return nil, false, err // before the lock: validation never holds up other callers
 	}
 	e.mu.Lock()
@@ -159,7 +159,11 @@ func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
 	e.seq++
 	j = &Job{ID: newID(), Req: req, seq: e.seq, index: -1, state: Queued, changed: make(chan struct{}), submitted: time.Now()}
 	j.ctx, j.cancel = context.WithCancel(e.ctx)
-	if err := e.queue.push(j); err != nil {
+	queued := []*Job{j}
+	if req.partitions() > 1 {
+		queued = e.splitLocked(j)
+	}
+	if err := e.queue.pushAll(queued); err != nil {
 		j.cancel()
 		return nil, false, err
 	}
@@ -192,8 +196,14 @@ func (e *Engine) Cancel(id string) (State, error) {
 		return 0, err
 	}
 	j.cancel()
-	if e.queue.remove(j) || e.handoff.remove(j) {
-		e.end(j, nil, fmt.Errorf("job %s: %w", j.ID, context.Canceled))
+	waiting := []*Job{j}
+	if j.parts != nil {
+		waiting = j.parts.children
+	}
+	for _, w := range waiting {
+		if e.queue.remove(w) || e.handoff.remove(w) {
+			e.end(w, nil, fmt.Errorf("job %s: %w", w.ID, context.Canceled))
+		}
 	}
 	return j.State(), nil
 }
@@ -221,6 +231,11 @@ func (e *Engine) end(j *Job, r *Result, err error) {
 		return
 	}
 	j.cancel()
+	if j.parent != nil {
+		e.logTiming(j, r, err)
+		e.partitionEnded(j, r, err)
+		return
+	}
 	e.metrics.ended(j, r, err, cancelled)
 	e.logTiming(j, r, err)
 	e.mu.Lock()

@@ -61,12 +61,20 @@ func (s State) Ended() bool { return s >= Done }
 
 // Request is one proof to make.
 type Request struct {
-	RequestID  string // caller's id; a repeat returns the same job ("" : none)
-	Circuit    *registry.Resolved
-	Input      []byte
+	RequestID string // caller's id; a repeat returns the same job ("" : none)
+	Circuit   *registry.Resolved
+	// Input is one input of the circuit's encoding, or with Partitions > 1
+	// that many inputs concatenated: partition k is bytes [k·size, (k+1)·size).
+	Input []byte
+	// Partitions is how many proofs of the one circuit the job makes (the
+	// C2 shape: one per partition, returned in order); 0 means 1.
+	Partitions int
 	Priority   Priority
 	SkipVerify bool
 }
+
+// partitions is the request's partition count (at least 1).
+func (r Request) partitions() int { return max(1, r.Partitions) }
 
 // EventKind is the kind of a job event.
 type EventKind int
@@ -83,14 +91,16 @@ const (
 	EventCancelled
 )
 
-// Event is one step of a job's progress.
+// Event is one step of a job's progress. A multi-partition job carries its
+// partitions' events, numbered by Partition.
 type Event struct {
-	Kind     EventKind
-	Time     time.Time
-	Phase    string        // EventPhase: the prover phase
-	Duration time.Duration // EventPhase: its duration
-	Device   string
-	Err      error // EventFailed
+	Kind      EventKind
+	Partition int
+	Time      time.Time
+	Phase     string        // EventPhase: the prover phase
+	Duration  time.Duration // EventPhase: its duration
+	Device    string
+	Err       error // EventFailed
 }
 
 // Timings are one job's durations.
@@ -99,13 +109,15 @@ type Timings struct {
 	Phases                                                   map[string]time.Duration
 }
 
-// Result is a finished proof.
+// Result is a finished proof; a multi-partition job's Result holds its
+// partitions' results in order in Partitions (and no Proof of its own).
 type Result struct {
-	Proof    *groth16.Proof
-	Public   []fr.Element // without the constant 1
-	Timings  Timings
-	Device   string
-	Verified bool
+	Proof      *groth16.Proof
+	Public     []fr.Element // without the constant 1
+	Timings    Timings
+	Device     string
+	Verified   bool
+	Partitions []*Result
 }
 
 // Job is one request's life in the engine. Its exported methods are safe
@@ -125,6 +137,12 @@ type Job struct {
 	changed chan struct{} // closed and replaced on every event
 	result  *Result
 	err     error
+
+	// A partition of a multi-partition job: its parent and index. A parent
+	// is never queued itself; its partitions are, and report to it.
+	parent *Job
+	part   int
+	parts  *partitionState
 
 	// Pipeline data, owned by the stage holding the job.
 	handle    *keys.Handle
@@ -148,23 +166,49 @@ func (j *Job) Priority() Priority { return j.Req.Priority }
 
 func (j *Job) setState(s State, ev Event) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.state.Ended() {
+		j.mu.Unlock()
 		return
 	}
 	j.state = s
 	if ev.Kind != 0 {
 		j.appendLocked(ev)
 	}
+	j.mu.Unlock()
+	j.forward(s, ev)
 }
 
 func (j *Job) event(ev Event) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.state.Ended() {
+		j.mu.Unlock()
 		return
 	}
 	j.appendLocked(ev)
+	j.mu.Unlock()
+	j.forward(0, ev)
+}
+
+// forward passes a partition's state and event to its parent: the parent
+// moves forward only (queued → synthesizing → ready → proving) and records
+// the event under the partition's number.
+func (j *Job) forward(s State, ev Event) {
+	p := j.parent
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state.Ended() {
+		return
+	}
+	if s > p.state {
+		p.state = s
+	}
+	if ev.Kind != 0 {
+		ev.Partition = j.part
+		p.appendLocked(ev)
+	}
 }
 
 func (j *Job) appendLocked(ev Event) {
@@ -196,6 +240,15 @@ func (j *Job) finish(r *Result, err error, cancelled bool) bool {
 		j.appendLocked(Event{Kind: EventDone, Device: r.Device})
 	}
 	return true
+}
+
+// partitionState collects a multi-partition job's partitions as they end.
+type partitionState struct {
+	mu        sync.Mutex
+	children  []*Job
+	results   []*Result
+	remaining int
+	err       error // the first partition's failure
 }
 
 // Outcome returns the job's result or error once it has ended; ok is

@@ -29,17 +29,20 @@ func newQueue(capacity int) *queue {
 	return q
 }
 
-func (q *queue) push(j *Job) error {
+// pushAll queues every job of js, or none when they do not all fit.
+func (q *queue) pushAll(js []*Job) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return errClosed
 	}
-	if len(q.h) >= q.cap {
+	if len(q.h)+len(js) > q.cap {
 		return ErrQueueFull
 	}
-	heap.Push(&q.h, j)
-	q.cond.Signal()
+	for _, j := range js {
+		heap.Push(&q.h, j)
+	}
+	q.cond.Broadcast()
 	return nil
 }
 

@@ -43,7 +43,7 @@ var eventKinds = map[engine.EventKind]pb.EventKind{
 
 func eventOf(id string, ev engine.Event) *pb.ProofEvent {
 	out := &pb.ProofEvent{JobId: id, Kind: eventKinds[ev.Kind], UnixNano: ev.Time.UnixNano(), Phase: ev.Phase,
-		DurationNs: int64(ev.Duration), Device: ev.Device}
+		DurationNs: int64(ev.Duration), Device: ev.Device, Partition: int32(ev.Partition)}
 	if ev.Err != nil {
 		out.Error = ev.Err.Error()
 	}
@@ -59,24 +59,50 @@ func CompressedProof(p *groth16.Proof) []byte {
 }
 
 func resultOf(j *engine.Job, r *engine.Result) (*pb.ProofResult, error) {
+	out := &pb.ProofResult{JobId: j.ID, RequestId: j.Req.RequestID, State: pb.JobState_JOB_STATE_DONE,
+		Device: r.Device, Verified: r.Verified, Timings: timingsOf(r.Timings)}
+	if len(r.Partitions) == 0 {
+		p, err := partitionOf(r)
+		if err != nil {
+			return nil, err
+		}
+		out.Proof, out.ProofCompressed, out.PublicInputs = p.Proof, p.ProofCompressed, p.PublicInputs
+		return out, nil
+	}
+	for k, pr := range r.Partitions {
+		p, err := partitionOf(pr)
+		if err != nil {
+			return nil, fmt.Errorf("partition %d: %w", k, err)
+		}
+		out.Partitions = append(out.Partitions, p)
+		out.ProofsCompressed = append(out.ProofsCompressed, p.ProofCompressed...)
+	}
+	return out, nil
+}
+
+// partitionOf encodes one proof with its public inputs and timings.
+func partitionOf(r *engine.Result) (*pb.PartitionResult, error) {
 	var proof bytes.Buffer
 	if _, err := r.Proof.WriteTo(&proof); err != nil {
 		return nil, fmt.Errorf("encode proof: %w", err)
 	}
-	out := &pb.ProofResult{JobId: j.ID, RequestId: j.Req.RequestID, State: pb.JobState_JOB_STATE_DONE,
-		Proof: proof.Bytes(), ProofCompressed: CompressedProof(r.Proof), Device: r.Device, Verified: r.Verified}
+	p := &pb.PartitionResult{Proof: proof.Bytes(), ProofCompressed: CompressedProof(r.Proof), Device: r.Device,
+		Timings: timingsOf(r.Timings)}
 	for i := range r.Public {
 		b := r.Public[i].Bytes()
-		out.PublicInputs = append(out.PublicInputs, b[:])
+		p.PublicInputs = append(p.PublicInputs, b[:])
 	}
-	t := r.Timings
-	out.Timings = &pb.Timings{QueueNs: int64(t.Queue), KeyLoadNs: int64(t.KeyLoad), SynthesisNs: int64(t.Synthesis),
+	return p, nil
+}
+
+func timingsOf(t engine.Timings) *pb.Timings {
+	out := &pb.Timings{QueueNs: int64(t.Queue), KeyLoadNs: int64(t.KeyLoad), SynthesisNs: int64(t.Synthesis),
 		HandoffNs: int64(t.Handoff), ProveNs: int64(t.Prove), VerifyNs: int64(t.Verify), TotalNs: int64(t.Total),
 		PhasesNs: map[string]int64{}}
 	for p, d := range t.Phases {
-		out.Timings.PhasesNs[p] = int64(d)
+		out.PhasesNs[p] = int64(d)
 	}
-	return out, nil
+	return out
 }
 
 func keyInfoOf(k keys.Info) *pb.KeyInfo {

@@ -18,6 +18,9 @@ import (
 // maxRequestID bounds a caller's request_id.
 const maxRequestID = 256
 
+// maxPartitions bounds a job's partitions (a PoRep C2 proof has 10).
+const maxPartitions = 64
+
 func (s *Server) resolve(c *pb.Circuit) (*registry.Resolved, error) {
 	if c == nil {
 		return nil, invalid("circuit: missing")
@@ -44,8 +47,11 @@ func (s *Server) request(req *pb.ProofRequest) (engine.Request, error) {
 	if err != nil {
 		return engine.Request{}, err
 	}
+	if req.GetPartitions() > maxPartitions {
+		return engine.Request{}, invalid("partitions: %d, at most %d", req.GetPartitions(), maxPartitions)
+	}
 	return engine.Request{RequestID: req.GetRequestId(), Circuit: c, Input: req.GetInput(), Priority: p,
-		SkipVerify: req.GetSkipVerify()}, nil
+		SkipVerify: req.GetSkipVerify(), Partitions: int(req.GetPartitions())}, nil
 }
 
 func priorityOf(p pb.Priority) (engine.Priority, error) {

@@ -284,3 +284,24 @@ func TestMetricsAndVerifyingKey(t *testing.T) {
 	assert.NotEmpty(t, vk.GetBinary())
 	assert.Contains(t, vk.GetSnarkjsJson(), `"protocol": "groth16"`)
 }
+
+func TestMultiPartitionOverRPC(t *testing.T) {
+	ts := startServer(t, serverOpts{engine: engine.Config{Synthesizers: 2}})
+	c := dial(t, "", ts.addr)
+	rep, err := client.RunLoad(ctxT(t), c, client.Load{Circuit: resolved(t, porepCircuit(1024)), N: 2, Concurrency: 2,
+		Seed: 70, Partitions: 3})
+	require.NoError(t, err)
+	require.Empty(t, rep.Failures)
+	require.Len(t, rep.Proofs, 2)
+	for _, p := range rep.Proofs {
+		assert.Len(t, p.Result.GetPartitions(), 3)
+		assert.Len(t, p.Result.GetProofsCompressed(), 3*192)
+		assert.Empty(t, p.Result.GetProof(), "a multi-partition result carries its proofs per partition")
+	}
+	_, err = c.SubmitProof(ctxT(t), &pb.ProofRequest{Circuit: porepCircuit(1024), Input: seed(1), Partitions: 2})
+	assert.Equal(t, codes.InvalidArgument, status.Code(err))
+	assert.Contains(t, status.Convert(err).Message(), "2 partitions")
+	_, err = c.SubmitProof(ctxT(t), &pb.ProofRequest{Circuit: porepCircuit(1024), Input: seed(1), Partitions: 65})
+	assert.Equal(t, codes.InvalidArgument, status.Code(err))
+	assert.Contains(t, status.Convert(err).Message(), "partitions: 65")
+}

@@ -338,7 +338,11 @@ type ProofRequest struct {
 	Input     []byte   `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
 	Priority  Priority `protobuf:"varint,4,opt,name=priority,proto3,enum=cuzk.v1.Priority" json:"priority,omitempty"`
 	// skip_verify leaves out the daemon's own check of the proof.
-	SkipVerify    bool `protobuf:"varint,5,opt,name=skip_verify,json=skipVerify,proto3" json:"skip_verify,omitempty"`
+	SkipVerify bool `protobuf:"varint,5,opt,name=skip_verify,json=skipVerify,proto3" json:"skip_verify,omitempty"`
+	// partitions > 1 makes one proof per partition of the one circuit (the
+	// PoRep C2 shape): input is then that many inputs concatenated, and the
+	// result holds the proofs in order. 0 means 1.
+	Partitions    uint32 `protobuf:"varint,6,opt,name=partitions,proto3" json:"partitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -406,6 +410,13 @@ func (x *ProofRequest) GetSkipVerify() bool {
 		return x.SkipVerify
 	}
 	return false
+}
+
+func (x *ProofRequest) GetPartitions() uint32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
 }
 
 type SubmitProofResponse struct {
@@ -631,10 +642,16 @@ type ProofResult struct {
 	PublicInputs [][]byte `protobuf:"bytes,6,rep,name=public_inputs,json=publicInputs,proto3" json:"public_inputs,omitempty"`
 	Timings      *Timings `protobuf:"bytes,7,opt,name=timings,proto3" json:"timings,omitempty"`
 	// device is the worker that proved it: "gpu0 NVIDIA H200", or "cpu".
-	Device        string `protobuf:"bytes,8,opt,name=device,proto3" json:"device,omitempty"`
-	Verified      bool   `protobuf:"varint,9,opt,name=verified,proto3" json:"verified,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Device   string `protobuf:"bytes,8,opt,name=device,proto3" json:"device,omitempty"`
+	Verified bool   `protobuf:"varint,9,opt,name=verified,proto3" json:"verified,omitempty"`
+	// partitions holds a multi-partition job's proofs, in partition order
+	// (proof, proof_compressed and public_inputs above are then empty, and
+	// timings are the partitions' sums); proofs_compressed is their
+	// proof_compressed fields concatenated (P × 192 bytes).
+	Partitions       []*PartitionResult `protobuf:"bytes,10,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	ProofsCompressed []byte             `protobuf:"bytes,11,opt,name=proofs_compressed,json=proofsCompressed,proto3" json:"proofs_compressed,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ProofResult) Reset() {
@@ -730,6 +747,96 @@ func (x *ProofResult) GetVerified() bool {
 	return false
 }
 
+func (x *ProofResult) GetPartitions() []*PartitionResult {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
+func (x *ProofResult) GetProofsCompressed() []byte {
+	if x != nil {
+		return x.ProofsCompressed
+	}
+	return nil
+}
+
+type PartitionResult struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Proof           []byte                 `protobuf:"bytes,1,opt,name=proof,proto3" json:"proof,omitempty"`
+	ProofCompressed []byte                 `protobuf:"bytes,2,opt,name=proof_compressed,json=proofCompressed,proto3" json:"proof_compressed,omitempty"`
+	PublicInputs    [][]byte               `protobuf:"bytes,3,rep,name=public_inputs,json=publicInputs,proto3" json:"public_inputs,omitempty"`
+	Timings         *Timings               `protobuf:"bytes,4,opt,name=timings,proto3" json:"timings,omitempty"`
+	Device          string                 `protobuf:"bytes,5,opt,name=device,proto3" json:"device,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PartitionResult) Reset() {
+	*x = PartitionResult{}
+	mi := &file_cuzk_v1_proving_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionResult) ProtoMessage() {}
+
+func (x *PartitionResult) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_proving_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionResult.ProtoReflect.Descriptor instead.
+func (*PartitionResult) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PartitionResult) GetProof() []byte {
+	if x != nil {
+		return x.Proof
+	}
+	return nil
+}
+
+func (x *PartitionResult) GetProofCompressed() []byte {
+	if x != nil {
+		return x.ProofCompressed
+	}
+	return nil
+}
+
+func (x *PartitionResult) GetPublicInputs() [][]byte {
+	if x != nil {
+		return x.PublicInputs
+	}
+	return nil
+}
+
+func (x *PartitionResult) GetTimings() *Timings {
+	if x != nil {
+		return x.Timings
+	}
+	return nil
+}
+
+func (x *PartitionResult) GetDevice() string {
+	if x != nil {
+		return x.Device
+	}
+	return ""
+}
+
 type CancelProofRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -739,7 +846,7 @@ type CancelProofRequest struct {
 
 func (x *CancelProofRequest) Reset() {
 	*x = CancelProofRequest{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[6]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -751,7 +858,7 @@ func (x *CancelProofRequest) String() string {
 func (*CancelProofRequest) ProtoMessage() {}
 
 func (x *CancelProofRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[6]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -764,7 +871,7 @@ func (x *CancelProofRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelProofRequest.ProtoReflect.Descriptor instead.
 func (*CancelProofRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{6}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CancelProofRequest) GetJobId() string {
@@ -784,7 +891,7 @@ type CancelProofResponse struct {
 
 func (x *CancelProofResponse) Reset() {
 	*x = CancelProofResponse{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[7]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -796,7 +903,7 @@ func (x *CancelProofResponse) String() string {
 func (*CancelProofResponse) ProtoMessage() {}
 
 func (x *CancelProofResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[7]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -809,7 +916,7 @@ func (x *CancelProofResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelProofResponse.ProtoReflect.Descriptor instead.
 func (*CancelProofResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{7}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CancelProofResponse) GetState() JobState {
@@ -828,7 +935,7 @@ type WatchProofRequest struct {
 
 func (x *WatchProofRequest) Reset() {
 	*x = WatchProofRequest{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[8]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -840,7 +947,7 @@ func (x *WatchProofRequest) String() string {
 func (*WatchProofRequest) ProtoMessage() {}
 
 func (x *WatchProofRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[8]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -853,7 +960,7 @@ func (x *WatchProofRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchProofRequest.ProtoReflect.Descriptor instead.
 func (*WatchProofRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{8}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WatchProofRequest) GetJobId() string {
@@ -872,15 +979,17 @@ type ProofEvent struct {
 	Phase      string `protobuf:"bytes,4,opt,name=phase,proto3" json:"phase,omitempty"`
 	DurationNs int64  `protobuf:"varint,5,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
 	// error describes a FAILED event.
-	Error         string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
-	Device        string `protobuf:"bytes,7,opt,name=device,proto3" json:"device,omitempty"`
+	Error  string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	Device string `protobuf:"bytes,7,opt,name=device,proto3" json:"device,omitempty"`
+	// partition numbers the events of a multi-partition job's partitions.
+	Partition     int32 `protobuf:"varint,8,opt,name=partition,proto3" json:"partition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ProofEvent) Reset() {
 	*x = ProofEvent{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[9]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +1001,7 @@ func (x *ProofEvent) String() string {
 func (*ProofEvent) ProtoMessage() {}
 
 func (x *ProofEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[9]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1014,7 @@ func (x *ProofEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProofEvent.ProtoReflect.Descriptor instead.
 func (*ProofEvent) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{9}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ProofEvent) GetJobId() string {
@@ -957,6 +1066,13 @@ func (x *ProofEvent) GetDevice() string {
 	return ""
 }
 
+func (x *ProofEvent) GetPartition() int32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
 type GetStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -965,7 +1081,7 @@ type GetStatusRequest struct {
 
 func (x *GetStatusRequest) Reset() {
 	*x = GetStatusRequest{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[10]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -977,7 +1093,7 @@ func (x *GetStatusRequest) String() string {
 func (*GetStatusRequest) ProtoMessage() {}
 
 func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[10]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -990,7 +1106,7 @@ func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetStatusRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{10}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{11}
 }
 
 type Kernel struct {
@@ -1006,7 +1122,7 @@ type Kernel struct {
 
 func (x *Kernel) Reset() {
 	*x = Kernel{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[11]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1018,7 +1134,7 @@ func (x *Kernel) String() string {
 func (*Kernel) ProtoMessage() {}
 
 func (x *Kernel) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[11]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1031,7 +1147,7 @@ func (x *Kernel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Kernel.ProtoReflect.Descriptor instead.
 func (*Kernel) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{11}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Kernel) GetName() string {
@@ -1083,7 +1199,7 @@ type KernelPins struct {
 
 func (x *KernelPins) Reset() {
 	*x = KernelPins{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[12]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1095,7 +1211,7 @@ func (x *KernelPins) String() string {
 func (*KernelPins) ProtoMessage() {}
 
 func (x *KernelPins) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[12]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1108,7 +1224,7 @@ func (x *KernelPins) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelPins.ProtoReflect.Descriptor instead.
 func (*KernelPins) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{12}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *KernelPins) GetNvccBuild() string {
@@ -1154,7 +1270,7 @@ type Device struct {
 
 func (x *Device) Reset() {
 	*x = Device{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[13]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1166,7 +1282,7 @@ func (x *Device) String() string {
 func (*Device) ProtoMessage() {}
 
 func (x *Device) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[13]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1179,7 +1295,7 @@ func (x *Device) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Device.ProtoReflect.Descriptor instead.
 func (*Device) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{13}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Device) GetName() string {
@@ -1243,7 +1359,7 @@ type KeyInfo struct {
 
 func (x *KeyInfo) Reset() {
 	*x = KeyInfo{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[14]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1371,7 @@ func (x *KeyInfo) String() string {
 func (*KeyInfo) ProtoMessage() {}
 
 func (x *KeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[14]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1384,7 @@ func (x *KeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyInfo.ProtoReflect.Descriptor instead.
 func (*KeyInfo) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{14}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *KeyInfo) GetKey() string {
@@ -1352,7 +1468,7 @@ type QueueStatus struct {
 
 func (x *QueueStatus) Reset() {
 	*x = QueueStatus{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[15]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1480,7 @@ func (x *QueueStatus) String() string {
 func (*QueueStatus) ProtoMessage() {}
 
 func (x *QueueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[15]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1493,7 @@ func (x *QueueStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatus.ProtoReflect.Descriptor instead.
 func (*QueueStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{15}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *QueueStatus) GetCritical() int32 {
@@ -1469,7 +1585,7 @@ type GetStatusResponse struct {
 
 func (x *GetStatusResponse) Reset() {
 	*x = GetStatusResponse{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[16]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1597,7 @@ func (x *GetStatusResponse) String() string {
 func (*GetStatusResponse) ProtoMessage() {}
 
 func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[16]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1610,7 @@ func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetStatusResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{16}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetStatusResponse) GetVersion() string {
@@ -1575,7 +1691,7 @@ type GetMetricsRequest struct {
 
 func (x *GetMetricsRequest) Reset() {
 	*x = GetMetricsRequest{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[17]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1703,7 @@ func (x *GetMetricsRequest) String() string {
 func (*GetMetricsRequest) ProtoMessage() {}
 
 func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[17]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1716,7 @@ func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{17}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{18}
 }
 
 type GetMetricsResponse struct {
@@ -1612,7 +1728,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[18]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1624,7 +1740,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[18]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1637,7 +1753,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{18}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetMetricsResponse) GetPrometheusText() string {
@@ -1659,7 +1775,7 @@ type KeyRequest struct {
 
 func (x *KeyRequest) Reset() {
 	*x = KeyRequest{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[19]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1671,7 +1787,7 @@ func (x *KeyRequest) String() string {
 func (*KeyRequest) ProtoMessage() {}
 
 func (x *KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[19]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1684,7 +1800,7 @@ func (x *KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyRequest.ProtoReflect.Descriptor instead.
 func (*KeyRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{19}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KeyRequest) GetCircuit() *Circuit {
@@ -1713,7 +1829,7 @@ type EvictKeyRequest struct {
 
 func (x *EvictKeyRequest) Reset() {
 	*x = EvictKeyRequest{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[20]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1841,7 @@ func (x *EvictKeyRequest) String() string {
 func (*EvictKeyRequest) ProtoMessage() {}
 
 func (x *EvictKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[20]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1854,7 @@ func (x *EvictKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeyRequest.ProtoReflect.Descriptor instead.
 func (*EvictKeyRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{20}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EvictKeyRequest) GetCircuit() *Circuit {
@@ -1765,7 +1881,7 @@ type GetVerifyingKeyResponse struct {
 
 func (x *GetVerifyingKeyResponse) Reset() {
 	*x = GetVerifyingKeyResponse{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[21]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +1893,7 @@ func (x *GetVerifyingKeyResponse) String() string {
 func (*GetVerifyingKeyResponse) ProtoMessage() {}
 
 func (x *GetVerifyingKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[21]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +1906,7 @@ func (x *GetVerifyingKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVerifyingKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetVerifyingKeyResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{21}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetVerifyingKeyResponse) GetBinary() []byte {
@@ -1817,7 +1933,7 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\x06params\x18\x02 \x03(\v2\x1c.cuzk.v1.Circuit.ParamsEntryR\x06params\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xbf\x01\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xdf\x01\n" +
 	"\fProofRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12*\n" +
@@ -1825,7 +1941,10 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\x05input\x18\x03 \x01(\fR\x05input\x12-\n" +
 	"\bpriority\x18\x04 \x01(\x0e2\x11.cuzk.v1.PriorityR\bpriority\x12\x1f\n" +
 	"\vskip_verify\x18\x05 \x01(\bR\n" +
-	"skipVerify\"q\n" +
+	"skipVerify\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x06 \x01(\rR\n" +
+	"partitions\"q\n" +
 	"\x13SubmitProofResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12'\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x11.cuzk.v1.JobStateR\x05state\x12\x1a\n" +
@@ -1844,7 +1963,7 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\tphases_ns\x18\b \x03(\v2\x1e.cuzk.v1.Timings.PhasesNsEntryR\bphasesNs\x1a;\n" +
 	"\rPhasesNsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xb2\x02\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x99\x03\n" +
 	"\vProofResult\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
 	"\n" +
@@ -1855,13 +1974,24 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\rpublic_inputs\x18\x06 \x03(\fR\fpublicInputs\x12*\n" +
 	"\atimings\x18\a \x01(\v2\x10.cuzk.v1.TimingsR\atimings\x12\x16\n" +
 	"\x06device\x18\b \x01(\tR\x06device\x12\x1a\n" +
-	"\bverified\x18\t \x01(\bR\bverified\"+\n" +
+	"\bverified\x18\t \x01(\bR\bverified\x128\n" +
+	"\n" +
+	"partitions\x18\n" +
+	" \x03(\v2\x18.cuzk.v1.PartitionResultR\n" +
+	"partitions\x12+\n" +
+	"\x11proofs_compressed\x18\v \x01(\fR\x10proofsCompressed\"\xbb\x01\n" +
+	"\x0fPartitionResult\x12\x14\n" +
+	"\x05proof\x18\x01 \x01(\fR\x05proof\x12)\n" +
+	"\x10proof_compressed\x18\x02 \x01(\fR\x0fproofCompressed\x12#\n" +
+	"\rpublic_inputs\x18\x03 \x03(\fR\fpublicInputs\x12*\n" +
+	"\atimings\x18\x04 \x01(\v2\x10.cuzk.v1.TimingsR\atimings\x12\x16\n" +
+	"\x06device\x18\x05 \x01(\tR\x06device\"+\n" +
 	"\x12CancelProofRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\">\n" +
 	"\x13CancelProofResponse\x12'\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x11.cuzk.v1.JobStateR\x05state\"*\n" +
 	"\x11WatchProofRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xcd\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xeb\x01\n" +
 	"\n" +
 	"ProofEvent\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12&\n" +
@@ -1871,7 +2001,8 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\vduration_ns\x18\x05 \x01(\x03R\n" +
 	"durationNs\x12\x14\n" +
 	"\x05error\x18\x06 \x01(\tR\x05error\x12\x16\n" +
-	"\x06device\x18\a \x01(\tR\x06device\"\x12\n" +
+	"\x06device\x18\a \x01(\tR\x06device\x12\x1c\n" +
+	"\tpartition\x18\b \x01(\x05R\tpartition\"\x12\n" +
 	"\x10GetStatusRequest\"\x95\x01\n" +
 	"\x06Kernel\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
@@ -2003,7 +2134,7 @@ func file_cuzk_v1_proving_proto_rawDescGZIP() []byte {
 }
 
 var file_cuzk_v1_proving_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_cuzk_v1_proving_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_cuzk_v1_proving_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_cuzk_v1_proving_proto_goTypes = []any{
 	(Priority)(0),                   // 0: cuzk.v1.Priority
 	(JobState)(0),                   // 1: cuzk.v1.JobState
@@ -2015,70 +2146,73 @@ var file_cuzk_v1_proving_proto_goTypes = []any{
 	(*AwaitProofRequest)(nil),       // 7: cuzk.v1.AwaitProofRequest
 	(*Timings)(nil),                 // 8: cuzk.v1.Timings
 	(*ProofResult)(nil),             // 9: cuzk.v1.ProofResult
-	(*CancelProofRequest)(nil),      // 10: cuzk.v1.CancelProofRequest
-	(*CancelProofResponse)(nil),     // 11: cuzk.v1.CancelProofResponse
-	(*WatchProofRequest)(nil),       // 12: cuzk.v1.WatchProofRequest
-	(*ProofEvent)(nil),              // 13: cuzk.v1.ProofEvent
-	(*GetStatusRequest)(nil),        // 14: cuzk.v1.GetStatusRequest
-	(*Kernel)(nil),                  // 15: cuzk.v1.Kernel
-	(*KernelPins)(nil),              // 16: cuzk.v1.KernelPins
-	(*Device)(nil),                  // 17: cuzk.v1.Device
-	(*KeyInfo)(nil),                 // 18: cuzk.v1.KeyInfo
-	(*QueueStatus)(nil),             // 19: cuzk.v1.QueueStatus
-	(*GetStatusResponse)(nil),       // 20: cuzk.v1.GetStatusResponse
-	(*GetMetricsRequest)(nil),       // 21: cuzk.v1.GetMetricsRequest
-	(*GetMetricsResponse)(nil),      // 22: cuzk.v1.GetMetricsResponse
-	(*KeyRequest)(nil),              // 23: cuzk.v1.KeyRequest
-	(*EvictKeyRequest)(nil),         // 24: cuzk.v1.EvictKeyRequest
-	(*GetVerifyingKeyResponse)(nil), // 25: cuzk.v1.GetVerifyingKeyResponse
-	nil,                             // 26: cuzk.v1.Circuit.ParamsEntry
-	nil,                             // 27: cuzk.v1.Timings.PhasesNsEntry
+	(*PartitionResult)(nil),         // 10: cuzk.v1.PartitionResult
+	(*CancelProofRequest)(nil),      // 11: cuzk.v1.CancelProofRequest
+	(*CancelProofResponse)(nil),     // 12: cuzk.v1.CancelProofResponse
+	(*WatchProofRequest)(nil),       // 13: cuzk.v1.WatchProofRequest
+	(*ProofEvent)(nil),              // 14: cuzk.v1.ProofEvent
+	(*GetStatusRequest)(nil),        // 15: cuzk.v1.GetStatusRequest
+	(*Kernel)(nil),                  // 16: cuzk.v1.Kernel
+	(*KernelPins)(nil),              // 17: cuzk.v1.KernelPins
+	(*Device)(nil),                  // 18: cuzk.v1.Device
+	(*KeyInfo)(nil),                 // 19: cuzk.v1.KeyInfo
+	(*QueueStatus)(nil),             // 20: cuzk.v1.QueueStatus
+	(*GetStatusResponse)(nil),       // 21: cuzk.v1.GetStatusResponse
+	(*GetMetricsRequest)(nil),       // 22: cuzk.v1.GetMetricsRequest
+	(*GetMetricsResponse)(nil),      // 23: cuzk.v1.GetMetricsResponse
+	(*KeyRequest)(nil),              // 24: cuzk.v1.KeyRequest
+	(*EvictKeyRequest)(nil),         // 25: cuzk.v1.EvictKeyRequest
+	(*GetVerifyingKeyResponse)(nil), // 26: cuzk.v1.GetVerifyingKeyResponse
+	nil,                             // 27: cuzk.v1.Circuit.ParamsEntry
+	nil,                             // 28: cuzk.v1.Timings.PhasesNsEntry
 }
 var file_cuzk_v1_proving_proto_depIdxs = []int32{
-	26, // 0: cuzk.v1.Circuit.params:type_name -> cuzk.v1.Circuit.ParamsEntry
+	27, // 0: cuzk.v1.Circuit.params:type_name -> cuzk.v1.Circuit.ParamsEntry
 	4,  // 1: cuzk.v1.ProofRequest.circuit:type_name -> cuzk.v1.Circuit
 	0,  // 2: cuzk.v1.ProofRequest.priority:type_name -> cuzk.v1.Priority
 	1,  // 3: cuzk.v1.SubmitProofResponse.state:type_name -> cuzk.v1.JobState
-	27, // 4: cuzk.v1.Timings.phases_ns:type_name -> cuzk.v1.Timings.PhasesNsEntry
+	28, // 4: cuzk.v1.Timings.phases_ns:type_name -> cuzk.v1.Timings.PhasesNsEntry
 	1,  // 5: cuzk.v1.ProofResult.state:type_name -> cuzk.v1.JobState
 	8,  // 6: cuzk.v1.ProofResult.timings:type_name -> cuzk.v1.Timings
-	1,  // 7: cuzk.v1.CancelProofResponse.state:type_name -> cuzk.v1.JobState
-	2,  // 8: cuzk.v1.ProofEvent.kind:type_name -> cuzk.v1.EventKind
-	3,  // 9: cuzk.v1.KeyInfo.tier:type_name -> cuzk.v1.KeyTier
-	17, // 10: cuzk.v1.GetStatusResponse.devices:type_name -> cuzk.v1.Device
-	19, // 11: cuzk.v1.GetStatusResponse.queue:type_name -> cuzk.v1.QueueStatus
-	18, // 12: cuzk.v1.GetStatusResponse.keys:type_name -> cuzk.v1.KeyInfo
-	15, // 13: cuzk.v1.GetStatusResponse.kernels:type_name -> cuzk.v1.Kernel
-	16, // 14: cuzk.v1.GetStatusResponse.pins:type_name -> cuzk.v1.KernelPins
-	4,  // 15: cuzk.v1.KeyRequest.circuit:type_name -> cuzk.v1.Circuit
-	3,  // 16: cuzk.v1.KeyRequest.tier:type_name -> cuzk.v1.KeyTier
-	4,  // 17: cuzk.v1.EvictKeyRequest.circuit:type_name -> cuzk.v1.Circuit
-	3,  // 18: cuzk.v1.EvictKeyRequest.tier:type_name -> cuzk.v1.KeyTier
-	5,  // 19: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.ProofRequest
-	7,  // 20: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
-	5,  // 21: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProofRequest
-	10, // 22: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
-	12, // 23: cuzk.v1.ProvingEngine.WatchProof:input_type -> cuzk.v1.WatchProofRequest
-	14, // 24: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
-	21, // 25: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
-	23, // 26: cuzk.v1.ProvingEngine.PreloadKey:input_type -> cuzk.v1.KeyRequest
-	24, // 27: cuzk.v1.ProvingEngine.EvictKey:input_type -> cuzk.v1.EvictKeyRequest
-	23, // 28: cuzk.v1.ProvingEngine.GetVerifyingKey:input_type -> cuzk.v1.KeyRequest
-	6,  // 29: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
-	9,  // 30: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.ProofResult
-	9,  // 31: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.ProofResult
-	11, // 32: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
-	13, // 33: cuzk.v1.ProvingEngine.WatchProof:output_type -> cuzk.v1.ProofEvent
-	20, // 34: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
-	22, // 35: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
-	18, // 36: cuzk.v1.ProvingEngine.PreloadKey:output_type -> cuzk.v1.KeyInfo
-	18, // 37: cuzk.v1.ProvingEngine.EvictKey:output_type -> cuzk.v1.KeyInfo
-	25, // 38: cuzk.v1.ProvingEngine.GetVerifyingKey:output_type -> cuzk.v1.GetVerifyingKeyResponse
-	29, // [29:39] is the sub-list for method output_type
-	19, // [19:29] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	10, // 7: cuzk.v1.ProofResult.partitions:type_name -> cuzk.v1.PartitionResult
+	8,  // 8: cuzk.v1.PartitionResult.timings:type_name -> cuzk.v1.Timings
+	1,  // 9: cuzk.v1.CancelProofResponse.state:type_name -> cuzk.v1.JobState
+	2,  // 10: cuzk.v1.ProofEvent.kind:type_name -> cuzk.v1.EventKind
+	3,  // 11: cuzk.v1.KeyInfo.tier:type_name -> cuzk.v1.KeyTier
+	18, // 12: cuzk.v1.GetStatusResponse.devices:type_name -> cuzk.v1.Device
+	20, // 13: cuzk.v1.GetStatusResponse.queue:type_name -> cuzk.v1.QueueStatus
+	19, // 14: cuzk.v1.GetStatusResponse.keys:type_name -> cuzk.v1.KeyInfo
+	16, // 15: cuzk.v1.GetStatusResponse.kernels:type_name -> cuzk.v1.Kernel
+	17, // 16: cuzk.v1.GetStatusResponse.pins:type_name -> cuzk.v1.KernelPins
+	4,  // 17: cuzk.v1.KeyRequest.circuit:type_name -> cuzk.v1.Circuit
+	3,  // 18: cuzk.v1.KeyRequest.tier:type_name -> cuzk.v1.KeyTier
+	4,  // 19: cuzk.v1.EvictKeyRequest.circuit:type_name -> cuzk.v1.Circuit
+	3,  // 20: cuzk.v1.EvictKeyRequest.tier:type_name -> cuzk.v1.KeyTier
+	5,  // 21: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.ProofRequest
+	7,  // 22: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
+	5,  // 23: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProofRequest
+	11, // 24: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
+	13, // 25: cuzk.v1.ProvingEngine.WatchProof:input_type -> cuzk.v1.WatchProofRequest
+	15, // 26: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
+	22, // 27: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
+	24, // 28: cuzk.v1.ProvingEngine.PreloadKey:input_type -> cuzk.v1.KeyRequest
+	25, // 29: cuzk.v1.ProvingEngine.EvictKey:input_type -> cuzk.v1.EvictKeyRequest
+	24, // 30: cuzk.v1.ProvingEngine.GetVerifyingKey:input_type -> cuzk.v1.KeyRequest
+	6,  // 31: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
+	9,  // 32: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.ProofResult
+	9,  // 33: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.ProofResult
+	12, // 34: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
+	14, // 35: cuzk.v1.ProvingEngine.WatchProof:output_type -> cuzk.v1.ProofEvent
+	21, // 36: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
+	23, // 37: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
+	19, // 38: cuzk.v1.ProvingEngine.PreloadKey:output_type -> cuzk.v1.KeyInfo
+	19, // 39: cuzk.v1.ProvingEngine.EvictKey:output_type -> cuzk.v1.KeyInfo
+	26, // 40: cuzk.v1.ProvingEngine.GetVerifyingKey:output_type -> cuzk.v1.GetVerifyingKeyResponse
+	31, // [31:41] is the sub-list for method output_type
+	21, // [21:31] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_cuzk_v1_proving_proto_init() }
@@ -2092,7 +2226,7 @@ func file_cuzk_v1_proving_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cuzk_v1_proving_proto_rawDesc), len(file_cuzk_v1_proving_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -97,6 +97,7 @@ func remoteProveCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	seed := fs.Int64("seed", 1, "inputs are the circuit's examples for seed, seed+1, ...")
 	prio := fs.String("priority", "normal", "low, normal, high or critical")
 	retries := fs.Int("retries", 2, "resubmissions after a daemon goes away")
+	partitions := fs.Int("partitions", 1, "partitions per proof (the C2 shape: 10), each verified")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	if code, stop := parseFlags(fs, args); stop {
 		return code
@@ -116,6 +117,7 @@ func remoteProveCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	defer c.Close()
 	load := client.Load{Circuit: circ, N: *n, Concurrency: *conc, Seed: *seed, Priority: pb.Priority(p), Retries: *retries,
+		Partitions:    *partitions,
 		RequestPrefix: fmt.Sprintf("cuzk-bench-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	if !*quiet {
 		bar := progressbar.NewOptions(*n, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("proofs"),
