@@ -24,6 +24,7 @@ import (
 type Config struct {
 	Constraints   uint64 // porep-synth size
 	N             int    // proofs per concurrency
+	Partitions    int    // partitions per proof (the C2 shape); 0 or 1: single proofs
 	Concurrencies []int
 	Backend       string // daemon backend: auto, gpu or cpu
 	KeyDir        string // "" : a temporary directory
@@ -62,6 +63,7 @@ type Result struct {
 	Device       string
 	KeyLoad      time.Duration
 	Failures     int
+	PeakRSS      int64 // this process's peak resident set (daemon and client), bytes
 }
 
 // Run starts a daemon, measures, and stops it.
@@ -124,6 +126,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
+	res.PeakRSS = peakRSS()
 	if cfg.Direct {
 		if res.Overhead, res.Direct, err = overhead(ctx, c, circ, overheadPairs(cfg.N), opts.KeyDir); err != nil {
 			return nil, err
@@ -138,7 +141,7 @@ func measure(ctx context.Context, c *client.Client, circ *registry.Resolved, cfg
 		return Row{}, err
 	}
 	rep, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: cfg.N, Concurrency: conc, Seed: int64(conc) << 20,
-		Progress: cfg.Progress})
+		Progress: cfg.Progress, Partitions: cfg.Partitions})
 	if err != nil {
 		return Row{}, err
 	}
@@ -275,8 +278,8 @@ func mean(ds []time.Duration) time.Duration {
 
 // Write prints the result's tables and the targets' PASS/MISS.
 func (r *Result) Write(w io.Writer, cfg Config) error {
-	fmt.Fprintf(w, "daemon: backend %s, device %s, porep-synth %d constraints, %d proofs per row, key preload %s\n\n",
-		r.Backend, r.Device, cfg.Constraints, cfg.N, r.KeyLoad.Round(time.Millisecond))
+	fmt.Fprintf(w, "daemon: backend %s, device %s, porep-synth %d constraints, %d proofs per row, %d partitions per proof, key preload %s, peak RSS %.2f GiB\n\n",
+		r.Backend, r.Device, cfg.Constraints, cfg.N, max(1, cfg.Partitions), r.KeyLoad.Round(time.Millisecond), float64(r.PeakRSS)/(1<<30))
 	t := report.NewTable("concurrency", "proofs/s", "p50", "p90", "p99", "device busy", "failed")
 	for _, row := range r.Rows {
 		t.Add(fmt.Sprint(row.Concurrency), fmt.Sprintf("%.2f", row.Report.Throughput()), ms(row.P50), ms(row.P90), ms(row.P99),
@@ -287,7 +290,7 @@ func (r *Result) Write(w io.Writer, cfg Config) error {
 	}
 	if len(r.Rows) > 0 {
 		last := r.Rows[len(r.Rows)-1]
-		fmt.Fprintf(w, "\nper-phase means at concurrency %d (daemon-side):\n", last.Concurrency)
+		fmt.Fprintf(w, "\nper-phase means per proof at concurrency %d (daemon-side; partitions summed):\n", last.Concurrency)
 		pm := last.Report.PhaseMeans()
 		names := make([]string, 0, len(pm))
 		for k := range pm {

@@ -20,6 +20,7 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := newFlags("daemon", "Start a daemon here (unix socket) and drive it over gRPC: -n porep-synth proofs per concurrency,\nevery proof verified by the client; throughput, latency quantiles, busy ratio, phase means.", stderr)
 	size := fs.String("constraints", "2^20", "porep-synth constraints")
 	n := fs.Int("n", 64, "proofs per concurrency")
+	partitions := fs.Int("partitions", 1, "partitions per proof (the C2 shape: 10)")
 	concs := fs.String("c", "1,16", "concurrencies, comma separated")
 	backend := fs.String("backend", "auto", "auto, gpu or cpu")
 	keyDir := fs.String("key-dir", "", "key directory (default: a temporary one)")
@@ -36,7 +37,7 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return exitFor(stderr, "daemon", err)
 	}
-	cfg := loadbench.Config{Constraints: uint64(c), N: *n, Backend: *backend, KeyDir: *keyDir, Synthesizers: *synth,
+	cfg := loadbench.Config{Constraints: uint64(c), N: *n, Partitions: *partitions, Backend: *backend, KeyDir: *keyDir, Synthesizers: *synth,
 		Critical: *critical, MinThroughput: *minRate, Direct: *direct}
 	for _, f := range strings.Split(*concs, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
