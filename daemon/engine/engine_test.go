@@ -363,12 +363,17 @@ func TestHandoffPrefersHotKeysWithinAPriority(t *testing.T) {
 	for _, j := range []*Job{a, b, c} {
 		require.NoError(t, h.put(context.Background(), j))
 	}
-	got, err := h.take(context.Background(), func(j *Job) bool { return j == b || j == c })
+	all := func(*Job) bool { return true }
+	got, err := h.take(context.Background(), all, func(j *Job) bool { return j == b || j == c })
 	require.NoError(t, err)
 	assert.Same(t, b, got, "within NORMAL the hot job goes first")
-	got, err = h.take(context.Background(), func(j *Job) bool { return j == c })
+	got, err = h.take(context.Background(), all, func(j *Job) bool { return j == c })
 	require.NoError(t, err)
 	assert.Same(t, a, got, "priority before residency")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = h.take(ctx, func(j *Job) bool { return j != c }, all)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "only an ineligible job left: take waits (here until ctx ends)")
 }
 
 func TestHandoffAdmitsOutrankingJobWhenFull(t *testing.T) {
@@ -379,4 +384,49 @@ func TestHandoffAdmitsOutrankingJobWhenFull(t *testing.T) {
 	require.ErrorIs(t, h.put(ctx, &Job{seq: 2, Req: Request{Priority: Normal}}), context.DeadlineExceeded)
 	require.NoError(t, h.put(context.Background(), &Job{seq: 3, Req: Request{Priority: Critical}}))
 	assert.Equal(t, 2, h.len())
+}
+
+// residentFake is a fake device that keeps keys resident, as a GPU does.
+type residentFake struct{ *fakeDevice }
+
+func (residentFake) Resident() bool { return true }
+
+// TestJobsGoToTheDeviceHoldingTheirKey makes key A hot on one device and
+// key B on the other, then submits jobs one at a time (both devices idle
+// each time): every job must be proved where its key is.
+func TestJobsGoToTheDeviceHoldingTheirKey(t *testing.T) {
+	d0, d1 := residentFake{newFake(t, "gpu0")}, residentFake{newFake(t, "gpu1")}
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	e := newEngine(t, Config{Keys: km, Synthesizers: 2}, d0, d1)
+	a, b := porep(t, 1024), porep(t, 2048)
+	for _, kd := range []struct {
+		c   *registry.Resolved
+		dev string
+	}{{a, "gpu0"}, {b, "gpu1"}} {
+		h, err := km.Acquire(context.Background(), kd.c)
+		require.NoError(t, err)
+		km.MarkHot(h, kd.dev)
+		h.Release()
+	}
+	for i := range 6 {
+		c, want := a, "gpu0"
+		if i%2 == 1 {
+			c, want = b, "gpu1"
+		}
+		r, err := wait(t, submit(t, e, c, uint64(i+1), Normal))
+		require.NoError(t, err)
+		assert.Equal(t, want, r.Device, "job %d (%s) goes to the device holding its key", i, c.Key)
+	}
+	// With the holder busy, the other device takes the job (work-conserving).
+	g := newGate()
+	d0.before = g.hold
+	held := submit(t, e, a, 100, Normal)
+	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	r, err := wait(t, submit(t, e, a, 101, Normal))
+	require.NoError(t, err)
+	assert.Equal(t, "gpu1", r.Device, "the holder is busy: the idle device proves it")
+	g.open()
+	_, err = wait(t, held)
+	require.NoError(t, err)
 }

@@ -187,26 +187,43 @@ func (h *handoff) outranksAllLocked(j *Job) bool {
 	return true
 }
 
-// take waits for a job: the highest priority, then one prefer accepts,
-// then the oldest.
-func (h *handoff) take(ctx context.Context, prefer func(*Job) bool) (*Job, error) {
+// take waits for a job that eligible accepts and returns the best of
+// them: the highest priority, then one prefer accepts, then the oldest.
+// Jobs eligible refuses are left for other workers.
+func (h *handoff) take(ctx context.Context, eligible, prefer func(*Job) bool) (*Job, error) {
 	defer h.wake(ctx)()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for len(h.jobs) == 0 {
+	for {
 		if h.closed {
 			return nil, errClosed
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if i := h.bestLocked(eligible, prefer); i >= 0 {
+			j := h.jobs[i]
+			h.jobs = append(h.jobs[:i], h.jobs[i+1:]...)
+			h.cond.Broadcast()
+			return j, nil
+		}
 		h.cond.Wait()
 	}
-	best := 0
-	bestPref := prefer(h.jobs[0])
-	for i := 1; i < len(h.jobs); i++ {
-		j, b := h.jobs[i], h.jobs[best]
+}
+
+// bestLocked returns the index of the best eligible job, or -1.
+func (h *handoff) bestLocked(eligible, prefer func(*Job) bool) int {
+	best, bestPref := -1, false
+	for i, j := range h.jobs {
+		if !eligible(j) {
+			continue
+		}
 		p := prefer(j)
+		if best < 0 {
+			best, bestPref = i, p
+			continue
+		}
+		b := h.jobs[best]
 		switch {
 		case j.Req.Priority != b.Req.Priority:
 			if j.Req.Priority > b.Req.Priority {
@@ -220,10 +237,15 @@ func (h *handoff) take(ctx context.Context, prefer func(*Job) bool) (*Job, error
 			best, bestPref = i, p
 		}
 	}
-	j := h.jobs[best]
-	h.jobs = append(h.jobs[:best], h.jobs[best+1:]...)
+	return best
+}
+
+// kick wakes the workers waiting in take, so that they look at the jobs
+// again (a device became busy, and jobs it holds keys for are theirs now).
+func (h *handoff) kick() {
+	h.mu.Lock()
 	h.cond.Broadcast()
-	return j, nil
+	h.mu.Unlock()
 }
 
 // remove takes j out of the hand-off; false when it was not there.

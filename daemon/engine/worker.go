@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -13,6 +14,8 @@ import (
 type worker struct {
 	e   *Engine
 	dev Device
+
+	idle atomic.Bool // waiting for a job in take
 
 	mu      sync.Mutex
 	busy    time.Duration
@@ -24,11 +27,15 @@ type worker struct {
 func (w *worker) run() {
 	defer w.e.wg.Done()
 	name := w.dev.Name()
+	hot := func(j *Job) bool { return w.e.cfg.Keys.IsHotOn(j.handle.Key, name) }
 	for {
-		j, err := w.e.handoff.take(w.e.ctx, func(j *Job) bool { return w.e.cfg.Keys.IsHotOn(j.handle.Key, name) })
+		w.idle.Store(true)
+		j, err := w.e.handoff.take(w.e.ctx, func(j *Job) bool { return hot(j) || !w.e.heldByIdleOther(j, w) }, hot)
+		w.idle.Store(false)
 		if err != nil {
 			return
 		}
+		w.e.handoff.kick() // jobs whose key this device holds may go to others now
 		if err := w.prove(j); err != nil {
 			w.mu.Lock()
 			w.down = err
@@ -139,6 +146,18 @@ func (w *worker) addBusy(d time.Duration) {
 	w.mu.Lock()
 	w.busy += d
 	w.mu.Unlock()
+}
+
+// heldByIdleOther reports whether another device that is idle holds j's
+// key: that device takes the job, so a job goes to the GPU that already
+// has its key whenever that GPU is free.
+func (e *Engine) heldByIdleOther(j *Job, me *worker) bool {
+	for _, w := range e.workers {
+		if w != me && w.idle.Load() && w.dev.Resident() && e.cfg.Keys.IsHotOn(j.handle.Key, w.dev.Name()) {
+			return true
+		}
+	}
+	return false
 }
 
 // rand returns the blinding source, serialized when it is not crypto/rand.
