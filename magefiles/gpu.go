@@ -36,6 +36,7 @@ func Gpu(ctx context.Context) error {
 	script := `#!/bin/sh
 # Runs cuzk's GPU tests (and benchmarks matching $1) from the binaries that
 # ` + "`go run mage.go gpu`" + ` built. Usage: .gpu/run.sh [bench-regex] [test-regex]
+# CUZK_TEST_GPU=1 .gpu/run.sh runs them on GPU 1 instead of GPU 0.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 bench=${1:-NONE}; run=${2:-.}; benchtime=${BENCHTIME:-10x}

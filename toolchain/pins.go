@@ -77,7 +77,7 @@ const (
 	EnvVerify    = "CUZK_VERIFY"    // 1: rebuild cache hits and fail on differing bytes
 	EnvImage     = "CUZK_IMAGE"     // set inside the pinned build container: its image reference
 	EnvTiming    = "CUZK_TIMING"    // 1: per-phase proof timings
-	EnvTestGPU   = "CUZK_TEST_GPU"  // GPU ordinal the GPU tests use (default 0)
+	EnvTestGPU   = "CUZK_TEST_GPU"  // GPU ordinal the GPU tests use (default 0; cuda/driver.EnvTestGPU)
 	// EnvRemoteToken is the remote cache's bearer token (never printed).
 	EnvRemoteToken = "CUZK_REMOTE_CACHE_TOKEN"
 )

@@ -19,7 +19,7 @@ import (
 
 // GPU tests share one Device per test binary; each skips visibly when the
 // machine has no driver or no GPU.
-var shared = sync.OnceValues(func() (*Device, error) { return Open(0) })
+var shared = sync.OnceValues(OpenTestDevice)
 
 func gpu(t *testing.T) *Device {
 	t.Helper()

@@ -17,7 +17,7 @@ import (
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 )
 
-var shared = sync.OnceValues(func() (*driver.Device, error) { return driver.Open(0) })
+var shared = sync.OnceValues(driver.OpenTestDevice)
 
 // gpu returns the shared device, or skips visibly where there is no GPU or
 // the binary embeds no kernels.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,12 +27,8 @@ func testGPU(t *testing.T) *GPUDevice {
 	if _, err := cuda.Embedded(); err != nil {
 		t.Skipf("SKIP (visible): no kernels embedded in this test binary (built by `go run mage.go gpu`): %v", err)
 	}
-	ord := 0
-	if s := os.Getenv("CUZK_TEST_GPU"); s != "" {
-		var err error
-		ord, err = strconv.Atoi(s)
-		require.NoError(t, err, "CUZK_TEST_GPU")
-	}
+	ord, err := driver.TestOrdinal()
+	require.NoError(t, err)
 	devs, err := OpenGPUs([]int{ord})
 	if errors.Is(err, driver.ErrNoGPU) {
 		t.Skipf("SKIP (visible): no CUDA GPU on this machine: %v", err)

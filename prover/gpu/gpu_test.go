@@ -22,7 +22,7 @@ import (
 var _ groth16.QuotientLHBackend = (*Backend)(nil)
 
 // sharedDevice opens GPU 0 once for the whole test binary.
-var sharedDevice = sync.OnceValues(func() (*driver.Device, error) { return driver.Open(0) })
+var sharedDevice = sync.OnceValues(driver.OpenTestDevice)
 
 // testDevice returns GPU 0, skipping the test visibly where there is none.
 func testDevice(t testing.TB) *driver.Device {

@@ -17,12 +17,12 @@ func OpenGPU() (*driver.Device, error) {
 	if _, err := cuda.Fatbin("ntt"); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoGPU, err)
 	}
-	dev, err := driver.Open(0)
+	dev, err := driver.OpenTestDevice() // GPU 0 unless CUZK_TEST_GPU names another
 	if errors.Is(err, driver.ErrNoGPU) {
 		return nil, fmt.Errorf("%w: %w", ErrNoGPU, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open GPU 0: %w", err)
+		return nil, fmt.Errorf("open GPU: %w", err)
 	}
 	return dev, nil
 }
