@@ -153,6 +153,17 @@ func TestSkipVerifyTrustsTheSections(t *testing.T) {
 	require.ErrorIs(t, err, ErrChecksum)
 	k, err := Open(path, SkipVerify())
 	require.NoError(t, err, "without verification a flipped point bit goes unnoticed, as documented")
+	err = k.Verify()
+	require.ErrorIs(t, err, ErrChecksum, "until Verify")
+	assert.ErrorContains(t, err, "section L‖H")
+	assert.ErrorContains(t, err, path)
+	require.NoError(t, k.Close())
+	assert.Error(t, k.Verify(), "a closed key cannot be verified")
+
+	require.NoError(t, os.WriteFile(path, good, 0o644))
+	k, err = Open(path, SkipVerify())
+	require.NoError(t, err)
+	assert.NoError(t, k.Verify())
 	require.NoError(t, k.Close())
 }
 

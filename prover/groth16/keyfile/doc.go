@@ -19,7 +19,8 @@
 //	section 6     G2 B
 //
 // Every section starts on a 4 KiB boundary (for mmap and O_DIRECT) and is
-// followed by zero padding to the next one. The file is written from a
+// followed by zero padding to the next one (written as zeros, covered by no
+// checksum, and ignored when read). The file is written from a
 // ProvingKey through internal/renameio (fsync of the file and of its
 // directory), so no reader ever sees half of one. Write checks every point
 // on the curve and in the prime-order subgroup unless told not to, and the

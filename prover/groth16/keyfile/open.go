@@ -167,6 +167,28 @@ func maskCount(b []byte) (int, error) {
 	return n, nil
 }
 
+// Verify hashes the mapped sections (concurrently) and compares them with
+// the header's sums: what Open does unless SkipVerify, for a caller that
+// decides after opening. A mismatch is an *Error naming the section. It
+// only reads the mapping and is safe concurrently with provers using PK
+// and with other Verifys; it must not run concurrently with Close.
+func (k *Key) Verify() error {
+	k.mu.Lock()
+	data := k.data
+	k.mu.Unlock()
+	if data == nil {
+		return &Error{Path: k.Path, Err: errors.New("verify: key is closed")}
+	}
+	var secs [nbSections][]byte
+	for i, s := range k.Header.Sections {
+		secs[i] = data[s.Offset : s.Offset+s.Length]
+	}
+	if err := verifySums(&k.Header, secs); err != nil {
+		return pathErr(k.Path, err)
+	}
+	return nil
+}
+
 // Close unmaps the key. It must not be called while PK is in use; a second
 // Close does nothing. It is safe to call concurrently with itself.
 func (k *Key) Close() error {
