@@ -73,7 +73,7 @@ type Manager struct {
 	mu       sync.Mutex
 	cond     *sync.Cond // signalled when refs drop or entries leave
 	entries  map[string]*entry
-	evictors map[string]Evictor     // device name → evictor
+	evictors map[string]Evictor      // device name → evictor
 	verified map[string]verifiedFile // raw key files hashed, by path
 }
 
