@@ -62,7 +62,9 @@ func resum(t *testing.T, b []byte, id SectionID) []byte {
 	t.Helper()
 	return resign(t, b, func(h *Header) {
 		s := h.Sections[id]
-		h.Sections[id].Sum = sha256.Sum256(b[s.Offset : s.Offset+s.Length])
+		var one [nbSections][]byte
+		one[id] = b[s.Offset : s.Offset+s.Length]
+		h.Sections[id].Sum = sumAll(one, h.HashChunk)[id]
 	})
 }
 
@@ -107,6 +109,9 @@ func TestDamagedFilesAreClearErrors(t *testing.T) {
 		}, ErrTruncated},
 		{"sections overlap", "InfinityB", func(t *testing.T) []byte {
 			return resign(t, good, func(h *Header) { h.Sections[SecInfB].Offset = h.Sections[SecInfA].Offset })
+		}, ErrCorrupt},
+		{"hash piece not a power of two", "header", func(t *testing.T) []byte {
+			return resign(t, good, func(h *Header) { h.HashChunk = 3 * Align })
 		}, ErrCorrupt},
 		{"unknown flag", "header", func(t *testing.T) []byte {
 			return resign(t, good, func(h *Header) { h.Flags |= 1 << 7 })
@@ -179,4 +184,42 @@ func TestLayoutIsAligned(t *testing.T) {
 	}
 	assert.Equal(t, uint64(1), h.Sections[SecSmall].Count)
 	assert.Equal(t, h.NbPrivate+h.DomainSize-1, h.Sections[SecLH].Count)
+}
+
+func TestSumsHashPieces(t *testing.T) {
+	b := make([]byte, 2*Align+100)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	var data [nbSections][]byte
+	data[SecLH] = b
+	leaf := func(p []byte) []byte { s := sha256.Sum256(p); return s[:] }
+	want := sha256.Sum256(append(append(leaf(b[:Align]), leaf(b[Align:2*Align])...), leaf(b[2*Align:])...))
+	sums := sumAll(data, Align)
+	assert.Equal(t, Sum(want), sums[SecLH], "three pieces")
+	assert.Equal(t, Sum(sha256.Sum256(leaf(nil))), sums[SecA], "an empty section is one empty piece")
+	assert.Equal(t, Sum(sha256.Sum256(leaf(b))), sumAll(data, HashChunk)[SecLH], "one piece")
+}
+
+// TestReadsTheHeadersPieceSize: Open hashes in the pieces the header
+// names, not in this build's HashChunk.
+func TestReadsTheHeadersPieceSize(t *testing.T) {
+	good := goodFile(t)
+	b := resign(t, good, func(h *Header) {
+		h.HashChunk = Align
+		var secs [nbSections][]byte
+		for i, s := range h.Sections {
+			secs[i] = good[s.Offset : s.Offset+s.Length]
+		}
+		sums := sumAll(secs, Align)
+		for i := range h.Sections {
+			h.Sections[i].Sum = sums[i]
+		}
+	})
+	path := filepath.Join(t.TempDir(), "k.rawpk")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	k, err := Open(path)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(Align), k.Header.HashChunk)
+	require.NoError(t, k.Close())
 }

@@ -18,6 +18,11 @@ const (
 	Version uint32 = 1
 	// Align is the alignment of every section (and the header's size).
 	Align = 4096
+	// HashChunk is the size of the pieces a section is hashed in: a
+	// section's Sum is the SHA-256 of the SHA-256s of its HashChunk-byte
+	// pieces (the last one shorter), so that all cores can verify one
+	// large section at once.
+	HashChunk = 64 << 20
 	// FlagChecked records that every point was checked on the curve and in
 	// the prime-order subgroup when the file was written.
 	FlagChecked uint32 = 1 << 0
@@ -72,7 +77,7 @@ func (s SectionID) String() string {
 	return fmt.Sprintf("section(%d)", uint32(s))
 }
 
-// Sum is a section's SHA-256.
+// Sum is a section's checksum: the SHA-256 of its pieces' SHA-256s.
 type Sum [sha256.Size]byte
 
 func (s Sum) String() string { return hex.EncodeToString(s[:]) }
@@ -84,7 +89,7 @@ type Section struct {
 	Count    uint64 // elements
 	Offset   uint64 // from the start of the file; a multiple of Align
 	Length   uint64 // Count × ElemSize bytes
-	Sum      Sum    // SHA-256 of the Length bytes at Offset
+	Sum      Sum    // SHA-256 over the SHA-256s of the HashChunk-byte pieces of the Length bytes at Offset
 }
 
 // Header is a key file's header: the key's shape, the flags and the
@@ -96,6 +101,7 @@ type Header struct {
 	NbPublic   uint64
 	NbPrivate  uint64
 	FileSize   uint64
+	HashChunk  uint64 // bytes per hashed piece of a section
 	Sections   [nbSections]Section
 }
 
@@ -166,6 +172,7 @@ func encodeHeader(h *Header) []byte {
 	le.PutUint64(b[32:], h.NbPublic)
 	le.PutUint64(b[40:], h.NbPrivate)
 	le.PutUint64(b[48:], h.FileSize)
+	le.PutUint64(b[56:], h.HashChunk)
 	for i, s := range h.Sections {
 		e := b[tableStart+i*sectionEntry:]
 		le.PutUint32(e[0:], uint32(s.ID))
@@ -203,9 +210,12 @@ func ParseHeader(b []byte, fileSize int64) (*Header, error) {
 		return nil, &headerErr{"header", ErrChecksum}
 	}
 	h := &Header{Version: Version, Flags: le.Uint32(b[16:]), DomainSize: le.Uint64(b[24:]),
-		NbPublic: le.Uint64(b[32:]), NbPrivate: le.Uint64(b[40:]), FileSize: le.Uint64(b[48:])}
+		NbPublic: le.Uint64(b[32:]), NbPrivate: le.Uint64(b[40:]), FileSize: le.Uint64(b[48:]), HashChunk: le.Uint64(b[56:])}
 	if h.Flags&^knownFlags != 0 {
 		return nil, corrupt("header", "unknown flags %#x", h.Flags&^knownFlags)
+	}
+	if c := h.HashChunk; c < Align || c > 1<<40 || bits.OnesCount64(c) != 1 {
+		return nil, corrupt("header", "hash piece of %d bytes, want a power of two from %d to 2^40", c, Align)
 	}
 	if n := le.Uint32(b[20:]); n != nbSections {
 		return nil, corrupt("header", "%d sections, want %d", n, nbSections)

@@ -72,7 +72,7 @@ func contents(pk *groth16.ProvingKey) ([nbSections][]byte, error) {
 // plan lays out sections of the given lengths: the header, then each
 // section at the next multiple of Align.
 func plan(pk *groth16.ProvingKey, data [nbSections][]byte) *Header {
-	h := &Header{Version: Version, DomainSize: uint64(pk.DomainSize), NbPublic: uint64(pk.NbPublic), NbPrivate: uint64(pk.NbPrivate)}
+	h := &Header{Version: Version, DomainSize: uint64(pk.DomainSize), NbPublic: uint64(pk.NbPublic), NbPrivate: uint64(pk.NbPrivate), HashChunk: HashChunk}
 	off := uint64(Align)
 	for i, d := range data {
 		size := uint64(elemSizes[i])

@@ -120,9 +120,9 @@ func pathErr(path string, err error) error {
 	return &Error{Path: path, Err: err}
 }
 
-// verifySums hashes the sections concurrently and compares the sums.
+// verifySums hashes the sections on all cores and compares the sums.
 func verifySums(h *Header, secs [nbSections][]byte) error {
-	got := sumAll(secs)
+	got := sumAll(secs, h.HashChunk)
 	for i, s := range h.Sections {
 		if got[i] != s.Sum {
 			return &headerErr{SectionID(i).String(), fmt.Errorf("%w: sha256 %s, header says %s", ErrChecksum, got[i], s.Sum)}

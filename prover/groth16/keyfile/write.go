@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
@@ -52,7 +53,7 @@ func Write(path string, pk *groth16.ProvingKey, opts ...WriteOption) error {
 		}
 		h.Flags |= FlagChecked
 	}
-	sums := sumAll(data)
+	sums := sumAll(data, h.HashChunk)
 	for i := range h.Sections {
 		h.Sections[i].Sum = sums[i]
 	}
@@ -82,14 +83,37 @@ func writeFile(path string, h *Header, data [nbSections][]byte) error {
 	return f.CloseAtomicallyReplace()
 }
 
-// sumAll hashes the sections concurrently.
-func sumAll(data [nbSections][]byte) [nbSections]Sum {
-	var sums [nbSections]Sum
+// sumAll computes the sections' sums, hashing their pieces on all cores.
+func sumAll(data [nbSections][]byte, chunk uint64) [nbSections]Sum {
+	type piece struct{ sec, i int }
+	var pieces []piece
+	var leaves [nbSections][]Sum
+	for s, d := range data {
+		leaves[s] = make([]Sum, max(1, (uint64(len(d))+chunk-1)/chunk))
+		for i := range leaves[s] {
+			pieces = append(pieces, piece{s, i})
+		}
+	}
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i := range data {
-		wg.Go(func() { sums[i] = sha256.Sum256(data[i]) })
+	for range min(runtime.GOMAXPROCS(0), len(pieces)) {
+		wg.Go(func() {
+			for t := next.Add(1) - 1; t < int64(len(pieces)); t = next.Add(1) - 1 {
+				p, d := pieces[t], data[pieces[t].sec]
+				lo := min(uint64(p.i)*chunk, uint64(len(d)))
+				leaves[p.sec][p.i] = sha256.Sum256(d[lo:min(lo+chunk, uint64(len(d)))])
+			}
+		})
 	}
 	wg.Wait()
+	var sums [nbSections]Sum
+	for s := range leaves {
+		h := sha256.New()
+		for _, l := range leaves[s] {
+			h.Write(l[:]) // hash.Hash.Write never returns an error
+		}
+		sums[s] = Sum(h.Sum(nil))
+	}
 	return sums
 }
 
