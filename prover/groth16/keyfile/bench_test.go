@@ -58,7 +58,7 @@ func syntheticKey(n int) *groth16.ProvingKey {
 }
 
 // warm reads path once so that its pages are in the page cache.
-func warm(b *testing.B, path string) {
+func warm(b testing.TB, path string) {
 	f, err := os.Open(path)
 	require.NoError(b, err)
 	defer f.Close()
