@@ -195,7 +195,7 @@ func encodeHeader(h *Header) []byte {
 // ErrCorrupt.
 func ParseHeader(b []byte, fileSize int64) (*Header, error) {
 	if len(b) < headerUsed || fileSize < Align {
-		return nil, &headerErr{"header", fmt.Errorf("%w: %d bytes, the header alone takes %d", ErrTruncated, max(int64(len(b)), fileSize), Align)}
+		return nil, &headerErr{"header", fmt.Errorf("%w: %d-byte header in a %d-byte file, the header page alone takes %d", ErrTruncated, len(b), fileSize, Align)}
 	}
 	le := binary.LittleEndian
 	switch {
