@@ -35,7 +35,9 @@ func RequireChecked() OpenOption {
 // number of concurrent provers (Prove only reads a key), and must not be
 // written to (the pages are mapped read-only: a write faults). Close
 // unmaps them; no one may use PK, or any slice taken from it, after that.
-// Only Close releases the mapping: PK does not keep its Key alive, so the
+// The file must not be truncated or written in place while mapped (a
+// replacement through renameio, as Write does, is safe: the mapping keeps
+// the old file). Only Close releases the mapping: PK does not keep its Key alive, so the
 // garbage collector must not be left to do it.
 type Key struct {
 	PK     *groth16.ProvingKey
