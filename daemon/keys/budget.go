@@ -89,6 +89,9 @@ func (m *Manager) dropLocked(e *entry, tier Tier) error {
 		delete(e.hot, dev)
 	}
 	if tier == Cold {
+		if err := m.unmapLocked(e); err != nil {
+			errs = append(errs, err)
+		}
 		delete(m.entries, e.key)
 		m.cfg.Log.Info("key cold", "key", e.key, "freed_bytes", e.hostBytes)
 		e.hostBytes = 0

@@ -10,6 +10,14 @@
 // from a publicly known trapdoor, are marked Development everywhere, and
 // must never be used in production.
 //
+// The warm tier's fast path is the raw key file (prover/groth16/keyfile):
+// <name>.rawpk beside <name>.vk is mapped read-only instead of decoding
+// <name>.pk, and development keys get one written beside their cached pair,
+// mapped on every later load. A manager hashes a raw file's sections the
+// first time it maps it and, while the file keeps its size, modification
+// time and header, maps it again from cold without hashing. A mapped key is
+// unmapped when it drops to cold, which happens only once no one uses it.
+//
 // Host memory is budgeted: loading a key evicts the least recently used
 // unreferenced warm keys until it fits; a key in use (Acquired and not yet
 // Released) is never evicted, and an eviction asked for while it is in use

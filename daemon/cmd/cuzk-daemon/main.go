@@ -3,6 +3,7 @@
 //	cuzk-daemon serve [flags]     the gRPC proving service (see serve -help)
 //	cuzk-daemon version [-json]   the pins that built the embedded kernels, and their hashes
 //	cuzk-daemon selftest [-n N]   run the field kernels on the GPU against gnark-crypto
+//	cuzk-daemon import-key IN OUT convert a proving key (<name>.pk) into the raw key file the daemon maps
 //
 // Exit status: 0 success, 1 failure, 2 usage, 3 no GPU (or no kernels) here.
 package main
@@ -23,7 +24,7 @@ const (
 	exitFail    = 1
 	exitUsage   = 2
 	exitNoGPU   = 3
-	usageFormat = "usage: %s serve [flags] | version [-json] | selftest [-n elements] [-seed S]\n"
+	usageFormat = "usage: %s serve [flags] | version [-json] | selftest [-n elements] [-seed S] | import-key <name>.pk <name>.rawpk\n"
 )
 
 func main() {
@@ -44,6 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serveCmd(args[1:], stderr)
 	case "selftest":
 		return selftestCmd(ctx, args[1:], stdout, stderr)
+	case "import-key":
+		return importKeyCmd(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "cuzk-daemon: unknown command %q\n"+usageFormat, args[0], "cuzk-daemon")
 		return exitUsage

@@ -22,6 +22,9 @@ type Info struct {
 	Cached         bool          // read from the cache directory
 	PKPath, VKPath string        // the cache files; "" when caching is off
 	PKSize, VKSize int64         // their sizes in bytes (0 when caching is off)
+	RawPath        string        // the raw key file (prover/groth16/keyfile) beside them; "" when caching is off
+	RawSize        int64         // its size when Get wrote it (WithRawFile) or Mapped opened it; else 0
+	Raw            time.Duration // writing the raw key file (WithRawFile)
 	Load           time.Duration // reading the files (hit)
 	Setup, Store   time.Duration // development setup and writing the files (miss)
 	Replaced       string        // why a cached file was not used; "" when none was there
@@ -48,20 +51,26 @@ func Dir() string {
 // renamed into place whole, and two processes that miss at once each write
 // the same deterministic keys. The keys are NOT for production (see the
 // package comment).
-func Get(dir, name string, sys *r1cs.System, seed uint64) (*groth16.ProvingKey, *groth16.VerifyingKey, Info, error) {
+func Get(dir, name string, sys *r1cs.System, seed uint64, opts ...Option) (*groth16.ProvingKey, *groth16.VerifyingKey, Info, error) {
 	var info Info
+	var cfg config
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, nil, info, fmt.Errorf("dev keys: %w", err)
+		}
+	}
 	if name == "" || strings.ContainsAny(name, `/\`) {
 		return nil, nil, info, fmt.Errorf("dev keys: bad circuit name %q", name)
 	}
 	if dir != "" {
-		info.PKPath, info.VKPath = paths(dir, name, seed, ShapeID(sys))
+		info.PKPath, info.VKPath, info.RawPath = paths(dir, name, seed, ShapeID(sys))
 		start := time.Now()
 		pk, vk, err := load(info.PKPath, info.VKPath, sys)
 		switch {
 		case err == nil:
 			info.Cached, info.Load = true, time.Since(start)
 			info.PKSize, info.VKSize = fileSize(info.PKPath), fileSize(info.VKPath)
-			return pk, vk, info, nil
+			return pk, vk, info, cfg.writeRaw(&info, pk)
 		case !errors.Is(err, os.ErrNotExist):
 			info.Replaced = err.Error() // damaged or mismatched: replaced below, like a miss
 		}
@@ -81,7 +90,7 @@ func Get(dir, name string, sys *r1cs.System, seed uint64) (*groth16.ProvingKey, 
 	}
 	info.Store = time.Since(start)
 	info.PKSize, info.VKSize = fileSize(info.PKPath), fileSize(info.VKPath)
-	return pk, vk, info, nil
+	return pk, vk, info, cfg.writeRaw(&info, pk)
 }
 
 // ShapeID hashes sys's counts, coefficients and matrices (SHA-256, first
@@ -117,9 +126,9 @@ func Rand(seed, stream uint64) io.Reader {
 }
 
 // paths names the key files of one circuit, seed and shape.
-func paths(dir, name string, seed uint64, shape string) (pk, vk string) {
+func paths(dir, name string, seed uint64, shape string) (pk, vk, raw string) {
 	base := filepath.Join(dir, fmt.Sprintf("%s-setup%d-%s", name, seed, shape))
-	return base + ".pk", base + ".vk"
+	return base + ".pk", base + ".vk", base + RawExt
 }
 
 // fits reports whether a key pair was made for sys's counts and domain.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -107,7 +108,7 @@ func TestBadFileIsReplaced(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			pkPath, vkPath := paths(dir, "x", 5, ShapeID(sys))
+			pkPath, vkPath, _ := paths(dir, "x", 5, ShapeID(sys))
 			for path, b := range map[string][]byte{pkPath: tc.pk, vkPath: tc.vk} {
 				if b != nil {
 					require.NoError(t, os.WriteFile(path, b, 0o644))
@@ -203,4 +204,47 @@ func TestRand(t *testing.T) {
 	assert.Equal(t, read(1, 2), read(1, 2))
 	assert.NotEqual(t, read(1, 2), read(1, 3))
 	assert.NotEqual(t, read(1, 2), read(2, 2))
+}
+
+func TestRawFileWrittenAndMapped(t *testing.T) {
+	dir := t.TempDir()
+	sys := compile(t, porep.MinTarget, 1)
+	_, _, _, err := Mapped(dir, "c", sys, 3)
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing there yet")
+
+	pk, vk, info, err := Get(dir, "c", sys, 3)
+	require.NoError(t, err)
+	assert.NoFileExists(t, info.RawPath, "no raw file without WithRawFile")
+	_, _, info, err = Get(dir, "c", sys, 3, WithRawFile())
+	require.NoError(t, err)
+	assert.True(t, info.Cached)
+	assert.Equal(t, info.PKPath[:len(info.PKPath)-3]+RawExt, info.RawPath)
+	assert.Positive(t, info.RawSize, "a cached pair gets its raw file")
+
+	k, vk2, minfo, err := Mapped(dir, "c", sys, 3)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, k.Close()) }()
+	assert.True(t, minfo.Cached)
+	assert.False(t, k.Header.Checked(), "development keys are written without point checks")
+	assert.Equal(t, encode(t, pk), encode(t, k.PK))
+	assert.Equal(t, encode(t, vk), encode(t, vk2))
+
+	fresh := t.TempDir()
+	_, _, info, err = Get(fresh, "c", sys, 3, WithRawFile())
+	require.NoError(t, err)
+	assert.False(t, info.Cached)
+	assert.FileExists(t, info.RawPath, "a setup writes the raw file too")
+
+	_, _, _, err = Mapped(dir, "c", compile(t, 2*porep.MinTarget, 1), 3)
+	require.ErrorIs(t, err, os.ErrNotExist, "another shape has its own files")
+	b, err := os.ReadFile(info.RawPath)
+	require.NoError(t, err)
+	h, err := keyfile.ParseHeader(b[:keyfile.Align], int64(len(b)))
+	require.NoError(t, err)
+	b[h.Sections[keyfile.SecLH].Offset] ^= 1 // a point, not the padding after it
+	require.NoError(t, os.WriteFile(info.RawPath, b, 0o644))
+	_, _, _, err = Mapped(fresh, "c", sys, 3)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, os.ErrNotExist)
+	assert.ErrorContains(t, err, info.RawPath)
 }

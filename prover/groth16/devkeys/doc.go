@@ -12,6 +12,10 @@
 // damaged or mismatched file is a miss and is replaced; writes go through a
 // temporary file and a rename, so no process ever reads half a key.
 //
+// With WithRawFile, Get also writes the proving key as a raw key file
+// (prover/groth16/keyfile) beside the pair, and Mapped opens that file by
+// mmap without decoding.
+//
 // Rand is the deterministic byte stream behind the setup (stream 0); callers
 // use its other streams for reproducible proof blinding.
 package devkeys

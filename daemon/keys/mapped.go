@@ -1,0 +1,117 @@
+package keys
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
+	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
+)
+
+// RawExt is the extension of a raw key file (prover/groth16/keyfile) in the
+// key directory: <name>.rawpk beside <name>.vk is mapped instead of
+// decoding <name>.pk.
+const RawExt = devkeys.RawExt
+
+// verifiedFile is what the manager remembers of a raw key file whose
+// sections it has hashed: the file's size and modification time, and the
+// header's sums, so an unchanged file is not hashed again when its key
+// comes back from cold.
+type verifiedFile struct {
+	size int64
+	mod  time.Time
+	sums [len(keyfile.Header{}.Sections)]keyfile.Sum
+}
+
+// readRaw maps a production raw key file and reads its verifying key.
+func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
+	k, err := keyfile.Open(rawPath, keyfile.SkipVerify())
+	if err != nil {
+		return err
+	}
+	vk := new(groth16.VerifyingKey)
+	err = readFile(vkPath, vk)
+	if err == nil {
+		err = m.verifyOnce(k)
+	}
+	if err == nil {
+		err = fits(rawPath, k.PK, e)
+	}
+	if err != nil {
+		return errors.Join(err, k.Close())
+	}
+	e.pk, e.vk, e.mapped = k.PK, vk, k
+	return nil
+}
+
+// readDevMapped maps the development raw key file when there is one; ok is
+// false when it is absent or damaged (the setup's files then replace it).
+func (m *Manager) readDevMapped(e *entry, name string) (ok bool) {
+	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, e.sys, m.cfg.DevSeed, keyfile.SkipVerify())
+	if err == nil {
+		if err = m.verifyOnce(k); err != nil {
+			err = errors.Join(err, k.Close())
+		}
+	}
+	switch {
+	case err == nil:
+		e.pk, e.vk, e.dev, e.mapped = k.PK, vk, true, k
+		m.cfg.Log.Info("development key mapped (NOT for production)", "key", e.key, "path", info.RawPath, "load", info.Load)
+		return true
+	case !errors.Is(err, os.ErrNotExist):
+		m.cfg.Log.Warn("development raw key file not used; rewriting it", "key", e.key, "err", err)
+	}
+	return false
+}
+
+// verifyOnce hashes k's sections unless this manager has hashed the same,
+// unchanged file before.
+func (m *Manager) verifyOnce(k *keyfile.Key) error {
+	st, err := os.Stat(k.Path)
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", k.Path, err)
+	}
+	v := verifiedFile{size: st.Size(), mod: st.ModTime()}
+	for i, s := range k.Header.Sections {
+		v.sums[i] = s.Sum
+	}
+	m.mu.Lock()
+	seen, ok := m.verified[k.Path]
+	m.mu.Unlock()
+	if ok && seen.size == v.size && seen.mod.Equal(v.mod) && seen.sums == v.sums {
+		return nil
+	}
+	if err := k.Verify(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.verified[k.Path] = v
+	m.mu.Unlock()
+	return nil
+}
+
+// fits checks that pk was made for e's circuit.
+func fits(path string, pk *groth16.ProvingKey, e *entry) error {
+	if pk.NbPublic != e.sys.NbPublic || pk.NbPrivate != e.sys.NbPrivate || pk.DomainSize != e.sys.DomainSize() {
+		return fmt.Errorf("%s does not fit the circuit (%d public, %d private, domain %d; circuit %d, %d, %d)",
+			path, pk.NbPublic, pk.NbPrivate, pk.DomainSize, e.sys.NbPublic, e.sys.NbPrivate, e.sys.DomainSize())
+	}
+	return nil
+}
+
+// unmapLocked releases e's mapped key file, if any. The caller holds m.mu
+// and e has no users (its proving key is unreachable from then on).
+func (m *Manager) unmapLocked(e *entry) error {
+	if e.mapped == nil {
+		return nil
+	}
+	k := e.mapped
+	e.mapped = nil
+	if err := k.Close(); err != nil {
+		return fmt.Errorf("unmap %s: %w", e.key, err)
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package keys
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/internal/renameio"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
+)
+
+func encodePK(t *testing.T, pk *groth16.ProvingKey) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	_, err := pk.WriteTo(&buf)
+	require.NoError(t, err)
+	return buf.Bytes()
+}
+
+func (m *Manager) mappedKey(key string) *keyfile.Key {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.entries[key]; ok {
+		return e.mapped
+	}
+	return nil
+}
+
+func TestDevelopmentKeyIsMappedFromItsRawFile(t *testing.T) {
+	dir := t.TempDir()
+	m, err := New(Config{Dir: dir, DevSeed: 4})
+	require.NoError(t, err)
+	c := shape(t, 1024)
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	assert.Nil(t, m.mappedKey(c.Key), "a fresh setup proves from the heap")
+	want := encodePK(t, h.PK)
+	h.Release()
+	raws, err := filepath.Glob(filepath.Join(dir, "*"+RawExt))
+	require.NoError(t, err)
+	require.Len(t, raws, 1, "the setup wrote a raw key file")
+
+	_, err = m.EvictKey(c.Key, Cold)
+	require.NoError(t, err)
+	h, err = m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	k := m.mappedKey(c.Key)
+	require.NotNil(t, k, "from cold, the raw file is mapped")
+	assert.True(t, h.Dev)
+	assert.Same(t, k.PK, h.PK)
+	assert.Equal(t, want, encodePK(t, h.PK))
+	h.Release()
+	_, err = m.EvictKey(c.Key, Cold)
+	require.NoError(t, err)
+	assert.Error(t, k.Verify(), "dropping the key to cold unmapped it")
+}
+
+// productionRaw writes c's development keys into a new directory as
+// production files: <name>.rawpk (checked) and <name>.vk, and <name>.pk
+// when withPK.
+func productionRaw(t *testing.T, c string, h *Handle, withPK bool) (dir, rawPath string) {
+	t.Helper()
+	dir = t.TempDir()
+	base := filepath.Join(dir, FileName(c))
+	require.NoError(t, keyfile.Write(base+RawExt, h.PK))
+	require.NoError(t, renameio.WriteFrom(base+".vk", 0o644, func(w io.Writer) error { _, err := h.VK.WriteTo(w); return err }))
+	if withPK {
+		require.NoError(t, renameio.WriteFrom(base+".pk", 0o644, func(w io.Writer) error { _, err := h.PK.WriteTo(w); return err }))
+	}
+	return dir, base + RawExt
+}
+
+func TestProductionRawKeyFile(t *testing.T) {
+	c := shape(t, 1024)
+	dev, err := New(Config{Dir: t.TempDir(), DevSeed: 9})
+	require.NoError(t, err)
+	hd, err := dev.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	want := encodePK(t, hd.PK)
+	for _, withPK := range []bool{false, true} {
+		dir, _ := productionRaw(t, c.Key, hd, withPK)
+		m, err := New(Config{Dir: dir, NoGenerate: true})
+		require.NoError(t, err)
+		h, err := m.Acquire(context.Background(), c)
+		require.NoError(t, err, "with .pk too: %v", withPK)
+		assert.False(t, h.Dev, "key files in the directory are production keys")
+		assert.NotNil(t, m.mappedKey(c.Key), "the raw file is preferred to decoding .pk")
+		assert.Equal(t, want, encodePK(t, h.PK))
+		h.Release()
+	}
+	hd.Release()
+}
+
+// TestRawFileHashedOncePerManager: a manager hashes a raw key file's
+// sections the first time it maps it and trusts it while it is unchanged
+// (size, time, header sums); another manager, or a changed time, hashes
+// again and finds the damage.
+func TestRawFileHashedOncePerManager(t *testing.T) {
+	c := shape(t, 1024)
+	dev, err := New(Config{Dir: t.TempDir(), DevSeed: 9})
+	require.NoError(t, err)
+	hd, err := dev.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	dir, rawPath := productionRaw(t, c.Key, hd, false)
+	hd.Release()
+
+	m, err := New(Config{Dir: dir, NoGenerate: true})
+	require.NoError(t, err)
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	h.Release()
+	_, err = m.EvictKey(c.Key, Cold)
+	require.NoError(t, err)
+
+	st, err := os.Stat(rawPath)
+	require.NoError(t, err)
+	b, err := os.ReadFile(rawPath)
+	require.NoError(t, err)
+	hdr, err := keyfile.ParseHeader(b[:keyfile.Align], int64(len(b)))
+	require.NoError(t, err)
+	b[hdr.Sections[keyfile.SecA].Offset+5] ^= 0x20 // a point's limb, in place
+	require.NoError(t, os.WriteFile(rawPath, b, 0o644))
+	require.NoError(t, os.Chtimes(rawPath, st.ModTime(), st.ModTime()))
+
+	h, err = m.Acquire(context.Background(), c)
+	require.NoError(t, err, "unchanged size and time: not hashed again (the fast path)")
+	h.Release()
+	_, err = m.EvictKey(c.Key, Cold)
+	require.NoError(t, err)
+
+	other, err := New(Config{Dir: dir, NoGenerate: true})
+	require.NoError(t, err)
+	_, err = other.Acquire(context.Background(), c)
+	require.ErrorIs(t, err, keyfile.ErrChecksum, "a new manager hashes the file")
+	assert.ErrorContains(t, err, rawPath)
+	assert.ErrorContains(t, err, "section A")
+
+	later := st.ModTime().Add(time.Second)
+	require.NoError(t, os.Chtimes(rawPath, later, later))
+	_, err = m.Acquire(context.Background(), c)
+	require.ErrorIs(t, err, keyfile.ErrChecksum, "a changed file is hashed again")
+}

@@ -1,0 +1,30 @@
+//go:build unix
+
+package keyfile
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// mapFile maps size bytes of f read-only and shared: the pages are the page
+// cache's own, so several processes mapping one key share its memory.
+func mapFile(f *os.File, size int64) ([]byte, error) {
+	if int64(int(size)) != size {
+		return nil, fmt.Errorf("mmap %d bytes: too large for this host", size)
+	}
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap %d bytes: %w", size, err)
+	}
+	return b, nil
+}
+
+// unmapFile releases a mapping from mapFile.
+func unmapFile(b []byte) error {
+	if err := syscall.Munmap(b); err != nil {
+		return fmt.Errorf("munmap: %w", err)
+	}
+	return nil
+}
