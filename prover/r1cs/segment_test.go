@@ -3,7 +3,9 @@ package r1cs_test
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
@@ -262,4 +264,25 @@ func TestParallelErrorsAndPanics(t *testing.T) {
 
 	_, err = r1cs.Solve(c, r1cs.WithWorkers(0))
 	assert.ErrorContains(t, err, "WithWorkers")
+}
+
+// TestParallelRunsConcurrently has two segments that each wait for the
+// other to start: only a Solve that runs them at the same time finishes
+// both in time.
+func TestParallelRunsConcurrently(t *testing.T) {
+	var started sync.WaitGroup
+	started.Add(2)
+	met := make(chan struct{})
+	go func() { started.Wait(); close(met) }()
+	c := &segmented{lens: []int{3, 4}, hook: func(r1cs.API, int) error {
+		started.Done()
+		select {
+		case <-met:
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("the other segment did not start within 10 s")
+		}
+	}}
+	_, err := solveSegmented(t, c, 2)
+	require.NoError(t, err)
 }
