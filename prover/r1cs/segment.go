@@ -34,7 +34,12 @@ var ErrSegment = errors.New("segment does not match its declaration")
 // index: its Define's error, or ErrSegment where its counts differ from
 // the declaration (checked in every mode but through a wrapping API). After
 // an error the state of the definition is unspecified; Define should return
-// it. A segment's panic is raised again on the caller's goroutine.
+// it. A segment's panic ends a parallel Solve with a panic on the caller's
+// goroutine, whose value names the segment and carries the original value
+// and the segment goroutine's stack.
+//
+// Parallel is safe to call from any Define; the segments of one call may
+// run concurrently with each other, never with the code around the call.
 func Parallel(api API, segs []Segment) error {
 	for i := range segs {
 		if segs[i].Private < 0 || segs[i].Constraints < 0 || segs[i].Define == nil {
