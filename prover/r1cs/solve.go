@@ -101,8 +101,9 @@ func WithShape(sys *System) SolveOption {
 // evaluation vectors. Every constraint is checked as it is enforced; the
 // first unsatisfied one is returned as an *UnsatisfiedError (wrapped).
 // Define runs on the calling goroutine; the segments it passes to Parallel
-// run on up to WithWorkers goroutines. Solve is safe for concurrent use
-// with distinct options (each call owns its buffers).
+// run on up to WithWorkers goroutines. Calls of Solve may run concurrently
+// as long as they share no WithBuffers assignment; c's Define and its
+// segments must then be safe for concurrent use too.
 func Solve(c Circuit, opts ...SolveOption) (*Assignment, error) {
 	cfg := solveConfig{workers: runtime.GOMAXPROCS(0)}
 	for _, o := range opts {
@@ -233,12 +234,12 @@ var montOne = fr.One()
 
 func (s *solver) Eval(lc LC) fr.Element {
 	var acc, t fr.Element
-	pub, priv := s.pub, s.priv
+	pub, priv, hidden := s.pub, s.priv, s.hidden
 	for i := range lc {
 		term := &lc[i]
 		var x *fr.Element
 		if term.Var&privateTag != 0 {
-			if k := uint32(term.Var &^ privateTag); s.hidden.holds(k) {
+			if k := uint32(term.Var &^ privateTag); hidden.holds(k) {
 				x = s.readHidden()
 			} else {
 				x = &priv[k]
