@@ -1,6 +1,6 @@
 // Package bench compares cuzk's CPU Groth16 prover with gnark v0.14's on
 // porep-synth (prover/circuits/porep) and prints one table: synthesis rate
-// (constraints/s of r1cs.Solve, which runs on one core), Prove split by phase
+// (constraints/s of r1cs.Solve on one worker, so one core), Prove split by phase
 // (quotient H, each MSM), peak memory, gnark's solve and prove times on the
 // same circuit, and PASS/MISS against the targets (synthesis ≥ 2.5 M
 // constraints/s/core; cuzk ≤ 1.0× gnark's time).

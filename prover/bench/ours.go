@@ -133,7 +133,9 @@ func exportFile(path string, c *porep.Circuit, sys *r1cs.System) error {
 func proveOnce(ctx context.Context, rep *OursReport, run int, c *porep.Circuit, sys *r1cs.System, pk *groth16.ProvingKey, vk *groth16.VerifyingKey,
 	be groth16.Backend, rnd interface{ Read([]byte) (int, error) }) error {
 	start := time.Now()
-	asg, err := r1cs.Solve(c, r1cs.WithShape(sys)) // the shape is known, as in a prover's steady state
+	// The shape is known, as in a prover's steady state; one worker, so
+	// that the rate stays one core's (SynthesisRate).
+	asg, err := r1cs.Solve(c, r1cs.WithShape(sys), r1cs.WithWorkers(1))
 	if err != nil {
 		return fmt.Errorf("synthesis: %w", err)
 	}

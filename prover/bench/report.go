@@ -29,9 +29,8 @@ func sum(a, b []time.Duration) []time.Duration {
 }
 
 // SynthesisRate is cuzk's median synthesis rate in constraints per second
-// on one core: r1cs.Solve runs the circuit on a single goroutine, so its
-// rate is one core's (a prover synthesizes several partitions side by side,
-// one per core, to use more).
+// on one core: the comparison solves with r1cs.WithWorkers(1), so its rate
+// is one core's (cuzk-bench synth measures the parallel solve).
 func (s Size) SynthesisRate() float64 {
 	d := report.Median(s.Ours.Synthesis)
 	if d <= 0 {

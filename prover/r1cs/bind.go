@@ -54,6 +54,9 @@ type oneStep interface {
 
 func (s *solver) bind(lc LC) Variable {
 	value := s.Eval(lc)
+	if s.overflows(true) {
+		return s.overIndex()
+	}
 	s.priv = append(s.priv, value)
 	s.a = append(s.a, value)
 	s.b = append(s.b, montOne)
@@ -69,6 +72,9 @@ func (s *solver) product(a, b LC) Variable {
 	}
 	var ab fr.Element
 	ab.Mul(&va, &vb)
+	if s.overflows(true) {
+		return s.overIndex()
+	}
 	s.priv = append(s.priv, ab)
 	s.a = append(s.a, va)
 	s.b = append(s.b, vb)

@@ -40,4 +40,16 @@
 // with a single evaluation of the combination. Bind and Product allocate a
 // constraint's output variable in one step, without computing the value
 // in the circuit and checking it again in the solver.
+//
+// Parallel synthesis. A circuit whose Define has independent parts (the
+// challenges of a PoRep: each a label and an inclusion proof over shared
+// public inputs) passes them to Parallel as Segments with their exact
+// private and constraint counts. Solve (WithWorkers, default GOMAXPROCS)
+// then assigns each segment the variable indices and rows a sequential run
+// would give it and solves the segments concurrently into those ranges of
+// the preallocated vectors, so the assignment, and the first unsatisfied
+// constraint, are the same element by element for every worker count.
+// Compile, and Solve with one worker, call the segments in turn: the System
+// does not depend on Parallel. Every mode checks each segment against its
+// declaration (ErrSegment).
 package r1cs

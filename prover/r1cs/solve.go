@@ -3,6 +3,7 @@ package r1cs
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -51,8 +52,23 @@ var ErrShapeMismatch = errors.New("assignment does not match circuit shape")
 type SolveOption func(*solveConfig) error
 
 type solveConfig struct {
-	shape *System
-	reuse *Assignment
+	shape   *System
+	reuse   *Assignment
+	workers int
+}
+
+// WithWorkers sets how many goroutines solve a circuit's segments (see
+// Parallel) concurrently; n ≥ 1, default runtime.GOMAXPROCS(0). With n = 1
+// Solve runs the whole circuit on the calling goroutine, segments in order.
+// Every n gives the same assignment.
+func WithWorkers(n int) SolveOption {
+	return func(c *solveConfig) error {
+		if n < 1 {
+			return fmt.Errorf("WithWorkers: %d workers, want at least 1", n)
+		}
+		c.workers = n
+		return nil
+	}
 }
 
 // WithBuffers makes Solve build its result in prev's storage (its slices
@@ -84,14 +100,19 @@ func WithShape(sys *System) SolveOption {
 // Solve runs c in proving mode and returns the assignment and the a, b, c
 // evaluation vectors. Every constraint is checked as it is enforced; the
 // first unsatisfied one is returned as an *UnsatisfiedError (wrapped).
+// Define runs on the calling goroutine; the segments it passes to Parallel
+// run on up to WithWorkers goroutines. Calls of Solve may run concurrently
+// as long as they share no WithBuffers assignment; c's Define and its
+// segments must then be safe for concurrent use too.
 func Solve(c Circuit, opts ...SolveOption) (*Assignment, error) {
-	var cfg solveConfig
+	cfg := solveConfig{workers: runtime.GOMAXPROCS(0)}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, fmt.Errorf("solve: %w", err)
 		}
 	}
 	s := newSolver(cfg.shape, cfg.reuse)
+	s.workers = cfg.workers
 	if err := c.Define(s); err != nil {
 		return nil, fmt.Errorf("solve circuit %T: %w", c, err)
 	}
@@ -108,13 +129,28 @@ func Solve(c Circuit, opts ...SolveOption) (*Assignment, error) {
 	return asg, nil
 }
 
-// solver is the API in proving mode.
+// solver is the API in proving mode. A segment's solver (bounded) writes
+// into a fixed range of its parent's vectors: they never grow past their
+// capacity, and what would (a segment larger than it declared) is only
+// counted in over.
 type solver struct {
 	namespaces
 	pub, priv []fr.Element
 	a, b, c   []fr.Element
 	failed    *UnsatisfiedError
+	workers   int // goroutines for Parallel's segments
+
+	bounded bool
+	over    counts // allocations past a bounded solver's ranges
+	hidden  span   // private variables of other segments, not to be read
+	foreign bool   // a hidden variable was read
+	zero    fr.Element
 }
+
+// span is the private variable indices [lo, lo+n).
+type span struct{ lo, n uint32 }
+
+func (h span) holds(k uint32) bool { return k-h.lo < h.n }
 
 func newSolver(shape *System, reuse *Assignment) *solver {
 	s := &solver{pub: make([]fr.Element, 1, 8)}
@@ -136,22 +172,60 @@ func newSolver(shape *System, reuse *Assignment) *solver {
 }
 
 func (s *solver) Public(value fr.Element) Variable {
+	if s.bounded { // a segment allocates no public inputs
+		s.over.public++
+		return One
+	}
 	s.pub = append(s.pub, value)
 	return Variable(len(s.pub) - 1)
 }
 
 func (s *solver) Private(value fr.Element) Variable {
+	if s.bounded && len(s.priv) == cap(s.priv) {
+		s.over.private++
+		return s.overIndex()
+	}
 	s.priv = append(s.priv, value)
 	return Variable(len(s.priv)-1) | privateTag
+}
+
+// overflows reports whether one more row, and with private one more private
+// variable, would pass a bounded solver's ranges; if so it counts them in
+// over instead.
+func (s *solver) overflows(private bool) bool {
+	if !s.bounded || (len(s.a) < cap(s.a) && (!private || len(s.priv) < cap(s.priv))) {
+		return false
+	}
+	s.over.constraints++
+	if private {
+		s.over.private++
+	}
+	return true
+}
+
+// overIndex is the index of the last private variable counted in over: past
+// the vector's end, so that no read can reach it.
+func (s *solver) overIndex() Variable {
+	return Variable(len(s.priv)+s.over.private-1) | privateTag
 }
 
 func (s *solver) Proving() bool { return true }
 
 func (s *solver) Value(v Variable) fr.Element {
 	if v&privateTag != 0 {
+		if k := uint32(v &^ privateTag); s.hidden.holds(k) {
+			return *s.readHidden()
+		}
 		return s.priv[v&^privateTag]
 	}
 	return s.pub[v]
+}
+
+// readHidden records a read of another segment's variable and returns zero.
+func (s *solver) readHidden() *fr.Element {
+	s.foreign = true
+	s.zero = fr.Element{}
+	return &s.zero
 }
 
 // montOne is 1 in Montgomery form, compared against coefficients to skip
@@ -160,12 +234,16 @@ var montOne = fr.One()
 
 func (s *solver) Eval(lc LC) fr.Element {
 	var acc, t fr.Element
-	pub, priv := s.pub, s.priv
+	pub, priv, hidden := s.pub, s.priv, s.hidden
 	for i := range lc {
 		term := &lc[i]
 		var x *fr.Element
 		if term.Var&privateTag != 0 {
-			x = &priv[term.Var&^privateTag]
+			if k := uint32(term.Var &^ privateTag); hidden.holds(k) {
+				x = s.readHidden()
+			} else {
+				x = &priv[k]
+			}
 		} else {
 			x = &pub[term.Var]
 		}
@@ -184,6 +262,9 @@ func (s *solver) Enforce(a, b, c LC) {
 	vb := va
 	if !sameLC(a, b) { // squares pass one slice twice: evaluate it once
 		vb = s.Eval(b)
+	}
+	if s.overflows(false) {
+		return
 	}
 	if s.failed == nil {
 		var ab fr.Element

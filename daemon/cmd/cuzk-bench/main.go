@@ -9,6 +9,8 @@
 //	                     figures on an H200
 //	cuzk-bench partition groth16.Prove of one PoRep C2-sized partition with a
 //	                     synthetic key on the GPU: the quotient and every MSM
+//	cuzk-bench synth     synthesis of porep-synth alone, sequential and on every
+//	                     core, the two checked equal
 //
 // Run "cuzk-bench <command> -help" for the flags of each command. Timings are
 // medians over -runs runs after one warm-up run. The benchmarks' logic lives
@@ -53,6 +55,7 @@ commands:
              estimate and sppark's H200 figures, each result checked once
   partition  GPU work of one 2^27-domain PoRep C2-sized partition (synthetic key)
   daemon     a daemon started here, driven over gRPC: throughput, latency, busy ratio
+  synth      synthesis alone (r1cs.Solve of porep-synth), sequential and parallel, checked equal
 
 against a running daemon (-addr unix:PATH | host:port[,host:port...] | dns:///name:port):
   prove -addr ...   submit -n proofs at concurrency -c, verify each, print the breakdown
@@ -93,6 +96,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return kernelsCmd(ctx, args[1:], stdout, stderr)
 	case "partition":
 		return partitionCmd(ctx, args[1:], stdout, stderr)
+	case "synth":
+		return synthCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -155,6 +155,15 @@ func TestPartitionGPU(t *testing.T) {
 	}
 }
 
+func TestSynth(t *testing.T) {
+	code, out, _ := runCmd(t, "synth", "-constraints", "4133", "-runs", "2", "-workers", "3")
+	require.Equal(t, exitOK, code)
+	for _, want := range []string{"porep-synth 4133: 4127 constraints", "sequential        1", "parallel          3",
+		"witness: ", "parallel = sequential"} {
+		assert.Contains(t, out, want)
+	}
+}
+
 func TestUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -177,6 +186,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"partition", "-b-frac", "2"}, exitUsage, "-b-frac"},
 		{[]string{"partition", "-pinned", "most"}, exitUsage, `-pinned "most": want one of none, scalars, all`},
 		{[]string{"prove", "extra"}, exitUsage, "unexpected arguments"},
+		{[]string{"synth", "-help"}, exitOK, "-sequential"},
+		{[]string{"synth", "-workers", "1"}, exitUsage, "-workers 1: want at least 2"},
+		{[]string{"synth", "-runs", "0"}, exitUsage, "-runs 0"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errOut := runCmd(t, tc.args...)

@@ -23,6 +23,7 @@ func TestTreeNative(t *testing.T) {
 	}{
 		{"binary", poseidon.Width3(), 16},
 		{"octal", poseidon.Width9(), 64},
+		{"binary, levels hashed on several cores", poseidon.Width3(), 1 << 11},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leaves := circuittest.Elements(rng, tc.leaves)

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -24,7 +27,9 @@ type Tree struct {
 }
 
 // NewTree builds the tree of the given depth whose leaves are zero except
-// those in leaves. The arity is params.Arity() and must be a power of two.
+// those in leaves, hashing each level on all cores. The arity is
+// params.Arity() and must be a power of two. leaves becomes the tree's and
+// must not change afterwards.
 func NewTree(params *poseidon.Params, depth int, leaves map[uint64]fr.Element) (*Tree, error) {
 	a := params.Arity()
 	if a < 2 || a&(a-1) != 0 {
@@ -48,20 +53,44 @@ func NewTree(params *poseidon.Params, depth int, leaves map[uint64]fr.Element) (
 		if err != nil {
 			return nil, fmt.Errorf("merkle tree: default node %d: %w", l+1, err)
 		}
-		t.levels[l+1] = make(map[uint64]fr.Element, len(t.levels[l])/a+1)
-		for i := range t.levels[l] {
-			parent := i / uint64(a)
-			if _, done := t.levels[l+1][parent]; done {
-				continue
-			}
-			h, err := params.Hash(t.children(l, parent)...)
-			if err != nil {
-				return nil, fmt.Errorf("merkle tree: node %d/%d: %w", l+1, parent, err)
-			}
-			t.levels[l+1][parent] = h
+		if err := t.hashLevel(l); err != nil {
+			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// hashLevel sets level l+1 from level l: the parents of its set nodes, each
+// hashed once. The hashes are independent, so they are spread over all
+// cores (level l is only read meanwhile); the first error in parent order
+// is returned.
+func (t *Tree) hashLevel(l int) error {
+	parents := make([]uint64, 0, len(t.levels[l]))
+	for i := range t.levels[l] {
+		parents = append(parents, i/uint64(t.arity))
+	}
+	slices.Sort(parents)
+	parents = slices.Compact(parents)
+	hashes := make([]fr.Element, len(parents))
+	errs := make([]error, len(parents))
+	workers := min(runtime.GOMAXPROCS(0), len(parents)/16+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for k := w * len(parents) / workers; k < (w+1)*len(parents)/workers; k++ {
+				hashes[k], errs[k] = t.params.Hash(t.children(l, parents[k])...)
+			}
+		})
+	}
+	wg.Wait()
+	t.levels[l+1] = make(map[uint64]fr.Element, len(parents))
+	for k, parent := range parents {
+		if errs[k] != nil {
+			return fmt.Errorf("merkle tree: node %d/%d: %w", l+1, parent, errs[k])
+		}
+		t.levels[l+1][parent] = hashes[k]
+	}
+	return nil
 }
 
 // FromLeaves builds the dense tree over leaves, whose count must be a power

@@ -23,6 +23,7 @@ type Circuit struct {
 	proofs           []*merkle.Proof
 	columns          [][]fr.Element // per column hash, its arity − 1 fresh inputs
 	columnSeed       fr.Element
+	sizes            segmentSizes // of Define's segments, for r1cs.Parallel
 }
 
 // New plans the layout for targetConstraints and derives the whole instance
@@ -32,8 +33,12 @@ func New(targetConstraints int, seed int64) (*Circuit, error) {
 	if err != nil {
 		return nil, err
 	}
+	sizes, err := sizesOf(l)
+	if err != nil {
+		return nil, fmt.Errorf("porep-synth %d: %w", targetConstraints, err)
+	}
 	rng := rand.New(rand.NewSource(seed))
-	c := &Circuit{Layout: l}
+	c := &Circuit{Layout: l, sizes: sizes}
 	rng.Read(c.ReplicaID[:])
 	c.ReplicaID[31] &= 0x3f
 	if err := c.buildTree(rng); err != nil {

@@ -9,7 +9,9 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
-// Define implements r1cs.Circuit.
+// Define implements r1cs.Circuit: a head (the public inputs, the replica
+// id's bits, comm_r_last), the challenges and the column chain as
+// independent segments (r1cs.Parallel), and comm_r.
 func (c *Circuit) Define(api r1cs.API) error {
 	pub := c.PublicInputs()
 	replica, commR := api.Public(pub[0]), api.Public(pub[1])
@@ -25,14 +27,9 @@ func (c *Circuit) Define(api r1cs.API) error {
 		pop()
 	}
 	rootLast := api.Private(c.commRLast)
-	for i, p := range c.proofs {
-		if err := c.challenge(api, i, p, replicaBits, chals[i], rootLast); err != nil {
-			return err
-		}
-	}
-	commC, err := c.columnChain(api)
-	if err != nil {
-		return err
+	var commC r1cs.LC
+	if err := r1cs.Parallel(api, c.segments(replicaBits, chals, rootLast, &commC)); err != nil {
+		return fmt.Errorf("porep-synth: %w", err)
 	}
 	defer api.Namespace("comm_r")()
 	got, err := poseidon.Width3().HashGadget(api, commC, r1cs.V(rootLast))
