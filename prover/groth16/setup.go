@@ -1,6 +1,7 @@
 package groth16
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/big"
@@ -17,13 +18,55 @@ type toxic struct {
 	tau, alpha, beta, gamma, delta fr.Element
 }
 
-// Setup generates keys for sys with trapdoor values drawn from rnd.
+// FixedBaser computes the batched fixed-base scalar multiplications that
+// fill a setup's keys: s·base for every s in scalars, in affine coordinates
+// with infinity as (0,0), equal point for point to gnark-crypto's
+// bls12381.BatchScalarMultiplicationG1/G2 (a base in the prime-order
+// subgroup). Implementations must only read base and scalars, and should
+// stop once ctx is done. CPUFixedBase is the reference; prover/gpu's
+// Backend implements it on the GPU.
+type FixedBaser interface {
+	FixedBaseG1(ctx context.Context, base *bls12381.G1Affine, scalars []fr.Element) ([]bls12381.G1Affine, error)
+	FixedBaseG2(ctx context.Context, base *bls12381.G2Affine, scalars []fr.Element) ([]bls12381.G2Affine, error)
+}
+
+// CPUFixedBase is the FixedBaser of Setup: per-call tables of the base's
+// multiples and signed digits on every core (fixedbase.go). It holds no
+// state, so it is safe for concurrent use; it does not look at ctx.
+type CPUFixedBase struct{}
+
+// FixedBaseG1 implements FixedBaser.
+func (CPUFixedBase) FixedBaseG1(_ context.Context, base *bls12381.G1Affine, scalars []fr.Element) ([]bls12381.G1Affine, error) {
+	return fixedBaseG1(base, scalars), nil
+}
+
+// FixedBaseG2 implements FixedBaser.
+func (CPUFixedBase) FixedBaseG2(_ context.Context, base *bls12381.G2Affine, scalars []fr.Element) ([]bls12381.G2Affine, error) {
+	return fixedBaseG2(base, scalars), nil
+}
+
+// Setup generates keys for sys with trapdoor values drawn from rnd, on the
+// CPU: SetupWith(context.Background(), sys, rnd, CPUFixedBase{}).
 //
 // DEVELOPMENT ONLY: whoever knows rnd's output can forge proofs. Setup is for
 // tests and benchmarks; production keys come from a multi-party ceremony.
 // The domain generator is fft.Generator(n) of gnark-crypto, which every
 // Backend's QuotientH must use too.
 func Setup(sys *r1cs.System, rnd io.Reader) (*ProvingKey, *VerifyingKey, error) {
+	return SetupWith(context.Background(), sys, rnd, CPUFixedBase{})
+}
+
+// SetupWith is Setup with the key points computed by fb (nil:
+// CPUFixedBase). For the same rnd the keys are identical to Setup's, byte
+// for byte, whatever fb is, as long as fb keeps its contract. It stops at
+// the next stage (each batch of fixed-base products, as fb allows) once ctx
+// is done. Calls share no state; fb decides whether they may overlap.
+//
+// DEVELOPMENT ONLY, as Setup.
+func SetupWith(ctx context.Context, sys *r1cs.System, rnd io.Reader, fb FixedBaser) (*ProvingKey, *VerifyingKey, error) {
+	if fb == nil {
+		fb = CPUFixedBase{}
+	}
 	var t toxic
 	for _, p := range []*fr.Element{&t.tau, &t.alpha, &t.beta, &t.gamma, &t.delta} {
 		var err error
@@ -43,8 +86,15 @@ func Setup(sys *r1cs.System, rnd io.Reader) (*ProvingKey, *VerifyingKey, error) 
 	pk := &ProvingKey{DomainSize: n, NbPublic: sys.NbPublic, NbPrivate: sys.NbPrivate}
 	vk := &VerifyingKey{}
 	pk.InfinityA, pk.InfinityB = zeroMask(u), zeroMask(v)
-	fillG1(pk, vk, &t, u, v, w, n)
-	fillG2(pk, vk, &t, v)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("setup: %w", err)
+	}
+	if err := fillG1(ctx, fb, pk, vk, &t, u, v, w, n); err != nil {
+		return nil, nil, fmt.Errorf("setup: %w", err)
+	}
+	if err := fillG2(ctx, fb, pk, vk, &t, v); err != nil {
+		return nil, nil, fmt.Errorf("setup: %w", err)
+	}
 	return pk, vk, nil
 }
 
@@ -102,8 +152,8 @@ func zeroMask(v []fr.Element) []bool {
 }
 
 // fillG1 computes every G1 element of both keys with one batched
-// fixed-base multiplication (fixedBaseG1).
-func fillG1(pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n int) {
+// fixed-base multiplication (fb.FixedBaseG1).
+func fillG1(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n int) error {
 	nbPub := pk.NbPublic
 	var gammaInv, deltaInv fr.Element
 	gammaInv.Inverse(&t.gamma)
@@ -131,7 +181,13 @@ func fillG1(pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n 
 	sa, sb := compact(u, pk.InfinityA), compact(v, pk.InfinityB)
 	scalars := concat([]fr.Element{t.alpha, t.beta, t.delta}, sa, sb, k, h)
 	_, _, g1, _ := bls12381.Generators()
-	pts := fixedBaseG1(&g1, scalars)
+	pts, err := fb.FixedBaseG1(ctx, &g1, scalars)
+	if err != nil {
+		return fmt.Errorf("fixed-base G1 (%d scalars): %w", len(scalars), err)
+	}
+	if len(pts) != len(scalars) {
+		return fmt.Errorf("fixed-base G1: %d points for %d scalars", len(pts), len(scalars))
+	}
 	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = pts[0], pts[1], pts[2]
 	pts = pts[3:]
 	pk.G1.A, pts = pts[:len(sa):len(sa)], pts[len(sa):]
@@ -139,17 +195,26 @@ func fillG1(pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n 
 	vk.G1.IC, pts = pts[:nbPub:nbPub], pts[nbPub:]
 	pk.setLH(pts)
 	vk.G1.Alpha = pk.G1.Alpha
+	return nil
 }
 
-// fillG2 computes every G2 element of both keys the same way (fixedBaseG2).
-func fillG2(pk *ProvingKey, vk *VerifyingKey, t *toxic, v []fr.Element) {
+// fillG2 computes every G2 element of both keys the same way
+// (fb.FixedBaseG2).
+func fillG2(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey, t *toxic, v []fr.Element) error {
 	sb := compact(v, pk.InfinityB)
 	scalars := concat([]fr.Element{t.beta, t.gamma, t.delta}, sb)
 	_, _, _, g2 := bls12381.Generators()
-	pts := fixedBaseG2(&g2, scalars)
+	pts, err := fb.FixedBaseG2(ctx, &g2, scalars)
+	if err != nil {
+		return fmt.Errorf("fixed-base G2 (%d scalars): %w", len(scalars), err)
+	}
+	if len(pts) != len(scalars) {
+		return fmt.Errorf("fixed-base G2: %d points for %d scalars", len(pts), len(scalars))
+	}
 	pk.G2.Beta, vk.G2.Gamma, pk.G2.Delta = pts[0], pts[1], pts[2]
 	pk.G2.B = pts[3:]
 	vk.G2.Beta, vk.G2.Delta = pk.G2.Beta, pk.G2.Delta
+	return nil
 }
 
 func concat(parts ...[]fr.Element) []fr.Element {
