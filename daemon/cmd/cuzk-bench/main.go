@@ -9,6 +9,9 @@
 //	                     figures on an H200
 //	cuzk-bench partition groth16.Prove of one PoRep C2-sized partition with a
 //	                     synthetic key on the GPU: the quotient and every MSM
+//	cuzk-bench keys      the development setup of porep-synth with the key
+//	                     points on the GPU (-gpu) or CPU, split into
+//	                     fixed-base G1, G2 and the rest
 //
 // Run "cuzk-bench <command> -help" for the flags of each command. Timings are
 // medians over -runs runs after one warm-up run. The benchmarks' logic lives
@@ -52,6 +55,7 @@ commands:
   kernels    MSM G1/G2 and NTT kernels on the GPU against a modmul-bound
              estimate and sppark's H200 figures, each result checked once
   partition  GPU work of one 2^27-domain PoRep C2-sized partition (synthetic key)
+  keys       development setup of porep-synth, fixed-base G1/G2 on the GPU (-gpu) or CPU
   daemon     a daemon started here, driven over gRPC: throughput, latency, busy ratio
 
 against a running daemon (-addr unix:PATH | host:port[,host:port...] | dns:///name:port):
@@ -93,6 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return kernelsCmd(ctx, args[1:], stdout, stderr)
 	case "partition":
 		return partitionCmd(ctx, args[1:], stdout, stderr)
+	case "keys":
+		return keysCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

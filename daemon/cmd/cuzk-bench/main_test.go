@@ -177,6 +177,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"partition", "-b-frac", "2"}, exitUsage, "-b-frac"},
 		{[]string{"partition", "-pinned", "most"}, exitUsage, `-pinned "most": want one of none, scalars, all`},
 		{[]string{"prove", "extra"}, exitUsage, "unexpected arguments"},
+		{[]string{"keys", "-help"}, exitOK, "-check"},
+		{[]string{"keys", "-log", "28"}, exitUsage, "-log 28: want 4 … 27"},
+		{[]string{"keys", "-log", "10", "-check"}, exitOK, "key bytes SAME"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errOut := runCmd(t, tc.args...)
