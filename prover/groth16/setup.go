@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"sync"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	"github.com/consensys/gnark-crypto/parallel"
 
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
@@ -79,9 +81,13 @@ func SetupWith(ctx context.Context, sys *r1cs.System, rnd io.Reader, fb FixedBas
 	if err != nil {
 		return nil, nil, fmt.Errorf("setup: %w", err)
 	}
-	u := columnSums(&sys.A, sys.Coeffs, lag, sys.NbVariables())
-	v := columnSums(&sys.B, sys.Coeffs, lag, sys.NbVariables())
-	w := columnSums(&sys.C, sys.Coeffs, lag, sys.NbVariables())
+	// The three column sums are independent: one core each.
+	var u, v, w []fr.Element
+	var wg sync.WaitGroup
+	wg.Go(func() { u = columnSums(&sys.A, sys.Coeffs, lag, sys.NbVariables()) })
+	wg.Go(func() { v = columnSums(&sys.B, sys.Coeffs, lag, sys.NbVariables()) })
+	w = columnSums(&sys.C, sys.Coeffs, lag, sys.NbVariables())
+	wg.Wait()
 
 	pk := &ProvingKey{DomainSize: n, NbPublic: sys.NbPublic, NbPrivate: sys.NbPrivate}
 	vk := &VerifyingKey{}
@@ -99,32 +105,45 @@ func SetupWith(ctx context.Context, sys *r1cs.System, rnd io.Reader, fb FixedBas
 }
 
 // lagrangeAt returns L_i(τ) for i < rows over the domain of size n:
-// L_i(τ) = (τ^n − 1)/n · ω^i/(τ − ω^i).
+// L_i(τ) = (τ^n − 1)/n · ω^i/(τ − ω^i), on all cores (each chunk of rows
+// starts from ω^start and inverts its own denominators).
 func lagrangeAt(tau fr.Element, n, rows int) ([]fr.Element, error) {
 	omega, err := fft.Generator(uint64(n))
 	if err != nil {
 		return nil, fmt.Errorf("domain generator for n=%d: %w", n, err)
 	}
-	pows := make([]fr.Element, rows)
-	den := make([]fr.Element, rows)
-	var cur fr.Element
-	cur.SetOne()
-	for i := range pows {
-		pows[i] = cur
-		den[i].Sub(&tau, &cur)
-		if den[i].IsZero() {
-			return nil, fmt.Errorf("τ lies in the domain (row %d)", i)
-		}
-		cur.Mul(&cur, &omega)
-	}
-	den = fr.BatchInvert(den)
 	var scale, nInv fr.Element
 	one := fr.One()
 	scale.Exp(tau, big.NewInt(int64(n))).Sub(&scale, &one)
 	nInv.SetUint64(uint64(n)).Inverse(&nInv)
 	scale.Mul(&scale, &nInv)
-	for i := range pows {
-		pows[i].Mul(&pows[i], &den[i]).Mul(&pows[i], &scale)
+	pows := make([]fr.Element, rows)
+	den := make([]fr.Element, rows)
+	var mu sync.Mutex
+	inDomain := -1 // the first row whose ω^i is τ, if any
+	parallel.Execute(rows, func(start, end int) {
+		var cur fr.Element
+		cur.Exp(omega, big.NewInt(int64(start)))
+		for i := start; i < end; i++ {
+			pows[i] = cur
+			den[i].Sub(&tau, &cur)
+			if den[i].IsZero() {
+				mu.Lock()
+				if inDomain < 0 || i < inDomain {
+					inDomain = i
+				}
+				mu.Unlock()
+				return
+			}
+			cur.Mul(&cur, &omega)
+		}
+		inv := fr.BatchInvert(den[start:end])
+		for i := start; i < end; i++ {
+			pows[i].Mul(&pows[i], &inv[i-start]).Mul(&pows[i], &scale)
+		}
+	})
+	if inDomain >= 0 {
+		return nil, fmt.Errorf("τ lies in the domain (row %d)", inDomain)
 	}
 	return pows, nil
 }
@@ -159,25 +178,32 @@ func fillG1(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey
 	gammaInv.Inverse(&t.gamma)
 	deltaInv.Inverse(&t.delta)
 	k := make([]fr.Element, len(u))
-	for j := range k {
-		var a, b fr.Element
-		a.Mul(&t.beta, &u[j])
-		b.Mul(&t.alpha, &v[j])
-		k[j].Add(&a, &b).Add(&k[j], &w[j])
-		if j < nbPub {
-			k[j].Mul(&k[j], &gammaInv)
-		} else {
-			k[j].Mul(&k[j], &deltaInv)
+	parallel.Execute(len(k), func(start, end int) {
+		for j := start; j < end; j++ {
+			var a, b fr.Element
+			a.Mul(&t.beta, &u[j])
+			b.Mul(&t.alpha, &v[j])
+			k[j].Add(&a, &b).Add(&k[j], &w[j])
+			if j < nbPub {
+				k[j].Mul(&k[j], &gammaInv)
+			} else {
+				k[j].Mul(&k[j], &deltaInv)
+			}
 		}
-	}
+	})
+	// h[i] = τ^i·(τ^n − 1)/δ, each chunk from its own τ^start.
 	h := make([]fr.Element, n-1)
-	var zt fr.Element
+	var zt0 fr.Element
 	one := fr.One()
-	zt.Exp(t.tau, big.NewInt(int64(n))).Sub(&zt, &one).Mul(&zt, &deltaInv)
-	for i := range h {
-		h[i] = zt
-		zt.Mul(&zt, &t.tau)
-	}
+	zt0.Exp(t.tau, big.NewInt(int64(n))).Sub(&zt0, &one).Mul(&zt0, &deltaInv)
+	parallel.Execute(len(h), func(start, end int) {
+		var zt fr.Element
+		zt.Exp(t.tau, big.NewInt(int64(start))).Mul(&zt, &zt0)
+		for i := start; i < end; i++ {
+			h[i] = zt
+			zt.Mul(&zt, &t.tau)
+		}
+	})
 	sa, sb := compact(u, pk.InfinityA), compact(v, pk.InfinityB)
 	scalars := concat([]fr.Element{t.alpha, t.beta, t.delta}, sa, sb, k, h)
 	_, _, g1, _ := bls12381.Generators()
@@ -222,9 +248,12 @@ func concat(parts ...[]fr.Element) []fr.Element {
 	for _, p := range parts {
 		n += len(p)
 	}
-	out := make([]fr.Element, 0, n)
+	out := make([]fr.Element, n)
+	off := 0
 	for _, p := range parts {
-		out = append(out, p...)
+		dst := out[off : off+len(p)]
+		parallel.Execute(len(p), func(start, end int) { copy(dst[start:end], p[start:end]) })
+		off += len(p)
 	}
 	return out
 }
