@@ -71,7 +71,8 @@ func printSetup(w io.Writer, name string, r gpubench.SetupResult) {
 	fmt.Fprintf(w, "  fixed-base G1  %10s  %d points (%.3g M/s)\n", secs(r.G1), r.G1Points, rate(r.G1Points, r.G1))
 	fmt.Fprintf(w, "  fixed-base G2  %10s  %d points (%.3g M/s)\n", secs(r.G2), r.G2Points, rate(r.G2Points, r.G2))
 	fmt.Fprintf(w, "  rest (CPU)     %10s\n", secs(r.Rest))
-	fmt.Fprintf(w, "keys: %s, sha256 %s\n", byteSize(r.KeyBytes), hex.EncodeToString(r.KeySHA256[:8]))
+	fmt.Fprintf(w, "keys: %s, sha256 %s (encoded and hashed in %s)\n", byteSize(r.KeyBytes),
+		hex.EncodeToString(r.KeySHA256[:8]), secs(r.Encode))
 	if r.Checked {
 		verdict := "SAME"
 		if !r.Same {
