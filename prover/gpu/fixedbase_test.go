@@ -235,3 +235,35 @@ func TestFixedBaseEmpty(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, p2)
 }
+
+// BenchmarkFixedBase times FixedBaseG1 and FixedBaseG2 end to end (table
+// build, uploads, kernels, downloads) on random scalars and reports points
+// per second; one warm-up call first loads the kernels.
+func BenchmarkFixedBase(b *testing.B) {
+	be := testBackend(b)
+	_, _, g1, g2 := bls12381.Generators()
+	ctx := context.Background()
+	for _, logN := range []uint32{20, 24} {
+		scalars := benchVector(logN, 0)
+		b.Run(fmt.Sprintf("g1/2^%d", logN), func(b *testing.B) {
+			_, err := be.FixedBaseG1(ctx, &g1, scalars[:1024])
+			require.NoError(b, err)
+			b.ResetTimer()
+			for range b.N {
+				_, err := be.FixedBaseG1(ctx, &g1, scalars)
+				require.NoError(b, err)
+			}
+			b.ReportMetric(float64(len(scalars))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mpoints/s")
+		})
+		b.Run(fmt.Sprintf("g2/2^%d", logN), func(b *testing.B) {
+			_, err := be.FixedBaseG2(ctx, &g2, scalars[:1024])
+			require.NoError(b, err)
+			b.ResetTimer()
+			for range b.N {
+				_, err := be.FixedBaseG2(ctx, &g2, scalars)
+				require.NoError(b, err)
+			}
+			b.ReportMetric(float64(len(scalars))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mpoints/s")
+		})
+	}
+}
