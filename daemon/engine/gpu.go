@@ -171,3 +171,15 @@ func (d *GPUDevice) closeLocked() error {
 	d.ws, d.be, d.dev = nil, nil, nil
 	return errors.Join(errs...)
 }
+
+// FixedBaseG1 runs a development setup's G1 fixed-base multiplications on
+// this GPU (groth16.FixedBaser), on whatever backend the device has now
+// (it is re-created after a fault).
+func (d *GPUDevice) FixedBaseG1(ctx context.Context, base *bls12381.G1Affine, scalars []fr.Element) ([]bls12381.G1Affine, error) {
+	return d.Backend().FixedBaseG1(ctx, base, scalars)
+}
+
+// FixedBaseG2 is FixedBaseG1 in G2.
+func (d *GPUDevice) FixedBaseG2(ctx context.Context, base *bls12381.G2Affine, scalars []fr.Element) ([]bls12381.G2Affine, error) {
+	return d.Backend().FixedBaseG2(ctx, base, scalars)
+}

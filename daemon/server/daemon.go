@@ -24,6 +24,7 @@ import (
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/engine"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
 // Options are the daemon's settings, decoded by the main from its config
@@ -94,8 +95,12 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	var fb groth16.FixedBaser // development setups on the first GPU, when there is one
+	if g, ok := devs[0].(*engine.GPUDevice); ok {
+		fb = g
+	}
 	km, err := keys.New(keys.Config{Dir: opts.KeyDir, HostBudget: opts.HostKeyBudget, GPUBudget: opts.GPUKeyBudget,
-		DevSeed: opts.DevKeySeed, NoGenerate: opts.NoDevKeys, Log: log})
+		DevSeed: opts.DevKeySeed, NoGenerate: opts.NoDevKeys, Log: log, FixedBase: fb})
 	if err != nil {
 		return nil, closeAll(devs, err)
 	}

@@ -47,6 +47,7 @@ type state struct {
 	want    [][]fr.Element            // vectors announced by Prefetch, not yet sent
 	ahead   []aheadVec                // vectors sent ahead into the work vectors, not yet used
 	aheadOn *stager                   // the stager whose stream carried them, until settled
+	fb      *fixedBaseKernels         // the fixed-base kernels, loaded on the first FixedBaseG1/G2
 }
 
 // New returns a Backend on dev, configured by opts: it loads the NTT kernels
@@ -117,6 +118,7 @@ func (b *Backend) closeNTT() error {
 		if st.k != nil {
 			errs = append(errs, c.Unload(st.k.mod))
 		}
+		errs = append(errs, st.fb.free(c))
 		*st = state{domains: map[uint32]*domain{}, host: map[*byte]*driver.HostBuf{}, device: st.device}
 		return errors.Join(errs...)
 	})

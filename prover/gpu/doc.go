@@ -9,7 +9,10 @@
 // QuotientLHBackend (h never leaves the GPU; the private wires go up during
 // the quotient's last transforms), BPairBackend (the B MSMs in G1 and G2
 // with one upload and one sort) and Prefetcher (the A and B wires go up
-// while the L‖H MSM computes).
+// while the L‖H MSM computes). It is also a groth16.FixedBaser
+// (FixedBaseG1, FixedBaseG2: batched fixed-base multiplication, kernel units
+// fixed_base_g1 and fixed_base_g2), so that groth16.SetupWith computes a
+// development key's points on the GPU, with the CPU setup's key bytes.
 //
 // Every call takes the context of the proof it serves: it stops between
 // kernels and stages once that context is done (waiting for what it queued,

@@ -13,6 +13,8 @@ type config struct {
 	memLimit int64 // bytes of device memory the Backend may hold; 0: no cap beyond free memory
 	chunk    int   // bytes per pinned staging chunk
 	tables   int64 // bytes the MSM engine may spend on tables of base multiples
+	fbChunk  int   // scalars per fixed-base launch
+	fbWindow int   // forced fixed-base window bits (tests); 0: the cost model's
 }
 
 // Option configures a Backend. Options reject bad values with an error that
@@ -28,8 +30,9 @@ const (
 
 func defaultConfig() config {
 	return config{
-		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		chunk:  defaultStagingChunk,
+		logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		chunk:   defaultStagingChunk,
+		fbChunk: defaultFixedBaseChunk,
 	}
 }
 

@@ -91,3 +91,19 @@ func ExampleWithTrace() {
 	// msm A, msm B1, msm B2, msm L‖H, prove, quotient
 	// true
 }
+
+// ExampleSetupWith runs the development setup with its key points from a
+// FixedBaser: here the CPU's, whose keys are Setup's; prover/gpu's Backend
+// gives the same keys from the GPU.
+func ExampleSetupWith() {
+	sys, err := r1cs.Compile(r1cstest.NewCubic(3))
+	if err != nil {
+		panic(err)
+	}
+	pk, vk, err := groth16.SetupWith(context.Background(), sys, rand.Reader, groth16.CPUFixedBase{}) // development only
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("IC points:", len(vk.G1.IC), "B points in G2:", len(pk.G2.B))
+	// Output: IC points: 2 B points in G2: 2
+}

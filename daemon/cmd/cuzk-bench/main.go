@@ -11,6 +11,9 @@
 //	                     synthetic key on the GPU: the quotient and every MSM
 //	cuzk-bench synth     synthesis of porep-synth alone, sequential and on every
 //	                     core, the two checked equal
+//	cuzk-bench keys      the development setup of porep-synth with the key
+//	                     points on the GPU (-gpu) or CPU, split into
+//	                     fixed-base G1, G2 and the rest
 //
 // Run "cuzk-bench <command> -help" for the flags of each command. Timings are
 // medians over -runs runs after one warm-up run. The benchmarks' logic lives
@@ -54,6 +57,7 @@ commands:
   kernels    MSM G1/G2 and NTT kernels on the GPU against a modmul-bound
              estimate and sppark's H200 figures, each result checked once
   partition  GPU work of one 2^27-domain PoRep C2-sized partition (synthetic key)
+  keys       development setup of porep-synth, fixed-base G1/G2 on the GPU (-gpu) or CPU
   daemon     a daemon started here, driven over gRPC: throughput, latency, busy ratio
   synth      synthesis alone (r1cs.Solve of porep-synth), sequential and parallel, checked equal
 
@@ -98,6 +102,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return partitionCmd(ctx, args[1:], stdout, stderr)
 	case "synth":
 		return synthCmd(ctx, args[1:], stdout, stderr)
+	case "keys":
+		return keysCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

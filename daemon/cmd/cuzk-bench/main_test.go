@@ -189,6 +189,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"synth", "-help"}, exitOK, "-sequential"},
 		{[]string{"synth", "-workers", "1"}, exitUsage, "-workers 1: want at least 2"},
 		{[]string{"synth", "-runs", "0"}, exitUsage, "-runs 0"},
+		{[]string{"keys", "-help"}, exitOK, "-check"},
+		{[]string{"keys", "-log", "28"}, exitUsage, "-log 28: want 4 … 27"},
+		{[]string{"keys", "-log", "10", "-check"}, exitOK, "key bytes SAME"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errOut := runCmd(t, tc.args...)

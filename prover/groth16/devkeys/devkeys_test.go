@@ -2,6 +2,7 @@ package devkeys
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -247,4 +250,39 @@ func TestRawFileWrittenAndMapped(t *testing.T) {
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, os.ErrNotExist)
 	assert.ErrorContains(t, err, info.RawPath)
+}
+
+// countingFixedBase is the CPU FixedBaser counting its calls.
+type countingFixedBase struct {
+	groth16.CPUFixedBase
+	g1 *int
+}
+
+func (c countingFixedBase) FixedBaseG1(ctx context.Context, base *bls12381.G1Affine, s []fr.Element) ([]bls12381.G1Affine, error) {
+	*c.g1++
+	return c.CPUFixedBase.FixedBaseG1(ctx, base, s)
+}
+
+// TestGetWithUsesFixedBaser checks that a miss runs the setup on the given
+// FixedBaser, with Get's keys, and that a hit does not call it.
+func TestGetWithUsesFixedBaser(t *testing.T) {
+	dir := t.TempDir()
+	sys := compile(t, porep.MinTarget, 1)
+	want, _, _, err := Get("", "c", sys, 4)
+	require.NoError(t, err)
+	calls := 0
+	fb := countingFixedBase{g1: &calls}
+	got, _, info, err := GetWith(context.Background(), dir, "c", sys, 4, fb)
+	require.NoError(t, err)
+	assert.False(t, info.Cached)
+	assert.Equal(t, 1, calls)
+	assert.Equal(t, encode(t, want), encode(t, got))
+	_, _, info, err = GetWith(context.Background(), dir, "c", sys, 4, fb)
+	require.NoError(t, err)
+	assert.True(t, info.Cached)
+	assert.Equal(t, 1, calls, "a hit runs no setup")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, _, err = GetWith(ctx, "", "c", sys, 4, fb)
+	require.ErrorIs(t, err, context.Canceled)
 }
