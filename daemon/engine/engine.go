@@ -38,6 +38,11 @@ type Config struct {
 	Keys         *keys.Manager // required
 	QueueSize    int           // queued jobs (default 1024)
 	Synthesizers int           // synthesis workers (default runtime.NumCPU())
+	// SynthesisWorkers is how many goroutines one synthesis uses
+	// (r1cs.WithWorkers; default NumCPU / Synthesizers, at least 1): the
+	// cores are shared among the jobs synthesizing at once, leaving the
+	// device workers' host work its share.
+	SynthesisWorkers int
 	// Handoff bounds synthesized jobs waiting for a device (default 2 per device).
 	Handoff int
 	// HostBudget bounds the bytes of synthesized jobs in flight (0: none).
@@ -92,6 +97,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Synthesizers == 0 {
 		cfg.Synthesizers = runtime.NumCPU()
+	}
+	if cfg.SynthesisWorkers < 0 {
+		return nil, errors.New("engine: negative synthesis workers")
+	}
+	if cfg.SynthesisWorkers == 0 {
+		cfg.SynthesisWorkers = max(1, runtime.NumCPU()/cfg.Synthesizers)
 	}
 	if cfg.Handoff == 0 {
 		cfg.Handoff = 2 * len(cfg.Devices)

@@ -67,7 +67,7 @@ func (e *Engine) synthesize(j *Job) {
 	circ, err := j.Req.Circuit.Circuit(j.Req.Input) // the instance: witness values, trees
 	var asg *r1cs.Assignment
 	if err == nil {
-		asg, err = r1cs.Solve(circ, r1cs.WithShape(h.Sys))
+		asg, err = r1cs.Solve(circ, r1cs.WithShape(h.Sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers))
 	}
 	j.timings.Synthesis = time.Since(start)
 	if err == nil {

@@ -321,7 +321,9 @@ func (r *Result) Write(w io.Writer, cfg Config) error {
 		}
 		fmt.Fprintf(w, "throughput: %.2f proofs/s (target ≥ %.1f)  %s\n", best, cfg.MinThroughput, verdict(best >= cfg.MinThroughput))
 	}
-	if r.CriticalWait > 0 {
+	if r.CriticalWait > 0 && r.SingleJob == 0 {
+		fmt.Fprintf(w, "CRITICAL behind %d NORMAL: %s (no concurrency-1 row to compare with: add -c 1)\n", cfg.Critical, ms(r.CriticalWait))
+	} else if r.CriticalWait > 0 {
 		fmt.Fprintf(w, "CRITICAL behind %d NORMAL: %s = %.1f job times (one job alone, p50 %s; target ≤ 3)  %s\n", cfg.Critical,
 			ms(r.CriticalWait), ratioOf(r.CriticalWait, r.SingleJob), ms(r.SingleJob), verdict(r.criticalOK()))
 		fmt.Fprintf(w, "  = %.1f device-prove times (prove %s; the CRITICAL job's own synthesis comes first)\n",

@@ -31,25 +31,27 @@ import (
 // file, CUZK_DAEMON_* variables and flags (the mapstructure names are the
 // config keys).
 type Options struct {
-	Listen          string        `mapstructure:"listen"`      // unix:PATH or host:port
-	HTTPListen      string        `mapstructure:"http_listen"` // /metrics, /healthz, /readyz; "" disables
-	Token           string        `mapstructure:"token"`       // bearer token; required off loopback
-	TokenFile       string        `mapstructure:"token_file"`  // file holding the token (instead of token)
-	TLSCert         string        `mapstructure:"tls_cert"`
-	TLSKey          string        `mapstructure:"tls_key"`
-	MaxMessageBytes int           `mapstructure:"max_message_bytes"`
-	Backend         string        `mapstructure:"backend"` // auto | gpu | cpu
-	GPUs            []int         `mapstructure:"gpus"`    // ordinals; empty: all
-	KeyDir          string        `mapstructure:"key_dir"`
-	DevKeySeed      uint64        `mapstructure:"dev_key_seed"`
-	NoDevKeys       bool          `mapstructure:"no_dev_keys"`
-	HostKeyBudget   int64         `mapstructure:"host_key_budget"` // bytes; 0: none
-	GPUKeyBudget    int64         `mapstructure:"gpu_key_budget"`  // bytes per GPU; 0: none
-	HostJobBudget   int64         `mapstructure:"host_job_budget"` // bytes of synthesized jobs; 0: none
-	QueueSize       int           `mapstructure:"queue_size"`
-	Synthesizers    int           `mapstructure:"synthesizers"` // 0: one per core
-	Handoff         int           `mapstructure:"handoff"`
-	DrainTimeout    time.Duration `mapstructure:"drain_timeout"`
+	Listen          string `mapstructure:"listen"`      // unix:PATH or host:port
+	HTTPListen      string `mapstructure:"http_listen"` // /metrics, /healthz, /readyz; "" disables
+	Token           string `mapstructure:"token"`       // bearer token; required off loopback
+	TokenFile       string `mapstructure:"token_file"`  // file holding the token (instead of token)
+	TLSCert         string `mapstructure:"tls_cert"`
+	TLSKey          string `mapstructure:"tls_key"`
+	MaxMessageBytes int    `mapstructure:"max_message_bytes"`
+	Backend         string `mapstructure:"backend"` // auto | gpu | cpu
+	GPUs            []int  `mapstructure:"gpus"`    // ordinals; empty: all
+	KeyDir          string `mapstructure:"key_dir"`
+	DevKeySeed      uint64 `mapstructure:"dev_key_seed"`
+	NoDevKeys       bool   `mapstructure:"no_dev_keys"`
+	HostKeyBudget   int64  `mapstructure:"host_key_budget"` // bytes; 0: none
+	GPUKeyBudget    int64  `mapstructure:"gpu_key_budget"`  // bytes per GPU; 0: none
+	HostJobBudget   int64  `mapstructure:"host_job_budget"` // bytes of synthesized jobs; 0: none
+	QueueSize       int    `mapstructure:"queue_size"`
+	Synthesizers    int    `mapstructure:"synthesizers"` // 0: one per core
+	// SynthesisWorkers is the goroutines of one synthesis (0: cores / synthesizers).
+	SynthesisWorkers int           `mapstructure:"synthesis_workers"`
+	Handoff          int           `mapstructure:"handoff"`
+	DrainTimeout     time.Duration `mapstructure:"drain_timeout"`
 }
 
 // DefaultOptions are the settings of a daemon with no configuration.
@@ -107,7 +109,8 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	eng, err := engine.New(engine.Config{Devices: devs, Keys: km, QueueSize: opts.QueueSize, Synthesizers: opts.Synthesizers,
-		Handoff: opts.Handoff, HostBudget: opts.HostJobBudget, Log: log, Metrics: reg})
+		SynthesisWorkers: opts.SynthesisWorkers,
+		Handoff:          opts.Handoff, HostBudget: opts.HostJobBudget, Log: log, Metrics: reg})
 	if err != nil {
 		return nil, closeAll(devs, err)
 	}

@@ -99,7 +99,8 @@ func defineFlags(fs *flag.FlagSet, def server.Options) {
 	fs.Int64("gpu-key-budget", 0, "bytes of hot keys per GPU (0: no bound)")
 	fs.Int64("host-job-budget", 0, "bytes of synthesized jobs in flight (0: no bound)")
 	fs.Int("queue-size", def.QueueSize, "queued jobs before ResourceExhausted")
-	fs.Int("synthesizers", 0, "synthesis workers (0: one per core)")
+	fs.Int("synthesizers", 0, "jobs synthesized at once (0: one per core)")
+	fs.Int("synthesis-workers", 0, "goroutines per synthesis (0: cores / synthesizers)")
 	fs.Int("handoff", 0, "synthesized jobs waiting for a device (0: two per device)")
 	fs.Duration("drain-timeout", def.DrainTimeout, "how long SIGTERM lets running jobs finish")
 }
