@@ -334,7 +334,9 @@ func TestRemoteServerErrorsCostOneWarning(t *testing.T) {
 			r, err := cas.NewRemote(srv.URL, cas.WithCredentials(cas.Credentials{Token: token}))
 			require.NoError(t, err)
 			var progress bytes.Buffer
-			rep := f.mustBuild(kbuild.WithRemote(r), kbuild.WithProgress(&progress), kbuild.WithFetchJobs(1))
+			// One compile at a time: with two, both uploads can be in flight
+			// before the first refusal comes back, and neither can be recalled.
+			rep := f.mustBuild(kbuild.WithRemote(r), kbuild.WithProgress(&progress), kbuild.WithFetchJobs(1), kbuild.WithJobs(1))
 			assert.NotContains(t, progress.String(), token)
 			assert.Len(t, names(rep, kbuild.Built), 3, "the build goes on locally")
 			assert.Equal(t, 0, rep.Uploaded)
