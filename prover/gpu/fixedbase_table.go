@@ -2,7 +2,8 @@ package gpu
 
 import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/parallel"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
 // Tables of one base's multiples for the fixed-base kernels
@@ -41,53 +42,14 @@ func fixedBaseWindow(n int) int {
 	return best
 }
 
-// fixedBaseTableG1 returns the table of base's multiples with c-bit windows.
+// fixedBaseTableG1 returns the table of base's multiples with c-bit
+// windows: the CPU path's own table (groth16.FixedBaseTableG1), whose
+// layout the kernels read.
 func fixedBaseTableG1(base *bls12381.G1Affine, c int) []bls12381.G1Affine {
-	return fixedBaseTable(base, c, (*bls12381.G1Jac).FromAffine, (*bls12381.G1Jac).AddMixed,
-		(*bls12381.G1Jac).DoubleAssign, func(dst []bls12381.G1Affine, src []bls12381.G1Jac) {
-			copy(dst, bls12381.BatchJacobianToAffineG1(src))
-		})
+	return groth16.FixedBaseTableG1(base, c)
 }
 
-// fixedBaseTableG2 is fixedBaseTableG1 in G2 (one inversion per point:
-// gnark-crypto has no batch conversion in G2, and the table is small).
+// fixedBaseTableG2 is fixedBaseTableG1 in G2.
 func fixedBaseTableG2(base *bls12381.G2Affine, c int) []bls12381.G2Affine {
-	return fixedBaseTable(base, c, (*bls12381.G2Jac).FromAffine, (*bls12381.G2Jac).AddMixed,
-		(*bls12381.G2Jac).DoubleAssign, func(dst []bls12381.G2Affine, src []bls12381.G2Jac) {
-			for i := range src {
-				dst[i].FromJacobian(&src[i])
-			}
-		})
-}
-
-// fixedBaseTable builds the table of base's multiples in Jacobian
-// coordinates J and converts it to affine A with toAffine (which maps
-// infinity to the zero value). Rows are built in parallel, each by repeated
-// mixed addition of its first entry 2^(c·w)·base.
-func fixedBaseTable[A, J any](base *A, c int, fromAffine func(*J, *A) *J, addMixed func(*J, *A) *J,
-	double func(*J) *J, toAffine func(dst []A, src []J)) []A {
-	nwin, half := fixedBaseWindows(c), 1<<(c-1)
-	rowBase := make([]J, nwin)
-	fromAffine(&rowBase[0], base)
-	for w := 1; w < nwin; w++ {
-		rowBase[w] = rowBase[w-1]
-		for range c {
-			double(&rowBase[w])
-		}
-	}
-	first := make([]A, nwin)
-	toAffine(first, rowBase)
-	table := make([]A, nwin*half)
-	parallel.Execute(nwin, func(start, end int) {
-		row := make([]J, half)
-		for w := start; w < end; w++ {
-			fromAffine(&row[0], &first[w])
-			for d := 1; d < half; d++ {
-				row[d] = row[d-1]
-				addMixed(&row[d], &first[w])
-			}
-			toAffine(table[w*half:(w+1)*half], row)
-		}
-	})
-	return table
+	return groth16.FixedBaseTableG2(base, c)
 }

@@ -121,6 +121,19 @@ func sumDigits[A, J any, PA affinePoint[A], PJ jacobianPoint[J, A]](
 	}
 }
 
+// FixedBaseTableG1 returns the table of base's multiples that the
+// fixed-base multiplication with c-bit signed digits reads (layout at
+// fixedBaseTable): the CPU path builds it for itself, and a GPU backend
+// uploads it. Safe for concurrent use.
+func FixedBaseTableG1(base *bls12381.G1Affine, c int) []bls12381.G1Affine {
+	return fixedBaseTable[bls12381.G1Affine, bls12381.G1Jac](base, c, g1ToAffine)
+}
+
+// FixedBaseTableG2 is FixedBaseTableG1 in G2.
+func FixedBaseTableG2(base *bls12381.G2Affine, c int) []bls12381.G2Affine {
+	return fixedBaseTable[bls12381.G2Affine, bls12381.G2Jac](base, c, g2ToAffine)
+}
+
 // fixedBaseTable returns T[w·2^(c−1) + d−1] = d·2^(c·w)·base for
 // w < windows(c) and 1 ≤ d ≤ 2^(c−1), in affine coordinates. Rows are
 // built in parallel, each by repeated mixed addition of its first entry.
