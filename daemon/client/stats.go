@@ -1,8 +1,11 @@
 package client
 
 import (
+	"fmt"
 	"sort"
 	"time"
+
+	"github.com/cuzk-dev/cuzk/internal/report"
 )
 
 // Quantile returns the q-quantile (0..1) of ds by nearest rank.
@@ -54,4 +57,19 @@ func (r *Report) PhaseMeans() map[string]time.Duration {
 		}
 	}
 	return sum
+}
+
+// PhaseTable is PhaseMeans as a table sorted by phase, the means in ms.
+func (r *Report) PhaseTable(title string) *report.Table {
+	pm := r.PhaseMeans()
+	names := make([]string, 0, len(pm))
+	for k := range pm {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	t := report.NewTable(title, "mean")
+	for _, k := range names {
+		t.Add(k, fmt.Sprintf("%.1f ms", float64(pm[k])/1e6))
+	}
+	return t
 }

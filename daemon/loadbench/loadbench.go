@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
@@ -291,16 +290,7 @@ func (r *Result) Write(w io.Writer, cfg Config) error {
 	if len(r.Rows) > 0 {
 		last := r.Rows[len(r.Rows)-1]
 		fmt.Fprintf(w, "\nper-phase means per proof at concurrency %d (daemon-side; partitions summed):\n", last.Concurrency)
-		pm := last.Report.PhaseMeans()
-		names := make([]string, 0, len(pm))
-		for k := range pm {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		pt := report.NewTable("phase", "mean")
-		for _, k := range names {
-			pt.Add(k, ms(pm[k]))
-		}
+		pt := last.Report.PhaseTable("phase")
 		if err := pt.Write(w); err != nil {
 			return err
 		}

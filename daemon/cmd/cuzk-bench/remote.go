@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +16,6 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
-	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -150,16 +148,7 @@ func writeLoad(w io.Writer, circ *registry.Resolved, rep *client.Report, conc in
 		rep.Wall.Round(time.Millisecond), rep.Throughput())
 	fmt.Fprintf(w, "latency p50 %s  p90 %s  p99 %s   devices %v\n\n", client.Quantile(lat, .5).Round(time.Microsecond),
 		client.Quantile(lat, .9).Round(time.Microsecond), client.Quantile(lat, .99).Round(time.Microsecond), devices)
-	pm := rep.PhaseMeans()
-	names := make([]string, 0, len(pm))
-	for k := range pm {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	t := report.NewTable("phase (daemon)", "mean")
-	for _, k := range names {
-		t.Add(k, fmt.Sprintf("%.2f ms", float64(pm[k])/1e6))
-	}
+	t := rep.PhaseTable("phase (daemon)")
 	_ = t.Write(w) // stdout: a failed write has nowhere to be reported
 }
 
