@@ -206,11 +206,14 @@ func (c *Container) Wait(ctx context.Context) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(out)))
 }
 
-// Stop stops the container (SIGTERM, then SIGKILL after 10 s); --rm
-// removes it.
+// Stop stops the container (SIGTERM, then SIGKILL after 10 s) and returns
+// once it is removed, so that its image can be removed right after. (A
+// plain `podman stop` returns while --rm's removal still runs, and an
+// image removal then fails on the container it still names.)
 func (c *Container) Stop(ctx context.Context) error {
-	if out, err := exec.CommandContext(ctx, Binary, "stop", "-t", "10", c.ID).CombinedOutput(); err != nil {
-		return fmt.Errorf("podman stop %s: %w: %s", c.ID, err, out)
+	out, err := exec.CommandContext(ctx, Binary, "rm", "--force", "--ignore", "--time", "10", c.ID).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("podman rm %s: %w: %s", c.ID, err, out)
 	}
 	return nil
 }
