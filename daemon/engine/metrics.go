@@ -36,13 +36,16 @@ func newMetrics(e *Engine, reg prometheus.Registerer) (*metrics, error) {
 		})
 	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuzk_handoff_depth", Help: "Synthesized jobs waiting for a device."},
 		func() float64 { return float64(e.handoff.len()) })
-	host := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuzk_host_bytes_in_flight", Help: "Host memory held by synthesized jobs."},
+	host := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuzk_host_bytes_in_flight", Help: "Host memory held by synthesized jobs and by their vectors kept for reuse."},
 		func() float64 { return float64(e.budget.inUse()) })
+	kept := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuzk_host_bytes_kept",
+		Help: "Part of cuzk_host_bytes_in_flight held by solved vectors kept for the next job of their key."},
+		func() float64 { return float64(e.budget.keptBytes()) })
 	busy := &busyCollector{e: e, desc: prometheus.NewDesc("cuzk_device_busy_ratio",
 		"Share of the daemon's uptime each device spent proving.", []string{"device"}, nil)}
 	keys := &keyCollector{e: e, desc: prometheus.NewDesc("cuzk_keys",
 		"Keys held, by residency tier (warm: host memory, hot: on a GPU).", []string{"tier"}, nil)}
-	for _, c := range []prometheus.Collector{m.jobs, m.subs, m.phases, queue, ready, host, busy, keys} {
+	for _, c := range []prometheus.Collector{m.jobs, m.subs, m.phases, queue, ready, host, kept, busy, keys} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("engine: register metrics: %w", err)
 		}

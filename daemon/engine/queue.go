@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 // ErrQueueFull means the queue holds as many jobs as it may.
@@ -275,22 +277,42 @@ func (h *handoff) close() {
 	h.mu.Unlock()
 }
 
-// budget is the host memory of synthesized jobs in flight.
+// budget is the host memory of synthesized jobs in flight, and of the
+// solved assignments kept for reuse once their proofs are made: solving
+// into a kept assignment (r1cs.WithBuffers) skips allocating and first
+// touching its vectors (16 GiB for a 2^27 partition) and leaves the Go
+// heap's size steady. A kept assignment stays counted in used; a job that
+// needs room first takes one of its own key's, and drops others' when the
+// budget is short.
 type budget struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
 	limit int64 // 0: unbounded
 	used  int64
+	// kept holds assignments by key; keptMax bounds them per key when the
+	// budget is unbounded (the engine passes the most jobs that can hold
+	// vectors at once, so keeping never holds more than was in use).
+	kept    map[string][]keptAssignment
+	keptMax int
+	reused  int64 // jobs that solved into kept vectors
 }
 
-func newBudget(limit int64) *budget {
-	b := &budget{limit: limit}
+type keptAssignment struct {
+	asg   *r1cs.Assignment
+	bytes int64
+}
+
+func newBudget(limit int64, keptMax int) *budget {
+	b := &budget{limit: limit, kept: map[string][]keptAssignment{}, keptMax: keptMax}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
 
-// acquire waits until n bytes fit; the caller has checked n ≤ limit.
-func (b *budget) acquire(ctx context.Context, n int64) error {
+// acquireFor reserves n bytes for a job of key: it returns a kept
+// assignment of that key (whose bytes it already holds) when there is one,
+// and otherwise waits until n bytes fit, dropping kept assignments of other
+// keys while they don't. The caller has checked n ≤ limit.
+func (b *budget) acquireFor(ctx context.Context, key string, n int64) (*r1cs.Assignment, error) {
 	defer context.AfterFunc(ctx, func() {
 		b.mu.Lock()
 		b.cond.Broadcast()
@@ -298,14 +320,66 @@ func (b *budget) acquire(ctx context.Context, n int64) error {
 	})()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.limit > 0 && b.used+n > b.limit {
+	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		b.cond.Wait()
+		if ks := b.kept[key]; len(ks) > 0 {
+			k := ks[len(ks)-1]
+			b.kept[key] = ks[:len(ks)-1]
+			b.reused++
+			if k.bytes != n { // another shape under this key cannot happen; keep the books right anyway
+				b.used += n - k.bytes
+			}
+			return k.asg, nil
+		}
+		if b.limit <= 0 || b.used+n <= b.limit {
+			b.used += n
+			return nil, nil
+		}
+		if !b.dropOther(key) {
+			b.cond.Wait()
+		}
 	}
-	b.used += n
-	return nil
+}
+
+// dropOther frees one kept assignment of a key other than key; it reports
+// whether there was one.
+func (b *budget) dropOther(key string) bool {
+	for k, ks := range b.kept {
+		if k == key || len(ks) == 0 {
+			continue
+		}
+		b.used -= ks[len(ks)-1].bytes
+		ks[len(ks)-1] = keptAssignment{}
+		b.kept[k] = ks[:len(ks)-1]
+		return true
+	}
+	return false
+}
+
+// keep takes back a job's reservation of n bytes together with its solved
+// assignment, for the next job of key.
+func (b *budget) keep(key string, asg *r1cs.Assignment, n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if asg == nil || (b.limit <= 0 && len(b.kept[key]) >= b.keptMax) {
+		b.used -= n
+	} else {
+		b.kept[key] = append(b.kept[key], keptAssignment{asg: asg, bytes: n})
+	}
+	b.cond.Broadcast()
+}
+
+// forget drops every kept assignment of key (its key left the host).
+func (b *budget) forget(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, k := range b.kept[key] {
+		b.used -= k.bytes
+	}
+	delete(b.kept, key)
+	b.cond.Broadcast()
 }
 
 func (b *budget) release(n int64) {
@@ -315,8 +389,33 @@ func (b *budget) release(n int64) {
 	b.mu.Unlock()
 }
 
+// inUse is the reserved bytes, kept assignments included.
 func (b *budget) inUse() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.used
+}
+
+// keptBytes is the part of inUse held by kept assignments.
+func (b *budget) keptBytes() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.keptLocked()
+}
+
+// jobBytes is the part of inUse reserved by jobs (not kept).
+func (b *budget) jobBytes() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used - b.keptLocked()
+}
+
+func (b *budget) keptLocked() int64 {
+	var n int64
+	for _, ks := range b.kept {
+		for _, k := range ks {
+			n += k.bytes
+		}
+	}
+	return n
 }

@@ -58,7 +58,8 @@ func (e *Engine) synthesize(j *Job) {
 			j.ID, h.Key, need, e.cfg.HostBudget, ErrNeverFits))
 		return
 	}
-	if err := e.budget.acquire(j.ctx, need); err != nil {
+	reuse, err := e.budget.acquireFor(j.ctx, h.Key, need)
+	if err != nil {
 		e.end(j, nil, fmt.Errorf("job %s: waiting for host memory: %w", j.ID, err))
 		return
 	}
@@ -67,7 +68,11 @@ func (e *Engine) synthesize(j *Job) {
 	circ, err := j.Req.Circuit.Circuit(j.Req.Input) // the instance: witness values, trees
 	var asg *r1cs.Assignment
 	if err == nil {
-		asg, err = r1cs.Solve(circ, r1cs.WithShape(h.Sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers))
+		opts := []r1cs.SolveOption{r1cs.WithShape(h.Sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers)}
+		if reuse != nil {
+			opts = append(opts, r1cs.WithBuffers(reuse)) // an earlier job's vectors, its proof made
+		}
+		asg, err = r1cs.Solve(circ, opts...)
 	}
 	j.timings.Synthesis = time.Since(start)
 	if err == nil {

@@ -93,6 +93,10 @@ func (w *worker) prove(j *Job) (down error) {
 	if w.dev.Resident() {
 		e.cfg.Keys.MarkHot(j.handle, name)
 	}
+	// The proof is made: the job's vectors (and their reservation) serve
+	// the next job of its key.
+	e.budget.keep(j.handle.Key, j.asg, j.reserved)
+	j.asg, j.reserved = nil, 0
 	pmu.Lock()
 	j.timings.Phases = phases
 	pmu.Unlock()
