@@ -65,6 +65,12 @@ type Config struct {
 	FixedBase groth16.FixedBaser
 	// NoGenerate refuses development keys: only production key files load.
 	NoGenerate bool
+	// DevKeysInMemory keeps generated development keys in memory only:
+	// nothing is written to Dir, and every start generates them again (a
+	// 2^27 key's files would take about 90 GB, and its GPU setup takes
+	// about 40 s). Keys whose files would not fit Dir's free space are kept
+	// in memory too, with a warning.
+	DevKeysInMemory bool
 	Log        *slog.Logger
 }
 
@@ -251,8 +257,19 @@ func (m *Manager) loadInto(ctx context.Context, e *entry) error {
 	m.mu.Lock()
 	e.hostBytes = keyBytes(e.pk) + int64(len(e.vk.G1.IC))*96
 	e.gpuBytes = keyBytes(e.pk)
+	e.sys = e.sys.Counts() // proving needs the counts only; the matrices served the setup and the checks
 	m.mu.Unlock()
 	return nil
+}
+
+// devFilesFit reports whether a development key of sys fits dir's free
+// space as files (the compressed pair and the raw file: about 1.5 times
+// the key's host size), with the estimate and the free bytes. Where the
+// free space cannot be read it assumes the files fit.
+func devFilesFit(dir string, sys *r1cs.System) (need, free int64, ok bool) {
+	need = estimateBytes(sys) * 3 / 2
+	free, known := freeBytes(dir)
+	return need, free, !known || need <= free
 }
 
 // readKeys loads production keys from the key directory (mapping
@@ -283,8 +300,16 @@ func (m *Manager) readKeys(ctx context.Context, e *entry) error {
 	if m.readDevMapped(e, name) {
 		return nil
 	}
+	dir := m.cfg.Dir
+	if m.cfg.DevKeysInMemory {
+		dir = "" // devkeys: set up, store nothing
+	} else if need, free, ok := devFilesFit(m.cfg.Dir, e.sys); !ok {
+		m.cfg.Log.Warn("development key kept in memory only: its files would not fit the key directory", "key", e.key,
+			"dir", m.cfg.Dir, "need_bytes", need, "free_bytes", free)
+		dir = ""
+	}
 	done := m.progress(e.key)
-	pk, vk, info, err := devkeys.GetWith(ctx, m.cfg.Dir, name, e.sys, m.cfg.DevSeed, m.cfg.FixedBase, devkeys.WithRawFile())
+	pk, vk, info, err := devkeys.GetWith(ctx, dir, name, e.sys, m.cfg.DevSeed, m.cfg.FixedBase, devkeys.WithRawFile())
 	done(info)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/cuzk-dev/cuzk/internal/renameio"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 func shape(t *testing.T, constraints uint64) *registry.Resolved {
@@ -197,4 +198,41 @@ func TestProductionKeyFilesAndDamage(t *testing.T) {
 	_, err = none.Acquire(context.Background(), c)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "development keys are off")
+}
+
+func TestDevKeysInMemoryWriteNothing(t *testing.T) {
+	dir := t.TempDir()
+	m, err := New(Config{Dir: dir, DevSeed: 1, DevKeysInMemory: true})
+	require.NoError(t, err)
+	c := shape(t, 1024)
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	defer h.Release()
+	assert.True(t, h.Dev)
+	assert.Nil(t, h.Sys.A.Col, "a warm key keeps the counts, not the matrices")
+	assert.Equal(t, len(h.PK.G1.H), h.Sys.DomainSize()-1)
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, files, "nothing written to the key directory")
+
+	// The same seed on disk gives the same key: in memory only changes where it lives.
+	m2, err := New(Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	h2, err := m2.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	defer h2.Release()
+	assert.Equal(t, h.VK, h2.VK)
+}
+
+func TestDevFilesFitReadsTheFreeSpace(t *testing.T) {
+	sys := &r1cs.System{NbPublic: 2, NbPrivate: 1 << 20, NbConstraints: 1 << 20}
+	need, free, ok := devFilesFit(t.TempDir(), sys)
+	assert.Equal(t, estimateBytes(sys)*3/2, need)
+	if free == 0 {
+		t.Skip("free space unknown on this system: keys are assumed to fit")
+	}
+	assert.Equal(t, need <= free, ok)
+	huge := &r1cs.System{NbPublic: 2, NbPrivate: 1 << 40, NbConstraints: 1 << 40}
+	_, _, ok = devFilesFit(t.TempDir(), huge)
+	assert.False(t, ok, "2^40 wires of key points fit no disk here")
 }

@@ -43,15 +43,37 @@ type Options struct {
 	KeyDir          string `mapstructure:"key_dir"`
 	DevKeySeed      uint64 `mapstructure:"dev_key_seed"`
 	NoDevKeys       bool   `mapstructure:"no_dev_keys"`
-	HostKeyBudget   int64  `mapstructure:"host_key_budget"` // bytes; 0: none
-	GPUKeyBudget    int64  `mapstructure:"gpu_key_budget"`  // bytes per GPU; 0: none
-	HostJobBudget   int64  `mapstructure:"host_job_budget"` // bytes of synthesized jobs; 0: none
-	QueueSize       int    `mapstructure:"queue_size"`
-	Synthesizers    int    `mapstructure:"synthesizers"` // 0: one per core
+	// DevKeysInMemory keeps generated development keys in memory only.
+	DevKeysInMemory bool  `mapstructure:"dev_keys_in_memory"`
+	HostKeyBudget   int64 `mapstructure:"host_key_budget"` // bytes; 0: none
+	GPUKeyBudget    int64 `mapstructure:"gpu_key_budget"`  // bytes per GPU; 0: none
+	HostJobBudget   int64 `mapstructure:"host_job_budget"` // bytes of synthesized jobs; 0: none
+	QueueSize       int   `mapstructure:"queue_size"`
+	Synthesizers    int   `mapstructure:"synthesizers"` // 0: one per core
 	// SynthesisWorkers is the goroutines of one synthesis (0: cores / synthesizers).
 	SynthesisWorkers int           `mapstructure:"synthesis_workers"`
 	Handoff          int           `mapstructure:"handoff"`
 	DrainTimeout     time.Duration `mapstructure:"drain_timeout"`
+	// MemoryLimit is the Go runtime's soft memory limit in bytes
+	// (runtime/debug.SetMemoryLimit). 0: GOMEMLIMIT when it is set, else
+	// host_key_budget + host_job_budget + 4 GiB when both are set, else none.
+	// Without a limit the collector lets the heap grow to twice what is
+	// live, which the vectors of large jobs make unaffordable.
+	MemoryLimit int64 `mapstructure:"memory_limit"`
+}
+
+// memoryLimit is the soft limit Start sets (0: none), from opts and the
+// GOMEMLIMIT variable's presence.
+func memoryLimit(opts Options, gomemlimitSet bool) int64 {
+	switch {
+	case opts.MemoryLimit > 0:
+		return opts.MemoryLimit
+	case gomemlimitSet:
+		return 0 // the runtime read it at start
+	case opts.HostKeyBudget > 0 && opts.HostJobBudget > 0:
+		return opts.HostKeyBudget + opts.HostJobBudget + 4<<30
+	}
+	return 0
 }
 
 // DefaultOptions are the settings of a daemon with no configuration.
@@ -93,6 +115,14 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 	if err := CheckExposure(opts.Listen, token); err != nil {
 		return nil, err
 	}
+	if opts.MemoryLimit < 0 {
+		return nil, errors.New("memory_limit: negative")
+	}
+	_, envLimit := os.LookupEnv("GOMEMLIMIT")
+	if lim := memoryLimit(opts, envLimit); lim > 0 {
+		debug.SetMemoryLimit(lim)
+		log.Info("Go memory limit set", "bytes", lim)
+	}
 	devs, backend, why, infos, err := openDevices(opts, log)
 	if err != nil {
 		return nil, err
@@ -102,7 +132,7 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 		fb = g
 	}
 	km, err := keys.New(keys.Config{Dir: opts.KeyDir, HostBudget: opts.HostKeyBudget, GPUBudget: opts.GPUKeyBudget,
-		DevSeed: opts.DevKeySeed, NoGenerate: opts.NoDevKeys, Log: log, FixedBase: fb})
+		DevSeed: opts.DevKeySeed, NoGenerate: opts.NoDevKeys, DevKeysInMemory: opts.DevKeysInMemory, Log: log, FixedBase: fb})
 	if err != nil {
 		return nil, closeAll(devs, err)
 	}

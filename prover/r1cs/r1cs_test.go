@@ -265,3 +265,21 @@ func BenchmarkSynthesis(b *testing.B) {
 		})
 	}
 }
+
+func TestCountsServeSolveWithoutMatrices(t *testing.T) {
+	c := &r1cstest.MulChain{N: 3000, Seed: fr.NewElement(7)}
+	sys, err := r1cs.Compile(c)
+	require.NoError(t, err)
+	counts := sys.Counts()
+	assert.Nil(t, counts.A.Col)
+	assert.Nil(t, counts.Coeffs)
+	assert.Equal(t, sys.DomainSize(), counts.DomainSize())
+	assert.Equal(t, sys.NbVariables(), counts.NbVariables())
+	want, err := r1cs.Solve(c, r1cs.WithShape(sys))
+	require.NoError(t, err)
+	got, err := r1cs.Solve(c, r1cs.WithShape(counts))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	_, err = r1cs.Solve(&r1cstest.MulChain{N: 2999, Seed: fr.NewElement(7)}, r1cs.WithShape(counts))
+	assert.ErrorIs(t, err, r1cs.ErrShapeMismatch, "the counts still catch another shape")
+}

@@ -44,6 +44,13 @@ type System struct {
 	Coeffs []fr.Element
 }
 
+// Counts returns a System with s's counts and no matrices: enough for
+// Solve's WithShape and for sizing, not for a setup. A key held for proving
+// keeps this instead of the matrices (about 11 GB at 2^27).
+func (s *System) Counts() *System {
+	return &System{NbPublic: s.NbPublic, NbPrivate: s.NbPrivate, NbConstraints: s.NbConstraints}
+}
+
 // NbVariables is the length of the full assignment w.
 func (s *System) NbVariables() int { return s.NbPublic + s.NbPrivate }
 

@@ -95,6 +95,7 @@ func defineFlags(fs *flag.FlagSet, def server.Options) {
 	fs.String("key-dir", def.KeyDir, "key directory")
 	fs.Uint64("dev-key-seed", def.DevKeySeed, "seed of development key setups")
 	fs.Bool("no-dev-keys", false, "refuse development keys: only key files in key-dir")
+	fs.Bool("dev-keys-in-memory", false, "keep generated development keys in memory only (write no key files)")
 	fs.Int64("host-key-budget", 0, "bytes of warm keys (0: no bound)")
 	fs.Int64("gpu-key-budget", 0, "bytes of hot keys per GPU (0: no bound)")
 	fs.Int64("host-job-budget", 0, "bytes of synthesized jobs in flight (0: no bound)")
@@ -103,6 +104,7 @@ func defineFlags(fs *flag.FlagSet, def server.Options) {
 	fs.Int("synthesis-workers", 0, "goroutines per synthesis (0: cores / synthesizers)")
 	fs.Int("handoff", 0, "synthesized jobs waiting for a device (0: two per device)")
 	fs.Duration("drain-timeout", def.DrainTimeout, "how long SIGTERM lets running jobs finish")
+	fs.Int64("memory-limit", 0, "Go soft memory limit in bytes (0: GOMEMLIMIT, else key + job budgets + 4 GiB when both are set)")
 }
 
 // optionKeys are the config keys of server.Options.
