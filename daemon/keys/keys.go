@@ -71,7 +71,7 @@ type Config struct {
 	// about 40 s). Keys whose files would not fit Dir's free space are kept
 	// in memory too, with a warning.
 	DevKeysInMemory bool
-	Log        *slog.Logger
+	Log             *slog.Logger
 }
 
 // Manager holds the keys. It is safe for concurrent use.
