@@ -154,6 +154,9 @@ func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
 	if err := checkInput(req); err != nil {
 		return nil, false, err // before the lock: validation never holds up other callers
 	}
+	if err := e.checkFits(req); err != nil {
+		return nil, false, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if req.RequestID != "" {
@@ -217,6 +220,28 @@ func (e *Engine) Cancel(id string) (State, error) {
 		}
 	}
 	return j.State(), nil
+}
+
+// checkFits refuses, before any work, a job whose key or whose one
+// partition's vectors can never fit the host budgets, when the circuit
+// knows its counts without compiling (else the synthesizer finds out).
+func (e *Engine) checkFits(req Request) error {
+	sys, known, err := req.Circuit.Counts()
+	if err != nil || !known {
+		return err
+	}
+	if err := e.cfg.Keys.Fits(sys); err != nil {
+		return fmt.Errorf("key of %s: %w", req.Circuit.Key, err)
+	}
+	if need := assignmentBytes(sys); e.cfg.HostBudget > 0 && need > e.cfg.HostBudget {
+		what := "its synthesis"
+		if req.partitions() > 1 {
+			what = "each partition's synthesis"
+		}
+		return fmt.Errorf("%s of %s needs %d bytes of host memory, the budget is %d: %w", what, req.Circuit.Key, need,
+			e.cfg.HostBudget, ErrNeverFits)
+	}
+	return nil
 }
 
 // end finishes j, frees what it holds and logs its timings.

@@ -312,8 +312,20 @@ func TestFailingJobBesideHealthyOnes(t *testing.T) {
 func TestNeverFitsAndWaitsForBudget(t *testing.T) {
 	c := porep(t, 1024)
 	e := newEngine(t, Config{HostBudget: 1000}, newFake(t, "fake0"))
-	j := submit(t, e, c, 1, Normal)
-	_, err := wait(t, j)
+	// porep-synth knows its counts: refused when it arrives, before any work.
+	_, _, err := e.Submit(Request{Circuit: c, Input: seedInput(1)})
+	require.ErrorIs(t, err, ErrNeverFits)
+	assert.Contains(t, err.Error(), "its synthesis of porep-synth/constraints=1024 needs")
+	assert.Contains(t, err.Error(), "budget is 1000")
+	_, _, err = e.Submit(Request{Circuit: c, Input: partitionInput(1, 2), Partitions: 2})
+	require.ErrorIs(t, err, ErrNeverFits)
+	assert.Contains(t, err.Error(), "each partition's synthesis")
+	// sha256 does not: the synthesizer finds out once the key is compiled.
+	s, err := reg.Resolve("sha256", map[string]uint64{"bytes": 64})
+	require.NoError(t, err)
+	j, _, err := e.Submit(Request{Circuit: s, Input: make([]byte, 64)})
+	require.NoError(t, err)
+	_, err = wait(t, j)
 	require.ErrorIs(t, err, ErrNeverFits)
 	assert.Contains(t, err.Error(), "budget is 1000")
 

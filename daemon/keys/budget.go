@@ -10,11 +10,22 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 // reserve makes room for need bytes of e in the host budget, evicting
 // unreferenced warm keys (least recently used first) and waiting while
 // keys in use hold the budget. e.hostBytes holds the reservation.
+// Fits returns ErrTooLarge (wrapped, with the sizes) when a key of sys's
+// counts can never fit the host key budget: a request for it can be refused
+// before any work.
+func (m *Manager) Fits(sys *r1cs.System) error {
+	if need := estimateBytes(sys); m.cfg.HostBudget > 0 && need > m.cfg.HostBudget {
+		return fmt.Errorf("%w: about %d bytes, budget %d", ErrTooLarge, need, m.cfg.HostBudget)
+	}
+	return nil
+}
+
 func (m *Manager) reserve(ctx context.Context, e *entry, need int64) error {
 	if m.cfg.HostBudget == 0 {
 		return nil

@@ -236,3 +236,15 @@ func TestDevFilesFitReadsTheFreeSpace(t *testing.T) {
 	_, _, ok = devFilesFit(t.TempDir(), huge)
 	assert.False(t, ok, "2^40 wires of key points fit no disk here")
 }
+
+func TestFitsRefusesKeysOverTheBudget(t *testing.T) {
+	sys := &r1cs.System{NbPublic: 2, NbPrivate: 1 << 20, NbConstraints: 1 << 20}
+	m, err := New(Config{Dir: t.TempDir(), HostBudget: 1 << 20})
+	require.NoError(t, err)
+	err = m.Fits(sys)
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.Contains(t, err.Error(), "budget 1048576")
+	unbounded, err := New(Config{Dir: t.TempDir()})
+	require.NoError(t, err)
+	assert.NoError(t, unbounded.Fits(sys))
+}

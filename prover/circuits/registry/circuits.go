@@ -26,6 +26,7 @@ func porepSynth() *Definition {
 		Example: func(_ map[string]uint64, seed int64) ([]byte, error) {
 			return binary.LittleEndian.AppendUint64(nil, uint64(seed)), nil
 		},
+		Counts: func(p map[string]uint64) (*r1cs.System, error) { return porep.Counts(int(p["constraints"])) },
 	}
 }
 

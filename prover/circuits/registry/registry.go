@@ -43,6 +43,11 @@ type Definition struct {
 	// Example returns a valid input derived from seed (for clients,
 	// benchmarks and the shape compilation).
 	Example func(params map[string]uint64, seed int64) ([]byte, error)
+	// Counts returns the shape's counts (r1cs.System.Counts' form) without
+	// compiling, when the circuit knows them; nil means unknown until a
+	// compile. The daemon uses them to refuse, when a job arrives, what its
+	// memory budgets can never hold.
+	Counts func(params map[string]uint64) (*r1cs.System, error)
 }
 
 // Registry maps circuit ids to definitions. It is read-only after New and
@@ -158,6 +163,19 @@ func (c *Resolved) Circuit(input []byte) (r1cs.Circuit, error) {
 		return nil, fmt.Errorf("%w: input: %w", ErrInvalid, err)
 	}
 	return circ, nil
+}
+
+// Counts returns the shape's counts without compiling, and whether the
+// circuit knows them (see Definition.Counts).
+func (c *Resolved) Counts() (*r1cs.System, bool, error) {
+	if c.Def.Counts == nil {
+		return nil, false, nil
+	}
+	sys, err := c.Def.Counts(c.Params)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: counts: %w", c.Key, err)
+	}
+	return sys, true, nil
 }
 
 // Example returns a valid input for this shape derived from seed.

@@ -103,3 +103,24 @@ func leftPad(b []byte) []byte {
 	copy(out[32-len(b):], b)
 	return out
 }
+
+func TestCountsWithoutCompiling(t *testing.T) {
+	c, err := Default().Resolve("porep-synth", map[string]uint64{"constraints": 4096})
+	require.NoError(t, err)
+	got, known, err := c.Counts()
+	require.NoError(t, err)
+	require.True(t, known)
+	in, err := c.Example(3)
+	require.NoError(t, err)
+	circ, err := c.Circuit(in)
+	require.NoError(t, err)
+	sys, err := r1cs.Compile(circ)
+	require.NoError(t, err)
+	assert.Equal(t, sys.Counts(), got)
+
+	s, err := Default().Resolve("sha256", map[string]uint64{"bytes": 64})
+	require.NoError(t, err)
+	_, known, err = s.Counts()
+	require.NoError(t, err)
+	assert.False(t, known, "sha256 leaves its counts to the compile")
+}
