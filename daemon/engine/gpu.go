@@ -91,6 +91,10 @@ func (d *GPUDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs
 	return proveOn(ctx, pk, asg, be, rnd, ws)
 }
 
+// MemoryHeld returns the device memory the GPU's backend holds now and at
+// most since it was (re-)created (gpu.Backend.MemoryHeld).
+func (d *GPUDevice) MemoryHeld() (now, peak int64) { return d.Backend().MemoryHeld() }
+
 // Resident implements Device: bases stay on the GPU across jobs.
 func (d *GPUDevice) Resident() bool { return true }
 

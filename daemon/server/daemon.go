@@ -314,7 +314,7 @@ func openDevices(o Options, log *slog.Logger) ([]engine.Device, string, string, 
 	var devs []engine.Device
 	for _, g := range gpus {
 		devs = append(devs, g)
-		infos[g.Name()] = DeviceInfo{Ordinal: g.Info().Ordinal, MemoryBytes: g.Info().TotalMemory}
+		infos[g.Name()] = DeviceInfo{Ordinal: g.Info().Ordinal, MemoryBytes: g.Info().TotalMemory, Held: g.MemoryHeld}
 		log.Info("gpu", "device", g.Info().String())
 	}
 	return devs, "gpu", "", infos, nil

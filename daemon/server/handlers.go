@@ -221,8 +221,12 @@ func (s *Server) GetStatus(context.Context, *pb.GetStatusRequest) (*pb.GetStatus
 		Draining: st.Draining, UptimeNs: int64(time.Since(s.start))}
 	for _, d := range st.Devices {
 		info := s.cfg.Devices[d.Name]
-		out.Devices = append(out.Devices, &pb.Device{Name: d.Name, Ordinal: int32(info.Ordinal), MemoryBytes: info.MemoryBytes,
-			BusyRatio: d.BusyRatio, JobsDone: d.JobsDone, CurrentJob: d.Current})
+		pd := &pb.Device{Name: d.Name, Ordinal: int32(info.Ordinal), MemoryBytes: info.MemoryBytes,
+			BusyRatio: d.BusyRatio, JobsDone: d.JobsDone, CurrentJob: d.Current}
+		if info.Held != nil {
+			pd.MemoryHeldBytes, pd.MemoryPeakBytes = info.Held()
+		}
+		out.Devices = append(out.Devices, pd)
 	}
 	out.Queue = &pb.QueueStatus{Critical: int32(st.Queued[engine.Critical]), High: int32(st.Queued[engine.High]),
 		Normal: int32(st.Queued[engine.Normal]), Low: int32(st.Queued[engine.Low]), Capacity: int32(st.QueueSize),

@@ -62,6 +62,7 @@ type serverOpts struct {
 	listen  string // "" : 127.0.0.1:0
 	engine  engine.Config
 	devices []engine.Device
+	infos   map[string]DeviceInfo
 	keyDir  string
 }
 
@@ -83,7 +84,7 @@ func startServer(t *testing.T, o serverOpts) *testServer {
 	eng, err := engine.New(cfg)
 	require.NoError(t, err)
 	srv, err := New(Config{Engine: eng, Keys: km, Token: o.token, Backend: "cpu", CPUWhy: "test", Gatherer: reg,
-		MaxInputBytes: 1 << 20})
+		MaxInputBytes: 1 << 20, Devices: o.infos})
 	require.NoError(t, err)
 	if o.listen == "" {
 		o.listen = "127.0.0.1:0"

@@ -45,6 +45,9 @@ type Config struct {
 type DeviceInfo struct {
 	Ordinal     int
 	MemoryBytes int64
+	// Held reports the device memory the prover holds now and at most
+	// (nil: not tracked, as on the CPU).
+	Held func() (now, peak int64)
 }
 
 // KernelInfo is the embedded kernel manifest as reported.

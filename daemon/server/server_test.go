@@ -305,3 +305,16 @@ func TestMultiPartitionOverRPC(t *testing.T) {
 	assert.Equal(t, codes.InvalidArgument, status.Code(err))
 	assert.Contains(t, status.Convert(err).Message(), "partitions: 65")
 }
+
+func TestStatusReportsDeviceMemoryHeld(t *testing.T) {
+	ts := startServer(t, serverOpts{infos: map[string]DeviceInfo{"cpu": {Ordinal: 3, MemoryBytes: 1 << 30,
+		Held: func() (int64, int64) { return 5 << 20, 7 << 20 }}}})
+	c := dial(t, "", ts.addr)
+	st, err := c.GetStatus(context.Background(), &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.GetDevices(), 1)
+	d := st.GetDevices()[0]
+	assert.Equal(t, int32(3), d.GetOrdinal())
+	assert.Equal(t, int64(5<<20), d.GetMemoryHeldBytes())
+	assert.Equal(t, int64(7<<20), d.GetMemoryPeakBytes())
+}

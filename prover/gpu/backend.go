@@ -147,7 +147,7 @@ func (b *Backend) domainOf(c *driver.Ctx, logN uint32, vectors int64) (*domain, 
 		return nil, err
 	}
 	st.domains[logN] = d
-	st.mem.held += twiddleBytes(logN)
+	st.mem.add(twiddleBytes(logN))
 	b.cfg.logger.Debug("ntt domain resident", slog.Int("log_n", int(logN)), slog.Int64("held_bytes", st.mem.held))
 	return d, nil
 }
@@ -181,7 +181,7 @@ func (st *state) ensureVectors(c *driver.Ctx, logN uint32) error {
 		st.vecs[i] = p.Add(int(vectorBytes(i, logN)))
 	}
 	st.vecLog = logN
-	st.mem.held += vectorBytes(3, logN)
+	st.mem.add(vectorBytes(3, logN))
 	return nil
 }
 
@@ -190,7 +190,7 @@ func (st *state) freeVectors(c *driver.Ctx) error {
 		return nil
 	}
 	err := c.Free(st.vecs[0])
-	st.mem.held -= vectorBytes(3, st.vecLog)
+	st.mem.add(-vectorBytes(3, st.vecLog))
 	st.vecs = [3]driver.DevicePtr{}
 	return err
 }

@@ -147,9 +147,9 @@ func (b *Backend) fixedBase(ctx context.Context, curve string, c int, table []by
 		if err != nil {
 			return fmt.Errorf("device buffers (%d bytes): %w", need, err)
 		}
-		st.mem.held += int64(need)
+		st.mem.add(int64(need))
 		defer func() {
-			st.mem.held -= int64(need)
+			st.mem.add(-int64(need))
 			_ = dc.Free(buf) // a failed free leaves nothing to act on here
 		}()
 		tab, sc, res := buf, buf.Add(tableLen), buf.Add(tableLen+scalarLen)

@@ -237,11 +237,21 @@ func TestMemoryLimitCoversMSM(t *testing.T) {
 	rec := log.last(t)
 	assert.Greater(t, rec.Copies, 1, "room for a few copies")
 	assert.Less(t, int64(rec.Copies), full/plain, "fewer copies than a full table")
+	var held int64
 	require.NoError(t, dev.Do(func(c *driver.Ctx) error {
 		assert.LessOrEqual(t, b.st.mem.held, limit)
 		assert.Positive(t, b.st.mem.held)
+		held = b.st.mem.held
 		return nil
 	}))
+	now, peak := b.MemoryHeld()
+	assert.Equal(t, held, now, "MemoryHeld reads the account off the device thread")
+	assert.GreaterOrEqual(t, peak, now)
+	assert.LessOrEqual(t, peak, limit, "the peak stayed within the limit too")
+	require.NoError(t, b.EvictBasesOf([][]bls12381.G1Affine{bases}, nil))
+	after, peakAfter := b.MemoryHeld()
+	assert.Less(t, after, now, "evicting the bases lowers what is held")
+	assert.Equal(t, peak, peakAfter, "the peak stays")
 }
 
 func clone(v []fr.Element) []fr.Element { return append([]fr.Element(nil), v...) }

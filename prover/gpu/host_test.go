@@ -268,3 +268,14 @@ func TestPrefetchMatchesCPU(t *testing.T) {
 	assert.Zero(t, aheadCount(t, b), "dropped by the quotient")
 	g1(basesA, wireA, "A after a quotient, uploaded")
 }
+
+func TestDeviceMemoryRecordsThePeak(t *testing.T) {
+	var m deviceMemory
+	m.add(100)
+	m.add(50)
+	m.add(-120)
+	m.add(10)
+	assert.Equal(t, int64(40), m.held)
+	assert.Equal(t, int64(40), m.now.Load())
+	assert.Equal(t, int64(150), m.peak.Load())
+}

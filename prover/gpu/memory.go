@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -46,7 +47,21 @@ func QuotientHBytes(logN uint32) int64 { return vectorBytes(3, logN) + twiddleBy
 // and its MSM engine together, against the cap of WithMemoryLimit (limit 0:
 // none). An MSM engine made by NewMSM counts for itself, without a cap. It
 // is touched only on the device thread.
-type deviceMemory struct{ limit, held int64 }
+type deviceMemory struct {
+	limit, held int64
+	// now and peak mirror held for readers off the device thread
+	// (Backend.MemoryHeld).
+	now, peak atomic.Int64
+}
+
+// add changes held by n bytes (negative: freed) and records the peak.
+func (m *deviceMemory) add(n int64) {
+	m.held += n
+	m.now.Store(m.held)
+	if m.held > m.peak.Load() {
+		m.peak.Store(m.held) // one writer: the device thread
+	}
+}
 
 // fits checks that holding extra more bytes stays within the limit and
 // within free memory (see fits).
@@ -116,3 +131,9 @@ func MSMBytes(n int, g2 bool, table int64) (bases, scratch int64, err error) {
 	_, arena := p.layout(0, int(xyzz))
 	return int64(t.copies) * int64(n) * int64(point), int64(arena), nil
 }
+
+// MemoryHeld returns the device bytes the Backend holds now (NTT domains,
+// work vectors, the MSM engine's resident bases, tables and arena, the
+// fixed-base buffers) and the most it has held at once. Safe to call from
+// any goroutine while the Backend works.
+func (b *Backend) MemoryHeld() (now, peak int64) { return b.st.mem.now.Load(), b.st.mem.peak.Load() }

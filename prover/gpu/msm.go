@@ -376,7 +376,7 @@ func (m *MSM) Close() error {
 	return m.dev.Do(func(c *driver.Ctx) error {
 		st := m.st
 		errs := []error{st.evict(c), c.Free(st.arena)}
-		st.mem.held -= int64(st.arenaLen)
+		st.mem.add(-int64(st.arenaLen))
 		if st.stage != nil {
 			errs = append(errs, st.stage.free(c))
 		}

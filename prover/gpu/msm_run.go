@@ -68,14 +68,14 @@ func (st *msmState) buffers(c *driver.Ctx, p msmPlan, cv *msmCurve, need uint64)
 		if err := c.Free(st.arena); err != nil {
 			return msmBufs{}, fmt.Errorf("free msm scratch: %w", err)
 		}
-		st.mem.held -= int64(st.arenaLen)
+		st.mem.add(-int64(st.arenaLen))
 		st.arena, st.arenaLen = 0, 0
 		ptr, err := c.Alloc(int(need))
 		if err != nil {
 			return msmBufs{}, fmt.Errorf("msm scratch for %d points: %w", p.n, err)
 		}
 		st.arena, st.arenaLen = ptr, need
-		st.mem.held += int64(need)
+		st.mem.add(int64(need))
 	}
 	b, _ := p.layout(st.arena, cv.xyzzBytes)
 	return b, nil
@@ -190,7 +190,7 @@ func (st *msmState) bases(c *driver.Ctx, cv *msmCurve, host any, raw []byte, t m
 	r := &residentBases{host: host, n: n, ptr: ptr, first: bytes.Clone(raw[:cv.pointBytes]), curve: cv, table: t}
 	st.resident[key] = r
 	st.tableHeld += r.tableBytes()
-	st.mem.held += r.bytes()
+	st.mem.add(r.bytes())
 	st.log.Debug("msm bases resident", slog.String("curve", cv.name), slog.Int("points", n),
 		slog.Int("copies", int(t.copies)), slog.Int("window", int(t.c)), slog.Duration("took", took))
 	return r, took, nil
@@ -209,7 +209,7 @@ func (st *msmState) free(c *driver.Ctx, key uintptr) error {
 	r := st.resident[key]
 	delete(st.resident, key)
 	st.tableHeld -= r.tableBytes()
-	st.mem.held -= r.bytes()
+	st.mem.add(-r.bytes())
 	return c.Free(r.ptr)
 }
 

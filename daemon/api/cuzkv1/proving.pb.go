@@ -1261,11 +1261,16 @@ type Device struct {
 	Ordinal     int32                  `protobuf:"varint,2,opt,name=ordinal,proto3" json:"ordinal,omitempty"`
 	MemoryBytes int64                  `protobuf:"varint,3,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
 	// busy_ratio is the share of the daemon's uptime the worker spent proving.
-	BusyRatio     float64 `protobuf:"fixed64,4,opt,name=busy_ratio,json=busyRatio,proto3" json:"busy_ratio,omitempty"`
-	JobsDone      int64   `protobuf:"varint,5,opt,name=jobs_done,json=jobsDone,proto3" json:"jobs_done,omitempty"`
-	CurrentJob    string  `protobuf:"bytes,6,opt,name=current_job,json=currentJob,proto3" json:"current_job,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	BusyRatio  float64 `protobuf:"fixed64,4,opt,name=busy_ratio,json=busyRatio,proto3" json:"busy_ratio,omitempty"`
+	JobsDone   int64   `protobuf:"varint,5,opt,name=jobs_done,json=jobsDone,proto3" json:"jobs_done,omitempty"`
+	CurrentJob string  `protobuf:"bytes,6,opt,name=current_job,json=currentJob,proto3" json:"current_job,omitempty"`
+	// memory_held_bytes is the device memory the prover holds now (resident
+	// bases and their tables, transform domains, work vectors, scratch), and
+	// memory_peak_bytes the most it has held at once; 0 for the CPU.
+	MemoryHeldBytes int64 `protobuf:"varint,7,opt,name=memory_held_bytes,json=memoryHeldBytes,proto3" json:"memory_held_bytes,omitempty"`
+	MemoryPeakBytes int64 `protobuf:"varint,8,opt,name=memory_peak_bytes,json=memoryPeakBytes,proto3" json:"memory_peak_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Device) Reset() {
@@ -1338,6 +1343,20 @@ func (x *Device) GetCurrentJob() string {
 		return x.CurrentJob
 	}
 	return ""
+}
+
+func (x *Device) GetMemoryHeldBytes() int64 {
+	if x != nil {
+		return x.MemoryHeldBytes
+	}
+	return 0
+}
+
+func (x *Device) GetMemoryPeakBytes() int64 {
+	if x != nil {
+		return x.MemoryPeakBytes
+	}
+	return 0
 }
 
 type KeyInfo struct {
@@ -2016,7 +2035,7 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"nvcc_build\x18\x01 \x01(\tR\tnvccBuild\x12\x1c\n" +
 	"\ttoolchain\x18\x02 \x01(\tR\ttoolchain\x12\x14\n" +
 	"\x05image\x18\x03 \x01(\tR\x05image\x12\x14\n" +
-	"\x05archs\x18\x04 \x03(\tR\x05archs\"\xb6\x01\n" +
+	"\x05archs\x18\x04 \x03(\tR\x05archs\"\x8e\x02\n" +
 	"\x06Device\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aordinal\x18\x02 \x01(\x05R\aordinal\x12!\n" +
@@ -2025,7 +2044,9 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"busy_ratio\x18\x04 \x01(\x01R\tbusyRatio\x12\x1b\n" +
 	"\tjobs_done\x18\x05 \x01(\x03R\bjobsDone\x12\x1f\n" +
 	"\vcurrent_job\x18\x06 \x01(\tR\n" +
-	"currentJob\"\x92\x02\n" +
+	"currentJob\x12*\n" +
+	"\x11memory_held_bytes\x18\a \x01(\x03R\x0fmemoryHeldBytes\x12*\n" +
+	"\x11memory_peak_bytes\x18\b \x01(\x03R\x0fmemoryPeakBytes\"\x92\x02\n" +
 	"\aKeyInfo\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12$\n" +
 	"\x04tier\x18\x02 \x01(\x0e2\x10.cuzk.v1.KeyTierR\x04tier\x12\x1d\n" +
