@@ -43,6 +43,7 @@ type Load struct {
 type Proof struct {
 	Index    int
 	Latency  time.Duration // client-side, submission to result (before the client verifies it)
+	End      time.Time     // when the result arrived
 	Result   *pb.ProofResult
 	Attempts int
 }
@@ -166,7 +167,8 @@ func proveOne(ctx context.Context, c *Client, l Load, pbc *pb.Circuit, vk *groth
 			break
 		}
 	}
-	latency := time.Since(start) // the client's own check below is not the daemon's latency
+	end := time.Now()
+	latency := end.Sub(start) // the client's own check below is not the daemon's latency
 	if err != nil {
 		return Proof{}, err
 	}
@@ -178,7 +180,7 @@ func proveOne(ctx context.Context, c *Client, l Load, pbc *pb.Circuit, vk *groth
 	if err != nil {
 		return Proof{}, err
 	}
-	return Proof{Index: i, Latency: latency, Result: res, Attempts: attempts}, nil
+	return Proof{Index: i, Latency: latency, End: end, Result: res, Attempts: attempts}, nil
 }
 
 // ExpectedPublic returns the public inputs of c's instance for input when

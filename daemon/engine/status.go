@@ -31,7 +31,8 @@ type Status struct {
 
 // Status returns a snapshot of the queue, the pipeline and the devices.
 func (e *Engine) Status() Status {
-	up := time.Since(e.start)
+	now := time.Now()
+	up := now.Sub(e.start)
 	s := Status{Uptime: up, Queued: e.queue.depths(), QueueSize: e.cfg.QueueSize, Ready: e.handoff.len(),
 		HostInFlight: e.budget.inUse(), HostBudget: e.cfg.HostBudget}
 	e.mu.Lock()
@@ -41,7 +42,7 @@ func (e *Engine) Status() Status {
 		w.mu.Lock()
 		d := DeviceStatus{Name: w.dev.Name(), JobsDone: w.done, Current: w.current, Down: w.down}
 		if up > 0 {
-			d.BusyRatio = float64(w.busy) / float64(up)
+			d.BusyRatio = float64(w.busyLocked(now)) / float64(up) // the running proof counted so far
 		}
 		if w.current != "" {
 			s.Proving++

@@ -18,7 +18,8 @@ type worker struct {
 	idle atomic.Bool // waiting for a job in take
 
 	mu      sync.Mutex
-	busy    time.Duration
+	busy    time.Duration // proving time of the jobs done
+	since   time.Time     // start of the proof running now (zero: none)
 	done    int64
 	current string
 	down    error
@@ -74,7 +75,7 @@ func (w *worker) prove(j *Job) (down error) {
 		pmu.Unlock()
 		j.event(Event{Kind: EventPhase, Phase: p, Duration: info.Duration, Device: name})
 	}})
-	start := time.Now()
+	start := w.startBusy()
 	proof, err := w.dev.Prove(ctx, j.handle.PK, j.asg, e.rand())
 	j.timings.Prove = time.Since(start)
 	w.addBusy(j.timings.Prove)
@@ -146,10 +147,29 @@ func (w *worker) setCurrent(id string) {
 	w.mu.Unlock()
 }
 
+// startBusy marks a proof's start, so that the busy time read meanwhile
+// counts it so far.
+func (w *worker) startBusy() time.Time {
+	now := time.Now()
+	w.mu.Lock()
+	w.since = now
+	w.mu.Unlock()
+	return now
+}
+
 func (w *worker) addBusy(d time.Duration) {
 	w.mu.Lock()
 	w.busy += d
+	w.since = time.Time{}
 	w.mu.Unlock()
+}
+
+// busyLocked is the proving time so far, the running proof's included.
+func (w *worker) busyLocked(now time.Time) time.Duration {
+	if w.since.IsZero() {
+		return w.busy
+	}
+	return w.busy + now.Sub(w.since)
 }
 
 // heldByIdleOther reports whether another device that is idle holds j's

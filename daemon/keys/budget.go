@@ -20,7 +20,7 @@ import (
 // counts can never fit the host key budget: a request for it can be refused
 // before any work.
 func (m *Manager) Fits(sys *r1cs.System) error {
-	if need := estimateBytes(sys); m.cfg.HostBudget > 0 && need > m.cfg.HostBudget {
+	if need := EstimateBytes(sys); m.cfg.HostBudget > 0 && need > m.cfg.HostBudget {
 		return fmt.Errorf("%w: about %d bytes, budget %d", ErrTooLarge, need, m.cfg.HostBudget)
 	}
 	return nil

@@ -244,7 +244,7 @@ func (m *Manager) loadInto(ctx context.Context, e *entry) error {
 	if e.sys, err = r1cs.Compile(circ); err != nil {
 		return fmt.Errorf("compile: %w", err)
 	}
-	need := estimateBytes(e.sys)
+	need := EstimateBytes(e.sys)
 	if err := m.reserve(ctx, e, need); err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func (m *Manager) loadInto(ctx context.Context, e *entry) error {
 // the key's host size), with the estimate and the free bytes. Where the
 // free space cannot be read it assumes the files fit.
 func devFilesFit(dir string, sys *r1cs.System) (need, free int64, ok bool) {
-	need = estimateBytes(sys) * 3 / 2
+	need = EstimateBytes(sys) * 3 / 2
 	free, known := freeBytes(dir)
 	return need, free, !known || need <= free
 }
@@ -350,9 +350,9 @@ func (m *Manager) progress(key string) func(devkeys.Info) {
 // shape key.
 func FileName(key string) string { return strings.NewReplacer("/", "-", ",", "-").Replace(key) }
 
-// estimateBytes is a key's host size before it is read: about one G1 point
+// EstimateBytes is a key's host size before it is read: about one G1 point
 // per wire for each of A, B, L, one per row for H, and a G2 point per wire.
-func estimateBytes(sys *r1cs.System) int64 {
+func EstimateBytes(sys *r1cs.System) int64 {
 	nv := int64(sys.NbPublic + sys.NbPrivate)
 	n := int64(sys.DomainSize())
 	return (3*nv+n)*96 + nv*192

@@ -227,7 +227,7 @@ func TestDevKeysInMemoryWriteNothing(t *testing.T) {
 func TestDevFilesFitReadsTheFreeSpace(t *testing.T) {
 	sys := &r1cs.System{NbPublic: 2, NbPrivate: 1 << 20, NbConstraints: 1 << 20}
 	need, free, ok := devFilesFit(t.TempDir(), sys)
-	assert.Equal(t, estimateBytes(sys)*3/2, need)
+	assert.Equal(t, EstimateBytes(sys)*3/2, need)
 	if free == 0 {
 		t.Skip("free space unknown on this system: keys are assumed to fit")
 	}

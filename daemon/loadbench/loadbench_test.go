@@ -34,3 +34,34 @@ func TestRunSmallOnCPU(t *testing.T) {
 	assert.Contains(t, out.String(), "CRITICAL behind 3 NORMAL")
 	assert.Contains(t, out.String(), "every proof verified by the client: PASS")
 }
+
+func TestRunC2SmallOnCPU(t *testing.T) {
+	cfg := C2Config{Constraints: 1024, Partitions: 3, Proofs: 3, Backend: "cpu", MaxRSS: 64 << 30}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := RunC2(ctx, cfg)
+	require.NoError(t, err)
+	require.Len(t, res.Report.Proofs, 3)
+	assert.Empty(t, res.Report.Failures)
+	for _, p := range res.Report.Proofs {
+		assert.Len(t, p.Result.GetPartitions(), 3, "proof %d", p.Index)
+		assert.Len(t, p.Result.GetProofsCompressed(), 3*192)
+	}
+	assert.Equal(t, "cpu", res.Backend)
+	assert.Equal(t, 2*res.PartitionBytes, res.JobBudget, "two partitions' vectors by default")
+	assert.Positive(t, res.KeyLoad)
+	assert.Positive(t, res.Steady)
+	assert.LessOrEqual(t, res.Steady, res.Report.Wall)
+	assert.InDelta(t, 1, res.SteadyBusy, 0.5, "one device proving nearly all the time")
+	assert.Positive(t, res.PeakRSS)
+	assert.Zero(t, res.GPUPeak, "the CPU reports no device memory")
+	assert.True(t, res.OK(cfg))
+	var out bytes.Buffer
+	require.NoError(t, res.Write(&out, cfg))
+	for _, want := range []string{"per partition (9)", "synthesis", "steady state (last two proofs)",
+		"every partition proof verified by the client: PASS", "peak host RSS"} {
+		assert.Contains(t, out.String(), want)
+	}
+	_, err = RunC2(ctx, C2Config{Constraints: 1024, Proofs: 1})
+	assert.ErrorContains(t, err, "partitions and proofs must be positive")
+}

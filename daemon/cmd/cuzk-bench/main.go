@@ -59,6 +59,7 @@ commands:
   partition  GPU work of one 2^27-domain PoRep C2-sized partition (synthetic key)
   keys       development setup of porep-synth, fixed-base G1/G2 on the GPU (-gpu) or CPU
   daemon     a daemon started here, driven over gRPC: throughput, latency, busy ratio
+  c2         C2-sized proofs (10 partitions of 2^27) through a daemon started here, key made at start
   synth      synthesis alone (r1cs.Solve of porep-synth), sequential and parallel, checked equal
 
 against a running daemon (-addr unix:PATH | host:port[,host:port...] | dns:///name:port):
@@ -96,6 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cancelCmd(ctx, args[1:], stdout, stderr)
 	case "daemon":
 		return daemonBenchCmd(ctx, args[1:], stdout, stderr)
+	case "c2":
+		return c2Cmd(ctx, args[1:], stdout, stderr)
 	case "kernels":
 		return kernelsCmd(ctx, args[1:], stdout, stderr)
 	case "partition":

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/daemon/loadbench"
+)
+
+// c2Cmd is the C2-sized benchmark: a daemon started here, its development
+// key generated at start, then -proofs proofs of -partitions partitions of
+// 2^-log constraints (daemon/loadbench.RunC2).
+func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("c2", "A C2-shaped run through a daemon started here: the development key made at start (on the GPU) and kept\n"+
+		"in memory, a one-partition warm-up, then -proofs proofs of -partitions porep-synth partitions, every partition\n"+
+		"verified by the client; per-proof wall, steady state over the last two, per-partition phases, busy ratio,\n"+
+		"peak host RSS and peak device memory, against the targets.", stderr)
+	logN := fs.Int("log", 27, "partition size: porep-synth 2^log constraints")
+	partitions := fs.Int("partitions", 10, "partitions per proof")
+	proofs := fs.Int("proofs", 3, "proofs")
+	inFlight := fs.Int("in-flight", 2, "proofs submitted at once")
+	slots := fs.Int("slots", 2, "partitions whose vectors the host holds at once (the daemon's host job budget)")
+	backend := fs.String("backend", "auto", "auto, gpu or cpu")
+	keyDir := fs.String("key-dir", "", "key directory (default: the key is kept in memory only)")
+	maxWall := fs.Duration("max-wall", 25*time.Second, "target: steady-state wall per proof (0: none)")
+	maxRSS := fs.Float64("max-rss-gib", 100, "target: peak host RSS in GiB (0: none)")
+	minBusy := fs.Float64("min-busy", 0.85, "target: steady-state device busy ratio (0: none)")
+	verbose := fs.Bool("v", false, "the daemon's log on stderr")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	if *logN < 10 || *logN > 27 {
+		return exitFor(stderr, "c2", fmt.Errorf("-log %d: porep-synth takes 10 … 27", *logN))
+	}
+	cfg := loadbench.C2Config{Constraints: 1 << *logN, Partitions: *partitions, Proofs: *proofs, InFlight: *inFlight, Slots: *slots,
+		Backend: *backend, KeyDir: *keyDir, MaxProofWall: *maxWall, MaxRSS: int64(*maxRSS * (1 << 30)), MinBusy: *minBusy,
+		Progress: func(done, total int) { fmt.Fprintf(stderr, "c2: proof %d/%d done\n", done, total) }}
+	if *verbose {
+		cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	stop, err := startProfiles(*cpuProfile, "")
+	if err != nil {
+		return exitFor(stderr, "c2", err)
+	}
+	res, err := loadbench.RunC2(ctx, cfg)
+	if perr := stop(); perr != nil {
+		fmt.Fprintln(stderr, "cuzk-bench c2: profile:", perr)
+	}
+	if err != nil {
+		return exitFor(stderr, "c2", err)
+	}
+	if err := res.Write(stdout, cfg); err != nil {
+		return exitFor(stderr, "c2", err)
+	}
+	if !res.OK(cfg) {
+		fmt.Fprintln(stderr, "cuzk-bench c2: a target missed or a proof failed")
+		return exitFail
+	}
+	return exitOK
+}

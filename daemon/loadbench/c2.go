@@ -1,0 +1,361 @@
+package loadbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/daemon/server"
+	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// C2Config is a C2-shaped run: Proofs proofs of Partitions porep-synth
+// partitions each, through a daemon started here, with the development key
+// generated at start (on the GPU when there is one) and kept in memory.
+type C2Config struct {
+	Constraints uint64 // per partition
+	Partitions  int
+	Proofs      int
+	// InFlight is how many proofs are submitted at once (0: 2, so that the
+	// next proof's synthesis overlaps this one's GPU work).
+	InFlight int
+	// Slots is how many partitions' vectors the host holds at once: the
+	// daemon's host job budget (0: 2, one synthesizing while one proves).
+	Slots   int
+	Backend string // daemon backend: auto, gpu or cpu
+	// KeyDir, when set, is the daemon's key directory, and keys are
+	// written there as usual; "" keeps the development key in memory only.
+	KeyDir string
+	Log    *slog.Logger // the daemon's log (nil: none)
+	// Targets (0: none): the steady-state wall per proof, the peak host
+	// RSS, and the device busy ratio in steady state.
+	MaxProofWall time.Duration
+	MaxRSS       int64
+	MinBusy      float64
+	Progress     func(done, total int)
+}
+
+// C2Result is what RunC2 measured.
+type C2Result struct {
+	Backend, Device string
+	Counts          *r1cs.System // one partition's shape
+	PartitionBytes  int64        // one partition's solved vectors
+	JobBudget       int64        // the daemon's host job budget
+	KeyEstimate     int64        // the key's host bytes, estimated before loading
+	Key             *pb.KeyInfo
+	KeyLoad         time.Duration // preload: compile, setup, upload to the device
+	Warmup          time.Duration // one partition alone, before the proofs
+	Start           time.Time     // the proofs' submission
+	Report          *client.Report
+	// Steady is the wall time per proof between the completions of the
+	// last proof and the one two before it (the last two proofs), and
+	// SteadyBusy the device busy ratio over the same span.
+	Steady     time.Duration
+	SteadyBusy float64
+	Busy       float64 // device busy ratio over all the proofs
+	PeakRSS    int64   // this process's peak resident set, key setup included
+	ProvingRSS int64   // the largest resident set sampled while proving
+	GPUPeak    int64   // the most device memory the prover held at once
+	GPUTotal   int64
+}
+
+// RunC2 starts a daemon, loads the key, proves one partition as a warm-up,
+// then cfg.Proofs multi-partition proofs, every partition verified by the
+// client, and stops the daemon.
+func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
+	if cfg.Partitions < 1 || cfg.Proofs < 1 {
+		return nil, errors.New("c2: partitions and proofs must be positive")
+	}
+	cfg.InFlight = cmp0(cfg.InFlight, 2)
+	cfg.Slots = cmp0(cfg.Slots, 2)
+	circ, err := registry.Default().Resolve("porep-synth", map[string]uint64{"constraints": cfg.Constraints})
+	if err != nil {
+		return nil, err
+	}
+	counts, _, err := circ.Counts()
+	if err != nil {
+		return nil, err
+	}
+	res := &C2Result{Counts: counts, PartitionBytes: int64(counts.NbVariables()+3*counts.DomainSize()) * 32,
+		KeyEstimate: keys.EstimateBytes(counts)}
+	res.JobBudget = int64(cfg.Slots) * res.PartitionBytes
+	dir, err := os.MkdirTemp("", "cuzk-c2-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	opts := server.DefaultOptions()
+	opts.Listen, opts.HTTPListen, opts.Backend = "unix:"+filepath.Join(dir, "d.sock"), "", cfg.Backend
+	opts.KeyDir, opts.DevKeysInMemory = cfg.KeyDir, cfg.KeyDir == ""
+	if cfg.KeyDir == "" {
+		opts.KeyDir = filepath.Join(dir, "keys")
+	}
+	// One synthesis at a time on every core: a partition is solved as fast
+	// as the host can, while the one before it proves.
+	opts.Synthesizers, opts.HostJobBudget = 1, res.JobBudget
+	opts.MemoryLimit = res.KeyEstimate + res.JobBudget + 8<<30
+	d, err := server.Start(opts, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Stop()
+	res.Backend = d.Backend()
+	c, err := client.Dial([]string{d.Addr()}, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	pbc := &pb.Circuit{Id: circ.Def.ID, Params: circ.Params}
+	start := time.Now()
+	if res.Key, err = c.PreloadKey(ctx, &pb.KeyRequest{Circuit: pbc}); err != nil {
+		return nil, fmt.Errorf("preload: %w", err)
+	}
+	res.KeyLoad = time.Since(start)
+	start = time.Now()
+	warm, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: 1, Seed: 1 << 40})
+	if err != nil {
+		return nil, err
+	}
+	if len(warm.Failures) > 0 {
+		return nil, fmt.Errorf("warm-up: %w", warm.Failures[0])
+	}
+	res.Warmup = time.Since(start)
+	if len(warm.Proofs) > 0 {
+		res.Device = warm.Proofs[0].Result.GetDevice()
+	}
+
+	mon := startMonitor(ctx, c)
+	var mu sync.Mutex
+	var marks []busyMark // at each proof's completion
+	first, err := busy(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	res.Start = time.Now()
+	rep, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: cfg.Proofs, Concurrency: cfg.InFlight, Partitions: cfg.Partitions,
+		Seed: 1 << 20, Progress: func(done, total int) {
+			if s, err := busy(ctx, c); err == nil {
+				mu.Lock()
+				marks = append(marks, busyMark{at: time.Now(), busy: s.busy})
+				mu.Unlock()
+			}
+			if cfg.Progress != nil {
+				cfg.Progress(done, total)
+			}
+		}})
+	mon.stop()
+	if err != nil {
+		return nil, err
+	}
+	res.Report = rep
+	last, err := busy(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	res.Busy = (last.busy - first.busy) / rep.Wall.Seconds()
+	ends := make([]time.Time, 0, len(rep.Proofs))
+	for _, p := range rep.Proofs {
+		ends = append(ends, p.End)
+	}
+	sort.Slice(ends, func(a, b int) bool { return ends[a].Before(ends[b]) })
+	if n := len(ends); n >= 3 {
+		res.Steady = ends[n-1].Sub(ends[n-3]) / 2
+	} else if n > 0 {
+		res.Steady = ends[n-1].Sub(res.Start) / time.Duration(n)
+	}
+	if n := len(marks); n >= 3 {
+		res.SteadyBusy = (marks[n-1].busy - marks[n-3].busy) / marks[n-1].at.Sub(marks[n-3].at).Seconds()
+	}
+	res.PeakRSS = peakRSS()
+	res.ProvingRSS, res.GPUPeak, res.GPUTotal = mon.rss, mon.gpuPeak, mon.gpuTotal
+	return res, nil
+}
+
+func cmp0(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+type busyMark struct {
+	at   time.Time
+	busy float64
+}
+
+// monitor samples the process's resident set and the devices' peak memory
+// every 200 ms while the proofs run.
+type monitor struct {
+	c                 *client.Client
+	cancel            context.CancelFunc
+	done              chan struct{}
+	rss               int64
+	gpuPeak, gpuTotal int64
+}
+
+func startMonitor(ctx context.Context, c *client.Client) *monitor {
+	ctx, cancel := context.WithCancel(ctx)
+	m := &monitor{c: c, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			m.sample(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return m
+}
+
+func (m *monitor) sample(ctx context.Context) {
+	m.rss = max(m.rss, currentRSS())
+	st, err := m.c.GetStatus(ctx, &pb.GetStatusRequest{})
+	if err != nil {
+		return
+	}
+	for _, d := range st.GetDevices() {
+		m.gpuPeak = max(m.gpuPeak, d.GetMemoryPeakBytes())
+		m.gpuTotal = max(m.gpuTotal, d.GetMemoryBytes())
+	}
+}
+
+// stop ends the sampling after one last sample.
+func (m *monitor) stop() {
+	m.cancel()
+	<-m.done
+	m.sample(context.Background())
+}
+
+// currentRSS reads VmRSS from /proc/self/status (0 where there is none).
+func currentRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// Write prints the run: the setup, one row per proof, the per-partition
+// phases, and the targets' PASS/MISS.
+func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
+	gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+	fmt.Fprintf(w, "c2: backend %s, device %s; %d proofs of %d partitions, %d in flight\n", r.Backend, r.Device,
+		cfg.Proofs, cfg.Partitions, cmp0(cfg.InFlight, 2))
+	fmt.Fprintf(w, "partition: porep-synth %d: %d constraints, %d wires, domain 2^%d; vectors %s each, host job budget %s (%d partitions)\n",
+		cfg.Constraints, r.Counts.NbConstraints, r.Counts.NbVariables(), log2(r.Counts.DomainSize()), gib(r.PartitionBytes),
+		gib(r.JobBudget), cmp0(cfg.Slots, 2))
+	fmt.Fprintf(w, "key: preload %s (compile, development setup, upload), host %s, device %s (estimated %s)\n", s(r.KeyLoad),
+		gib(r.Key.GetHostBytes()), gib(r.Key.GetGpuBytes()), gib(r.KeyEstimate))
+	fmt.Fprintf(w, "warm-up: one partition alone in %s\n\n", s(r.Warmup))
+	t := report.NewTable("proof", "latency", "completed at", "partitions verified")
+	for _, p := range r.Report.Proofs {
+		t.Add(fmt.Sprint(p.Index), s(p.Latency), s(p.End.Sub(r.Start)), fmt.Sprint(len(p.Result.GetPartitions())))
+	}
+	if err := t.Write(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := r.partitionTable().Write(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "wall for %d proofs: %s (%s per proof); device busy %.0f %%\n", len(r.Report.Proofs), s(r.Report.Wall),
+		s(r.Report.Wall/time.Duration(max(1, len(r.Report.Proofs)))), 100*r.Busy)
+	fmt.Fprintf(w, "steady state (last two proofs): %s per proof", s(r.Steady))
+	if cfg.MaxProofWall > 0 {
+		fmt.Fprintf(w, " (target ≤ %s)  %s", s(cfg.MaxProofWall), verdict(r.Steady > 0 && r.Steady <= cfg.MaxProofWall))
+	}
+	fmt.Fprintf(w, "\nsteady-state device busy: %.0f %%", 100*r.SteadyBusy)
+	if cfg.MinBusy > 0 {
+		fmt.Fprintf(w, " (target ≥ %.0f %%)  %s", 100*cfg.MinBusy, verdict(r.SteadyBusy >= cfg.MinBusy))
+	}
+	fmt.Fprintf(w, "\npeak host RSS: %s (largest while proving %s)", gib(r.PeakRSS), gib(r.ProvingRSS))
+	if cfg.MaxRSS > 0 {
+		fmt.Fprintf(w, " (target ≤ %s)  %s", gib(cfg.MaxRSS), verdict(r.PeakRSS <= cfg.MaxRSS))
+	}
+	fmt.Fprintf(w, "\npeak device memory held by the prover: %s of %s\n", gib(r.GPUPeak), gib(r.GPUTotal))
+	fmt.Fprintf(w, "every partition proof verified by the client: %s\n", verdict(len(r.Report.Failures) == 0 && len(r.Report.Proofs) == cfg.Proofs))
+	for _, f := range r.Report.Failures {
+		fmt.Fprintf(w, "  %v\n", f)
+	}
+	return nil
+}
+
+// OK reports whether every proof verified and every target set was met.
+func (r *C2Result) OK(cfg C2Config) bool {
+	return len(r.Report.Failures) == 0 && len(r.Report.Proofs) == cfg.Proofs &&
+		(cfg.MaxProofWall == 0 || (r.Steady > 0 && r.Steady <= cfg.MaxProofWall)) &&
+		(cfg.MinBusy == 0 || r.SteadyBusy >= cfg.MinBusy) && (cfg.MaxRSS == 0 || r.PeakRSS <= cfg.MaxRSS)
+}
+
+// partitionTable is the daemon's timings per partition over every proof:
+// mean and largest of each phase.
+func (r *C2Result) partitionTable() *report.Table {
+	sums, maxs, n := map[string]time.Duration{}, map[string]time.Duration{}, 0
+	add := func(k string, v int64) {
+		d := time.Duration(v)
+		sums[k] += d
+		maxs[k] = max(maxs[k], d)
+	}
+	for _, p := range r.Report.Proofs {
+		for _, part := range p.Result.GetPartitions() {
+			n++
+			t := part.GetTimings()
+			add("queue (waiting for host memory and the synthesizer)", t.GetQueueNs())
+			add("synthesis", t.GetSynthesisNs())
+			add("handoff (waiting for the device)", t.GetHandoffNs())
+			add("prove (device)", t.GetProveNs())
+			add("verify (daemon, beside the next)", t.GetVerifyNs())
+			for k, v := range t.GetPhasesNs() {
+				add("prove/"+k, v)
+			}
+		}
+	}
+	names := make([]string, 0, len(sums))
+	for k := range sums {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	t := report.NewTable(fmt.Sprintf("per partition (%d)", n), "mean", "max")
+	for _, k := range names {
+		t.Add(k, fmt.Sprintf("%.1f ms", float64(sums[k])/1e6/float64(max(1, n))), fmt.Sprintf("%.1f ms", float64(maxs[k])/1e6))
+	}
+	return t
+}
+
+func log2(n int) int {
+	k := 0
+	for 1<<k < n {
+		k++
+	}
+	return k
+}
