@@ -39,7 +39,8 @@ func (b *instantBackend) MSMG2(context.Context, []bls12381.G2Affine, []fr.Elemen
 
 // shapedKey returns a key of porep-synth's shape at 2^logN (public and
 // private counts of the 2^20 instance scaled, a few A columns and 43 % of
-// the B columns at infinity) whose points are never read.
+// the B columns at infinity, as the instance was before its labels gained
+// parents) whose points are never read.
 func shapedKey(logN int, rng *rand.Rand) *ProvingKey {
 	n := 1 << logN
 	pub, priv := 246, n+n/128-246

@@ -21,7 +21,8 @@ type Circuit struct {
 
 	commC, commRLast fr.Element
 	proofs           []*merkle.Proof
-	columns          [][]fr.Element // per column hash, its arity − 1 fresh inputs
+	parents          [][Parents][32]byte // per labelled challenge, its parents' labels
+	columns          [][]fr.Element      // per column hash, its arity − 1 fresh inputs
 	columnSeed       fr.Element
 	sizes            segmentSizes // of Define's segments, for r1cs.Parallel
 }
@@ -56,7 +57,8 @@ func New(targetConstraints int, seed int64) (*Circuit, error) {
 }
 
 // buildTree draws distinct challenges, sets their leaves (labels for the
-// first Labelled, random values otherwise) and proves them.
+// first Labelled, with their parents' labels drawn here; random values
+// otherwise) and proves them.
 func (c *Circuit) buildTree(rng *rand.Rand) error {
 	leaves := uint64(1) << (3 * c.Layout.Depth)
 	if uint64(c.Layout.Challenges) > leaves {
@@ -70,7 +72,12 @@ func (c *Circuit) buildTree(rng *rand.Rand) error {
 		}
 		var leaf fr.Element
 		if len(c.Challenges) < c.Layout.Labelled {
-			leaf = merkle.TruncatedSHA256(labelData(c.ReplicaID, node))
+			var ps [Parents][32]byte
+			for i := range ps {
+				ps[i] = randomLabel(rng)
+			}
+			c.parents = append(c.parents, ps)
+			leaf = merkle.TruncatedSHA256(labelData(c.ReplicaID, node, ps))
 		} else {
 			leaf = randomElement(rng)
 		}
@@ -123,9 +130,24 @@ func randomElement(rng *rand.Rand) fr.Element {
 	return e
 }
 
-// labelData is the preimage of a node's label.
-func labelData(replica [32]byte, node uint64) []byte {
-	return binary.LittleEndian.AppendUint64(append([]byte(nil), replica[:]...), node)
+// randomLabel draws a parent's label: 32 bytes read as a little-endian
+// integer below 2^254, as a truncated label is.
+func randomLabel(rng *rand.Rand) [32]byte {
+	var b [32]byte
+	rng.Read(b[:])
+	b[31] &= 0x3f
+	return b
+}
+
+// labelData is the preimage of a node's label: the replica id, the node as
+// 8 bytes little-endian and its parents' labels.
+func labelData(replica [32]byte, node uint64, parents [Parents][32]byte) []byte {
+	out := make([]byte, 0, labelBytes)
+	out = binary.LittleEndian.AppendUint64(append(out, replica[:]...), node)
+	for _, p := range parents {
+		out = append(out, p[:]...)
+	}
+	return out
 }
 
 // PublicInputs returns the public inputs in the order Define allocates them.

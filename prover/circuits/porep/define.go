@@ -46,7 +46,7 @@ func (c *Circuit) challenge(api r1cs.API, i int, p *merkle.Proof, replicaBits []
 	defer api.Namespace(fmt.Sprintf("challenge%d", i))()
 	var leaf r1cs.LC
 	if i < c.Layout.Labelled {
-		leaf = labelGadget(api, replicaBits, c.Challenges[i], chal)
+		leaf = labelGadget(api, replicaBits, c.Challenges[i], chal, c.parents[i])
 	} else {
 		leaf = r1cs.V(api.Private(p.Leaf))
 	}
@@ -59,9 +59,10 @@ func (c *Circuit) challenge(api r1cs.API, i int, p *merkle.Proof, replicaBits []
 	return nil
 }
 
-// labelGadget computes the truncated label of node from the replica id bits
-// and the node's 64 bits, which it binds to the public challenge.
-func labelGadget(api r1cs.API, replicaBits []sha256.Bit, node uint64, chal r1cs.Variable) r1cs.LC {
+// labelGadget computes the truncated label of node from the replica id bits,
+// the node's 64 bits, which it binds to the public challenge, and its
+// parents' labels, private bits.
+func labelGadget(api r1cs.API, replicaBits []sha256.Bit, node uint64, chal r1cs.Variable, parents [Parents][32]byte) r1cs.LC {
 	defer api.Namespace("label")()
 	var le [8]byte
 	for i := range le {
@@ -69,7 +70,11 @@ func labelGadget(api r1cs.API, replicaBits []sha256.Bit, node uint64, chal r1cs.
 	}
 	nodeBits := sha256.AllocBytes(api, le[:])
 	api.Enforce(packLE(nodeBits), r1cs.ConstUint64(1), r1cs.V(chal))
-	msg := append(append([]sha256.Bit(nil), replicaBits...), nodeBits...)
+	msg := make([]sha256.Bit, 0, 8*labelBytes)
+	msg = append(append(msg, replicaBits...), nodeBits...)
+	for _, p := range parents {
+		msg = append(msg, sha256.AllocBytes(api, p[:])...)
+	}
 	return merkle.TruncatedSHA256Gadget(api, msg)
 }
 

@@ -16,10 +16,13 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
-// before is what porep-synth gave before its Define ran the challenges and
-// the column chain as r1cs.Parallel segments: the shape's devkeys.ShapeID
-// (keys made then stay valid) and, for seed 3, a digest of the sequential
-// Solve's vectors.
+// before pins porep-synth's shapes and witnesses: the shape's
+// devkeys.ShapeID (keys made from it stay valid) and, for seed 3, a digest
+// of the sequential Solve's vectors, which the parallel Solve must give too.
+// The pins are of the current circuit. Those of the sizes without labels
+// date from before Define ran the challenges and the column chain as
+// r1cs.Parallel segments; the labelled sizes were re-pinned when labels
+// gained their parents (a bit-heavy witness).
 var before = []struct {
 	target       int
 	shape, solve string
@@ -29,10 +32,11 @@ var before = []struct {
 	{4096 + 37, "ed43db566990ceed60c3e725", "5f839247bdbcc535a3737c9d", false},
 	{1 << 16, "839028a2c9dab4ca8cd481ff", "9eed4e3c48c17530e47e6123", false},
 	{100003, "dab74d4fd76c559617442f98", "1bff27749fa7f2e67878a2c7", true},
-	{140001, "3bb9ed117946d5597007d5db", "34888d5f352eb5532e2ed6ea", false}, // the smallest with a label
-	{1 << 17, "4a0f5dfc269b6128e2bbcf80", "455dcbaa2f0e60af3cff7125", true},
-	{1 << 18, "a5d73f4aad9cfadabc67941d", "b432d6c0833034e6258d03fc", true},
-	{1 << 20, "3140f218a6b1d7681f3f6e00", "68acc97b04f6691c75b96164", true},
+	{115113, "a291d8e31535386bc8b938dd", "86861e32377905593263dda7", false}, // the smallest with a label
+	{140001, "b080626f173d10d7e5625b91", "4a65884c450fdf3f65680775", false},
+	{1 << 17, "bead517045c4711b9caff048", "b2b4d8aeb98fae15f838ba3f", true},
+	{1 << 18, "28ab92ec93182f6ffbb4a8ed", "379dc838ffc2afeb26c391fa", true},
+	{1 << 20, "5ecb1aaa4ae82e707ea0d405", "1d11dfed2bb05e458dd8addb", true},
 }
 
 func vectorsDigest(a *r1cs.Assignment) string {
@@ -148,19 +152,25 @@ func TestParallelUnsatisfiedSameAsSequential(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, c.Layout.Labelled)
 	require.NotEqual(t, [3]int{}, c.Layout.Fill)
+	require.Equal(t, 10, c.Layout.Challenges)
 	labelled := *c
 	labelled.Challenges = slices.Clone(c.Challenges)
 	labelled.Challenges[0] ^= 1 // the label's node bits no longer match the public challenge
+	parent := *c
+	parent.parents = slices.Clone(c.parents)
+	parent.parents[0][3][7] ^= 0x10 // the label, and so the leaf, changes
 	cases := []struct {
 		name string
 		c    *Circuit
 		path string // the root equality of a challenge, or comm_r's after the segments
 	}{
-		{"proof", tamper(c, 17), "challenge17"},
-		{"two proofs", tamper(c, 30, 9), "challenge9"},
+		{"proof", tamper(c, 7), "challenge7"},
+		{"two proofs", tamper(c, 9, 3), "challenge3"},
 		{"columns", tamper(c, -1), "comm_r"},
-		{"proof and columns", tamper(c, -1, 25), "challenge25"},
+		{"proof and columns", tamper(c, -1, 5), "challenge5"},
 		{"label", &labelled, "challenge0"},
+		{"parent label", &parent, "challenge0"},
+		{"labelled proof", tamper(c, 0), "challenge0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/prover/bench/benchinput"
 	"github.com/cuzk-dev/cuzk/prover/circuits/internal/circuittest"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
@@ -37,13 +38,45 @@ func TestPlanFitsTarget(t *testing.T) {
 		if log >= 17 {
 			assert.Positive(t, l.Labelled, "2^%d labels", log)
 		}
+		if log >= 20 {
+			// The rest of the bit-heavy witness TestBitShare measures.
+			share := float64(l.Labelled*(labelCost()+challengeCost(l.Depth)+1)) / float64(target)
+			assert.InDelta(t, labelShare, share, 0.03, "2^%d: labelled rows", log)
+		}
 		t.Logf("2^%d: depth %d, %d challenges (%d labelled), fill %v, rows %d (%.4f)",
 			log, l.Depth, l.Challenges, l.Labelled, l.Fill, l.Rows(), fill)
 	}
-	_, err := Plan(MinTarget - 1)
+	// The smallest target with a label, which TestShapeAndSequentialSolveUnchanged pins.
+	l, err := Plan(115113)
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.Labelled)
+	l, err = Plan(115113 - 1)
+	require.NoError(t, err)
+	assert.Zero(t, l.Labelled)
+	_, err = Plan(MinTarget - 1)
 	assert.Error(t, err)
 	_, err = Plan(MaxTarget + 1)
 	assert.Error(t, err)
+}
+
+// TestBitShare checks that from 2^20 on the witness is bit-heavy as a PoRep
+// C2 partition's is: 88–93 % of the wires (public and private) are 0 or 1,
+// almost all of them in the SHA-256 labels.
+func TestBitShare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves 2^20 and 2^21")
+	}
+	for _, log := range []int{20, 21} {
+		c, err := New(1<<log, 1)
+		require.NoError(t, err)
+		asg, err := r1cs.Solve(c)
+		require.NoError(t, err)
+		w := benchinput.CountWires(asg.Public, asg.Private)
+		share := float64(w.Zero+w.One) / float64(w.Zero+w.One+w.Other)
+		assert.GreaterOrEqual(t, share, 0.88, "2^%d: %v", log, w)
+		assert.LessOrEqual(t, share, 0.93, "2^%d: %v", log, w)
+		t.Logf("2^%d: %d labelled of %d challenges; %v", log, c.Layout.Labelled, c.Layout.Challenges, w)
+	}
 }
 
 func TestCircuit(t *testing.T) {

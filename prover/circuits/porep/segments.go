@@ -92,6 +92,7 @@ func (p challengeProbe) Define(api r1cs.API) error {
 	var replica []sha256.Bit
 	if p.labelled {
 		c.Layout.Labelled = 1
+		c.parents = make([][Parents][32]byte, 1)
 		replica = allocReplica(api, [32]byte{})
 	}
 	chal, root := api.Public(fr.Element{}), api.Private(fr.Element{})
