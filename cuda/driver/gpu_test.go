@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -140,6 +141,47 @@ func TestGPUAsyncPinned(t *testing.T) {
 	assert.ErrorIs(t, notPinnedIn, ErrNotPinned)
 	assert.ErrorIs(t, notPinnedOut, ErrNotPinned)
 	assert.ErrorIs(t, doubleFree, ErrNotPinned)
+}
+
+func TestGPUHostRegister(t *testing.T) {
+	d := gpu(t)
+	const n = 5 << 20
+	mem, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, syscall.Munmap(mem)) }()
+	src := randBytes(rand.New(rand.NewPCG(7, 8)), n)
+	copy(mem, src)
+	var pinned []bool
+	var freeRegistered, unregisterTwice error
+	require.NoError(t, d.Do(func(c *Ctx) error {
+		pinned = append(pinned, c.Pinned(mem))
+		h, err := c.HostRegister(mem)
+		if err != nil {
+			return err
+		}
+		pinned = append(pinned, c.Pinned(mem), c.Pinned(mem[7:n-7]))
+		s, err := c.NewStream()
+		if err != nil {
+			return err
+		}
+		a, err := c.Alloc(n)
+		if err != nil {
+			return err
+		}
+		// Up by DMA, cleared on the host, back down by DMA.
+		err = errors.Join(c.HtoDAsync(a, mem, s), c.SyncStream(s))
+		clear(mem)
+		err = errors.Join(err, c.DtoHAsync(mem, a, s), c.SyncStream(s), c.DestroyStream(s), c.Free(a))
+		freeRegistered = c.HostFree(h)
+		err = errors.Join(err, c.HostUnregister(h))
+		unregisterTwice = c.HostUnregister(h)
+		pinned = append(pinned, c.Pinned(mem))
+		return err
+	}))
+	assert.Equal(t, []bool{false, true, true, false}, pinned)
+	assert.True(t, bytes.Equal(src, mem), "round trip through registered memory differs")
+	assert.ErrorIs(t, freeRegistered, ErrNotPinned, "registered memory is the caller's: HostFree refuses it")
+	assert.ErrorIs(t, unregisterTwice, ErrNotPinned)
 }
 
 func TestGPULaunchPTX(t *testing.T) {

@@ -135,8 +135,9 @@ func (c *Ctx) DtoDAsync(dst, src DevicePtr, n int, s *Stream) error {
 // accept. Its bytes may be filled and read by any goroutine while no copy
 // into or out of them is in flight.
 type HostBuf struct {
-	p unsafe.Pointer
-	n int
+	p          unsafe.Pointer
+	n          int
+	registered bool // HostRegister's: the memory is the caller's
 }
 
 // Bytes returns the buffer's memory. It is valid until HostFree.
@@ -167,6 +168,9 @@ func (c *Ctx) HostFree(h *HostBuf) error {
 	}
 	for i, b := range c.pinned {
 		if b == h {
+			if b.registered {
+				return fmt.Errorf("cuMemFreeHost of registered memory: %w", ErrNotPinned)
+			}
 			c.pinned = append(c.pinned[:i], c.pinned[i+1:]...)
 			err := check("cuMemFreeHost", C.cuzk_host_free(h.p))
 			h.p, h.n = nil, 0
@@ -176,8 +180,46 @@ func (c *Ctx) HostFree(h *HostBuf) error {
 	return fmt.Errorf("cuMemFreeHost: %w", ErrNotPinned)
 }
 
+// HostRegister page-locks memory the caller owns (cuMemHostRegister,
+// portable), so that copies from and to it run by DMA like HostAlloc's.
+// b must stay allocated, and must not be moved, until HostUnregister; the
+// registration ends with the context too, after which b is plain memory
+// again (copies still work, staged). The returned HostBuf is b.
+func (c *Ctx) HostRegister(b []byte) (*HostBuf, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, newError("cuMemHostRegister 0 bytes", InvalidValue)
+	}
+	const portable = 1 // CU_MEMHOSTREGISTER_PORTABLE
+	p := unsafe.Pointer(&b[0])
+	if err := check(fmt.Sprintf("cuMemHostRegister %d bytes", len(b)), C.cuzk_host_register(p, C.size_t(len(b)), portable)); err != nil {
+		return nil, err
+	}
+	h := &HostBuf{p: p, n: len(b), registered: true}
+	c.pinned = append(c.pinned, h)
+	return h, nil
+}
+
+// HostUnregister ends a HostRegister; the memory stays the caller's.
+func (c *Ctx) HostUnregister(h *HostBuf) error {
+	if err := c.bound(); err != nil {
+		return err
+	}
+	for i, b := range c.pinned {
+		if b == h && b.registered {
+			c.pinned = append(c.pinned[:i], c.pinned[i+1:]...)
+			err := check("cuMemHostUnregister", C.cuzk_host_unregister(h.p))
+			h.p, h.n = nil, 0
+			return err
+		}
+	}
+	return fmt.Errorf("cuMemHostUnregister: %w", ErrNotPinned)
+}
+
 // Pinned reports whether b (non-empty) lies inside one buffer from this
-// device's HostAlloc: the memory asynchronous copies accept, which a copy
+// device's HostAlloc or HostRegister: the memory asynchronous copies accept, which a copy
 // can move by DMA without staging.
 func (c *Ctx) Pinned(b []byte) bool {
 	if len(b) == 0 {

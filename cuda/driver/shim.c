@@ -24,6 +24,8 @@
   X(cuMemFree_v2, CUresult, (CUdeviceptr))                                       \
   X(cuMemHostAlloc, CUresult, (void **, size_t, unsigned))                       \
   X(cuMemFreeHost, CUresult, (void *))                                           \
+  X(cuMemHostRegister_v2, CUresult, (void *, size_t, unsigned))                  \
+  X(cuMemHostUnregister, CUresult, (void *))                                     \
   X(cuMemcpyHtoD_v2, CUresult, (CUdeviceptr, const void *, size_t))              \
   X(cuMemcpyDtoH_v2, CUresult, (void *, CUdeviceptr, size_t))                    \
   X(cuMemcpyDtoD_v2, CUresult, (CUdeviceptr, CUdeviceptr, size_t))               \
@@ -95,6 +97,8 @@ CUresult cuzk_mem_alloc(CUdeviceptr *p, size_t n) { return api.cuMemAlloc_v2(p, 
 CUresult cuzk_mem_free(CUdeviceptr p) { return api.cuMemFree_v2(p); }
 CUresult cuzk_host_alloc(void **p, size_t n, unsigned flags) { return api.cuMemHostAlloc(p, n, flags); }
 CUresult cuzk_host_free(void *p) { return api.cuMemFreeHost(p); }
+CUresult cuzk_host_register(void *p, size_t n, unsigned flags) { return api.cuMemHostRegister_v2(p, n, flags); }
+CUresult cuzk_host_unregister(void *p) { return api.cuMemHostUnregister(p); }
 CUresult cuzk_htod(CUdeviceptr d, const void *s, size_t n) { return api.cuMemcpyHtoD_v2(d, s, n); }
 CUresult cuzk_dtoh(void *d, CUdeviceptr s, size_t n) { return api.cuMemcpyDtoH_v2(d, s, n); }
 CUresult cuzk_dtod(CUdeviceptr d, CUdeviceptr s, size_t n) { return api.cuMemcpyDtoD_v2(d, s, n); }

@@ -42,6 +42,8 @@ CUresult cuzk_mem_alloc(CUdeviceptr *p, size_t n);
 CUresult cuzk_mem_free(CUdeviceptr p);
 CUresult cuzk_host_alloc(void **p, size_t n, unsigned flags);
 CUresult cuzk_host_free(void *p);
+CUresult cuzk_host_register(void *p, size_t n, unsigned flags);
+CUresult cuzk_host_unregister(void *p);
 CUresult cuzk_htod(CUdeviceptr dst, const void *src, size_t n);
 CUresult cuzk_dtoh(void *dst, CUdeviceptr src, size_t n);
 CUresult cuzk_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n);

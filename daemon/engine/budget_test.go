@@ -2,34 +2,41 @@ package engine
 
 import (
 	"context"
+	"io"
+	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 func TestBudgetKeepsAssignmentsForTheirKey(t *testing.T) {
 	ctx := context.Background()
 	b := newBudget(100, 0)
-	got, err := b.acquireFor(ctx, "x", 40)
+	got, dropped, err := b.acquireFor(ctx, "x", 40)
 	require.NoError(t, err)
 	assert.Nil(t, got, "nothing kept yet")
-	asg := &r1cs.Assignment{}
-	b.keep("x", asg, 40)
-	assert.Equal(t, int64(40), b.inUse(), "a kept assignment stays counted")
+	assert.Empty(t, dropped)
+	v := &vectors{asg: &r1cs.Assignment{}}
+	assert.Nil(t, b.keep("x", v, 40))
+	assert.Equal(t, int64(40), b.inUse(), "kept vectors stay counted")
 
-	got, err = b.acquireFor(ctx, "x", 40)
+	got, _, err = b.acquireFor(ctx, "x", 40)
 	require.NoError(t, err)
-	assert.Same(t, asg, got, "the next job of its key solves into it")
+	assert.Same(t, v, got, "the next job of its key solves into them")
 	assert.Equal(t, int64(40), b.inUse())
 
-	b.keep("x", got, 40)
-	got, err = b.acquireFor(ctx, "y", 70)
+	assert.Nil(t, b.keep("x", got, 40))
+	got, dropped, err = b.acquireFor(ctx, "y", 70)
 	require.NoError(t, err)
 	assert.Nil(t, got)
+	assert.Equal(t, []*vectors{v}, dropped, "x's kept vectors were dropped, for the caller to free")
 	assert.Equal(t, int64(70), b.inUse(), "another key's job dropped x's kept vectors to fit")
 	b.release(70)
 	assert.Zero(t, b.inUse())
@@ -39,23 +46,23 @@ func TestBudgetWaitsForAKeptAssignment(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b := newBudget(50, 0)
-	_, err := b.acquireFor(ctx, "x", 40)
+	_, _, err := b.acquireFor(ctx, "x", 40)
 	require.NoError(t, err)
-	asg := &r1cs.Assignment{}
-	got := make(chan *r1cs.Assignment)
+	v := &vectors{asg: &r1cs.Assignment{}}
+	got := make(chan *vectors)
 	go func() {
-		a, err := b.acquireFor(ctx, "x", 40)
+		a, _, err := b.acquireFor(ctx, "x", 40)
 		assert.NoError(t, err)
 		got <- a
 	}()
 	time.Sleep(20 * time.Millisecond) // the second job waits: 80 bytes don't fit in 50
-	b.keep("x", asg, 40)
-	assert.Same(t, asg, <-got, "the waiting job of the same key takes the vectors handed back")
+	b.keep("x", v, 40)
+	assert.Same(t, v, <-got, "the waiting job of the same key takes the vectors handed back")
 	assert.Equal(t, int64(40), b.inUse())
 
 	short, stop := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer stop()
-	_, err = b.acquireFor(short, "x", 40)
+	_, _, err = b.acquireFor(short, "x", 40)
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "nothing kept and no room: it waits until its context ends")
 }
 
@@ -63,17 +70,19 @@ func TestBudgetUnboundedKeepsAtMostKeptMax(t *testing.T) {
 	ctx := context.Background()
 	b := newBudget(0, 2)
 	for range 3 {
-		_, err := b.acquireFor(ctx, "x", 10)
+		_, _, err := b.acquireFor(ctx, "x", 10)
 		require.NoError(t, err)
 	}
+	var back []*vectors
 	for range 3 {
-		b.keep("x", &r1cs.Assignment{}, 10)
+		back = append(back, b.keep("x", &vectors{asg: &r1cs.Assignment{}}, 10))
 	}
-	assert.Equal(t, int64(20), b.inUse(), "two kept, the third freed")
-	b.forget("x")
-	assert.Zero(t, b.inUse())
-	b.keep("x", nil, 0)
-	assert.Zero(t, b.inUse())
+	assert.Equal(t, int64(20), b.inUse(), "two kept, the third returned to be freed")
+	assert.Nil(t, back[0])
+	assert.Nil(t, back[1])
+	assert.NotNil(t, back[2])
+	assert.Nil(t, b.keep("x", nil, 0))
+	assert.Equal(t, int64(20), b.inUse())
 }
 
 func TestJobsSolveIntoTheVectorsOfEarlierJobs(t *testing.T) {
@@ -87,4 +96,67 @@ func TestJobsSolveIntoTheVectorsOfEarlierJobs(t *testing.T) {
 	e.budget.mu.Lock()
 	defer e.budget.mu.Unlock()
 	assert.Equal(t, int64(2), e.budget.reused, "the second and third jobs reused the vectors of the one before")
+}
+
+// pinningDevice is the CPU device as a HostPinner that records what it was
+// given, as the GPU device would page-lock it.
+type pinningDevice struct {
+	*fakeDevice
+	mu     sync.Mutex
+	pinned map[*byte]int
+	pins   int
+	inMem  bool // every proof's vectors lay in pinned memory
+}
+
+func (d *pinningDevice) PinHost(p []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pinned[unsafe.SliceData(p)] = len(p)
+	d.pins++
+	return nil
+}
+
+func (d *pinningDevice) UnpinHost(p []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.pinned, unsafe.SliceData(p))
+	return nil
+}
+
+func (d *pinningDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
+	d.mu.Lock()
+	in := false
+	for p, n := range d.pinned {
+		lo := uintptr(unsafe.Pointer(p))
+		a := uintptr(unsafe.Pointer(unsafe.SliceData(asg.A)))
+		c := uintptr(unsafe.Pointer(unsafe.SliceData(asg.C))) + uintptr(len(asg.C))*32
+		in = in || (a >= lo && c <= lo+uintptr(n))
+	}
+	d.inMem = d.inMem && in
+	d.mu.Unlock()
+	return d.fakeDevice.Prove(ctx, pk, asg, rnd)
+}
+
+func TestJobsSolveIntoPinnedVectorsOutsideTheHeap(t *testing.T) {
+	d := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, inMem: true}
+	c := porep(t, 1024)
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1})
+	require.NoError(t, err)
+	for i := range 3 {
+		r, err := wait(t, submit(t, e, c, uint64(i+1), Normal))
+		require.NoError(t, err)
+		assert.True(t, r.Verified, "job %d's proof, solved into out-of-heap vectors, verifies", i)
+	}
+	d.mu.Lock()
+	assert.True(t, d.inMem, "every proof's a, b, c lay in the pinned memory")
+	assert.Equal(t, 1, d.pins, "one set of vectors, pinned once, served the three jobs")
+	assert.Len(t, d.pinned, 1)
+	d.mu.Unlock()
+
+	require.NoError(t, e.Close())
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	assert.Empty(t, d.pinned, "Close unpins and frees the kept vectors")
 }

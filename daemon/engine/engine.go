@@ -61,6 +61,7 @@ type Engine struct {
 	queue   *queue
 	handoff *handoff
 	budget  *budget
+	vecs    *hostVectors
 	metrics *metrics
 	start   time.Time
 	workers []*worker
@@ -117,6 +118,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Rand = rand.Reader
 	}
 	e := &Engine{cfg: cfg, queue: newQueue(cfg.QueueSize), handoff: newHandoff(cfg.Handoff), budget: newBudget(cfg.HostBudget, cfg.Synthesizers+cfg.Handoff+len(cfg.Devices)),
+		vecs:  newHostVectors(cfg.Devices),
 		start: time.Now(), jobs: map[string]*Job{}, byReq: map[string]*Job{}}
 	e.idle = sync.NewCond(&e.mu)
 	e.ctx, e.cancel = context.WithCancelCause(context.Background())
@@ -244,6 +246,15 @@ func (e *Engine) checkFits(req Request) error {
 	return nil
 }
 
+// freeVectors frees vectors no job or budget entry holds any more.
+func (e *Engine) freeVectors(vs ...*vectors) {
+	for _, v := range vs {
+		if err := e.vecs.free(v); err != nil {
+			e.cfg.Log.Warn("freeing solved vectors", "err", err)
+		}
+	}
+}
+
 // end finishes j, frees what it holds and logs its timings.
 func (e *Engine) end(j *Job, r *Result, err error) {
 	if err != nil && errors.Is(context.Cause(j.ctx), ErrShutdown) && !errors.Is(err, ErrShutdown) {
@@ -259,6 +270,10 @@ func (e *Engine) end(j *Job, r *Result, err error) {
 		j.handle = nil
 	}
 	j.asg = nil
+	if j.vec != nil { // not handed back to the budget: the job failed or was cancelled
+		e.freeVectors(j.vec)
+		j.vec = nil
+	}
 	j.timings.Total = time.Since(j.submitted)
 	if r != nil {
 		r.Timings.Total = j.timings.Total
@@ -329,9 +344,13 @@ func (e *Engine) Close() error {
 	e.queue.close()
 	e.handoff.close()
 	e.wg.Wait()
+	for _, j := range e.handoff.drain() { // synthesized, never proved: partitions too
+		e.end(j, nil, fmt.Errorf("job %s: %w", j.ID, ErrShutdown))
+	}
 	for _, j := range all {
 		e.end(j, nil, fmt.Errorf("job %s: %w", j.ID, ErrShutdown))
 	}
+	e.freeVectors(e.budget.drainKept()...) // before the devices that pinned them close
 	var errs []error
 	for _, w := range e.workers {
 		errs = append(errs, w.dev.Close())

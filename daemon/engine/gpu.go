@@ -95,6 +95,13 @@ func (d *GPUDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs
 // most since it was (re-)created (gpu.Backend.MemoryHeld).
 func (d *GPUDevice) MemoryHeld() (now, peak int64) { return d.Backend().MemoryHeld() }
 
+// PinHost implements HostPinner on the GPU's current backend; after a
+// Recover the engine pins its vectors again.
+func (d *GPUDevice) PinHost(p []byte) error { return d.Backend().PinHost(p) }
+
+// UnpinHost implements HostPinner.
+func (d *GPUDevice) UnpinHost(p []byte) error { return d.Backend().UnpinHost(p) }
+
 // Resident implements Device: bases stay on the GPU across jobs.
 func (d *GPUDevice) Resident() bool { return true }
 

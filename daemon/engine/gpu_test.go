@@ -127,3 +127,33 @@ func TestGPUFaultCancelPreloadEvict(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, r.Verified)
 }
+
+// TestGPUReleasedHostKeyProves checks keys.Config.ReleaseHostCopy on a real
+// GPU: after the preload the host holds zeros inside the key's bases, the
+// GPU finds its resident copy by their addresses and first points, and
+// every proof verifies; an eviction takes the key to cold and the next job
+// loads it again.
+func TestGPUReleasedHostKeyProves(t *testing.T) {
+	g := testGPU(t)
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true, ReleaseHostCopy: true})
+	require.NoError(t, err)
+	e := newEngine(t, Config{Keys: km, Synthesizers: 1}, g)
+	c := porep(t, 1<<16)
+	require.NoError(t, e.Preload(context.Background(), c, true))
+	h, err := km.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	mid := len(h.PK.G1.B) / 2
+	assert.True(t, h.PK.G1.B[mid].IsInfinity(), "the host copy is released")
+	h.Release()
+	for s := range uint64(3) {
+		r, err := wait(t, submit(t, e, c, 10+s, Normal))
+		require.NoError(t, err)
+		assert.True(t, r.Verified, "proof %d from the GPU-only key", s)
+	}
+	info, err := km.EvictKey(c.Key, keys.Warm)
+	require.NoError(t, err)
+	assert.Equal(t, keys.Cold, info.Tier, "no host copy to stay warm with")
+	r, err := wait(t, submit(t, e, c, 20, Normal))
+	require.NoError(t, err, "loaded again, then proved")
+	assert.True(t, r.Verified)
+}

@@ -147,6 +147,7 @@ type Job struct {
 	// Pipeline data, owned by the stage holding the job.
 	handle    *keys.Handle
 	asg       *r1cs.Assignment
+	vec       *vectors // the memory asg lies in, kept or freed when the job ends
 	public    []fr.Element
 	reserved  int64
 	submitted time.Time

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-
-	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 // ErrQueueFull means the queue holds as many jobs as it may.
@@ -264,6 +262,16 @@ func (h *handoff) remove(j *Job) bool {
 	return false
 }
 
+// drain takes out every job still waiting (at shutdown).
+func (h *handoff) drain() []*Job {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.jobs
+	h.jobs = nil
+	h.cond.Broadcast()
+	return out
+}
+
 func (h *handoff) len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -278,41 +286,42 @@ func (h *handoff) close() {
 }
 
 // budget is the host memory of synthesized jobs in flight, and of the
-// solved assignments kept for reuse once their proofs are made: solving
-// into a kept assignment (r1cs.WithBuffers) skips allocating and first
-// touching its vectors (16 GiB for a 2^27 partition) and leaves the Go
-// heap's size steady. A kept assignment stays counted in used; a job that
-// needs room first takes one of its own key's, and drops others' when the
-// budget is short.
+// solved vectors kept for reuse once their proofs are made: solving into
+// kept vectors (r1cs.WithBuffers) skips allocating, pinning and first
+// touching them (16 GiB for a 2^27 partition) and leaves the heap steady.
+// Kept vectors stay counted in used; a job that needs room first takes
+// vectors of its own key, and drops others' when the budget is short.
+// Dropped vectors are freed by the caller (vectors.free), outside the lock.
 type budget struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
 	limit int64 // 0: unbounded
 	used  int64
-	// kept holds assignments by key; keptMax bounds them per key when the
+	// kept holds vectors by key; keptMax bounds them per key when the
 	// budget is unbounded (the engine passes the most jobs that can hold
 	// vectors at once, so keeping never holds more than was in use).
-	kept    map[string][]keptAssignment
+	kept    map[string][]keptVectors
 	keptMax int
 	reused  int64 // jobs that solved into kept vectors
 }
 
-type keptAssignment struct {
-	asg   *r1cs.Assignment
+type keptVectors struct {
+	v     *vectors
 	bytes int64
 }
 
 func newBudget(limit int64, keptMax int) *budget {
-	b := &budget{limit: limit, kept: map[string][]keptAssignment{}, keptMax: keptMax}
+	b := &budget{limit: limit, kept: map[string][]keptVectors{}, keptMax: keptMax}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
 
-// acquireFor reserves n bytes for a job of key: it returns a kept
-// assignment of that key (whose bytes it already holds) when there is one,
-// and otherwise waits until n bytes fit, dropping kept assignments of other
-// keys while they don't. The caller has checked n ≤ limit.
-func (b *budget) acquireFor(ctx context.Context, key string, n int64) (*r1cs.Assignment, error) {
+// acquireFor reserves n bytes for a job of key: it returns kept vectors of
+// that key (whose bytes it already holds) when there are some, and
+// otherwise waits until n bytes fit, dropping kept vectors of other keys
+// while they don't (returned in dropped, for the caller to free). The
+// caller has checked n ≤ limit.
+func (b *budget) acquireFor(ctx context.Context, key string, n int64) (got *vectors, dropped []*vectors, err error) {
 	defer context.AfterFunc(ctx, func() {
 		b.mu.Lock()
 		b.cond.Broadcast()
@@ -322,64 +331,72 @@ func (b *budget) acquireFor(ctx context.Context, key string, n int64) (*r1cs.Ass
 	defer b.mu.Unlock()
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, dropped, err
 		}
 		if ks := b.kept[key]; len(ks) > 0 {
 			k := ks[len(ks)-1]
+			ks[len(ks)-1] = keptVectors{}
 			b.kept[key] = ks[:len(ks)-1]
 			b.reused++
-			if k.bytes != n { // another shape under this key cannot happen; keep the books right anyway
-				b.used += n - k.bytes
-			}
-			return k.asg, nil
+			b.used += n - k.bytes // equal for one key's shape; keeps the books right anyway
+			return k.v, dropped, nil
 		}
 		if b.limit <= 0 || b.used+n <= b.limit {
 			b.used += n
-			return nil, nil
+			return nil, dropped, nil
 		}
-		if !b.dropOther(key) {
-			b.cond.Wait()
+		if v := b.dropOther(key); v != nil {
+			dropped = append(dropped, v)
+			continue
 		}
+		b.cond.Wait()
 	}
 }
 
-// dropOther frees one kept assignment of a key other than key; it reports
-// whether there was one.
-func (b *budget) dropOther(key string) bool {
+// dropOther takes out one kept entry of a key other than key, if any.
+func (b *budget) dropOther(key string) *vectors {
 	for k, ks := range b.kept {
 		if k == key || len(ks) == 0 {
 			continue
 		}
-		b.used -= ks[len(ks)-1].bytes
-		ks[len(ks)-1] = keptAssignment{}
+		last := ks[len(ks)-1]
+		b.used -= last.bytes
+		ks[len(ks)-1] = keptVectors{}
 		b.kept[k] = ks[:len(ks)-1]
-		return true
+		return last.v
 	}
-	return false
+	return nil
 }
 
 // keep takes back a job's reservation of n bytes together with its solved
-// assignment, for the next job of key.
-func (b *budget) keep(key string, asg *r1cs.Assignment, n int64) {
+// vectors, for the next job of key. It returns v when it does not keep it
+// (unbounded and enough kept already), for the caller to free.
+func (b *budget) keep(key string, v *vectors, n int64) (dropped *vectors) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if asg == nil || (b.limit <= 0 && len(b.kept[key]) >= b.keptMax) {
+	defer b.cond.Broadcast()
+	if v == nil || (b.limit <= 0 && len(b.kept[key]) >= b.keptMax) {
 		b.used -= n
-	} else {
-		b.kept[key] = append(b.kept[key], keptAssignment{asg: asg, bytes: n})
+		return v
 	}
-	b.cond.Broadcast()
+	b.kept[key] = append(b.kept[key], keptVectors{v: v, bytes: n})
+	return nil
 }
 
-// forget drops every kept assignment of key (its key left the host).
-func (b *budget) forget(key string) {
+// drainKept takes out every kept entry (at shutdown), for the caller to
+// free.
+func (b *budget) drainKept() []*vectors {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, k := range b.kept[key] {
-		b.used -= k.bytes
+	var out []*vectors
+	for k, ks := range b.kept {
+		for _, kv := range ks {
+			b.used -= kv.bytes
+			out = append(out, kv.v)
+		}
+		delete(b.kept, k)
 	}
-	delete(b.kept, key)
-	b.cond.Broadcast()
+	return out
 }
 
 func (b *budget) release(n int64) {
@@ -389,14 +406,14 @@ func (b *budget) release(n int64) {
 	b.mu.Unlock()
 }
 
-// inUse is the reserved bytes, kept assignments included.
+// inUse is the reserved bytes, kept vectors included.
 func (b *budget) inUse() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.used
 }
 
-// keptBytes is the part of inUse held by kept assignments.
+// keptBytes is the part of inUse held by kept vectors.
 func (b *budget) keptBytes() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -58,23 +58,41 @@ func (e *Engine) synthesize(j *Job) {
 			j.ID, h.Key, need, e.cfg.HostBudget, ErrNeverFits))
 		return
 	}
-	reuse, err := e.budget.acquireFor(j.ctx, h.Key, need)
+	vec, dropped, err := e.budget.acquireFor(j.ctx, h.Key, need)
+	e.freeVectors(dropped...)
 	if err != nil {
 		e.end(j, nil, fmt.Errorf("job %s: waiting for host memory: %w", j.ID, err))
 		return
 	}
 	j.reserved = need
 	start := time.Now()
+	if vec == nil {
+		if vec, err = e.vecs.alloc(h.Sys); err != nil {
+			e.end(j, nil, fmt.Errorf("job %s: synthesis: %w", j.ID, err))
+			return
+		}
+	}
+	j.vec = vec
 	circ, err := j.Req.Circuit.Circuit(j.Req.Input) // the instance: witness values, trees
 	var asg *r1cs.Assignment
 	if err == nil {
 		opts := []r1cs.SolveOption{r1cs.WithShape(h.Sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers)}
-		if reuse != nil {
-			opts = append(opts, r1cs.WithBuffers(reuse)) // an earlier job's vectors, its proof made
+		if vec != nil {
+			opts = append(opts, r1cs.WithBuffers(vec.asg)) // an earlier job's vectors, or fresh pinned ones
 		}
 		asg, err = r1cs.Solve(circ, opts...)
 	}
 	j.timings.Synthesis = time.Since(start)
+	if err == nil {
+		if vec == nil {
+			vec = &vectors{}
+			j.vec = vec
+		} else if !vec.owns(asg) { // Solve outgrew them: the result is on the heap
+			e.freeVectors(&vectors{mem: vec.mem, asg: vec.asg})
+			vec.mem = nil
+		}
+		vec.asg = asg
+	}
 	if err == nil {
 		err = j.ctx.Err()
 	}

@@ -96,8 +96,8 @@ func (w *worker) prove(j *Job) (down error) {
 	}
 	// The proof is made: the job's vectors (and their reservation) serve
 	// the next job of its key.
-	e.budget.keep(j.handle.Key, j.asg, j.reserved)
-	j.asg, j.reserved = nil, 0
+	e.freeVectors(e.budget.keep(j.handle.Key, j.vec, j.reserved))
+	j.asg, j.vec, j.reserved = nil, nil, 0
 	pmu.Lock()
 	j.timings.Phases = phases
 	pmu.Unlock()
@@ -134,6 +134,7 @@ func (w *worker) recoverDevice(err error) error {
 		return fmt.Errorf("%w: recover after %v: %w", errDeviceDown, err, rerr)
 	}
 	w.e.cfg.Keys.ForgetDevice(w.dev.Name())
+	w.e.vecs.repin(w.dev)
 	w.e.cfg.Log.Warn("device recovered after a failed job", "device", w.dev.Name(), "err", err)
 	return nil
 }

@@ -89,6 +89,9 @@ func isReady(e *entry) bool {
 // too (Cold). GPU evictions are started under the lock: Evictors must not
 // call back into the Manager.
 func (m *Manager) dropLocked(e *entry, tier Tier) error {
+	if e.deviceOnly != "" {
+		tier = Cold // no host copy to stay warm with
+	}
 	var errs []error
 	for dev := range e.hot {
 		if ev := m.evictors[dev]; ev != nil {
@@ -140,11 +143,16 @@ func (m *Manager) evict(key string, tier Tier) (Info, error) {
 	return m.infoLocked(e), err
 }
 
-// MarkHot records that device now holds h's bases.
+// MarkHot records that device now holds h's bases (and releases the host
+// copy, with Config.ReleaseHostCopy).
 func (m *Manager) MarkHot(h *Handle, device string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if h.e.lost {
+		return
+	}
 	h.e.hot[device] = m.now()
+	m.releaseHostLocked(h.e, device)
 }
 
 // IsHotOn reports whether key's bases are resident on device.
@@ -166,6 +174,9 @@ func (m *Manager) IsHotOn(key, device string) bool {
 func (m *Manager) MakeRoomOn(h *Handle, device string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := h.usableOn(device); err != nil {
+		return err
+	}
 	if _, hot := h.e.hot[device]; hot || m.cfg.GPUBudget == 0 {
 		return nil
 	}
@@ -195,6 +206,9 @@ func (m *Manager) MakeRoomOn(h *Handle, device string) error {
 		}
 		delete(victim.hot, device)
 		m.cfg.Log.Info("key evicted from GPU", "key", victim.key, "device", device, "for", h.Key)
+		if victim.deviceOnly == device {
+			m.lostLocked(victim)
+		}
 	}
 }
 
@@ -288,5 +302,8 @@ func (m *Manager) ForgetDevice(device string) {
 	defer m.mu.Unlock()
 	for _, e := range m.entries {
 		delete(e.hot, device)
+		if e.deviceOnly == device {
+			m.lostLocked(e)
+		}
 	}
 }

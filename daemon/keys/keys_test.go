@@ -2,6 +2,8 @@ package keys
 
 import (
 	"context"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"io"
 	"os"
 	"path/filepath"
@@ -247,4 +249,63 @@ func TestFitsRefusesKeysOverTheBudget(t *testing.T) {
 	unbounded, err := New(Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	assert.NoError(t, unbounded.Fits(sys))
+}
+
+func TestReleaseHostCopyOnOneGPU(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true, ReleaseHostCopy: true})
+	require.NoError(t, err)
+	ev := &countingEvictor{}
+	m.AddDevice("gpu0", ev)
+	c := shape(t, 4096)
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	first := h.PK.G1.A[0]
+	mid := len(h.PK.G1.A) / 2
+	require.False(t, h.PK.G1.A[mid].IsInfinity(), "a real point before the release")
+	ic := append([]bls12381.G1Affine(nil), h.VK.G1.IC...)
+	before := m.Get(c.Key).HostBytes
+
+	m.MarkHot(h, "gpu0")
+	info := m.Get(c.Key)
+	assert.Equal(t, Hot, info.Tier)
+	assert.Less(t, info.HostBytes, before/2, "the points' pages went back")
+	assert.Equal(t, first, h.PK.G1.A[0], "each bases set keeps its first point (the GPU checks it)")
+	assert.True(t, h.PK.G1.A[mid].IsInfinity(), "the inside reads zeros: (0,0), infinity")
+	assert.Equal(t, ic, h.VK.G1.IC, "the verifying key, in the same array, is untouched")
+	require.NoError(t, m.MakeRoomOn(h, "gpu0"), "provable on its GPU")
+	assert.ErrorIs(t, m.MakeRoomOn(h, "gpu1"), ErrKeyGone, "nowhere else")
+
+	// The GPU recovers: the only copy is gone; the holder fails cleanly and
+	// the next Acquire loads the key again.
+	m.ForgetDevice("gpu0")
+	assert.ErrorIs(t, m.MakeRoomOn(h, "gpu0"), ErrKeyGone)
+	assert.Equal(t, Cold, m.Get(c.Key).Tier)
+	h.Release()
+	h2, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	defer h2.Release()
+	assert.NotSame(t, h.PK, h2.PK)
+	assert.False(t, h2.PK.G1.A[mid].IsInfinity(), "loaded again, whole")
+	assert.Equal(t, ic, h2.VK.G1.IC)
+
+	// An eviction to warm takes a released key to cold.
+	m.MarkHot(h2, "gpu0")
+	h2.Release()
+	got, err := m.EvictKey(c.Key, Warm)
+	require.NoError(t, err)
+	assert.Equal(t, Cold, got.Tier)
+}
+
+func TestNoReleaseWithTwoGPUs(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true, ReleaseHostCopy: true})
+	require.NoError(t, err)
+	m.AddDevice("gpu0", &countingEvictor{})
+	m.AddDevice("gpu1", &countingEvictor{})
+	h, err := m.Acquire(context.Background(), shape(t, 4096))
+	require.NoError(t, err)
+	defer h.Release()
+	mid := len(h.PK.G1.A) / 2
+	m.MarkHot(h, "gpu0")
+	assert.False(t, h.PK.G1.A[mid].IsInfinity(), "the other GPU may still need the host copy")
+	assert.NoError(t, m.MakeRoomOn(h, "gpu1"))
 }

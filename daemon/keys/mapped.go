@@ -9,6 +9,7 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
 	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 // RawExt is the extension of a raw key file (prover/groth16/keyfile) in the
@@ -49,8 +50,8 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 
 // readDevMapped maps the development raw key file when there is one; ok is
 // false when it is absent or damaged (the setup's files then replace it).
-func (m *Manager) readDevMapped(e *entry, name string) (ok bool) {
-	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, e.sys, m.cfg.DevSeed, keyfile.SkipVerify())
+func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bool) {
+	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, keyfile.SkipVerify())
 	if err == nil {
 		if err = m.verifyOnce(k); err != nil {
 			err = errors.Join(err, k.Close())

@@ -35,8 +35,11 @@ type C2Config struct {
 	InFlight int
 	// Slots is how many partitions' vectors the host holds at once: the
 	// daemon's host job budget (0: 2, one synthesizing while one proves).
-	Slots   int
-	Backend string // daemon backend: auto, gpu or cpu
+	Slots int
+	// Synthesizers is how many partitions are solved at once, each on
+	// cores/Synthesizers goroutines (0: 1).
+	Synthesizers int
+	Backend      string // daemon backend: auto, gpu or cpu
 	// KeyDir, when set, is the daemon's key directory, and keys are
 	// written there as usual; "" keeps the development key in memory only.
 	KeyDir string
@@ -104,9 +107,10 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	if cfg.KeyDir == "" {
 		opts.KeyDir = filepath.Join(dir, "keys")
 	}
-	// One synthesis at a time on every core: a partition is solved as fast
-	// as the host can, while the one before it proves.
-	opts.Synthesizers, opts.HostJobBudget = 1, res.JobBudget
+	// By default one synthesis at a time on every core: a partition is
+	// solved as fast as the host can, while the one before it proves. The
+	// key's host copy goes once the GPU holds it (one GPU).
+	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cmp0(cfg.Synthesizers, 1), res.JobBudget, true
 	opts.MemoryLimit = res.KeyEstimate + res.JobBudget + 8<<30
 	d, err := server.Start(opts, cfg.Log)
 	if err != nil {
@@ -268,13 +272,13 @@ func currentRSS() int64 {
 func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 	gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
-	fmt.Fprintf(w, "c2: backend %s, device %s; %d proofs of %d partitions, %d in flight\n", r.Backend, r.Device,
-		cfg.Proofs, cfg.Partitions, cmp0(cfg.InFlight, 2))
+	fmt.Fprintf(w, "c2: backend %s, device %s; %d proofs of %d partitions, %d in flight, %d synthesizer(s)\n", r.Backend, r.Device,
+		cfg.Proofs, cfg.Partitions, cmp0(cfg.InFlight, 2), cmp0(cfg.Synthesizers, 1))
 	fmt.Fprintf(w, "partition: porep-synth %d: %d constraints, %d wires, domain 2^%d; vectors %s each, host job budget %s (%d partitions)\n",
 		cfg.Constraints, r.Counts.NbConstraints, r.Counts.NbVariables(), log2(r.Counts.DomainSize()), gib(r.PartitionBytes),
 		gib(r.JobBudget), cmp0(cfg.Slots, 2))
-	fmt.Fprintf(w, "key: preload %s (compile, development setup, upload), host %s, device %s (estimated %s)\n", s(r.KeyLoad),
-		gib(r.Key.GetHostBytes()), gib(r.Key.GetGpuBytes()), gib(r.KeyEstimate))
+	fmt.Fprintf(w, "key: preload %s (compile, development setup, upload), host %s after the upload, device %s (estimated %s)\n",
+		s(r.KeyLoad), gib(r.Key.GetHostBytes()), gib(r.Key.GetGpuBytes()), gib(r.KeyEstimate))
 	fmt.Fprintf(w, "warm-up: one partition alone in %s\n\n", s(r.Warmup))
 	t := report.NewTable("proof", "latency", "completed at", "partitions verified")
 	for _, p := range r.Report.Proofs {

@@ -44,7 +44,10 @@ type Options struct {
 	DevKeySeed      uint64 `mapstructure:"dev_key_seed"`
 	NoDevKeys       bool   `mapstructure:"no_dev_keys"`
 	// DevKeysInMemory keeps generated development keys in memory only.
-	DevKeysInMemory bool  `mapstructure:"dev_keys_in_memory"`
+	DevKeysInMemory bool `mapstructure:"dev_keys_in_memory"`
+	// ReleaseHostKeys gives a key's host memory back once its GPU holds it
+	// (one GPU only): see keys.Config.ReleaseHostCopy.
+	ReleaseHostKeys bool  `mapstructure:"release_host_keys"`
 	HostKeyBudget   int64 `mapstructure:"host_key_budget"` // bytes; 0: none
 	GPUKeyBudget    int64 `mapstructure:"gpu_key_budget"`  // bytes per GPU; 0: none
 	HostJobBudget   int64 `mapstructure:"host_job_budget"` // bytes of synthesized jobs; 0: none
@@ -132,7 +135,7 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 		fb = g
 	}
 	km, err := keys.New(keys.Config{Dir: opts.KeyDir, HostBudget: opts.HostKeyBudget, GPUBudget: opts.GPUKeyBudget,
-		DevSeed: opts.DevKeySeed, NoGenerate: opts.NoDevKeys, DevKeysInMemory: opts.DevKeysInMemory, Log: log, FixedBase: fb})
+		DevSeed: opts.DevKeySeed, NoGenerate: opts.NoDevKeys, DevKeysInMemory: opts.DevKeysInMemory, ReleaseHostCopy: opts.ReleaseHostKeys, Log: log, FixedBase: fb})
 	if err != nil {
 		return nil, closeAll(devs, err)
 	}

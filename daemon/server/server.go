@@ -129,7 +129,7 @@ func statusOf(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, engine.ErrQueueFull), errors.Is(err, engine.ErrNeverFits), errors.Is(err, keys.ErrTooLarge):
 		return status.Error(codes.ResourceExhausted, err.Error())
-	case errors.Is(err, engine.ErrDraining), errors.Is(err, engine.ErrShutdown):
+	case errors.Is(err, engine.ErrDraining), errors.Is(err, engine.ErrShutdown), errors.Is(err, keys.ErrKeyGone):
 		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, engine.ErrUnknownJob):
 		return status.Error(codes.NotFound, err.Error())

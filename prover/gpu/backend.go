@@ -43,11 +43,13 @@ type state struct {
 	vecLog  uint32                    // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
 	mem     *deviceMemory             // device bytes held by domains, vectors and the MSM engine
 	host    map[*byte]*driver.HostBuf // AllocHost's buffers, by first byte
-	device  string                    // the device's name in phase reports
-	want    [][]fr.Element            // vectors announced by Prefetch, not yet sent
-	ahead   []aheadVec                // vectors sent ahead into the work vectors, not yet used
-	aheadOn *stager                   // the stager whose stream carried them, until settled
-	fb      *fixedBaseKernels         // the fixed-base kernels, loaded on the first FixedBaseG1/G2
+	// registered holds PinHost's registrations, by first byte
+	registered map[*byte]*driver.HostBuf
+	device     string            // the device's name in phase reports
+	want       [][]fr.Element    // vectors announced by Prefetch, not yet sent
+	ahead      []aheadVec        // vectors sent ahead into the work vectors, not yet used
+	aheadOn    *stager           // the stager whose stream carried them, until settled
+	fb         *fixedBaseKernels // the fixed-base kernels, loaded on the first FixedBaseG1/G2
 }
 
 // New returns a Backend on dev, configured by opts: it loads the NTT kernels
@@ -64,7 +66,7 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 		return nil, fmt.Errorf("gpu: nil device")
 	}
 	b := &Backend{dev: dev, cfg: cfg, st: &state{domains: make(map[uint32]*domain), device: deviceName(dev.Info().Ordinal),
-		mem: &deviceMemory{limit: cfg.memLimit}, host: make(map[*byte]*driver.HostBuf)}}
+		mem: &deviceMemory{limit: cfg.memLimit}, host: make(map[*byte]*driver.HostBuf), registered: make(map[*byte]*driver.HostBuf)}}
 	err := dev.Do(func(c *driver.Ctx) error {
 		var err error
 		if b.st.k, err = loadNTTKernels(c); err != nil {
@@ -108,7 +110,7 @@ func (b *Backend) closeNTT() error {
 		for _, d := range st.domains {
 			errs = append(errs, d.free(c))
 		}
-		errs = append(errs, st.freeVectors(c), st.freeHost(c))
+		errs = append(errs, st.freeVectors(c), st.freeHost(c), st.unpinHost(c))
 		if st.stage != nil {
 			errs = append(errs, st.stage.free(c))
 		}
@@ -119,7 +121,8 @@ func (b *Backend) closeNTT() error {
 			errs = append(errs, c.Unload(st.k.mod))
 		}
 		errs = append(errs, st.fb.free(c))
-		*st = state{domains: map[uint32]*domain{}, host: map[*byte]*driver.HostBuf{}, device: st.device}
+		*st = state{domains: map[uint32]*domain{}, host: map[*byte]*driver.HostBuf{}, registered: map[*byte]*driver.HostBuf{},
+			device: st.device}
 		return errors.Join(errs...)
 	})
 }

@@ -59,3 +59,47 @@ func (st *state) freeHost(c *driver.Ctx) error {
 	}
 	return errors.Join(errs...)
 }
+
+// PinHost page-locks memory the caller owns (driver.Ctx.HostRegister), so
+// that vectors solved into it go up and down by DMA like AllocHost's. p
+// must stay allocated until UnpinHost or Close, which unpins it and leaves
+// the memory to the caller. Go heap memory must not be given: use memory
+// outside it (internal/hostmem).
+func (b *Backend) PinHost(p []byte) error {
+	err := b.dev.Do(func(c *driver.Ctx) error {
+		h, err := c.HostRegister(p)
+		if err != nil {
+			return err
+		}
+		b.st.registered[unsafe.SliceData(p)] = h
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("gpu: pin %d bytes of host memory: %w", len(p), err)
+	}
+	return nil
+}
+
+// UnpinHost ends a PinHost of p (as PinHost was given it). Memory the
+// Backend no longer holds pinned (after a Close) is not an error.
+func (b *Backend) UnpinHost(p []byte) error {
+	return b.dev.Do(func(c *driver.Ctx) error {
+		key := unsafe.SliceData(p)
+		h, ok := b.st.registered[key]
+		if !ok {
+			return nil
+		}
+		delete(b.st.registered, key)
+		return c.HostUnregister(h)
+	})
+}
+
+// unpinHost ends every PinHost still in force.
+func (st *state) unpinHost(c *driver.Ctx) error {
+	var errs []error
+	for k, h := range st.registered {
+		errs = append(errs, c.HostUnregister(h))
+		delete(st.registered, k)
+	}
+	return errors.Join(errs...)
+}

@@ -210,7 +210,10 @@ func fillG1(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey
 		}
 	})
 	sa, sb := compact(u, pk.InfinityA), compact(v, pk.InfinityB)
+	na, nb := len(sa), len(sb)
 	scalars := concat([]fr.Element{t.alpha, t.beta, t.delta}, sa, sb, k, h)
+	// From here only scalars is used, so the collector may take sa, sb, k
+	// and h (15 GB at 2^27) during the multiplication.
 	_, _, g1, _ := bls12381.Generators()
 	pts, err := fb.FixedBaseG1(ctx, &g1, scalars)
 	if err != nil {
@@ -221,8 +224,8 @@ func fillG1(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey
 	}
 	pk.G1.Alpha, pk.G1.Beta, pk.G1.Delta = pts[0], pts[1], pts[2]
 	pts = pts[3:]
-	pk.G1.A, pts = pts[:len(sa):len(sa)], pts[len(sa):]
-	pk.G1.B, pts = pts[:len(sb):len(sb)], pts[len(sb):]
+	pk.G1.A, pts = pts[:na:na], pts[na:]
+	pk.G1.B, pts = pts[:nb:nb], pts[nb:]
 	vk.G1.IC, pts = pts[:nbPub:nbPub], pts[nbPub:]
 	pk.setLH(pts)
 	vk.G1.Alpha = pk.G1.Alpha

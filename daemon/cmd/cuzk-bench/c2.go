@@ -22,7 +22,8 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	partitions := fs.Int("partitions", 10, "partitions per proof")
 	proofs := fs.Int("proofs", 3, "proofs")
 	inFlight := fs.Int("in-flight", 2, "proofs submitted at once")
-	slots := fs.Int("slots", 2, "partitions whose vectors the host holds at once (the daemon's host job budget)")
+	slots := fs.Int("slots", 3, "partitions whose vectors the host holds at once (the daemon's host job budget)")
+	synth := fs.Int("synthesizers", 1, "partitions solved at once, each on cores/synthesizers goroutines")
 	backend := fs.String("backend", "auto", "auto, gpu or cpu")
 	keyDir := fs.String("key-dir", "", "key directory (default: the key is kept in memory only)")
 	maxWall := fs.Duration("max-wall", 25*time.Second, "target: steady-state wall per proof (0: none)")
@@ -36,7 +37,7 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *logN < 10 || *logN > 27 {
 		return exitFor(stderr, "c2", fmt.Errorf("-log %d: porep-synth takes 10 … 27", *logN))
 	}
-	cfg := loadbench.C2Config{Constraints: 1 << *logN, Partitions: *partitions, Proofs: *proofs, InFlight: *inFlight, Slots: *slots,
+	cfg := loadbench.C2Config{Constraints: 1 << *logN, Partitions: *partitions, Proofs: *proofs, InFlight: *inFlight, Slots: *slots, Synthesizers: *synth,
 		Backend: *backend, KeyDir: *keyDir, MaxProofWall: *maxWall, MaxRSS: int64(*maxRSS * (1 << 30)), MinBusy: *minBusy,
 		Progress: func(done, total int) { fmt.Fprintf(stderr, "c2: proof %d/%d done\n", done, total) }}
 	if *verbose {

@@ -96,6 +96,7 @@ func defineFlags(fs *flag.FlagSet, def server.Options) {
 	fs.Uint64("dev-key-seed", def.DevKeySeed, "seed of development key setups")
 	fs.Bool("no-dev-keys", false, "refuse development keys: only key files in key-dir")
 	fs.Bool("dev-keys-in-memory", false, "keep generated development keys in memory only (write no key files)")
+	fs.Bool("release-host-keys", false, "with one GPU, give a key's host memory back once the GPU holds it")
 	fs.Int64("host-key-budget", 0, "bytes of warm keys (0: no bound)")
 	fs.Int64("gpu-key-budget", 0, "bytes of hot keys per GPU (0: no bound)")
 	fs.Int64("host-job-budget", 0, "bytes of synthesized jobs in flight (0: no bound)")

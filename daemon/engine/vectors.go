@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/internal/hostmem"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// HostPinner is a device that can page-lock host memory it does not own
+// (GPUDevice, through gpu.Backend.PinHost). With one among the devices, the
+// engine solves jobs into vectors outside the Go heap, pinned, so that the
+// device moves them by DMA (no staging copies on the host's cores) and the
+// Go collector neither counts nor scans them.
+type HostPinner interface {
+	PinHost(p []byte) error
+	UnpinHost(p []byte) error
+}
+
+// vectors is one job's solved vectors and the memory under them.
+type vectors struct {
+	asg *r1cs.Assignment // the last solve, or the empty shape to solve into
+	mem []byte           // outside the Go heap (hostmem); nil: asg is on the heap
+}
+
+// hostVectors makes and frees the engine's out-of-heap vectors and keeps
+// them pinned on its pinner, again after the pinner's device recovers.
+type hostVectors struct {
+	pin    HostPinner // nil: vectors live on the Go heap
+	pinDev Device     // the device pin is
+
+	mu   sync.Mutex
+	live map[*vectors]bool // those with mem, pinned or not
+}
+
+func newHostVectors(devs []Device) *hostVectors {
+	hv := &hostVectors{live: map[*vectors]bool{}}
+	for _, d := range devs {
+		if p, ok := d.(HostPinner); ok {
+			hv.pin, hv.pinDev = p, d
+			break
+		}
+	}
+	return hv
+}
+
+// alloc returns empty vectors shaped for sys in pinned memory outside the
+// heap, or nil (Solve then allocates on the heap) when there is no pinner.
+// Pinning is a speed-up only: when it fails the vectors are still used.
+func (hv *hostVectors) alloc(sys *r1cs.System) (*vectors, error) {
+	if hv.pin == nil {
+		return nil, nil
+	}
+	n := sys.DomainSize()
+	lens := []int{sys.NbPublic, sys.NbPrivate, n, n, n}
+	total := 0
+	for _, l := range lens {
+		total += l
+	}
+	mem, err := hostmem.Alloc(total * fr.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("vectors: %w", err)
+	}
+	all := unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(mem))), total)
+	var parts [5][]fr.Element
+	for i, l := range lens {
+		parts[i], all = all[:0:l], all[l:]
+	}
+	v := &vectors{mem: mem, asg: &r1cs.Assignment{Public: parts[0], Private: parts[1], A: parts[2], B: parts[3], C: parts[4]}}
+	_ = hv.pin.PinHost(mem) // unpinned memory still works, through the staging chunks
+	hv.mu.Lock()
+	hv.live[v] = true
+	hv.mu.Unlock()
+	return v, nil
+}
+
+// free releases v's memory (unpinned first); heap vectors are left to the
+// collector. v must not be used afterwards.
+func (hv *hostVectors) free(v *vectors) error {
+	if v == nil || v.mem == nil {
+		return nil
+	}
+	hv.mu.Lock()
+	delete(hv.live, v)
+	hv.mu.Unlock()
+	err := hv.pin.UnpinHost(v.mem)
+	mem := v.mem
+	v.mem, v.asg = nil, nil
+	if ferr := hostmem.Free(mem); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// repin pins every live vector again on d after d recovered (a new GPU
+// context holds no registrations).
+func (hv *hostVectors) repin(d Device) {
+	if hv.pin == nil || hv.pinDev != d {
+		return
+	}
+	hv.mu.Lock()
+	defer hv.mu.Unlock()
+	for v := range hv.live {
+		_ = hv.pin.PinHost(v.mem)
+	}
+}
+
+// owns reports whether asg's vectors lie in v's memory (Solve kept them
+// there), which must hold for v to serve the next job.
+func (v *vectors) owns(asg *r1cs.Assignment) bool {
+	if v.mem == nil {
+		return true
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(v.mem)))
+	hi := lo + uintptr(len(v.mem))
+	for _, s := range [][]fr.Element{asg.Public, asg.Private, asg.A, asg.B, asg.C} {
+		if len(s) == 0 {
+			continue
+		}
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+		if p < lo || p+uintptr(len(s))*fr.Bytes > hi {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,55 @@
+// Package hostmem allocates large buffers outside the Go heap: anonymous,
+// page-aligned private mappings. Their memory is not counted by the Go
+// collector (so a memory limit need not leave room for it), is never moved
+// (so the GPU may page-lock it, gpu.Backend.PinHost), and goes back to the
+// system on Free at once.
+package hostmem
+
+import (
+	"fmt"
+	"syscall"
+	"unsafe"
+)
+
+// Alloc maps n zeroed bytes (n > 0).
+func Alloc(n int) ([]byte, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("hostmem: allocate %d bytes", n)
+	}
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("hostmem: map %d bytes: %w", n, err)
+	}
+	return b, nil
+}
+
+// Free unmaps b, as Alloc returned it. b must not be used afterwards.
+func Free(b []byte) error {
+	if err := syscall.Munmap(b); err != nil {
+		return fmt.Errorf("hostmem: unmap %d bytes: %w", len(b), err)
+	}
+	return nil
+}
+
+// Discard gives the whole pages inside b back to the system
+// (madvise(MADV_DONTNEED)) while b's addresses stay valid: reads of them
+// return zeros afterwards, writes fault fresh pages in. The partial pages at
+// either end, which other data may share, are left as they are. It returns
+// the bytes given back. b may be any memory, the Go heap's included: the
+// caller promises that nothing reads the discarded contents again.
+func Discard(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	page := uintptr(syscall.Getpagesize())
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	hi := lo + uintptr(len(b))
+	start, end := (lo+page-1)&^(page-1), hi&^(page-1)
+	if end <= start {
+		return 0, nil
+	}
+	if err := syscall.Madvise(b[start-lo:end-lo], syscall.MADV_DONTNEED); err != nil {
+		return 0, fmt.Errorf("hostmem: discard %d bytes: %w", end-start, err)
+	}
+	return int(end - start), nil
+}

@@ -1,0 +1,50 @@
+package hostmem
+
+import (
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAllocIsZeroedWritableAndFreed(t *testing.T) {
+	b, err := Alloc(3 << 20)
+	require.NoError(t, err)
+	require.Len(t, b, 3<<20)
+	assert.Zero(t, uintptr(unsafe.Pointer(&b[0]))%4096, "page-aligned")
+	for _, i := range []int{0, 1 << 20, len(b) - 1} {
+		assert.Zero(t, b[i], "fresh mapping is zeroed")
+		b[i] = 0xA5
+		assert.Equal(t, byte(0xA5), b[i])
+	}
+	require.NoError(t, Free(b))
+	_, err = Alloc(0)
+	assert.Error(t, err)
+}
+
+func TestDiscardKeepsTheEdgesAndZeroesTheInside(t *testing.T) {
+	page := syscall.Getpagesize()
+	b, err := Alloc(10 * page) // page-aligned, so the test knows where the pages are
+	require.NoError(t, err)
+	defer func() { require.NoError(t, Free(b)) }()
+	for i := range b {
+		b[i] = 7
+	}
+	part := b[100 : 9*page+5] // starts and ends inside pages
+	n, err := Discard(part)
+	require.NoError(t, err)
+	assert.Equal(t, 8*page, n, "the eight whole pages inside")
+	assert.Equal(t, byte(7), part[0], "the partial first page stays")
+	assert.Equal(t, byte(7), part[page-101], "last byte of the first page")
+	assert.Equal(t, byte(0), part[page-100], "the first whole page reads zero")
+	assert.Equal(t, byte(0), part[9*page-101], "the last whole page reads zero")
+	assert.Equal(t, byte(7), part[len(part)-1], "the partial last page stays")
+	assert.Equal(t, byte(7), b[0])
+	part[page] = 9 // still writable
+	assert.Equal(t, byte(9), part[page])
+	n, err = Discard(b[5:10])
+	require.NoError(t, err)
+	assert.Zero(t, n, "no whole page")
+}
