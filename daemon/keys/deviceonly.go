@@ -53,6 +53,7 @@ func (m *Manager) releaseHostLocked(e *entry, device string) {
 	e.deviceOnly = device
 	e.hostBytes = max(0, e.hostBytes-int64(freed))
 	m.cfg.Log.Info("key's host copy released: it lives on the GPU only", "key", e.key, "device", device, "freed_bytes", freed)
+	returnMemory()
 	m.cond.Broadcast()
 }
 

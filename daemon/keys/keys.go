@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -325,6 +326,9 @@ func (m *Manager) readKeys(ctx context.Context, e *entry, full *r1cs.System) err
 	if err != nil {
 		return err
 	}
+	if !info.Cached {
+		returnMemory() // the setup's scalars, column sums and copies (tens of GB at 2^27)
+	}
 	e.pk, e.vk, e.dev = pk, vk, true
 	return nil
 }
@@ -383,3 +387,10 @@ func (m *Manager) sortedEntries() []*entry {
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
 	return out
 }
+
+// returnMemory gives memory the Go heap freed back to the system now, in
+// the background: after a development setup or a released host copy, tens
+// of GB sit free in the heap, which the runtime would otherwise return only
+// slowly (or not at all under a high memory limit), and which the host's
+// other work (synthesized vectors outside the heap) needs.
+func returnMemory() { go debug.FreeOSMemory() }

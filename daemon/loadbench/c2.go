@@ -111,7 +111,12 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	// solved as fast as the host can, while the one before it proves. The
 	// key's host copy goes once the GPU holds it (one GPU).
 	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cmp0(cfg.Synthesizers, 1), res.JobBudget, true
-	opts.MemoryLimit = res.KeyEstimate + res.JobBudget + 8<<30
+	// The Go heap holds the key and the setup's transients; on a GPU the
+	// vectors are outside it (pinned), so the limit leaves them out there.
+	opts.MemoryLimit = res.KeyEstimate + 8<<30
+	if cfg.Backend == "cpu" {
+		opts.MemoryLimit += res.JobBudget
+	}
 	d, err := server.Start(opts, cfg.Log)
 	if err != nil {
 		return nil, err
