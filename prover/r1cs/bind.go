@@ -71,7 +71,7 @@ func (s *solver) product(a, b LC) Variable {
 		vb = s.Eval(b)
 	}
 	var ab fr.Element
-	ab.Mul(&va, &vb)
+	mulSmall(&ab, &va, &vb)
 	if s.overflows(true) {
 		return s.overIndex()
 	}

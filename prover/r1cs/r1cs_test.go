@@ -283,3 +283,18 @@ func TestCountsServeSolveWithoutMatrices(t *testing.T) {
 	_, err = r1cs.Solve(&r1cstest.MulChain{N: 2999, Seed: fr.NewElement(7)}, r1cs.WithShape(counts))
 	assert.ErrorIs(t, err, r1cs.ErrShapeMismatch, "the counts still catch another shape")
 }
+
+func TestMulSmallIsMul(t *testing.T) {
+	var r fr.Element
+	_, err := r.SetRandom()
+	require.NoError(t, err)
+	vals := []fr.Element{{}, fr.One(), r, fr.NewElement(2)}
+	for _, x := range vals {
+		for _, y := range vals {
+			var want, got fr.Element
+			want.Mul(&x, &y)
+			r1cs.MulSmall(&got, &x, &y)
+			assert.Equal(t, want, got, "%s·%s", x.String(), y.String())
+		}
+	}
+}

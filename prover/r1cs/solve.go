@@ -247,14 +247,33 @@ func (s *solver) Eval(lc LC) fr.Element {
 		} else {
 			x = &pub[term.Var]
 		}
-		if term.Coeff == montOne {
+		switch {
+		case x.IsZero(): // half the wires of a bit-heavy witness
+		case term.Coeff == montOne:
 			acc.Add(&acc, x)
-			continue
+		case *x == montOne:
+			acc.Add(&acc, &term.Coeff)
+		default:
+			t.Mul(x, &term.Coeff)
+			acc.Add(&acc, &t)
 		}
-		t.Mul(x, &term.Coeff)
-		acc.Add(&acc, &t)
 	}
 	return acc
+}
+
+// mulSmall sets z = x·y, skipping the multiplication when a factor is 0 or
+// 1 (most factors of a bit-heavy witness): the same element either way.
+func mulSmall(z, x, y *fr.Element) {
+	switch {
+	case x.IsZero() || y.IsZero():
+		*z = fr.Element{}
+	case *x == montOne:
+		*z = *y
+	case *y == montOne:
+		*z = *x
+	default:
+		z.Mul(x, y)
+	}
 }
 
 func (s *solver) Enforce(a, b, c LC) {
@@ -268,7 +287,7 @@ func (s *solver) Enforce(a, b, c LC) {
 	}
 	if s.failed == nil {
 		var ab fr.Element
-		ab.Mul(&va, &vb)
+		mulSmall(&ab, &va, &vb)
 		if ab != vc {
 			s.failed = &UnsatisfiedError{Index: len(s.a), Path: s.pathString(), A: va, B: vb, C: vc}
 		}

@@ -40,25 +40,29 @@ var (
 )
 
 // appendTo appends coeff·b to lc.
-func (b Bit) appendTo(lc r1cs.LC, coeff fr.Element) r1cs.LC {
-	switch {
-	case b.constant:
+func (b Bit) appendTo(lc r1cs.LC, coeff *fr.Element) r1cs.LC {
+	if !b.constant && !b.neg { // the common case first, without copying coeff twice
+		return append(lc, r1cs.Term{Var: b.v, Coeff: *coeff})
+	}
+	return b.appendSpecial(lc, coeff)
+}
+
+// appendSpecial is appendTo for constant and negated bits.
+func (b Bit) appendSpecial(lc r1cs.LC, coeff *fr.Element) r1cs.LC {
+	if b.constant {
 		if b.value {
-			lc = append(lc, r1cs.Term{Var: r1cs.One, Coeff: coeff})
+			lc = append(lc, r1cs.Term{Var: r1cs.One, Coeff: *coeff})
 		}
 		return lc
-	case b.neg:
-		var n fr.Element
-		n.Neg(&coeff)
-		lc = append(lc, r1cs.Term{Var: r1cs.One, Coeff: coeff})
-		return append(lc, r1cs.Term{Var: b.v, Coeff: n})
-	default:
-		return append(lc, r1cs.Term{Var: b.v, Coeff: coeff})
 	}
+	var n fr.Element
+	n.Neg(coeff)
+	lc = append(lc, r1cs.Term{Var: r1cs.One, Coeff: *coeff})
+	return append(lc, r1cs.Term{Var: b.v, Coeff: n})
 }
 
 // LC returns b as a linear combination.
-func (b Bit) LC() r1cs.LC { return b.appendTo(nil, one) }
+func (b Bit) LC() r1cs.LC { return b.appendTo(nil, &one) }
 
 func boolElement(b bool) fr.Element {
 	if b {
@@ -117,9 +121,9 @@ func (g *gates) xor(a, b Bit) Bit {
 		return ConstBit(a.neg != b.neg)
 	}
 	c := g.newBit(a.value != b.value)
-	g.a = a.appendTo(g.a[:0], two)
-	g.b = b.appendTo(g.b[:0], one)
-	g.c = b.appendTo(a.appendTo(g.c[:0], one), one)
+	g.a = a.appendTo(g.a[:0], &two)
+	g.b = b.appendTo(g.b[:0], &one)
+	g.c = b.appendTo(a.appendTo(g.c[:0], &one), &one)
 	g.c = append(g.c, r1cs.Term{Var: c.v, Coeff: minus1})
 	g.api.Enforce(g.a, g.b, g.c)
 	return c
@@ -154,8 +158,8 @@ func (g *gates) and(a, b Bit) Bit {
 		}
 		return ConstBit(false)
 	}
-	g.a = a.appendTo(g.a[:0], one)
-	g.b = b.appendTo(g.b[:0], one)
+	g.a = a.appendTo(g.a[:0], &one)
+	g.b = b.appendTo(g.b[:0], &one)
 	return Bit{v: r1cs.Product(g.api, g.a, g.b), value: a.value && b.value}
 }
 
@@ -181,9 +185,9 @@ func (gt *gates) ch(e, f, g Bit) Bit {
 		value = f.value
 	}
 	ch := gt.newBit(value)
-	gt.a = e.appendTo(gt.a[:0], one)
-	gt.b = g.appendTo(f.appendTo(gt.b[:0], one), minus1)
-	gt.c = g.appendTo(append(gt.c[:0], r1cs.Term{Var: ch.v, Coeff: one}), minus1)
+	gt.a = e.appendTo(gt.a[:0], &one)
+	gt.b = g.appendTo(f.appendTo(gt.b[:0], &one), &minus1)
+	gt.c = g.appendTo(append(gt.c[:0], r1cs.Term{Var: ch.v, Coeff: one}), &minus1)
 	gt.api.Enforce(gt.a, gt.b, gt.c)
 	return ch
 }
@@ -201,9 +205,9 @@ func (g *gates) maj(a, b, c Bit) Bit {
 	}
 	bc := g.and(b, c)
 	m := g.newBit(majority(a.value, b.value, c.value))
-	g.a = a.appendTo(g.a[:0], one)
-	g.b = bc.appendTo(c.appendTo(b.appendTo(g.b[:0], one), one), minus2)
-	g.c = bc.appendTo(append(g.c[:0], r1cs.Term{Var: m.v, Coeff: one}), minus1)
+	g.a = a.appendTo(g.a[:0], &one)
+	g.b = bc.appendTo(c.appendTo(b.appendTo(g.b[:0], &one), &one), &minus2)
+	g.c = bc.appendTo(append(g.c[:0], r1cs.Term{Var: m.v, Coeff: one}), &minus1)
 	g.api.Enforce(g.a, g.b, g.c)
 	return m
 }

@@ -48,7 +48,7 @@ func Pack(bits []Bit) r1cs.LC {
 	var c fr.Element
 	c.SetOne()
 	for _, b := range bits {
-		lc = b.appendTo(lc, c)
+		lc = b.appendTo(lc, &c)
 		c.Double(&c)
 	}
 	return lc

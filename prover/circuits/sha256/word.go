@@ -100,6 +100,17 @@ var topScale = func() (t [maxTop + 1][maxTop + 1]fr.Element) {
 	return t
 }()
 
+// negTopScale[j][i] is −topScale[j][i], the coefficients of the result and
+// carry bits.
+var negTopScale = func() (t [maxTop + 1][maxTop + 1]fr.Element) {
+	for j := range t {
+		for i := range t[j] {
+			t[j][i].Neg(&topScale[j][i])
+		}
+	}
+	return t
+}()
+
 // Add returns (k + Σ ws) mod 2^32. The operands are packed into one field
 // element, which is split into 32 result bits and the carries; see the
 // package documentation for the constraint count.
@@ -162,22 +173,17 @@ func allConstant(ws []Word) bool {
 // long combination is a single factor passed twice and solved once.
 func (g *gates) enforceTopBit(k uint32, ws []Word, low, carries []Bit) {
 	j := 32 + len(carries)
-	scale := topScale[j][:]
+	scale, neg := topScale[j][:], negTopScale[j][:]
 	u := sumTerms(g.a[:0], k, ws, scale)
 	for i, b := range low {
-		u = b.appendTo(u, negScale(scale[i]))
+		u = b.appendTo(u, &neg[i])
 	}
 	for i, b := range carries {
-		u = b.appendTo(u, negScale(scale[32+i]))
+		u = b.appendTo(u, &neg[32+i])
 	}
 	g.a = append(u, r1cs.Term{Var: r1cs.One, Coeff: minus1})
 	g.c = append(g.c[:0], r1cs.Term{Var: r1cs.One, Coeff: one})
 	g.api.Enforce(g.a, g.a, g.c)
-}
-
-func negScale(s fr.Element) fr.Element {
-	s.Neg(&s)
-	return s
 }
 
 // sumTerms appends Σ_i weight[i]·(bit i of k + Σ ws) to lc.
@@ -190,7 +196,7 @@ func sumTerms(lc r1cs.LC, k uint32, ws []Word, weight []fr.Element) r1cs.LC {
 	}
 	for i := range ws {
 		for b := range ws[i] {
-			lc = ws[i][b].appendTo(lc, weight[b])
+			lc = ws[i][b].appendTo(lc, &weight[b])
 		}
 	}
 	return lc
@@ -199,7 +205,7 @@ func sumTerms(lc r1cs.LC, k uint32, ws []Word, weight []fr.Element) r1cs.LC {
 // packTerms appends Σ_i weight[i]·bits[i] to lc.
 func packTerms(lc r1cs.LC, bits []Bit, weight []fr.Element) r1cs.LC {
 	for i, b := range bits {
-		lc = b.appendTo(lc, weight[i])
+		lc = b.appendTo(lc, &weight[i])
 	}
 	return lc
 }
