@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
 	"errors"
 	"fmt"
 	"io"
@@ -113,12 +114,28 @@ func ShapeID(sys *r1cs.System) string {
 		b := sys.Coeffs[i].Bytes()
 		h.Write(b[:])
 	}
+	buf := make([]byte, 0, 1<<20)
 	for _, m := range []*r1cs.Matrix{&sys.A, &sys.B, &sys.C} {
-		_ = binary.Write(h, le, m.RowPtr) // hash writes never fail
-		_ = binary.Write(h, le, m.Col)
-		_ = binary.Write(h, le, m.CoeffID)
+		for _, v := range [][]uint32{m.RowPtr, m.Col, m.CoeffID} {
+			buf = hashUint32s(h, buf, v)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// hashUint32s writes v to h little-endian, as binary.Write would, through
+// buf (1 MiB at a time) instead of one copy of all of v (gigabytes at 2^27).
+func hashUint32s(h hash.Hash, buf []byte, v []uint32) []byte {
+	for len(v) > 0 {
+		n := min(len(v), cap(buf)/4)
+		buf = buf[:0]
+		for _, x := range v[:n] {
+			buf = binary.LittleEndian.AppendUint32(buf, x)
+		}
+		h.Write(buf) // hash writes never fail
+		v = v[n:]
+	}
+	return buf
 }
 
 // Rand is a deterministic byte stream (ChaCha8) for (seed, stream): stream 0
