@@ -54,6 +54,9 @@ func Parallel(api API, segs []Segment) error {
 		}
 		return inOrder(a, segs)
 	case *shapeBuilder:
+		if a.workers > 1 && len(segs) > 1 {
+			return a.compileSegments(segs)
+		}
 		return inOrder(a, segs)
 	}
 	for i := range segs {

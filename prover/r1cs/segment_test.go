@@ -286,3 +286,52 @@ func TestParallelRunsConcurrently(t *testing.T) {
 	_, err := solveSegmented(t, c, 2)
 	require.NoError(t, err)
 }
+
+// TestCompileWorkersGiveOneSystem compiles the segmented circuit (whose
+// segments intern coefficients of their own, in different orders) on one
+// goroutine, on several, and with the segments called in turn: one System,
+// matrices and coefficient ids included.
+func TestCompileWorkersGiveOneSystem(t *testing.T) {
+	for _, nested := range []bool{false, true} {
+		flat, err := r1cs.CompileWorkers(&segmented{lens: segmentLens, flat: true, nested: nested}, 1)
+		require.NoError(t, err)
+		for _, workers := range []int{1, 2, 3, 8} {
+			got, err := r1cs.CompileWorkers(&segmented{lens: segmentLens, nested: nested}, workers)
+			require.NoError(t, err)
+			assert.Equal(t, flat, got, "nested=%t, %d workers", nested, workers)
+		}
+	}
+}
+
+func TestCompileWorkersReportTheFirstFailingSegment(t *testing.T) {
+	c := &segmented{lens: segmentLens, adjust: func(k int, s *r1cs.Segment) {
+		if k == 5 || k == 9 {
+			s.Constraints--
+		}
+	}}
+	_, err := r1cs.CompileWorkers(c, 3)
+	require.ErrorIs(t, err, r1cs.ErrSegment)
+	assert.ErrorContains(t, err, "segment 5: ")
+
+	h := &segmented{lens: segmentLens, hook: func(_ r1cs.API, k int) error {
+		if k == 6 || k == 8 {
+			return fmt.Errorf("hook %d", k)
+		}
+		return nil
+	}}
+	_, err = r1cs.CompileWorkers(h, 4)
+	assert.ErrorContains(t, err, "segment 6: hook 6")
+
+	p := &segmented{lens: segmentLens, hook: func(_ r1cs.API, k int) error {
+		if k == 7 {
+			panic("boom")
+		}
+		return nil
+	}}
+	func() {
+		defer func() {
+			assert.Contains(t, fmt.Sprint(recover()), "segment 7: boom", "raised again on the caller")
+		}()
+		_, _ = r1cs.CompileWorkers(p, 3)
+	}()
+}

@@ -2,6 +2,7 @@ package r1cs
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -83,8 +84,14 @@ func DomainSize(nbConstraints, nbPublic int) int {
 
 // Compile runs c in shape mode and returns its System. Values passed to
 // Public and Private are ignored and Value/Eval return zero.
-func Compile(c Circuit) (*System, error) {
+func Compile(c Circuit) (*System, error) { return CompileWorkers(c, runtime.GOMAXPROCS(0)) }
+
+// CompileWorkers is Compile with the segments of Parallel compiled on up to
+// workers goroutines (1: in turn). The System is the same for every worker
+// count, matrices and coefficient ids included.
+func CompileWorkers(c Circuit, workers int) (*System, error) {
 	b := newShapeBuilder()
+	b.workers = max(1, workers)
 	if err := c.Define(b); err != nil {
 		return nil, fmt.Errorf("compile circuit %T: %w", c, err)
 	}
@@ -100,6 +107,7 @@ func Compile(c Circuit) (*System, error) {
 // the number of publics is known.
 type shapeBuilder struct {
 	namespaces
+	workers             int // goroutines for Parallel's segments
 	nbPublic, nbPrivate int
 	a, b, c             matrixBuilder
 	coeffs              coeffTable
