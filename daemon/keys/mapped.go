@@ -29,7 +29,7 @@ type verifiedFile struct {
 
 // readRaw maps a production raw key file and reads its verifying key.
 func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
-	k, err := keyfile.Open(rawPath, keyfile.SkipVerify())
+	k, err := keyfile.Open(rawPath, keyfile.SkipVerify(), keyfile.Populate())
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 // readDevMapped maps the development raw key file when there is one; ok is
 // false when it is absent or damaged (the setup's files then replace it).
 func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bool) {
-	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, keyfile.SkipVerify())
+	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, keyfile.SkipVerify(), keyfile.Populate())
 	if err == nil {
 		if err = m.verifyOnce(k); err != nil {
 			err = errors.Join(err, k.Close())

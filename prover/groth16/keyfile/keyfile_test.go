@@ -174,3 +174,18 @@ func TestWriteRejectsAnInconsistentKey(t *testing.T) {
 	err := keyfile.Write(filepath.Join(t.TempDir(), "k.rawpk"), &bad)
 	assert.ErrorContains(t, err, "inconsistent key")
 }
+
+func TestPopulateOpensTheSameKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.rawpk")
+	pk := syntheticKey(1 << 10)
+	require.NoError(t, keyfile.Write(path, pk, keyfile.SkipChecks()))
+	plain, err := keyfile.Open(path)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, plain.Close()) }()
+	pop, err := keyfile.Open(path, keyfile.Populate(), keyfile.SkipVerify())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, pop.Close()) }()
+	assert.Equal(t, plain.PK.G1.A, pop.PK.G1.A)
+	assert.Equal(t, plain.PK.G2.B, pop.PK.G2.B)
+	assert.Equal(t, plain.Header, pop.Header)
+}

@@ -11,7 +11,7 @@ import (
 
 // mapFile reads the file into page-aligned heap memory where mmap is not
 // available: the key loads at the speed of a copy, with the same checks.
-func mapFile(f *os.File, size int64) ([]byte, error) {
+func mapFile(f *os.File, size int64, _ bool) ([]byte, error) {
 	words := make([]uint64, (size+2*Align)/8)
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)
 	skip := (Align - int(uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%Align)) % Align

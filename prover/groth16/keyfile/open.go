@@ -15,7 +15,16 @@ import (
 // OpenOption configures Open.
 type OpenOption func(*openConfig) error
 
-type openConfig struct{ verify, requireChecked bool }
+type openConfig struct{ verify, requireChecked, populate bool }
+
+// Populate faults the whole mapping in when it is made (MAP_POPULATE on
+// Linux; elsewhere nothing), from the page cache or the disk, in one call
+// instead of one fault per touched page later: for a key that is about to
+// be read whole, as an upload to the GPU reads it. The mapped pages then
+// count in the process's resident set (they remain the page cache's).
+func Populate() OpenOption {
+	return func(c *openConfig) error { c.populate = true; return nil }
+}
 
 // SkipVerify opens without hashing the sections: only the header's own
 // checksum is checked. It is for a file whose sections were verified
@@ -77,7 +86,7 @@ func Open(path string, opts ...OpenOption) (*Key, error) {
 	if st.Size() < Align {
 		return nil, &Error{Path: path, Section: "header", Err: fmt.Errorf("%w: %d bytes, the header alone takes %d", ErrTruncated, st.Size(), Align)}
 	}
-	data, err := mapFile(f, st.Size())
+	data, err := mapFile(f, st.Size(), cfg.populate)
 	if err != nil {
 		return nil, &Error{Path: path, Err: err}
 	}
