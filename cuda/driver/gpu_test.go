@@ -184,6 +184,41 @@ func TestGPUHostRegister(t *testing.T) {
 	assert.ErrorIs(t, unregisterTwice, ErrNotPinned)
 }
 
+func TestGPUAdoptPinned(t *testing.T) {
+	d := gpu(t)
+	const n = 1 << 20
+	mem, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, syscall.Munmap(mem)) }()
+	var pinned []bool
+	require.NoError(t, d.Do(func(c *Ctx) error {
+		reg, err := c.HostRegister(mem)
+		if err != nil {
+			return err
+		}
+		// Adopting on the registering context stands in for a second GPU's:
+		// forgetting the adoption must leave the registration in force.
+		ad, err := c.AdoptPinned(mem)
+		if err != nil {
+			return err
+		}
+		err = c.HostUnregister(ad)
+		pinned = append(pinned, c.Pinned(mem))
+		s, serr := c.NewStream()
+		if serr != nil {
+			return errors.Join(err, serr)
+		}
+		a, aerr := c.Alloc(n)
+		if aerr != nil {
+			return errors.Join(err, aerr)
+		}
+		err = errors.Join(err, c.HtoDAsync(a, mem, s), c.SyncStream(s), c.DestroyStream(s), c.Free(a), c.HostUnregister(reg))
+		pinned = append(pinned, c.Pinned(mem))
+		return err
+	}))
+	assert.Equal(t, []bool{true, false}, pinned)
+}
+
 func TestGPULaunchPTX(t *testing.T) {
 	d := gpu(t)
 	ptx, err := os.ReadFile("testdata/axpy.ptx")

@@ -138,6 +138,7 @@ type HostBuf struct {
 	p          unsafe.Pointer
 	n          int
 	registered bool // HostRegister's: the memory is the caller's
+	adopted    bool // AdoptPinned's: registered by another device
 }
 
 // Bytes returns the buffer's memory. It is valid until HostFree.
@@ -202,7 +203,25 @@ func (c *Ctx) HostRegister(b []byte) (*HostBuf, error) {
 	return h, nil
 }
 
-// HostUnregister ends a HostRegister; the memory stays the caller's.
+// AdoptPinned records b, page-locked by another device's HostRegister
+// (portable registrations are pinned for every context), as pinned here
+// too, so this device's asynchronous copies accept it. It calls nothing in
+// the driver; HostUnregister of the returned HostBuf only forgets it. The
+// registering device must unregister b after every adopter has forgotten it.
+func (c *Ctx) AdoptPinned(b []byte) (*HostBuf, error) {
+	if err := c.bound(); err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, newError("adopt 0 bytes of pinned memory", InvalidValue)
+	}
+	h := &HostBuf{p: unsafe.Pointer(&b[0]), n: len(b), registered: true, adopted: true}
+	c.pinned = append(c.pinned, h)
+	return h, nil
+}
+
+// HostUnregister ends a HostRegister (or forgets an AdoptPinned); the
+// memory stays the caller's.
 func (c *Ctx) HostUnregister(h *HostBuf) error {
 	if err := c.bound(); err != nil {
 		return err
@@ -210,7 +229,10 @@ func (c *Ctx) HostUnregister(h *HostBuf) error {
 	for i, b := range c.pinned {
 		if b == h && b.registered {
 			c.pinned = append(c.pinned[:i], c.pinned[i+1:]...)
-			err := check("cuMemHostUnregister", C.cuzk_host_unregister(h.p))
+			var err error
+			if !h.adopted {
+				err = check("cuMemHostUnregister", C.cuzk_host_unregister(h.p))
+			}
 			h.p, h.n = nil, 0
 			return err
 		}

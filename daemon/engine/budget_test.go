@@ -102,10 +102,19 @@ func TestJobsSolveIntoTheVectorsOfEarlierJobs(t *testing.T) {
 // given, as the GPU device would page-lock it.
 type pinningDevice struct {
 	*fakeDevice
-	mu     sync.Mutex
-	pinned map[*byte]int
-	pins   int
-	inMem  bool // every proof's vectors lay in pinned memory
+	mu      sync.Mutex
+	pinned  map[*byte]int
+	pins    int
+	adopted map[*byte]bool
+	inMem   bool      // every proof's vectors lay in pinned memory
+	log     *[]string // shared by the devices of a test: who unpinned, in order
+}
+
+func (d *pinningDevice) AdoptHost(p []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.adopted[unsafe.SliceData(p)] = true
+	return nil
 }
 
 func (d *pinningDevice) PinHost(p []byte) error {
@@ -120,6 +129,10 @@ func (d *pinningDevice) UnpinHost(p []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.pinned, unsafe.SliceData(p))
+	delete(d.adopted, unsafe.SliceData(p))
+	if d.log != nil {
+		*d.log = append(*d.log, d.name)
+	}
 	return nil
 }
 
@@ -138,7 +151,7 @@ func (d *pinningDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *
 }
 
 func TestJobsSolveIntoPinnedVectorsOutsideTheHeap(t *testing.T) {
-	d := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, inMem: true}
+	d := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true}
 	c := porep(t, 1024)
 	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
 	require.NoError(t, err)
@@ -159,4 +172,29 @@ func TestJobsSolveIntoPinnedVectorsOutsideTheHeap(t *testing.T) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	assert.Empty(t, d.pinned, "Close unpins and frees the kept vectors")
+}
+
+func TestSecondGPUAdoptsTheFirstsPinnedVectors(t *testing.T) {
+	var log []string
+	d0 := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true, log: &log}
+	d1 := &pinningDevice{fakeDevice: newFake(t, "pin1"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true, log: &log}
+	hv := newHostVectors([]Device{d0, d1})
+	sys, _, err := porep(t, 1024).Counts()
+	require.NoError(t, err)
+	v, err := hv.alloc(sys)
+	require.NoError(t, err)
+	assert.Len(t, d0.pinned, 1, "the first GPU registers the memory")
+	assert.Empty(t, d1.pinned, "the second does not register it again")
+	assert.Len(t, d1.adopted, 1, "it adopts the first's portable registration")
+
+	hv.repin(d1) // the second GPU recovered: it adopts again, the first keeps its registration
+	assert.Equal(t, 1, d0.pins)
+	assert.Len(t, d1.adopted, 1)
+	hv.repin(d0) // the first recovered: it registers again
+	assert.Equal(t, 2, d0.pins)
+
+	require.NoError(t, hv.free(v))
+	assert.Equal(t, []string{"pin1", "pin0"}, log, "adopters forget the memory before the registration ends")
+	assert.Empty(t, d0.pinned)
+	assert.Empty(t, d1.adopted)
 }

@@ -102,6 +102,10 @@ func (d *GPUDevice) PinHost(p []byte) error { return d.Backend().PinHost(p) }
 // UnpinHost implements HostPinner.
 func (d *GPUDevice) UnpinHost(p []byte) error { return d.Backend().UnpinHost(p) }
 
+// AdoptHost implements HostPinner: memory another GPU pinned counts as
+// pinned here too.
+func (d *GPUDevice) AdoptHost(p []byte) error { return d.Backend().AdoptHost(p) }
+
 // Resident implements Device: bases stay on the GPU across jobs.
 func (d *GPUDevice) Resident() bool { return true }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"unsafe"
@@ -19,6 +20,10 @@ import (
 type HostPinner interface {
 	PinHost(p []byte) error
 	UnpinHost(p []byte) error
+	// AdoptHost counts p, pinned by another device's PinHost, as pinned on
+	// this one (a portable registration serves every GPU); UnpinHost
+	// forgets it.
+	AdoptHost(p []byte) error
 }
 
 // vectors is one job's solved vectors and the memory under them.
@@ -30,8 +35,8 @@ type vectors struct {
 // hostVectors makes and frees the engine's out-of-heap vectors and keeps
 // them pinned on its pinner, again after the pinner's device recovers.
 type hostVectors struct {
-	pin    HostPinner // nil: vectors live on the Go heap
-	pinDev Device     // the device pin is
+	pins []HostPinner // the first pins, the others adopt; none: vectors live on the Go heap
+	devs []Device     // the devices pins are, in order
 
 	mu   sync.Mutex
 	live map[*vectors]bool // those with mem, pinned or not
@@ -41,18 +46,28 @@ func newHostVectors(devs []Device) *hostVectors {
 	hv := &hostVectors{live: map[*vectors]bool{}}
 	for _, d := range devs {
 		if p, ok := d.(HostPinner); ok {
-			hv.pin, hv.pinDev = p, d
-			break
+			hv.pins, hv.devs = append(hv.pins, p), append(hv.devs, d)
 		}
 	}
 	return hv
+}
+
+// pinAll pins mem on the first pinner and adopts it on the others.
+// Pinning is a speed-up only: an error leaves the memory working, staged.
+func (hv *hostVectors) pinAll(mem []byte) {
+	if hv.pins[0].PinHost(mem) != nil {
+		return // not pinned: no one may adopt it
+	}
+	for _, p := range hv.pins[1:] {
+		_ = p.AdoptHost(mem)
+	}
 }
 
 // alloc returns empty vectors shaped for sys in pinned memory outside the
 // heap, or nil (Solve then allocates on the heap) when there is no pinner.
 // Pinning is a speed-up only: when it fails the vectors are still used.
 func (hv *hostVectors) alloc(sys *r1cs.System) (*vectors, error) {
-	if hv.pin == nil {
+	if len(hv.pins) == 0 {
 		return nil, nil
 	}
 	n := sys.DomainSize()
@@ -71,7 +86,7 @@ func (hv *hostVectors) alloc(sys *r1cs.System) (*vectors, error) {
 		parts[i], all = all[:0:l], all[l:]
 	}
 	v := &vectors{mem: mem, asg: &r1cs.Assignment{Public: parts[0], Private: parts[1], A: parts[2], B: parts[3], C: parts[4]}}
-	_ = hv.pin.PinHost(mem) // unpinned memory still works, through the staging chunks
+	hv.pinAll(mem)
 	hv.mu.Lock()
 	hv.live[v] = true
 	hv.mu.Unlock()
@@ -87,7 +102,10 @@ func (hv *hostVectors) free(v *vectors) error {
 	hv.mu.Lock()
 	delete(hv.live, v)
 	hv.mu.Unlock()
-	err := hv.pin.UnpinHost(v.mem)
+	var err error
+	for i := len(hv.pins) - 1; i >= 0; i-- { // adopters forget it before the registration ends
+		err = errors.Join(err, hv.pins[i].UnpinHost(v.mem))
+	}
 	mem := v.mem
 	v.mem, v.asg = nil, nil
 	if ferr := hostmem.Free(mem); ferr != nil {
@@ -96,16 +114,23 @@ func (hv *hostVectors) free(v *vectors) error {
 	return err
 }
 
-// repin pins every live vector again on d after d recovered (a new GPU
-// context holds no registrations).
+// repin restores every live vector's pinning on d after d recovered (a
+// new GPU context holds no registrations and no adoptions): the first
+// pinner registers again, the others adopt again.
 func (hv *hostVectors) repin(d Device) {
-	if hv.pin == nil || hv.pinDev != d {
-		return
-	}
 	hv.mu.Lock()
 	defer hv.mu.Unlock()
-	for v := range hv.live {
-		_ = hv.pin.PinHost(v.mem)
+	for i, dev := range hv.devs {
+		if dev != d {
+			continue
+		}
+		for v := range hv.live {
+			if i == 0 {
+				_ = hv.pins[0].PinHost(v.mem)
+			} else {
+				_ = hv.pins[i].AdoptHost(v.mem)
+			}
+		}
 	}
 }
 

@@ -80,7 +80,26 @@ func (b *Backend) PinHost(p []byte) error {
 	return nil
 }
 
-// UnpinHost ends a PinHost of p (as PinHost was given it). Memory the
+// AdoptHost makes p, pinned by another Backend's PinHost (on another
+// GPU), count as pinned on this one too (driver.Ctx.AdoptPinned: portable
+// registrations serve every context). UnpinHost forgets it; it must come
+// before the other Backend's UnpinHost.
+func (b *Backend) AdoptHost(p []byte) error {
+	err := b.dev.Do(func(c *driver.Ctx) error {
+		h, err := c.AdoptPinned(p)
+		if err != nil {
+			return err
+		}
+		b.st.registered[unsafe.SliceData(p)] = h
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("gpu: adopt %d bytes of pinned host memory: %w", len(p), err)
+	}
+	return nil
+}
+
+// UnpinHost ends a PinHost of p (as PinHost was given it), or an AdoptHost. Memory the
 // Backend no longer holds pinned (after a Close) is not an error.
 func (b *Backend) UnpinHost(p []byte) error {
 	return b.dev.Do(func(c *driver.Ctx) error {
