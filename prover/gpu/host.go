@@ -66,18 +66,7 @@ func (st *state) freeHost(c *driver.Ctx) error {
 // the memory to the caller. Go heap memory must not be given: use memory
 // outside it (internal/hostmem).
 func (b *Backend) PinHost(p []byte) error {
-	err := b.dev.Do(func(c *driver.Ctx) error {
-		h, err := c.HostRegister(p)
-		if err != nil {
-			return err
-		}
-		b.st.registered[unsafe.SliceData(p)] = h
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("gpu: pin %d bytes of host memory: %w", len(p), err)
-	}
-	return nil
+	return b.registerHost(p, (*driver.Ctx).HostRegister, "pin")
 }
 
 // AdoptHost makes p, pinned by another Backend's PinHost (on another
@@ -85,8 +74,13 @@ func (b *Backend) PinHost(p []byte) error {
 // registrations serve every context). UnpinHost forgets it; it must come
 // before the other Backend's UnpinHost.
 func (b *Backend) AdoptHost(p []byte) error {
+	return b.registerHost(p, (*driver.Ctx).AdoptPinned, "adopt")
+}
+
+// registerHost records p in the Backend's registrations through reg.
+func (b *Backend) registerHost(p []byte, reg func(*driver.Ctx, []byte) (*driver.HostBuf, error), what string) error {
 	err := b.dev.Do(func(c *driver.Ctx) error {
-		h, err := c.AdoptPinned(p)
+		h, err := reg(c, p)
 		if err != nil {
 			return err
 		}
@@ -94,7 +88,7 @@ func (b *Backend) AdoptHost(p []byte) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("gpu: adopt %d bytes of pinned host memory: %w", len(p), err)
+		return fmt.Errorf("gpu: %s %d bytes of host memory: %w", what, len(p), err)
 	}
 	return nil
 }
