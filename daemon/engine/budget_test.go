@@ -198,3 +198,27 @@ func TestSecondGPUAdoptsTheFirstsPinnedVectors(t *testing.T) {
 	assert.Empty(t, d0.pinned)
 	assert.Empty(t, d1.adopted)
 }
+
+func TestVectorsOwnTheirSolveAndUnmapKeepsTheResult(t *testing.T) {
+	d := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true}
+	hv := newHostVectors([]Device{d})
+	c := porep(t, 1024)
+	sys, _, err := c.Counts()
+	require.NoError(t, err)
+	v, err := hv.alloc(sys)
+	require.NoError(t, err)
+	circ, err := c.Circuit(seedInput(3))
+	require.NoError(t, err)
+	asg, err := r1cs.Solve(circ, r1cs.WithShape(sys), r1cs.WithBuffers(v.asg))
+	require.NoError(t, err)
+	assert.True(t, v.owns(asg), "Solve filled the vectors in place")
+	heap, err := r1cs.Solve(circ, r1cs.WithShape(sys))
+	require.NoError(t, err)
+	assert.False(t, v.owns(heap), "a solve into fresh heap vectors is not theirs")
+	v.asg = heap
+	require.NoError(t, hv.unmap(v))
+	assert.Nil(t, v.mem)
+	assert.Same(t, heap, v.asg, "unmap leaves the heap result")
+	assert.Empty(t, hv.live)
+	assert.Empty(t, d.pinned)
+}

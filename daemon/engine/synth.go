@@ -88,8 +88,9 @@ func (e *Engine) synthesize(j *Job) {
 			vec = &vectors{}
 			j.vec = vec
 		} else if !vec.owns(asg) { // Solve outgrew them: the result is on the heap
-			e.freeVectors(&vectors{mem: vec.mem, asg: vec.asg})
-			vec.mem = nil
+			if err := e.vecs.unmap(vec); err != nil {
+				e.cfg.Log.Warn("freeing solved vectors", "err", err)
+			}
 		}
 		vec.asg = asg
 	}

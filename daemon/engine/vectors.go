@@ -96,7 +96,18 @@ func (hv *hostVectors) alloc(sys *r1cs.System) (*vectors, error) {
 // free releases v's memory (unpinned first); heap vectors are left to the
 // collector. v must not be used afterwards.
 func (hv *hostVectors) free(v *vectors) error {
-	if v == nil || v.mem == nil {
+	if v == nil {
+		return nil
+	}
+	err := hv.unmap(v)
+	v.asg = nil
+	return err
+}
+
+// unmap releases v's out-of-heap memory, if any, and leaves v.asg alone
+// (for vectors Solve moved to the heap).
+func (hv *hostVectors) unmap(v *vectors) error {
+	if v.mem == nil {
 		return nil
 	}
 	hv.mu.Lock()
@@ -107,11 +118,8 @@ func (hv *hostVectors) free(v *vectors) error {
 		err = errors.Join(err, hv.pins[i].UnpinHost(v.mem))
 	}
 	mem := v.mem
-	v.mem, v.asg = nil, nil
-	if ferr := hostmem.Free(mem); ferr != nil {
-		return ferr
-	}
-	return err
+	v.mem = nil
+	return errors.Join(err, hostmem.Free(mem))
 }
 
 // repin restores every live vector's pinning on d after d recovered (a
