@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
@@ -221,4 +223,45 @@ func TestVectorsOwnTheirSolveAndUnmapKeepsTheResult(t *testing.T) {
 	assert.Same(t, heap, v.asg, "unmap leaves the heap result")
 	assert.Empty(t, hv.live)
 	assert.Empty(t, d.pinned)
+}
+
+// TestInstancesBuiltOnceWithPrefetch counts instance builds: the
+// synthesizer builds the next queued job's instance during a solve, and
+// each job's instance is still built exactly once.
+func TestInstancesBuiltOnceWithPrefetch(t *testing.T) {
+	c := porep(t, 1024)
+	def := *c.Def
+	var builds atomic.Int32
+	orig := def.Build
+	def.Build = func(p map[string]uint64, in []byte) (r1cs.Circuit, error) {
+		builds.Add(1)
+		return orig(p, in)
+	}
+	counted := &registry.Resolved{Def: &def, Params: c.Params, Key: c.Key}
+	e := newEngine(t, Config{Synthesizers: 1}, newFake(t, "fake0"))
+	require.NoError(t, e.Preload(context.Background(), counted, false))
+	builds.Store(0) // the key's shape compile builds an instance of its own
+	var jobs []*Job
+	for i := range 5 {
+		jobs = append(jobs, submit(t, e, counted, uint64(i+1), Normal))
+	}
+	for _, j := range jobs {
+		r, err := wait(t, j)
+		require.NoError(t, err)
+		assert.True(t, r.Verified)
+		_, err = j.instance()
+		assert.ErrorIs(t, err, errInstanceDropped, "a solved job lets its instance go")
+	}
+	assert.Equal(t, int32(5), builds.Load(), "one build a job, prefetched or not")
+}
+
+func TestInstanceBuildPanicIsAnError(t *testing.T) {
+	c := porep(t, 1024)
+	def := *c.Def
+	def.Build = func(map[string]uint64, []byte) (r1cs.Circuit, error) { panic("bad input") }
+	j := &Job{Req: Request{Circuit: &registry.Resolved{Def: &def, Params: c.Params, Key: c.Key}, Input: seedInput(1)}}
+	_, err := j.instance()
+	assert.ErrorContains(t, err, "build the instance: panic: bad input")
+	_, again := j.instance()
+	assert.Equal(t, err, again, "built once")
 }

@@ -270,7 +270,8 @@ func (e *Engine) end(j *Job, r *Result, err error) {
 		j.handle = nil
 	}
 	j.asg = nil
-	if j.vec != nil { // not handed back to the budget: the job failed or was cancelled
+	j.dropInstanceSoon() // one built ahead for a job that ended before its solve
+	if j.vec != nil {    // not handed back to the budget: the job failed or was cancelled
 		e.freeVectors(j.vec)
 		j.vec = nil
 	}

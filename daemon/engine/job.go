@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -143,6 +145,13 @@ type Job struct {
 	parent *Job
 	part   int
 	parts  *partitionState
+
+	// The instance (witness values, trees), built once by the synthesizer
+	// or ahead of it (prefetchInstance), dropped once solved or ended.
+	instMu   sync.Mutex
+	instDone bool
+	inst     r1cs.Circuit
+	instErr  error
 
 	// Pipeline data, owned by the stage holding the job.
 	handle    *keys.Handle
@@ -303,5 +312,53 @@ func (j *Job) Watch(ctx context.Context, fn func(Event) error) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// errInstanceDropped is instance's answer after dropInstance.
+var errInstanceDropped = errors.New("engine: the job's instance was dropped")
+
+// instance returns the job's circuit instance, building it on the first
+// call (a panic in the build is its error); concurrent calls wait for that
+// one.
+func (j *Job) instance() (r1cs.Circuit, error) {
+	j.instMu.Lock()
+	defer j.instMu.Unlock()
+	if !j.instDone {
+		j.instDone = true
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					j.instErr = fmt.Errorf("build the instance: panic: %v", p)
+				}
+			}()
+			j.inst, j.instErr = j.Req.Circuit.Circuit(j.Req.Input)
+		}()
+	}
+	return j.inst, j.instErr
+}
+
+// dropInstance lets the instance go (after its solve, or when the job ends
+// with one built ahead), waiting for a build in progress.
+func (j *Job) dropInstance() {
+	j.instMu.Lock()
+	defer j.instMu.Unlock()
+	j.dropInstanceLocked()
+}
+
+// dropInstanceSoon is dropInstance without waiting: a build in progress
+// (ahead of the job) drops its instance when it ends.
+func (j *Job) dropInstanceSoon() {
+	if !j.instMu.TryLock() {
+		go j.dropInstance()
+		return
+	}
+	defer j.instMu.Unlock()
+	j.dropInstanceLocked()
+}
+
+func (j *Job) dropInstanceLocked() {
+	if j.instDone && j.inst != nil {
+		j.inst, j.instErr = nil, errInstanceDropped
 	}
 }

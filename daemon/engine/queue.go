@@ -68,6 +68,17 @@ func (q *queue) pop(ctx context.Context) (*Job, error) {
 	return heap.Pop(&q.h).(*Job), nil
 }
 
+// peek returns the job pop would return now, leaving it queued; nil when
+// the queue is empty.
+func (q *queue) peek() *Job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.h) == 0 {
+		return nil
+	}
+	return q.h[0]
+}
+
 // remove takes j out of the queue; false when it was not queued.
 func (q *queue) remove(j *Job) bool {
 	q.mu.Lock()

@@ -73,7 +73,8 @@ func (e *Engine) synthesize(j *Job) {
 		}
 	}
 	j.vec = vec
-	circ, err := j.Req.Circuit.Circuit(j.Req.Input) // the instance: witness values, trees
+	e.prefetchInstance()
+	circ, err := j.instance() // the instance: witness values, trees (maybe built ahead)
 	var asg *r1cs.Assignment
 	if err == nil {
 		opts := []r1cs.SolveOption{r1cs.WithShape(h.Sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers)}
@@ -83,6 +84,7 @@ func (e *Engine) synthesize(j *Job) {
 		asg, err = r1cs.Solve(circ, opts...)
 	}
 	j.timings.Synthesis = time.Since(start)
+	j.dropInstance() // solved: the tree and the witness values can go
 	if err == nil {
 		if vec == nil {
 			vec = &vectors{}
@@ -111,6 +113,24 @@ func (e *Engine) synthesize(j *Job) {
 		}
 		e.end(j, nil, fmt.Errorf("job %s: waiting for a device: %w", j.ID, err))
 	}
+}
+
+// prefetchInstance starts building the instance of the job the queue
+// would hand out next, beside this solve: most of an instance's build (a
+// Merkle tree, the labels) runs on fewer cores than the solve, whose tail
+// leaves cores idle, so the next job's synthesis starts with its instance
+// ready. A job that is cancelled, or taken by another synthesizer, just
+// finds it built.
+func (e *Engine) prefetchInstance() {
+	k := e.queue.peek()
+	if k == nil || k.ctx.Err() != nil {
+		return
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		_, _ = k.instance() // an error is the job's own synthesis's to report
+	}()
 }
 
 func (e *Engine) setSynth(d int) {
