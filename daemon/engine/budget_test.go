@@ -265,3 +265,31 @@ func TestInstanceBuildPanicIsAnError(t *testing.T) {
 	_, again := j.instance()
 	assert.Equal(t, err, again, "built once")
 }
+
+// blockingDevice holds each proof until release closes.
+type blockingDevice struct {
+	*fakeDevice
+	started chan struct{}
+	release chan struct{}
+}
+
+func (d *blockingDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
+	close(d.started)
+	<-d.release
+	return d.fakeDevice.Prove(ctx, pk, asg, rnd)
+}
+
+func TestBusyRatioCountsTheRunningProof(t *testing.T) {
+	d := &blockingDevice{fakeDevice: newFake(t, "fake0"), started: make(chan struct{}), release: make(chan struct{})}
+	e := newEngine(t, Config{Synthesizers: 1}, d)
+	j := submit(t, e, porep(t, 1024), 1, Normal)
+	<-d.started
+	time.Sleep(50 * time.Millisecond)
+	st := e.Status()
+	require.Len(t, st.Devices, 1)
+	assert.Zero(t, st.Devices[0].JobsDone)
+	assert.Positive(t, st.Devices[0].BusyRatio, "the proof in progress counts before it ends")
+	close(d.release)
+	_, err := wait(t, j)
+	require.NoError(t, err)
+}
