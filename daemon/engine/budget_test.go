@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"io"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -180,7 +183,7 @@ func TestSecondGPUAdoptsTheFirstsPinnedVectors(t *testing.T) {
 	var log []string
 	d0 := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true, log: &log}
 	d1 := &pinningDevice{fakeDevice: newFake(t, "pin1"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true, log: &log}
-	hv := newHostVectors([]Device{d0, d1})
+	hv := newHostVectors([]Device{d0, d1}, nil)
 	sys, _, err := porep(t, 1024).Counts()
 	require.NoError(t, err)
 	v, err := hv.alloc(sys)
@@ -203,7 +206,7 @@ func TestSecondGPUAdoptsTheFirstsPinnedVectors(t *testing.T) {
 
 func TestVectorsOwnTheirSolveAndUnmapKeepsTheResult(t *testing.T) {
 	d := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true}
-	hv := newHostVectors([]Device{d})
+	hv := newHostVectors([]Device{d}, nil)
 	c := porep(t, 1024)
 	sys, _, err := c.Counts()
 	require.NoError(t, err)
@@ -292,4 +295,32 @@ func TestBusyRatioCountsTheRunningProof(t *testing.T) {
 	close(d.release)
 	_, err := wait(t, j)
 	require.NoError(t, err)
+}
+
+// refusingPinner refuses every PinHost, as a low locked-memory limit would.
+type refusingPinner struct{ *pinningDevice }
+
+func (refusingPinner) PinHost([]byte) error { return errors.New("mlock limit") }
+
+func TestUnpinnedVectorsStillProve(t *testing.T) {
+	d := refusingPinner{&pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true}}
+	var logs strings.Builder
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 2,
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Close()) }()
+	c := porep(t, 1024)
+	var jobs []*Job
+	for i := range 3 {
+		jobs = append(jobs, submit(t, e, c, uint64(i+1), Normal))
+	}
+	for _, j := range jobs {
+		r, err := wait(t, j)
+		require.NoError(t, err)
+		assert.True(t, r.Verified, "vectors outside the heap prove unpinned too")
+	}
+	assert.Equal(t, 1, strings.Count(logs.String(), "solved vectors not pinned"), "logged once")
+	assert.Empty(t, d.adopted, "nothing adopts memory that is not pinned")
 }

@@ -118,7 +118,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Rand = rand.Reader
 	}
 	e := &Engine{cfg: cfg, queue: newQueue(cfg.QueueSize), handoff: newHandoff(cfg.Handoff), budget: newBudget(cfg.HostBudget, cfg.Synthesizers+cfg.Handoff+len(cfg.Devices)),
-		vecs:  newHostVectors(cfg.Devices),
+		vecs:  newHostVectors(cfg.Devices, cfg.Log),
 		start: time.Now(), jobs: map[string]*Job{}, byReq: map[string]*Job{}}
 	e.idle = sync.NewCond(&e.mu)
 	e.ctx, e.cancel = context.WithCancelCause(context.Background())

@@ -3,7 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -35,15 +37,20 @@ type vectors struct {
 // hostVectors makes and frees the engine's out-of-heap vectors and keeps
 // them pinned on its pinner, again after the pinner's device recovers.
 type hostVectors struct {
-	pins []HostPinner // the first pins, the others adopt; none: vectors live on the Go heap
-	devs []Device     // the devices pins are, in order
+	pins   []HostPinner // the first pins, the others adopt; none: vectors live on the Go heap
+	devs   []Device     // the devices pins are, in order
+	log    *slog.Logger
+	warned atomic.Bool // a pin failure was logged
 
 	mu   sync.Mutex
 	live map[*vectors]bool // those with mem, pinned or not
 }
 
-func newHostVectors(devs []Device) *hostVectors {
-	hv := &hostVectors{live: map[*vectors]bool{}}
+func newHostVectors(devs []Device, log *slog.Logger) *hostVectors {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	hv := &hostVectors{live: map[*vectors]bool{}, log: log}
 	for _, d := range devs {
 		if p, ok := d.(HostPinner); ok {
 			hv.pins, hv.devs = append(hv.pins, p), append(hv.devs, d)
@@ -55,7 +62,10 @@ func newHostVectors(devs []Device) *hostVectors {
 // pinAll pins mem on the first pinner and adopts it on the others.
 // Pinning is a speed-up only: an error leaves the memory working, staged.
 func (hv *hostVectors) pinAll(mem []byte) {
-	if hv.pins[0].PinHost(mem) != nil {
+	if err := hv.pins[0].PinHost(mem); err != nil {
+		if !hv.warned.Swap(true) { // once: the host's locked-memory limit, say, holds for every set
+			hv.log.Warn("solved vectors not pinned: the GPU copies them through its staging buffers", "bytes", len(mem), "err", err)
+		}
 		return // not pinned: no one may adopt it
 	}
 	for _, p := range hv.pins[1:] {
