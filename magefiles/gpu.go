@@ -36,14 +36,27 @@ func Gpu(ctx context.Context) error {
 	script := `#!/bin/sh
 # Runs cuzk's GPU tests (and benchmarks matching $1) from the binaries that
 # ` + "`go run mage.go gpu`" + ` built. Usage: .gpu/run.sh [bench-regex] [test-regex]
-# CUZK_TEST_GPU=1 .gpu/run.sh runs them on GPU 1 instead of GPU 0.
+# CUZK_TEST_GPU=1 .gpu/run.sh runs them on GPU 1 instead of GPU 0;
+# CUZK_TEST_GPU=all runs them on every GPU in turn.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${CUZK_TEST_GPU:-0}" = all ]; then
+  rc=0
+  n=$(nvidia-smi -L | grep -c '^GPU ')
+  i=0
+  while [ "$i" -lt "$n" ]; do
+    echo "run.sh: GPU $i of $n"
+    CUZK_TEST_GPU=$i "$0" "$@" || rc=1
+    i=$((i + 1))
+  done
+  echo "run.sh: all $n GPUs: exit $rc"
+  exit $rc
+fi
 bench=${1:-NONE}; run=${2:-.}; benchtime=${BENCHTIME:-10x}
 rc=0
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
 "$root/.gpu/cuzk-daemon" version || rc=1
-"$root/.gpu/cuzk-daemon" selftest -n 1048576 || rc=1
+"$root/.gpu/cuzk-daemon" selftest -n 1048576 -gpu "${CUZK_TEST_GPU:-0}" || rc=1
 ` + strings.Join(lines, "\n") + `
 echo "run.sh: exit $rc"
 exit $rc

@@ -13,12 +13,13 @@ import (
 	"github.com/cuzk-dev/cuzk/cuda/selftest"
 )
 
-// selftestCmd runs every field kernel on GPU 0 on fresh random inputs and
-// compares each element with gnark-crypto.
+// selftestCmd runs every field kernel on one GPU (-gpu, default 0) on fresh
+// random inputs and compares each element with gnark-crypto.
 func selftestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("selftest", stderr)
 	n := fs.Int("n", 1<<20, "elements per kernel")
 	seed := fs.Int64("seed", 0, "random seed (0: from the clock; printed either way)")
+	ordinal := fs.Int("gpu", 0, "GPU ordinal")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -26,7 +27,12 @@ func selftestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		*seed = time.Now().UnixNano()
 	}
 	fmt.Fprintf(stdout, "selftest: seed %d\n", *seed)
-	rep, err := selftest.Run(ctx, nil, rand.New(rand.NewPCG(uint64(*seed), 0x9e3779b97f4a7c15)), *n)
+	var rep selftest.Report
+	dev, err := driver.Open(*ordinal)
+	if err == nil {
+		rep, err = selftest.Run(ctx, dev, rand.New(rand.NewPCG(uint64(*seed), 0x9e3779b97f4a7c15)), *n)
+		err = errors.Join(err, dev.Close())
+	}
 	switch {
 	case errors.Is(err, driver.ErrNoGPU):
 		fmt.Fprintf(stderr, "selftest: no GPU on this machine: %v\n", err)
