@@ -40,6 +40,7 @@ type C2Config struct {
 	// cores/Synthesizers goroutines (0: 1).
 	Synthesizers int
 	Backend      string // daemon backend: auto, gpu or cpu
+	GPUs         []int  // GPU ordinals the daemon uses (nil: all)
 	// KeyDir, when set, is the daemon's key directory, and keys are
 	// written there as usual; "" keeps the development key in memory only.
 	KeyDir string
@@ -69,10 +70,11 @@ type C2Result struct {
 	// SteadyBusy the device busy ratio over the same span.
 	Steady     time.Duration
 	SteadyBusy float64
-	Busy       float64 // device busy ratio over all the proofs
-	PeakRSS    int64   // this process's peak resident set, key setup included
-	ProvingRSS int64   // the largest resident set sampled while proving
-	GPUPeak    int64   // the most device memory the prover held at once
+	Busy       float64            // device busy ratio over all the proofs, averaged over the devices
+	BusyPer    map[string]float64 // each device's over all the proofs
+	PeakRSS    int64              // this process's peak resident set, key setup included
+	ProvingRSS int64              // the largest resident set sampled while proving
+	GPUPeak    int64              // the most device memory the prover held at once
 	GPUTotal   int64
 }
 
@@ -102,7 +104,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	}
 	defer os.RemoveAll(dir)
 	opts := server.DefaultOptions()
-	opts.Listen, opts.HTTPListen, opts.Backend = "unix:"+filepath.Join(dir, "d.sock"), "", cfg.Backend
+	opts.Listen, opts.HTTPListen, opts.Backend, opts.GPUs = "unix:"+filepath.Join(dir, "d.sock"), "", cfg.Backend, cfg.GPUs
 	opts.KeyDir, opts.DevKeysInMemory = cfg.KeyDir, cfg.KeyDir == ""
 	if cfg.KeyDir == "" {
 		opts.KeyDir = filepath.Join(dir, "keys")
@@ -176,6 +178,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 		return nil, err
 	}
 	res.Busy = (last.busy - first.busy) / rep.Wall.Seconds()
+	res.BusyPer = busyBetween(first, last, rep.Wall)
 	ends := make([]time.Time, 0, len(rep.Proofs))
 	for _, p := range rep.Proofs {
 		ends = append(ends, p.End)
@@ -299,6 +302,9 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "wall for %d proofs: %s (%s per proof); device busy %.0f %%\n", len(r.Report.Proofs), s(r.Report.Wall),
 		s(r.Report.Wall/time.Duration(max(1, len(r.Report.Proofs)))), 100*r.Busy)
+	if len(r.BusyPer) > 1 {
+		fmt.Fprintf(w, "busy per device: %s\n", perDeviceString(r.BusyPer))
+	}
 	fmt.Fprintf(w, "steady state (last two proofs): %s per proof", s(r.Steady))
 	if cfg.MaxProofWall > 0 {
 		fmt.Fprintf(w, " (target ≤ %s)  %s", s(cfg.MaxProofWall), verdict(r.Steady > 0 && r.Steady <= cfg.MaxProofWall))

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
@@ -26,6 +28,7 @@ type Config struct {
 	Partitions    int    // partitions per proof (the C2 shape); 0 or 1: single proofs
 	Concurrencies []int
 	Backend       string // daemon backend: auto, gpu or cpu
+	GPUs          []int  // GPU ordinals the daemon uses (nil: all)
 	KeyDir        string // "" : a temporary directory
 	Synthesizers  int    // 0: one per core
 	// Direct compares the daemon with direct calls (CPU backend only: the
@@ -44,7 +47,8 @@ type Config struct {
 type Row struct {
 	Concurrency   int
 	Report        *client.Report
-	Busy          float64 // device busy ratio over the run
+	Busy          float64            // device busy ratio over the run, averaged over the devices
+	BusyPer       map[string]float64 // each device's
 	P50, P90, P99 time.Duration
 }
 
@@ -74,6 +78,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer os.RemoveAll(dir)
 	opts := server.DefaultOptions()
 	opts.Listen, opts.HTTPListen, opts.Backend, opts.Synthesizers = "unix:"+filepath.Join(dir, "d.sock"), "", cfg.Backend, cfg.Synthesizers
+	opts.GPUs = cfg.GPUs
 	opts.KeyDir = cfg.KeyDir
 	if opts.KeyDir == "" {
 		opts.KeyDir = filepath.Join(dir, "keys")
@@ -151,10 +156,16 @@ func measure(ctx context.Context, c *client.Client, circ *registry.Resolved, cfg
 	lat := rep.Latencies()
 	row := Row{Concurrency: conc, Report: rep, P50: client.Quantile(lat, .5), P90: client.Quantile(lat, .9), P99: client.Quantile(lat, .99)}
 	row.Busy = (after.busy - before.busy) / rep.Wall.Seconds()
+	row.BusyPer = busyBetween(before, after, rep.Wall)
 	return row, nil
 }
 
-type busySample struct{ busy float64 } // seconds spent proving, summed over devices
+// busySample is the seconds spent proving: averaged over the devices, and
+// per device.
+type busySample struct {
+	busy      float64
+	perDevice map[string]float64
+}
 
 // busy reads the devices' busy seconds from GetStatus (ratio × uptime).
 func busy(ctx context.Context, c *client.Client) (busySample, error) {
@@ -163,10 +174,36 @@ func busy(ctx context.Context, c *client.Client) (busySample, error) {
 		return busySample{}, err
 	}
 	var s float64
+	per := map[string]float64{}
 	for _, d := range st.GetDevices() {
-		s += d.GetBusyRatio() * time.Duration(st.GetUptimeNs()).Seconds()
+		b := d.GetBusyRatio() * time.Duration(st.GetUptimeNs()).Seconds()
+		s += b
+		per[d.GetName()] = b
 	}
-	return busySample{busy: s / float64(max(1, len(st.GetDevices())))}, nil
+	return busySample{busy: s / float64(max(1, len(st.GetDevices()))), perDevice: per}, nil
+}
+
+// busyBetween is each device's busy ratio from a to b over wall.
+func busyBetween(a, b busySample, wall time.Duration) map[string]float64 {
+	out := map[string]float64{}
+	for name, v := range b.perDevice {
+		out[name] = (v - a.perDevice[name]) / wall.Seconds()
+	}
+	return out
+}
+
+// perDeviceString lists busy ratios by device name, sorted.
+func perDeviceString(m map[string]float64) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.0f %%", n, 100*m[n]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // critical queues n NORMAL jobs, then one CRITICAL job, and returns the
@@ -286,6 +323,11 @@ func (r *Result) Write(w io.Writer, cfg Config) error {
 	}
 	if err := t.Write(w); err != nil {
 		return err
+	}
+	for _, row := range r.Rows {
+		if len(row.BusyPer) > 1 {
+			fmt.Fprintf(w, "busy per device at concurrency %d: %s\n", row.Concurrency, perDeviceString(row.BusyPer))
+		}
 	}
 	if len(r.Rows) > 0 {
 		last := r.Rows[len(r.Rows)-1]

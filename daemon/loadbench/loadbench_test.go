@@ -65,3 +65,12 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 	_, err = RunC2(ctx, C2Config{Constraints: 1024, Proofs: 1})
 	assert.ErrorContains(t, err, "partitions and proofs must be positive")
 }
+
+func TestBusyPerDevice(t *testing.T) {
+	a := busySample{perDevice: map[string]float64{"gpu0": 1, "gpu1": 2}}
+	b := busySample{perDevice: map[string]float64{"gpu0": 10, "gpu1": 6}}
+	got := busyBetween(a, b, 10*time.Second)
+	assert.InDelta(t, 0.9, got["gpu0"], 1e-9)
+	assert.InDelta(t, 0.4, got["gpu1"], 1e-9)
+	assert.Equal(t, "gpu0 90 %, gpu1 40 %", perDeviceString(got))
+}

@@ -25,6 +25,7 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	slots := fs.Int("slots", 3, "partitions whose vectors the host holds at once (the daemon's host job budget)")
 	synth := fs.Int("synthesizers", 1, "partitions solved at once, each on cores/synthesizers goroutines")
 	backend := fs.String("backend", "auto", "auto, gpu or cpu")
+	gpus := fs.String("gpus", "", "GPU ordinals the daemon uses, comma separated (default all)")
 	keyDir := fs.String("key-dir", "", "key directory (default: the key is kept in memory only)")
 	maxWall := fs.Duration("max-wall", 25*time.Second, "target: steady-state wall per proof (0: none)")
 	maxRSS := fs.Float64("max-rss-gib", 100, "target: peak host RSS in GiB (0: none)")
@@ -37,7 +38,11 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *logN < 10 || *logN > 27 {
 		return exitFor(stderr, "c2", fmt.Errorf("-log %d: porep-synth takes 10 … 27", *logN))
 	}
-	cfg := loadbench.C2Config{Constraints: 1 << *logN, Partitions: *partitions, Proofs: *proofs, InFlight: *inFlight, Slots: *slots, Synthesizers: *synth,
+	ords, err := parseOrdinals(*gpus)
+	if err != nil {
+		return exitFor(stderr, "c2", err)
+	}
+	cfg := loadbench.C2Config{GPUs: ords, Constraints: 1 << *logN, Partitions: *partitions, Proofs: *proofs, InFlight: *inFlight, Slots: *slots, Synthesizers: *synth,
 		Backend: *backend, KeyDir: *keyDir, MaxProofWall: *maxWall, MaxRSS: int64(*maxRSS * (1 << 30)), MinBusy: *minBusy,
 		Progress: func(done, total int) { fmt.Fprintf(stderr, "c2: proof %d/%d done\n", done, total) }}
 	if *verbose {

@@ -23,6 +23,7 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	partitions := fs.Int("partitions", 1, "partitions per proof (the C2 shape: 10)")
 	concs := fs.String("c", "1,16", "concurrencies, comma separated")
 	backend := fs.String("backend", "auto", "auto, gpu or cpu")
+	gpus := fs.String("gpus", "", "GPU ordinals the daemon uses, comma separated (default all)")
 	keyDir := fs.String("key-dir", "", "key directory (default: a temporary one)")
 	synth := fs.Int("synthesizers", 0, "synthesis workers (0: one per core)")
 	critical := fs.Int("critical", 32, "queue this many NORMAL jobs, then time a CRITICAL one (0: skip)")
@@ -37,8 +38,12 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return exitFor(stderr, "daemon", err)
 	}
-	cfg := loadbench.Config{Constraints: uint64(c), N: *n, Partitions: *partitions, Backend: *backend, KeyDir: *keyDir, Synthesizers: *synth,
-		Critical: *critical, MinThroughput: *minRate, Direct: *direct}
+	ords, err := parseOrdinals(*gpus)
+	if err != nil {
+		return exitFor(stderr, "daemon", err)
+	}
+	cfg := loadbench.Config{Constraints: uint64(c), N: *n, Partitions: *partitions, Backend: *backend, GPUs: ords, KeyDir: *keyDir,
+		Synthesizers: *synth, Critical: *critical, MinThroughput: *minRate, Direct: *direct}
 	for _, f := range strings.Split(*concs, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || v < 1 {
@@ -65,6 +70,22 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return exitFail
 	}
 	return exitOK
+}
+
+// parseOrdinals reads -gpus: comma-separated GPU ordinals, "" for all.
+func parseOrdinals(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("-gpus: %q is not a GPU ordinal", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // startProfiles starts a CPU profile and an execution trace into the named

@@ -223,3 +223,16 @@ func TestDamagedKeyIsReplaced(t *testing.T) {
 	printKeyInfo(&out, info, pk)
 	assert.Contains(t, out.String(), "keys: loaded "+info.PKPath, "the rewritten file loads")
 }
+
+func TestParseOrdinals(t *testing.T) {
+	got, err := parseOrdinals("")
+	require.NoError(t, err)
+	assert.Nil(t, got, "all GPUs")
+	got, err = parseOrdinals("0, 1")
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 1}, got)
+	_, err = parseOrdinals("0,x")
+	assert.ErrorContains(t, err, `-gpus: "x" is not a GPU ordinal`)
+	_, err = parseOrdinals("-1")
+	assert.Error(t, err)
+}
