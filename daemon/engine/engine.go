@@ -235,7 +235,7 @@ func (e *Engine) checkFits(req Request) error {
 	if err := e.cfg.Keys.Fits(sys); err != nil {
 		return fmt.Errorf("key of %s: %w", req.Circuit.Key, err)
 	}
-	if need := assignmentBytes(sys); e.cfg.HostBudget > 0 && need > e.cfg.HostBudget {
+	if need := sys.AssignmentBytes(); e.cfg.HostBudget > 0 && need > e.cfg.HostBudget {
 		what := "its synthesis"
 		if req.partitions() > 1 {
 			what = "each partition's synthesis"

@@ -22,12 +22,6 @@ func (e *Engine) synthesizer() {
 	}
 }
 
-// assignmentBytes is the host memory of one solved job of sys: the wire
-// vector and the three evaluation vectors, 32 bytes per element.
-func assignmentBytes(sys *r1cs.System) int64 {
-	return int64(sys.NbPublic+sys.NbPrivate+3*sys.DomainSize()) * 32
-}
-
 func (e *Engine) synthesize(j *Job) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -52,7 +46,7 @@ func (e *Engine) synthesize(j *Job) {
 	j.handle = h
 	j.timings.KeyLoad = h.LoadTime
 	j.event(Event{Kind: EventKeyReady})
-	need := assignmentBytes(h.Sys)
+	need := h.Sys.AssignmentBytes()
 	if e.cfg.HostBudget > 0 && need > e.cfg.HostBudget {
 		e.end(j, nil, fmt.Errorf("job %s: synthesis of %s needs %d bytes of host memory, the budget is %d: %w",
 			j.ID, h.Key, need, e.cfg.HostBudget, ErrNeverFits))

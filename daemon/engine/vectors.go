@@ -82,15 +82,11 @@ func (hv *hostVectors) alloc(sys *r1cs.System) (*vectors, error) {
 	}
 	n := sys.DomainSize()
 	lens := []int{sys.NbPublic, sys.NbPrivate, n, n, n}
-	total := 0
-	for _, l := range lens {
-		total += l
-	}
-	mem, err := hostmem.Alloc(total * fr.Bytes)
+	mem, err := hostmem.Alloc(int(sys.AssignmentBytes()))
 	if err != nil {
 		return nil, fmt.Errorf("vectors: %w", err)
 	}
-	all := unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(mem))), total)
+	all := unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(mem))), len(mem)/fr.Bytes)
 	var parts [5][]fr.Element
 	for i, l := range lens {
 		parts[i], all = all[:0:l], all[l:]

@@ -95,7 +95,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &C2Result{Counts: counts, PartitionBytes: int64(counts.NbVariables()+3*counts.DomainSize()) * 32,
+	res := &C2Result{Counts: counts, PartitionBytes: counts.AssignmentBytes(),
 		KeyEstimate: keys.EstimateBytes(counts)}
 	res.JobBudget = int64(cfg.Slots) * res.PartitionBytes
 	dir, err := os.MkdirTemp("", "cuzk-c2-")

@@ -280,6 +280,8 @@ func TestCountsServeSolveWithoutMatrices(t *testing.T) {
 	got, err := r1cs.Solve(c, r1cs.WithShape(counts))
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
+	elems := len(got.Public) + len(got.Private) + len(got.A) + len(got.B) + len(got.C)
+	assert.Equal(t, int64(elems)*32, counts.AssignmentBytes(), "the bytes of the vectors a solve fills")
 	_, err = r1cs.Solve(&r1cstest.MulChain{N: 2999, Seed: fr.NewElement(7)}, r1cs.WithShape(counts))
 	assert.ErrorIs(t, err, r1cs.ErrShapeMismatch, "the counts still catch another shape")
 }

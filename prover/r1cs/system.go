@@ -52,6 +52,12 @@ func (s *System) Counts() *System {
 	return &System{NbPublic: s.NbPublic, NbPrivate: s.NbPrivate, NbConstraints: s.NbConstraints}
 }
 
+// AssignmentBytes is the host memory of one solve of s: the wire vector
+// and the a, b, c evaluation vectors, fr.Bytes an element.
+func (s *System) AssignmentBytes() int64 {
+	return int64(s.NbVariables()+3*s.DomainSize()) * fr.Bytes
+}
+
 // NbVariables is the length of the full assignment w.
 func (s *System) NbVariables() int { return s.NbPublic + s.NbPrivate }
 
