@@ -235,13 +235,18 @@ func (e *Engine) checkFits(req Request) error {
 	if err := e.cfg.Keys.Fits(sys); err != nil {
 		return fmt.Errorf("key of %s: %w", req.Circuit.Key, err)
 	}
-	if need := sys.AssignmentBytes(); e.cfg.HostBudget > 0 && need > e.cfg.HostBudget {
-		what := "its synthesis"
-		if req.partitions() > 1 {
-			what = "each partition's synthesis"
-		}
-		return fmt.Errorf("%s of %s needs %d bytes of host memory, the budget is %d: %w", what, req.Circuit.Key, need,
-			e.cfg.HostBudget, ErrNeverFits)
+	what := "its synthesis"
+	if req.partitions() > 1 {
+		what = "each partition's synthesis"
+	}
+	return e.neverFits(what+" of "+req.Circuit.Key, sys.AssignmentBytes())
+}
+
+// neverFits is ErrNeverFits, naming what and its size, when need exceeds
+// the host budget.
+func (e *Engine) neverFits(what string, need int64) error {
+	if e.cfg.HostBudget > 0 && need > e.cfg.HostBudget {
+		return fmt.Errorf("%s needs %d bytes of host memory, the budget is %d: %w", what, need, e.cfg.HostBudget, ErrNeverFits)
 	}
 	return nil
 }

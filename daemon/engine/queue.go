@@ -344,10 +344,8 @@ func (b *budget) acquireFor(ctx context.Context, key string, n int64) (got *vect
 		if err := ctx.Err(); err != nil {
 			return nil, dropped, err
 		}
-		if ks := b.kept[key]; len(ks) > 0 {
-			k := ks[len(ks)-1]
-			ks[len(ks)-1] = keptVectors{}
-			b.kept[key] = ks[:len(ks)-1]
+		if len(b.kept[key]) > 0 {
+			k := b.popKept(key)
 			b.reused++
 			b.used += n - k.bytes // equal for one key's shape; keeps the books right anyway
 			return k.v, dropped, nil
@@ -370,13 +368,20 @@ func (b *budget) dropOther(key string) *vectors {
 		if k == key || len(ks) == 0 {
 			continue
 		}
-		last := ks[len(ks)-1]
+		last := b.popKept(k)
 		b.used -= last.bytes
-		ks[len(ks)-1] = keptVectors{}
-		b.kept[k] = ks[:len(ks)-1]
 		return last.v
 	}
 	return nil
+}
+
+// popKept takes the last kept entry of key (there is one).
+func (b *budget) popKept(key string) keptVectors {
+	ks := b.kept[key]
+	last := ks[len(ks)-1]
+	ks[len(ks)-1] = keptVectors{} // the slice's array no longer holds it
+	b.kept[key] = ks[:len(ks)-1]
+	return last
 }
 
 // keep takes back a job's reservation of n bytes together with its solved

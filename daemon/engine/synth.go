@@ -47,9 +47,8 @@ func (e *Engine) synthesize(j *Job) {
 	j.timings.KeyLoad = h.LoadTime
 	j.event(Event{Kind: EventKeyReady})
 	need := h.Sys.AssignmentBytes()
-	if e.cfg.HostBudget > 0 && need > e.cfg.HostBudget {
-		e.end(j, nil, fmt.Errorf("job %s: synthesis of %s needs %d bytes of host memory, the budget is %d: %w",
-			j.ID, h.Key, need, e.cfg.HostBudget, ErrNeverFits))
+	if err := e.neverFits("synthesis of "+h.Key, need); err != nil {
+		e.end(j, nil, fmt.Errorf("job %s: %w", j.ID, err))
 		return
 	}
 	vec, dropped, err := e.budget.acquireFor(j.ctx, h.Key, need)
