@@ -3,10 +3,9 @@ package keys
 import (
 	"errors"
 	"fmt"
-	"unsafe"
+	"log/slog"
 
-	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
-
+	"github.com/cuzk-dev/cuzk/cuda/driver"
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
 )
 
@@ -33,28 +32,30 @@ func (m *Manager) releaseHostLocked(e *entry, device string) {
 	g1, g2 := e.pk.Bases()
 	var freed int
 	for _, s := range g1 {
-		if len(s) > 1 {
-			n, err := hostmem.Discard(unsafe.Slice((*byte)(unsafe.Pointer(&s[1])), (len(s)-1)*int(unsafe.Sizeof(s[0]))))
-			if err != nil {
-				m.cfg.Log.Warn("releasing a key's host copy", "key", e.key, "err", err)
-			}
-			freed += n
-		}
+		freed += discardAfterFirst(m.cfg.Log, e.key, s)
 	}
 	for _, s := range g2 {
-		if len(s) > 1 {
-			n, err := hostmem.Discard(unsafe.Slice((*byte)(unsafe.Pointer(&s[1])), (len(s)-1)*int(unsafe.Sizeof(bls12381.G2Affine{}))))
-			if err != nil {
-				m.cfg.Log.Warn("releasing a key's host copy", "key", e.key, "err", err)
-			}
-			freed += n
-		}
+		freed += discardAfterFirst(m.cfg.Log, e.key, s)
 	}
 	e.deviceOnly = device
 	e.hostBytes = max(0, e.hostBytes-int64(freed))
 	m.cfg.Log.Info("key's host copy released: it lives on the GPU only", "key", e.key, "device", device, "freed_bytes", freed)
 	returnMemory()
 	m.cond.Broadcast()
+}
+
+// discardAfterFirst gives back the pages of one bases set after its first
+// point, which the GPU compares, and returns the bytes given back; a
+// failure is logged (the pages then just stay).
+func discardAfterFirst[T any](log *slog.Logger, key string, set []T) int {
+	if len(set) < 2 {
+		return 0
+	}
+	n, err := hostmem.Discard(driver.Bytes(set[1:]))
+	if err != nil {
+		log.Warn("releasing a key's host copy", "key", key, "err", err)
+	}
+	return n
 }
 
 // lostLocked takes a released key whose GPU copy is gone out of the
