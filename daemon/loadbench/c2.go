@@ -1,6 +1,7 @@
 package loadbench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,11 +83,10 @@ type C2Result struct {
 // then cfg.Proofs multi-partition proofs, every partition verified by the
 // client, and stops the daemon.
 func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
-	if cfg.Partitions < 1 || cfg.Proofs < 1 {
-		return nil, errors.New("c2: partitions and proofs must be positive")
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	cfg.InFlight = cmp0(cfg.InFlight, 2)
-	cfg.Slots = cmp0(cfg.Slots, 2)
 	circ, err := registry.Default().Resolve("porep-synth", map[string]uint64{"constraints": cfg.Constraints})
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	// By default one synthesis at a time on every core: a partition is
 	// solved as fast as the host can, while the one before it proves. The
 	// key's host copy goes once the GPU holds it (one GPU).
-	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cmp0(cfg.Synthesizers, 1), res.JobBudget, true
+	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cfg.Synthesizers, res.JobBudget, true
 	// The Go heap holds the key and the setup's transients; on a GPU the
 	// vectors are outside it (pinned), so the limit leaves them out there.
 	opts.MemoryLimit = res.KeyEstimate + 8<<30
@@ -197,11 +197,16 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	return res, nil
 }
 
-func cmp0(v, def int) int {
-	if v <= 0 {
-		return def
+// withDefaults checks cfg and fills in the defaults of its zero fields.
+func (cfg C2Config) withDefaults() (C2Config, error) {
+	if cfg.Partitions < 1 || cfg.Proofs < 1 {
+		return cfg, errors.New("c2: partitions and proofs must be positive")
 	}
-	return v
+	if cfg.InFlight < 0 || cfg.Slots < 0 || cfg.Synthesizers < 0 {
+		return cfg, errors.New("c2: in-flight proofs, slots and synthesizers cannot be negative")
+	}
+	cfg.InFlight, cfg.Slots, cfg.Synthesizers = cmp.Or(cfg.InFlight, 2), cmp.Or(cfg.Slots, 2), cmp.Or(cfg.Synthesizers, 1)
+	return cfg, nil
 }
 
 type busyMark struct {
@@ -278,13 +283,17 @@ func currentRSS() int64 {
 // Write prints the run: the setup, one row per proof, the per-partition
 // phases, and the targets' PASS/MISS.
 func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
 	gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 	fmt.Fprintf(w, "c2: backend %s, device %s; %d proofs of %d partitions, %d in flight, %d synthesizer(s)\n", r.Backend, r.Device,
-		cfg.Proofs, cfg.Partitions, cmp0(cfg.InFlight, 2), cmp0(cfg.Synthesizers, 1))
+		cfg.Proofs, cfg.Partitions, cfg.InFlight, cfg.Synthesizers)
 	fmt.Fprintf(w, "partition: porep-synth %d: %d constraints, %d wires, domain 2^%d; vectors %s each, host job budget %s (%d partitions)\n",
 		cfg.Constraints, r.Counts.NbConstraints, r.Counts.NbVariables(), log2(r.Counts.DomainSize()), gib(r.PartitionBytes),
-		gib(r.JobBudget), cmp0(cfg.Slots, 2))
+		gib(r.JobBudget), cfg.Slots)
 	fmt.Fprintf(w, "key: preload %s (compile, development setup, upload), host %s after the upload, device %s (estimated %s)\n",
 		s(r.KeyLoad), gib(r.Key.GetHostBytes()), gib(r.Key.GetGpuBytes()), gib(r.KeyEstimate))
 	fmt.Fprintf(w, "warm-up: one partition alone in %s\n\n", s(r.Warmup))

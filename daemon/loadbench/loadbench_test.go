@@ -64,6 +64,8 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 	}
 	_, err = RunC2(ctx, C2Config{Constraints: 1024, Proofs: 1})
 	assert.ErrorContains(t, err, "partitions and proofs must be positive")
+	_, err = RunC2(ctx, C2Config{Constraints: 1024, Partitions: 1, Proofs: 1, Slots: -1})
+	assert.ErrorContains(t, err, "cannot be negative")
 }
 
 func TestBusyPerDevice(t *testing.T) {
