@@ -115,6 +115,10 @@ type pinningDevice struct {
 	log     *[]string // shared by the devices of a test: who unpinned, in order
 }
 
+func newPinning(t *testing.T, name string, log *[]string) *pinningDevice {
+	return &pinningDevice{fakeDevice: newFake(t, name), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true, log: log}
+}
+
 func (d *pinningDevice) AdoptHost(p []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -156,7 +160,7 @@ func (d *pinningDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *
 }
 
 func TestJobsSolveIntoPinnedVectorsOutsideTheHeap(t *testing.T) {
-	d := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true}
+	d := newPinning(t, "pin0", nil)
 	c := porep(t, 1024)
 	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
 	require.NoError(t, err)
@@ -181,8 +185,7 @@ func TestJobsSolveIntoPinnedVectorsOutsideTheHeap(t *testing.T) {
 
 func TestSecondGPUAdoptsTheFirstsPinnedVectors(t *testing.T) {
 	var log []string
-	d0 := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true, log: &log}
-	d1 := &pinningDevice{fakeDevice: newFake(t, "pin1"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true, log: &log}
+	d0, d1 := newPinning(t, "pin0", &log), newPinning(t, "pin1", &log)
 	hv := newHostVectors([]Device{d0, d1}, nil)
 	sys, _, err := porep(t, 1024).Counts()
 	require.NoError(t, err)
@@ -205,7 +208,7 @@ func TestSecondGPUAdoptsTheFirstsPinnedVectors(t *testing.T) {
 }
 
 func TestVectorsOwnTheirSolveAndUnmapKeepsTheResult(t *testing.T) {
-	d := &pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true}
+	d := newPinning(t, "pin0", nil)
 	hv := newHostVectors([]Device{d}, nil)
 	c := porep(t, 1024)
 	sys, _, err := c.Counts()
@@ -303,7 +306,7 @@ type refusingPinner struct{ *pinningDevice }
 func (refusingPinner) PinHost([]byte) error { return errors.New("mlock limit") }
 
 func TestUnpinnedVectorsStillProve(t *testing.T) {
-	d := refusingPinner{&pinningDevice{fakeDevice: newFake(t, "pin0"), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true}}
+	d := refusingPinner{newPinning(t, "pin0", nil)}
 	var logs strings.Builder
 	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
 	require.NoError(t, err)
