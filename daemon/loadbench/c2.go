@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,17 +97,8 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	res := &C2Result{Counts: counts, PartitionBytes: counts.AssignmentBytes(),
 		KeyEstimate: keys.EstimateBytes(counts)}
 	res.JobBudget = int64(cfg.Slots) * res.PartitionBytes
-	dir, err := os.MkdirTemp("", "cuzk-c2-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
 	opts := server.DefaultOptions()
-	opts.Listen, opts.HTTPListen, opts.Backend, opts.GPUs = "unix:"+filepath.Join(dir, "d.sock"), "", cfg.Backend, cfg.GPUs
-	opts.KeyDir, opts.DevKeysInMemory = cfg.KeyDir, cfg.KeyDir == ""
-	if cfg.KeyDir == "" {
-		opts.KeyDir = filepath.Join(dir, "keys")
-	}
+	opts.Backend, opts.GPUs, opts.KeyDir, opts.DevKeysInMemory = cfg.Backend, cfg.GPUs, cfg.KeyDir, cfg.KeyDir == ""
 	// By default one synthesis at a time on every core: a partition is
 	// solved as fast as the host can, while the one before it proves. The
 	// key's host copy goes once the GPU holds it (one GPU).
@@ -119,24 +109,17 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	if cfg.Backend == "cpu" {
 		opts.MemoryLimit += res.JobBudget
 	}
-	d, err := server.Start(opts, cfg.Log)
+	l, err := startLocal(opts, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
-	defer d.Stop()
-	res.Backend = d.Backend()
-	c, err := client.Dial([]string{d.Addr()}, client.Options{})
-	if err != nil {
+	defer l.stop()
+	c := l.c
+	res.Backend = l.d.Backend()
+	if res.Key, res.KeyLoad, err = l.preload(ctx, circ); err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	pbc := &pb.Circuit{Id: circ.Def.ID, Params: circ.Params}
 	start := time.Now()
-	if res.Key, err = c.PreloadKey(ctx, &pb.KeyRequest{Circuit: pbc}); err != nil {
-		return nil, fmt.Errorf("preload: %w", err)
-	}
-	res.KeyLoad = time.Since(start)
-	start = time.Now()
 	warm, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: 1, Seed: 1 << 40})
 	if err != nil {
 		return nil, err

@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -71,38 +69,22 @@ type Result struct {
 
 // Run starts a daemon, measures, and stops it.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	dir, err := os.MkdirTemp("", "cuzk-loadbench-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	opts := server.DefaultOptions()
-	opts.Listen, opts.HTTPListen, opts.Backend, opts.Synthesizers = "unix:"+filepath.Join(dir, "d.sock"), "", cfg.Backend, cfg.Synthesizers
-	opts.GPUs = cfg.GPUs
-	opts.KeyDir = cfg.KeyDir
-	if opts.KeyDir == "" {
-		opts.KeyDir = filepath.Join(dir, "keys")
-	}
-	d, err := server.Start(opts, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Stop()
-	c, err := client.Dial([]string{d.Addr()}, client.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
 	circ, err := registry.Default().Resolve("porep-synth", map[string]uint64{"constraints": cfg.Constraints})
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Backend: d.Backend()}
-	start := time.Now()
-	if _, err := c.PreloadKey(ctx, &pb.KeyRequest{Circuit: &pb.Circuit{Id: circ.Def.ID, Params: circ.Params}}); err != nil {
-		return nil, fmt.Errorf("preload: %w", err)
+	opts := server.DefaultOptions()
+	opts.Backend, opts.Synthesizers, opts.GPUs, opts.KeyDir = cfg.Backend, cfg.Synthesizers, cfg.GPUs, cfg.KeyDir
+	l, err := startLocal(opts, nil)
+	if err != nil {
+		return nil, err
 	}
-	res.KeyLoad = time.Since(start)
+	defer l.stop()
+	c := l.c
+	res := &Result{Backend: l.d.Backend()}
+	if _, res.KeyLoad, err = l.preload(ctx, circ); err != nil {
+		return nil, err
+	}
 	// Warm-up: one proof (uploads on a GPU, first allocations).
 	if _, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: 1, Seed: 1 << 40}); err != nil {
 		return nil, err
@@ -132,7 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.PeakRSS = peakRSS()
 	if cfg.Direct {
-		if res.Overhead, res.Direct, err = overhead(ctx, c, circ, overheadPairs(cfg.N), opts.KeyDir); err != nil {
+		if res.Overhead, res.Direct, err = overhead(ctx, c, circ, overheadPairs(cfg.N), l.keyDir); err != nil {
 			return nil, err
 		}
 	}
