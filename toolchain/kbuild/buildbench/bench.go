@@ -135,6 +135,9 @@ func (b *bench) regenerate(ctx context.Context) error {
 // ninja, never at once), and records the counts, times and the minimum.
 func (b *bench) step(ctx context.Context, name string, change func(root string) error) error {
 	b.cfg.log.Info("buildbench step", "step", name)
+	if err := settle(b.ninja.root, ninjaOut, 10*time.Second); err != nil {
+		return fmt.Errorf("buildbench: step %q: %w", name, err)
+	}
 	for _, root := range []string{b.cuzk.root, b.ninja.root} {
 		if err := change(root); err != nil {
 			return fmt.Errorf("buildbench: step %q: %w", name, err)

@@ -148,3 +148,28 @@ func TestEscaping(t *testing.T) {
 	assert.Equal(t, "a$ b$:c$$d", ninjaPath("a b:c$d"))
 	assert.Equal(t, "x $$y", ninjaValue("x $y"))
 }
+
+func TestSettleWaitsPastTheNewestOutput(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "out", "a.fatbin")
+	require.NoError(t, os.MkdirAll(filepath.Dir(out), 0o755))
+	require.NoError(t, os.WriteFile(out, nil, 0o644))
+	ahead := time.Now().Add(300 * time.Millisecond) // an output stamped ahead of the clock
+	require.NoError(t, os.Chtimes(out, ahead, ahead))
+
+	require.NoError(t, settle(root, "out", 10*time.Second))
+	edit := filepath.Join(root, "a.cu")
+	require.NoError(t, os.WriteFile(edit, []byte("edit"), 0o644))
+	info, err := os.Stat(edit)
+	require.NoError(t, err)
+	assert.True(t, info.ModTime().After(ahead), "an edit after settle is newer than every output (%s vs %s)", info.ModTime(), ahead)
+	assert.NoFileExists(t, filepath.Join(root, clockProbe), "the probe is removed")
+
+	far := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(out, far, far))
+	err = settle(root, "out", 20*time.Millisecond)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did not pass the newest output under out")
+
+	require.NoError(t, settle(t.TempDir(), "out", time.Second), "no outputs yet (before the cold build) is no wait")
+}

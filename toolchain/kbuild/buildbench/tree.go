@@ -112,3 +112,51 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// clockProbe is the file settle writes to read the filesystem's clock.
+const clockProbe = ".buildbench-clock"
+
+// settle waits until a file written under root gets a modification time
+// later than every file under root/dir. Kernels stamp files from a coarse
+// clock (one tick is a few milliseconds), so an edit made right after a
+// build can carry the same time as the build's last output, and an
+// mtime-based builder then misses it. A person's edit comes long after the
+// build; settle makes the scripted one come after it too, so ninja's counts
+// do not depend on how fast the machine runs the sequence.
+func settle(root, dir string, limit time.Duration) error {
+	var newest time.Time
+	err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(dir)), func(p string, ent fs.DirEntry, err error) error {
+		if err != nil || ent.IsDir() {
+			return err
+		}
+		info, err := ent.Info()
+		if err != nil {
+			return err
+		}
+		if m := info.ModTime(); m.After(newest) {
+			newest = m
+		}
+		return nil
+	})
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("settle: %w", err)
+	}
+	probe := filepath.Join(root, clockProbe)
+	defer os.Remove(probe)
+	for deadline := time.Now().Add(limit); ; time.Sleep(time.Millisecond) {
+		if err := os.WriteFile(probe, nil, 0o644); err != nil {
+			return fmt.Errorf("settle: %w", err)
+		}
+		info, err := os.Stat(probe)
+		if err != nil {
+			return fmt.Errorf("settle: %w", err)
+		}
+		if info.ModTime().After(newest) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("settle: the filesystem clock (%s) did not pass the newest output under %s (%s) within %s",
+				info.ModTime().Format(time.RFC3339Nano), dir, newest.Format(time.RFC3339Nano), limit)
+		}
+	}
+}
