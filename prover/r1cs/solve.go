@@ -55,6 +55,7 @@ type solveConfig struct {
 	shape   *System
 	reuse   *Assignment
 	workers int
+	lcRows  bool
 }
 
 // WithWorkers sets how many goroutines solve a circuit's segments (see
@@ -67,6 +68,18 @@ func WithWorkers(n int) SolveOption {
 			return fmt.Errorf("WithWorkers: %d workers, want at least 1", n)
 		}
 		c.workers = n
+		return nil
+	}
+}
+
+// WithCombinationRows makes every row go through its linear combinations:
+// Direct returns nil, so gadgets that would pass a row's values (Direct)
+// build and enforce the combinations instead. The assignment must be the
+// same element by element; tests solve both ways to check a gadget's
+// direct values against its combinations.
+func WithCombinationRows() SolveOption {
+	return func(c *solveConfig) error {
+		c.lcRows = true
 		return nil
 	}
 }
@@ -112,7 +125,7 @@ func Solve(c Circuit, opts ...SolveOption) (*Assignment, error) {
 		}
 	}
 	s := newSolver(cfg.shape, cfg.reuse)
-	s.workers = cfg.workers
+	s.workers, s.lcRows = cfg.workers, cfg.lcRows
 	if err := c.Define(s); err != nil {
 		return nil, fmt.Errorf("solve circuit %T: %w", c, err)
 	}
@@ -138,7 +151,8 @@ type solver struct {
 	pub, priv []fr.Element
 	a, b, c   []fr.Element
 	failed    *UnsatisfiedError
-	workers   int // goroutines for Parallel's segments
+	workers   int  // goroutines for Parallel's segments
+	lcRows    bool // WithCombinationRows: Direct returns nil
 
 	bounded bool
 	over    counts // allocations past a bounded solver's ranges
@@ -282,19 +296,25 @@ func (s *solver) Enforce(a, b, c LC) {
 	if !sameLC(a, b) { // squares pass one slice twice: evaluate it once
 		vb = s.Eval(b)
 	}
+	s.EnforceValues(&va, &vb, &vc)
+}
+
+// EnforceValues implements Rows: the row Enforce adds for combinations
+// evaluating to va, vb, vc, checked the same way.
+func (s *solver) EnforceValues(va, vb, vc *fr.Element) {
 	if s.overflows(false) {
 		return
 	}
 	if s.failed == nil {
 		var ab fr.Element
-		mulSmall(&ab, &va, &vb)
-		if ab != vc {
-			s.failed = &UnsatisfiedError{Index: len(s.a), Path: s.pathString(), A: va, B: vb, C: vc}
+		mulSmall(&ab, va, vb)
+		if ab != *vc {
+			s.failed = &UnsatisfiedError{Index: len(s.a), Path: s.pathString(), A: *va, B: *vb, C: *vc}
 		}
 	}
-	s.a = append(s.a, va)
-	s.b = append(s.b, vb)
-	s.c = append(s.c, vc)
+	s.a = append(s.a, *va)
+	s.b = append(s.b, *vb)
+	s.c = append(s.c, *vc)
 }
 
 // sameLC reports whether a and b are the same slice (same terms in memory).

@@ -45,7 +45,7 @@ func (s *solver) solveSegments(segs []Segment) error {
 	var wg sync.WaitGroup
 	for range min(s.workers, len(segs)) {
 		wg.Go(func() {
-			w := &solver{workers: 1, bounded: true, pub: s.pub[:len(s.pub):len(s.pub)]}
+			w := &solver{workers: 1, bounded: true, lcRows: s.lcRows, pub: s.pub[:len(s.pub):len(s.pub)]}
 			for i := int(next.Add(1) - 1); i < len(segs); i = int(next.Add(1) - 1) {
 				w.place(s, privAt[0], privAt[i], privAt[i+1], rowAt[i], rowAt[i+1])
 				results[i] = w.solveSegment(i, &segs[i])

@@ -71,24 +71,59 @@ func boolElement(b bool) fr.Element {
 	return fr.Element{}
 }
 
+// b2i is a bit's value as an integer, for the direct values of a row.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// small holds the field elements −2 … 2, the values a bit gate's
+// combinations take (small[i+2] = i).
+var small = func() (t [5]fr.Element) {
+	for i := range t {
+		t[i].SetInt64(int64(i - 2))
+	}
+	return t
+}()
+
+// smallElement returns the field element i, −2 ≤ i ≤ 2.
+func smallElement(i int) *fr.Element { return &small[i+2] }
+
 // gates enforces the bit and word operations of the gadget. It keeps the
 // linear combinations of one constraint in buffers reused by the next
-// (Enforce does not retain its arguments), so a gate allocates nothing. A
-// gates value belongs to one circuit run.
+// (Enforce does not retain its arguments), so a gate allocates nothing. In
+// proving mode (rows not nil) a gate passes its row's values, which it knows
+// from its bits, instead of building the combinations: the same rows,
+// without the terms (r1cs.Direct). A gates value belongs to one circuit run.
 type gates struct {
 	api     r1cs.API
+	rows    r1cs.Rows
 	a, b, c r1cs.LC
+}
+
+func newGates(api r1cs.API) gates { return gates{api: api, rows: r1cs.Direct(api)} }
+
+// row adds a row of small values (each −2 … 2).
+func (g *gates) row(va, vb, vc int) {
+	g.rows.EnforceValues(smallElement(va), smallElement(vb), smallElement(vc))
 }
 
 // AllocBit allocates a private bit holding value and constrains it to be
 // boolean: v·(1 − v) = 0.
 func AllocBit(api r1cs.API, value bool) Bit {
-	g := gates{api: api}
+	g := newGates(api)
 	return g.allocBit(value)
 }
 
 func (g *gates) allocBit(value bool) Bit {
 	v := g.api.Private(boolElement(value))
+	if g.rows != nil { // v·(1 − v) = 0
+		x := b2i(value)
+		g.row(x, 1-x, 0)
+		return Bit{v: v, value: value}
+	}
 	g.a = append(g.a[:0], r1cs.Term{Var: v, Coeff: one})
 	g.b = append(g.b[:0], r1cs.Term{Var: r1cs.One, Coeff: one}, r1cs.Term{Var: v, Coeff: minus1})
 	g.api.Enforce(g.a, g.b, nil)
@@ -107,7 +142,7 @@ func sameVar(a, b Bit) bool { return !a.constant && !b.constant && a.v == b.v }
 // Xor returns a ⊕ b: free when either is constant or both share a
 // variable, otherwise one constraint (2a)·b = a + b − c.
 func Xor(api r1cs.API, a, b Bit) Bit {
-	g := gates{api: api}
+	g := newGates(api)
 	return g.xor(a, b)
 }
 
@@ -121,6 +156,11 @@ func (g *gates) xor(a, b Bit) Bit {
 		return ConstBit(a.neg != b.neg)
 	}
 	c := g.newBit(a.value != b.value)
+	if g.rows != nil { // (2a)·b = a + b − c
+		x, y := b2i(a.value), b2i(b.value)
+		g.row(2*x, y, x+y-b2i(c.value))
+		return c
+	}
 	g.a = a.appendTo(g.a[:0], &two)
 	g.b = b.appendTo(g.b[:0], &one)
 	g.c = b.appendTo(a.appendTo(g.c[:0], &one), &one)
@@ -139,7 +179,7 @@ func condNot(b Bit, flip bool) Bit {
 // And returns a ∧ b: free when either is constant or both share a
 // variable, otherwise one constraint a·b = c.
 func And(api r1cs.API, a, b Bit) Bit {
-	g := gates{api: api}
+	g := newGates(api)
 	return g.and(a, b)
 }
 
@@ -158,15 +198,21 @@ func (g *gates) and(a, b Bit) Bit {
 		}
 		return ConstBit(false)
 	}
+	value := a.value && b.value
+	if g.rows != nil { // a·b = c
+		v := g.api.Private(boolElement(value))
+		g.row(b2i(a.value), b2i(b.value), b2i(value))
+		return Bit{v: v, value: value}
+	}
 	g.a = a.appendTo(g.a[:0], &one)
 	g.b = b.appendTo(g.b[:0], &one)
-	return Bit{v: r1cs.Product(g.api, g.a, g.b), value: a.value && b.value}
+	return Bit{v: r1cs.Product(g.api, g.a, g.b), value: value}
 }
 
 // Ch returns (e ∧ f) ⊕ (¬e ∧ g) with one constraint e·(f − g) = ch − g,
 // folding constants.
 func Ch(api r1cs.API, e, f, g Bit) Bit {
-	gt := gates{api: api}
+	gt := newGates(api)
 	return gt.ch(e, f, g)
 }
 
@@ -185,6 +231,11 @@ func (gt *gates) ch(e, f, g Bit) Bit {
 		value = f.value
 	}
 	ch := gt.newBit(value)
+	if gt.rows != nil { // e·(f − g) = ch − g
+		vg := b2i(g.value)
+		gt.row(b2i(e.value), b2i(f.value)-vg, b2i(value)-vg)
+		return ch
+	}
 	gt.a = e.appendTo(gt.a[:0], &one)
 	gt.b = g.appendTo(f.appendTo(gt.b[:0], &one), &minus1)
 	gt.c = g.appendTo(append(gt.c[:0], r1cs.Term{Var: ch.v, Coeff: one}), &minus1)
@@ -195,7 +246,7 @@ func (gt *gates) ch(e, f, g Bit) Bit {
 // Maj returns the majority of a, b, c: bc = b ∧ c, then
 // a·(b + c − 2bc) = maj − bc (two constraints at most; constants fold).
 func Maj(api r1cs.API, a, b, c Bit) Bit {
-	g := gates{api: api}
+	g := newGates(api)
 	return g.maj(a, b, c)
 }
 
@@ -205,6 +256,11 @@ func (g *gates) maj(a, b, c Bit) Bit {
 	}
 	bc := g.and(b, c)
 	m := g.newBit(majority(a.value, b.value, c.value))
+	if g.rows != nil { // a·(b + c − 2bc) = m − bc
+		vbc := b2i(bc.value)
+		g.row(b2i(a.value), b2i(b.value)+b2i(c.value)-2*vbc, b2i(m.value)-vbc)
+		return m
+	}
 	g.a = a.appendTo(g.a[:0], &one)
 	g.b = bc.appendTo(c.appendTo(b.appendTo(g.b[:0], &one), &one), &minus2)
 	g.c = bc.appendTo(append(g.c[:0], r1cs.Term{Var: m.v, Coeff: one}), &minus1)

@@ -9,7 +9,7 @@ import (
 // AllocBytes allocates the bits of data as private boolean variables (one
 // constraint each), most significant bit of each byte first.
 func AllocBytes(api r1cs.API, data []byte) []Bit {
-	g := gates{api: api}
+	g := newGates(api)
 	out := make([]Bit, 0, 8*len(data))
 	for _, x := range data {
 		for i := 7; i >= 0; i-- {

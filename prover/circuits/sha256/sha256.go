@@ -58,7 +58,7 @@ func Sum(api r1cs.API, msg []Bit) []Bit {
 	defer api.Namespace("sha256")()
 	padded := Pad(msg)
 	state := IV()
-	g := gates{api: api}
+	g := newGates(api)
 	for b := 0; b < len(padded); b += BlockBits {
 		pop := api.Namespace(fmt.Sprintf("block%d", b/BlockBits))
 		state = g.compress(state, padded[b:b+BlockBits])
@@ -74,7 +74,7 @@ func Sum(api r1cs.API, msg []Bit) []Bit {
 // Compress applies the compression function to state and one 512-bit block
 // (FIPS bit order) and returns the new chaining state.
 func Compress(api r1cs.API, state [8]Word, block []Bit) [8]Word {
-	g := gates{api: api}
+	g := newGates(api)
 	return g.compress(state, block)
 }
 

@@ -32,6 +32,19 @@ func (w *Word) Value() uint32 {
 	return x
 }
 
+// valueConst returns the word's value and whether every bit is constant, in
+// one pass (an addition reads both for each operand).
+func (w *Word) valueConst() (x uint32, constant bool) {
+	constant = true
+	for i := range w {
+		if w[i].value {
+			x |= 1 << i
+		}
+		constant = constant && w[i].constant
+	}
+	return x, constant
+}
+
 // IsConstant reports whether every bit of w is constant.
 func (w *Word) IsConstant() bool {
 	for _, b := range w {
@@ -115,21 +128,23 @@ var negTopScale = func() (t [maxTop + 1][maxTop + 1]fr.Element) {
 // element, which is split into 32 result bits and the carries; see the
 // package documentation for the constraint count.
 func Add(api r1cs.API, k uint32, ws ...Word) Word {
-	g := gates{api: api}
+	g := newGates(api)
 	return g.add(k, ws...)
 }
 
 func (g *gates) add(k uint32, ws ...Word) Word {
-	sum, maxSum := uint64(k), uint64(k)
+	sum, maxSum, constant := uint64(k), uint64(k), true
 	for i := range ws {
-		sum += uint64(ws[i].Value())
-		if ws[i].IsConstant() {
-			maxSum += uint64(ws[i].Value())
+		v, c := ws[i].valueConst()
+		sum += uint64(v)
+		if c {
+			maxSum += uint64(v)
 		} else {
 			maxSum += 1<<32 - 1
+			constant = false
 		}
 	}
-	if allConstant(ws) {
+	if constant {
 		return ConstWord(uint32(sum))
 	}
 	n := max(bits.Len64(maxSum), 32)
@@ -147,32 +162,35 @@ func (g *gates) add(k uint32, ws ...Word) Word {
 	if n == 32 {
 		// No carry: allocate bit 31 too and enforce the packing equality.
 		w[31] = g.allocBit(sum>>31&1 == 1)
+		if g.rows != nil { // packed · 1 = k + Σ ws, both sum (below 2^32)
+			var v fr.Element
+			v.SetUint64(sum)
+			g.rows.EnforceValues(&v, &one, &v)
+			return w
+		}
 		g.a = packTerms(g.a[:0], w[:], pow2[:])
 		g.b = append(g.b[:0], r1cs.Term{Var: r1cs.One, Coeff: one})
 		g.c = sumTerms(g.c[:0], k, ws, pow2[:])
 		g.api.Enforce(g.a, g.b, g.c)
 		return w
 	}
-	g.enforceTopBit(k, ws, w[:], carries[:n-33])
+	g.enforceTopBit(k, ws, w[:], carries[:n-33], sum)
 	return w
-}
-
-func allConstant(ws []Word) bool {
-	for i := range ws {
-		if !ws[i].IsConstant() {
-			return false
-		}
-	}
-	return true
 }
 
 // enforceTopBit constrains top = (sum − packed)/2^j to be boolean, where
 // packed = Σ_{i<j} 2^i·b_i packs the result bits and the lower carries and
 // j = 32 + len(carries); over boolean b_i this forces
 // sum = packed + 2^j·top. It uses u = 2·top − 1 and u·u = 1, so that the
-// long combination is a single factor passed twice and solved once.
-func (g *gates) enforceTopBit(k uint32, ws []Word, low, carries []Bit) {
+// long combination is a single factor passed twice and solved once. sum is
+// the value of k + Σ ws (below 2^(j+1)), from which proving mode takes u.
+func (g *gates) enforceTopBit(k uint32, ws []Word, low, carries []Bit, sum uint64) {
 	j := 32 + len(carries)
+	if g.rows != nil {
+		u := smallElement(2*int(sum>>j&1) - 1)
+		g.rows.EnforceValues(u, u, &one)
+		return
+	}
 	scale, neg := topScale[j][:], negTopScale[j][:]
 	u := sumTerms(g.a[:0], k, ws, scale)
 	for i, b := range low {
