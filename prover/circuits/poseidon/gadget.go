@@ -43,15 +43,21 @@ func (p *Params) HashGadget(api r1cs.API, inputs ...r1cs.LC) (r1cs.LC, error) {
 
 // gadget is one run of the permutation gadget: the variable of every
 // symbol, and LC buffers reused across S-boxes, which Enforce allows since
-// it does not retain its arguments. Values never pass through the gadget:
-// r1cs.Bind and r1cs.Product compute each variable from its constraint.
-// Runs take their gadget from the Params' pool and give it back, so a
-// permutation allocates nothing in the steady state.
+// it does not retain its arguments. In shape mode, and for an API without
+// direct rows, r1cs.Bind and r1cs.Product compute each variable from its
+// constraint. In proving mode (rows not nil) the gadget keeps every
+// symbol's value instead, evaluates each S-box input from the symbols'
+// values (the inputs' lanes evaluated once) and passes each row's values
+// (r1cs.Direct): the same rows and variables, without building the
+// combinations. Runs take their gadget from the Params' pool and give it
+// back, so a permutation allocates nothing in the steady state.
 type gadget struct {
 	api    r1cs.API
+	rows   r1cs.Rows
 	tab    *tables
 	in     []r1cs.LC
 	vars   []r1cs.Variable // symbols ≥ T
+	vals   []fr.Element    // every symbol's value, with rows
 	x, bx  r1cs.LC         // S-box input and its bound variable
 	v1, v2 r1cs.LC         // single-variable buffers
 }
@@ -65,9 +71,21 @@ func (p *Params) permute(api r1cs.API, in []r1cs.LC) *gadget {
 	if g == nil {
 		g = &gadget{vars: make([]r1cs.Variable, tab.nsym)}
 	}
-	g.api, g.tab, g.in = api, tab, in
+	g.api, g.tab, g.in, g.rows = api, tab, in, r1cs.Direct(api)
+	if g.rows == nil {
+		for k := range tab.steps {
+			g.sbox(&tab.steps[k])
+		}
+		return g
+	}
+	if len(g.vals) < tab.nsym {
+		g.vals = make([]fr.Element, tab.nsym)
+	}
+	for i := range in {
+		g.vals[i] = api.Eval(in[i])
+	}
 	for k := range tab.steps {
-		g.sbox(&tab.steps[k])
+		g.sboxValues(&tab.steps[k])
 	}
 	return g
 }
@@ -94,6 +112,43 @@ func (g *gadget) sbox(s *sboxStep) {
 	g.v1 = single(g.v1, r1cs.Product(g.api, x, x))
 	g.v2 = single(g.v2, r1cs.Product(g.api, g.v1, g.v1))
 	g.vars[ySym] = r1cs.Product(g.api, g.v2, x)
+}
+
+// sboxValues is sbox with direct rows: the rows Bind and Product add, from
+// the symbols' values.
+func (g *gadget) sboxValues(s *sboxStep) {
+	x := g.value(&s.in)
+	ySym := s.sym
+	if s.bind { // x·1 = xv
+		g.vars[s.sym] = g.api.Private(x)
+		g.rows.EnforceValues(&x, &montOne, &x)
+		g.vals[s.sym] = x
+		ySym++
+	}
+	var x2, x4 fr.Element
+	x2.Square(&x)
+	g.api.Private(x2)
+	g.rows.EnforceValues(&x, &x, &x2)
+	x4.Square(&x2)
+	g.api.Private(x4)
+	g.rows.EnforceValues(&x2, &x2, &x4)
+	y := &g.vals[ySym]
+	y.Mul(&x4, &x)
+	g.vars[ySym] = g.api.Private(*y)
+	g.rows.EnforceValues(&x4, &x, y)
+}
+
+// value is a's value from the symbols' values: what Eval gives for the
+// combination lc builds.
+func (g *gadget) value(a *affine) fr.Element {
+	v := a.c
+	var t fr.Element
+	for i := range a.terms {
+		st := &a.terms[i]
+		t.Mul(&st.coeff, &g.vals[st.sym])
+		v.Add(&v, &t)
+	}
+	return v
 }
 
 var montOne = fr.One()
