@@ -85,12 +85,16 @@ func (s *shapeBuilder) absorb(w *shapeBuilder) {
 }
 
 // absorb appends src's rows to m, its coefficient ids mapped through ids;
-// src's chunks are taken over, not copied.
+// src's chunks are taken over, not copied (its row ends shifted in place).
 func (m *matrixBuilder) absorb(src *matrixBuilder, ids []uint32) {
 	base := uint32(m.n)
-	for _, end := range src.rowEnd {
-		m.rowEnd = append(m.rowEnd, base+end)
+	for _, ends := range src.ends {
+		for j := range ends {
+			ends[j] += base
+		}
 	}
+	m.ends = append(m.ends, src.ends...)
+	m.rows += src.rows
 	for k := range src.ids {
 		chunk := src.ids[k]
 		for j, id := range chunk {

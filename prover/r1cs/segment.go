@@ -85,7 +85,7 @@ type segmentAPI interface {
 }
 
 func (s *shapeBuilder) counts() counts {
-	return counts{s.nbPublic, s.nbPrivate, len(s.a.rowEnd)}
+	return counts{s.nbPublic, s.nbPrivate, s.a.rows}
 }
 
 // Shape mode reads no values, so there is nothing to isolate.

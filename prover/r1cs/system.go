@@ -151,7 +151,7 @@ func (s *shapeBuilder) finish() (*System, error) {
 	sys := &System{
 		NbPublic:      s.nbPublic,
 		NbPrivate:     s.nbPrivate,
-		NbConstraints: len(s.a.rowEnd),
+		NbConstraints: s.a.rows,
 	}
 	one := fr.One()
 	for k := 0; k < s.nbPublic; k++ {
@@ -202,33 +202,48 @@ const chunkTerms = 1 << 16
 // copies each term once (into the final arrays) instead of on every growth
 // of one huge slice.
 type matrixBuilder struct {
-	rowEnd []uint32     // running term count after each row
-	cols   [][]Variable // raw variables, chunked
-	ids    [][]uint32   // coefficient ids, chunked alike
-	n      int          // terms so far
+	ends [][]uint32   // running term count after each row, chunked
+	cols [][]Variable // raw variables, chunked
+	ids  [][]uint32   // coefficient ids, chunked alike
+	n    int          // terms so far
+	rows int          // rows so far
 }
+
+// chunk returns a slice of capacity for the next chunk of a builder that
+// holds n entries so far: small circuits get small chunks, large ones
+// chunks of up to chunkTerms, so no vector is regrown and copied (growing
+// one slice per matrix, copied at every growth, was the largest cost of a
+// large compile after the terms themselves).
+func chunk[T any](n int) []T { return make([]T, 0, min(chunkTerms, max(256, n))) }
 
 func (m *matrixBuilder) appendRow(lc LC, coeffs *coeffTable) {
 	for i := range lc {
 		if k := len(m.cols) - 1; k < 0 || len(m.cols[k]) == cap(m.cols[k]) {
-			size := min(chunkTerms, max(256, m.n)) // small circuits, small chunks
-			m.cols = append(m.cols, make([]Variable, 0, size))
-			m.ids = append(m.ids, make([]uint32, 0, size))
+			m.cols = append(m.cols, chunk[Variable](m.n))
+			m.ids = append(m.ids, chunk[uint32](m.n))
 		}
 		k := len(m.cols) - 1
 		m.cols[k] = append(m.cols[k], lc[i].Var)
 		m.ids[k] = append(m.ids[k], coeffs.id(lc[i].Coeff))
 		m.n++
 	}
-	m.rowEnd = append(m.rowEnd, uint32(m.n))
+	if k := len(m.ends) - 1; k < 0 || len(m.ends[k]) == cap(m.ends[k]) {
+		m.ends = append(m.ends, chunk[uint32](m.rows))
+	}
+	k := len(m.ends) - 1
+	m.ends[k] = append(m.ends[k], uint32(m.n))
+	m.rows++
 }
 
 // build flattens the chunks into CSR form with assignment columns.
 func (m *matrixBuilder) build(nbPublic, nbPrivate int) (Matrix, error) {
 	out := Matrix{
-		RowPtr:  append(make([]uint32, 1, len(m.rowEnd)+1), m.rowEnd...),
+		RowPtr:  make([]uint32, 1, m.rows+1),
 		Col:     make([]uint32, 0, m.n),
 		CoeffID: make([]uint32, 0, m.n),
+	}
+	for _, ends := range m.ends {
+		out.RowPtr = append(out.RowPtr, ends...)
 	}
 	for k, chunk := range m.cols {
 		for _, v := range chunk {
