@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -160,14 +162,10 @@ func (s *shapeBuilder) finish() (*System, error) {
 		s.c.appendRow(nil, &s.coeffs)
 	}
 	sys.Coeffs = s.coeffs.values
-	var err error
-	for _, m := range []struct {
-		dst *Matrix
-		src *matrixBuilder
-	}{{&sys.A, &s.a}, {&sys.B, &s.b}, {&sys.C, &s.c}} {
-		if *m.dst, err = m.src.build(s.nbPublic, s.nbPrivate); err != nil {
-			return nil, err
-		}
+	err := buildMatrices([3]*Matrix{&sys.A, &sys.B, &sys.C}, [3]*matrixBuilder{&s.a, &s.b, &s.c},
+		s.nbPublic, s.nbPrivate, s.workers)
+	if err != nil {
+		return nil, err
 	}
 	return sys, nil
 }
@@ -235,26 +233,60 @@ func (m *matrixBuilder) appendRow(lc LC, coeffs *coeffTable) {
 	m.rows++
 }
 
-// build flattens the chunks into CSR form with assignment columns.
-func (m *matrixBuilder) build(nbPublic, nbPrivate int) (Matrix, error) {
-	out := Matrix{
-		RowPtr:  make([]uint32, 1, m.rows+1),
-		Col:     make([]uint32, 0, m.n),
-		CoeffID: make([]uint32, 0, m.n),
+// buildMatrices flattens the builders' chunks into CSR form with assignment
+// columns, the chunks of all three matrices spread over workers goroutines
+// (each chunk lands at its own offset, so the result is the same for every
+// worker count); a variable the builder never allocated is an error, the
+// first in matrix and entry order.
+func buildMatrices(dst [3]*Matrix, src [3]*matrixBuilder, nbPublic, nbPrivate, workers int) error {
+	type task struct {
+		m, k, off int
+		err       error
 	}
-	for _, ends := range m.ends {
-		out.RowPtr = append(out.RowPtr, ends...)
-	}
-	for k, chunk := range m.cols {
-		for _, v := range chunk {
-			if (v.IsPrivate() && v.Index() >= nbPrivate) || (!v.IsPrivate() && v.Index() >= nbPublic) {
-				return Matrix{}, fmt.Errorf("unknown variable %#x in matrix entry %d", uint32(v), len(out.Col))
-			}
-			out.Col = append(out.Col, uint32(column(v, nbPublic)))
+	var tasks []task
+	for m, b := range src {
+		*dst[m] = Matrix{
+			RowPtr:  make([]uint32, 1, b.rows+1),
+			Col:     make([]uint32, b.n),
+			CoeffID: make([]uint32, b.n),
 		}
-		out.CoeffID = append(out.CoeffID, m.ids[k]...)
+		for _, ends := range b.ends {
+			dst[m].RowPtr = append(dst[m].RowPtr, ends...)
+		}
+		off := 0
+		for k := range b.cols {
+			tasks = append(tasks, task{m: m, k: k, off: off})
+			off += len(b.cols[k])
+		}
 	}
-	return out, nil
+	run := func(t *task) {
+		out, cols := dst[t.m], src[t.m].cols[t.k]
+		copy(out.CoeffID[t.off:], src[t.m].ids[t.k])
+		col := out.Col[t.off : t.off+len(cols)]
+		for j, v := range cols {
+			if (v.IsPrivate() && v.Index() >= nbPrivate) || (!v.IsPrivate() && v.Index() >= nbPublic) {
+				t.err = fmt.Errorf("unknown variable %#x in matrix entry %d", uint32(v), t.off+j)
+				return
+			}
+			col[j] = uint32(column(v, nbPublic))
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(max(1, workers), len(tasks)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(tasks); i = int(next.Add(1) - 1) {
+				run(&tasks[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i := range tasks {
+		if tasks[i].err != nil {
+			return tasks[i].err
+		}
+	}
+	return nil
 }
 
 // namespaces keeps the namespace path without allocating per push: the pop
