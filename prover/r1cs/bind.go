@@ -58,9 +58,7 @@ func (s *solver) bind(lc LC) Variable {
 		return s.overIndex()
 	}
 	s.priv = append(s.priv, value)
-	s.a = append(s.a, value)
-	s.b = append(s.b, montOne)
-	s.c = append(s.c, value)
+	s.push(&value, &montOne, &value)
 	return Variable(len(s.priv)-1) | privateTag
 }
 
@@ -76,8 +74,6 @@ func (s *solver) product(a, b LC) Variable {
 		return s.overIndex()
 	}
 	s.priv = append(s.priv, ab)
-	s.a = append(s.a, va)
-	s.b = append(s.b, vb)
-	s.c = append(s.c, ab)
+	s.push(&va, &vb, &ab)
 	return Variable(len(s.priv)-1) | privateTag
 }

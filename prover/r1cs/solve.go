@@ -312,6 +312,12 @@ func (s *solver) EnforceValues(va, vb, vc *fr.Element) {
 			s.failed = &UnsatisfiedError{Index: len(s.a), Path: s.pathString(), A: *va, B: *vb, C: *vc}
 		}
 	}
+	s.push(va, vb, vc)
+}
+
+// push appends one row's values (every row's one way in: Enforce,
+// EnforceValues, Bind, Product).
+func (s *solver) push(va, vb, vc *fr.Element) {
 	s.a = append(s.a, *va)
 	s.b = append(s.b, *vb)
 	s.c = append(s.c, *vc)

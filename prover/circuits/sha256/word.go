@@ -23,17 +23,13 @@ func ConstWord(x uint32) Word {
 
 // Value is the word's value (meaningful only in proving mode).
 func (w *Word) Value() uint32 {
-	var x uint32
-	for i, b := range w {
-		if b.value {
-			x |= 1 << i
-		}
-	}
+	x, _ := w.valueConst()
 	return x
 }
 
 // valueConst returns the word's value and whether every bit is constant, in
-// one pass (an addition reads both for each operand).
+// one pass (an addition reads both for each operand; Value and IsConstant
+// read one).
 func (w *Word) valueConst() (x uint32, constant bool) {
 	constant = true
 	for i := range w {
@@ -47,12 +43,8 @@ func (w *Word) valueConst() (x uint32, constant bool) {
 
 // IsConstant reports whether every bit of w is constant.
 func (w *Word) IsConstant() bool {
-	for _, b := range w {
-		if !b.constant {
-			return false
-		}
-	}
-	return true
+	_, c := w.valueConst()
+	return c
 }
 
 // rotr returns w rotated right by n.
