@@ -327,3 +327,59 @@ func TestUnpinnedVectorsStillProve(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs.String(), "solved vectors not pinned"), "logged once")
 	assert.Empty(t, d.adopted, "nothing adopts memory that is not pinned")
 }
+
+// A proof's vectors go back to the budget once the next proof on the device
+// has done its host work (groth16.PhaseHost), when that proof was waiting
+// for the device: the synthesis they let start then runs beside device
+// work, not beside the copies. Three jobs, host memory for two: the third
+// solves into the first's vectors, and not before the second's host work.
+func TestVectorsGoBackAfterTheNextProofsHostWork(t *testing.T) {
+	c := porep(t, 1024)
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	h, err := km.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	need := h.Sys.AssignmentBytes()
+	h.Release()
+
+	d := newFake(t, "fake0")
+	first := newGate()
+	var mu sync.Mutex
+	var calls int
+	var reusedAtSecond int64 = -1
+	var e *Engine
+	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		switch n {
+		case 1:
+			return first.hold(ctx, asg)
+		case 2:
+			e.budget.mu.Lock()
+			reusedAtSecond = e.budget.reused
+			e.budget.mu.Unlock()
+		}
+		return nil
+	}
+	e = newEngine(t, Config{Keys: km, Synthesizers: 1, HostBudget: 2 * need}, d)
+	jobs := []*Job{submit(t, e, c, 1, Normal), submit(t, e, c, 2, Normal), submit(t, e, c, 3, Normal)}
+	require.Eventually(t, func() bool {
+		return first.waiting.Load() == 1 && jobs[1].State() == Ready && jobs[2].State() == Synthesizing
+	}, time.Minute, time.Millisecond, "job 1 proving, job 2 waiting for the device, job 3 for host memory")
+	assert.Equal(t, 2*need, e.budget.inUse())
+	first.open()
+	for i, j := range jobs {
+		r, err := wait(t, j)
+		require.NoError(t, err, "job %d", i)
+		assert.True(t, r.Verified, "job %d", i)
+		assert.Positive(t, r.Timings.Phases[string(groth16.PhaseHost)], "job %d: its host work is a phase", i)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, int64(0), reusedAtSecond, "job 1's vectors were still held when job 2's proof began")
+	e.budget.mu.Lock()
+	defer e.budget.mu.Unlock()
+	assert.Equal(t, int64(1), e.budget.reused, "job 3 solved into job 1's vectors")
+}

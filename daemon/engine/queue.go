@@ -222,6 +222,24 @@ func (h *handoff) take(ctx context.Context, eligible, prefer func(*Job) bool) (*
 	}
 }
 
+// tryTake is take without the wait: nil when no job eligible accepts is
+// there now.
+func (h *handoff) tryTake(eligible, prefer func(*Job) bool) *Job {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	i := h.bestLocked(eligible, prefer)
+	if i < 0 {
+		return nil
+	}
+	j := h.jobs[i]
+	h.jobs = append(h.jobs[:i], h.jobs[i+1:]...)
+	h.cond.Broadcast()
+	return j
+}
+
 // bestLocked returns the index of the best eligible job, or -1.
 func (h *handoff) bestLocked(eligible, prefer func(*Job) bool) int {
 	best, bestPref := -1, false

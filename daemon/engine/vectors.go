@@ -87,11 +87,12 @@ func (hv *hostVectors) alloc(sys *r1cs.System) (*vectors, error) {
 		return nil, fmt.Errorf("vectors: %w", err)
 	}
 	all := unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(mem))), len(mem)/fr.Bytes)
+	wires := all[:sys.NbPublic+sys.NbPrivate] // Public‖Private: Prove reads it in place
 	var parts [5][]fr.Element
 	for i, l := range lens {
 		parts[i], all = all[:0:l], all[l:]
 	}
-	v := &vectors{mem: mem, asg: &r1cs.Assignment{Public: parts[0], Private: parts[1], A: parts[2], B: parts[3], C: parts[4]}}
+	v := &vectors{mem: mem, asg: &r1cs.Assignment{Public: parts[0], Private: parts[1], A: parts[2], B: parts[3], C: parts[4], Wires: wires}}
 	hv.pinAll(mem)
 	hv.mu.Lock()
 	hv.live[v] = true

@@ -29,15 +29,29 @@ func (w *worker) run() {
 	defer w.e.wg.Done()
 	name := w.dev.Name()
 	hot := func(j *Job) bool { return w.e.cfg.Keys.IsHotOn(j.handle.Key, name) }
+	eligible := func(j *Job) bool { return hot(j) || !w.e.heldByIdleOther(j, w) }
+	var next *Job      // taken at the end of the last proof
+	var release func() // the last proof's vectors, handed back during the next one (see prove)
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 	for {
-		w.idle.Store(true)
-		j, err := w.e.handoff.take(w.e.ctx, func(j *Job) bool { return hot(j) || !w.e.heldByIdleOther(j, w) }, hot)
-		w.idle.Store(false)
-		if err != nil {
-			return
+		j := next
+		if j == nil {
+			w.idle.Store(true)
+			var err error
+			j, err = w.e.handoff.take(w.e.ctx, eligible, hot)
+			w.idle.Store(false)
+			if err != nil {
+				return
+			}
 		}
 		w.e.handoff.kick() // jobs whose key this device holds may go to others now
-		if err := w.prove(j); err != nil {
+		var err error
+		next, release, err = w.prove(j, release, eligible, hot)
+		if err != nil {
 			w.mu.Lock()
 			w.down = err
 			w.mu.Unlock()
@@ -49,8 +63,23 @@ func (w *worker) run() {
 
 // prove makes j's proof on the device. It returns an error only when the
 // device could not recover from a failure (j has then failed).
-func (w *worker) prove(j *Job) (down error) {
+//
+// prev hands back the vectors of the proof before j's: prove calls it once
+// j's Prove has done its host work (groth16.PhaseHost), or at its end. A
+// synthesizer waiting for host memory then solves beside j's device work,
+// not beside the host work at its start, whose copies would run at half
+// speed with every core solving (docs/perf.md). When another job is waiting
+// for this device at j's end, prove takes it (next) and leaves j's vectors
+// to it in the same way (release); otherwise it hands them back at once.
+func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (next *Job, release func(), down error) {
 	e, name := w.e, w.dev.Name()
+	var once sync.Once
+	handBack := func() {
+		if prev != nil {
+			once.Do(prev)
+		}
+	}
+	defer handBack()
 	defer func() {
 		if p := recover(); p != nil {
 			err := fmt.Errorf("job %s: prove on %s: panic: %v", j.ID, name, p)
@@ -64,11 +93,14 @@ func (w *worker) prove(j *Job) (down error) {
 	defer w.setCurrent("")
 	if err := e.cfg.Keys.MakeRoomOn(j.handle, name); err != nil {
 		e.end(j, nil, fmt.Errorf("job %s: key residency on %s: %w", j.ID, name, err))
-		return nil
+		return nil, nil, nil
 	}
 	var pmu sync.Mutex
 	phases := map[string]time.Duration{}
 	ctx := groth16.WithTrace(j.ctx, &groth16.Trace{PhaseDone: func(info groth16.PhaseInfo) {
+		if info.Phase == groth16.PhaseHost && info.Call == "" {
+			handBack()
+		}
 		p := phaseName(info)
 		pmu.Lock()
 		phases[p] += info.Duration
@@ -82,25 +114,30 @@ func (w *worker) prove(j *Job) (down error) {
 	if err != nil && j.ctx.Err() != nil {
 		// Cancelled: the device stopped at a stage boundary and freed the job's memory.
 		e.end(j, nil, fmt.Errorf("job %s: cancelled while proving on %s: %w", j.ID, name, j.ctx.Err()))
-		return nil
+		return nil, nil, nil
 	}
 	if err != nil {
 		// Restore the device before reporting, so that a client seeing the
 		// failure sees the device's state after it.
 		down := w.recoverDevice(err)
 		e.end(j, nil, fmt.Errorf("job %s: prove on %s: %w", j.ID, name, err))
-		return down
+		return nil, nil, down
 	}
 	if w.dev.Resident() {
 		e.cfg.Keys.MarkHot(j.handle, name)
 	}
 	// The proof is made: the job's vectors (and their reservation) serve
 	// the next job of its key.
-	e.freeVectors(e.budget.keep(j.handle.Key, j.vec, j.reserved))
+	key, vec, reserved := j.handle.Key, j.vec, j.reserved
+	release = func() { e.freeVectors(e.budget.keep(key, vec, reserved)) }
 	j.asg, j.vec, j.reserved = nil, nil, 0
 	pmu.Lock()
 	j.timings.Phases = phases
 	pmu.Unlock()
+	if next = e.handoff.tryTake(eligible, prefer); next == nil {
+		release()
+		release = nil
+	}
 	r := &Result{Proof: proof, Public: j.public, Device: name}
 	// The check runs beside the device's next job: the pairing is host work
 	// the GPU need not wait for.
@@ -109,7 +146,7 @@ func (w *worker) prove(j *Job) (down error) {
 		defer e.wg.Done()
 		e.verifyAndEnd(j, r)
 	}()
-	return nil
+	return next, release, nil
 }
 
 // verifyAndEnd checks r's proof against the job's verifying key (unless

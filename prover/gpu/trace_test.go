@@ -87,7 +87,7 @@ func TestProveTraceGPU(t *testing.T) {
 		}
 		calls[i.Call][i.Phase]++
 	}
-	assert.Equal(t, map[groth16.Phase]bool{groth16.PhaseQuotientLH: true, groth16.PhaseMSMA: true,
+	assert.Equal(t, map[groth16.Phase]bool{groth16.PhaseHost: true, groth16.PhaseQuotientLH: true, groth16.PhaseMSMA: true,
 		groth16.PhaseMSMBPair: true, groth16.PhaseProve: true}, own)
 	assert.Equal(t, 1, calls[groth16.PhaseQuotientLH][groth16.PhaseQuotientCompute], "the fused call's quotient")
 	assert.Zero(t, calls[groth16.PhaseQuotientLH][groth16.PhaseQuotientDownload], "h stays on the GPU")

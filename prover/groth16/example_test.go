@@ -88,7 +88,7 @@ func ExampleWithTrace() {
 	_, err = groth16.Prove(ctx, pk, asg, backend, rand.Reader)
 	fmt.Println(errors.Is(err, context.Canceled))
 	// Output:
-	// msm A, msm B1, msm B2, msm L‖H, prove, quotient
+	// host vectors, msm A, msm B1, msm B2, msm L‖H, prove, quotient
 	// true
 }
 

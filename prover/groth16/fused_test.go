@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -194,4 +195,66 @@ func TestProveWithPrefetcher(t *testing.T) {
 	require.Len(t, be.announced, 2)
 	assert.Len(t, be.announced[0], len(f.pk.G1.A), "the A wires")
 	assert.Len(t, be.announced[1], len(f.pk.G1.B), "the B wires")
+}
+
+// privateSeen is fusedCPU recording where the private wires of its fused
+// call lie.
+type privateSeen struct {
+	*fusedCPU
+	private *fr.Element
+}
+
+func (b *privateSeen) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, private, a, bv, c []fr.Element) (bls12381.G1Jac, error) {
+	b.private = unsafe.SliceData(private)
+	return b.fusedCPU.MSMQuotientLH(ctx, lh, private, a, bv, c)
+}
+
+// An assignment whose Public‖Private is one vector (r1cs's Wires) is proved
+// from that vector: a fused backend gets its private part itself and the
+// workspace allocates no wire vector; the proofs equal those of the same
+// values apart, fused or not.
+func TestProveReadsTheWireVectorInPlace(t *testing.T) {
+	c := &r1cstest.MulChain{N: 40, Seed: fr.NewElement(8)}
+	f := setup(t, c)
+	want, _ := prove(t, f, c, seeded(3))
+	solve := func(joint bool) *r1cs.Assignment {
+		asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+		require.NoError(t, err)
+		require.NotNil(t, asg.WireVector())
+		if !joint {
+			asg.Public = append([]fr.Element(nil), asg.Public...)
+			asg.Private = append([]fr.Element(nil), asg.Private...)
+			require.Nil(t, asg.WireVector())
+		}
+		return asg
+	}
+	for _, fused := range []bool{true, false} {
+		allocs := map[bool]int{}
+		for _, joint := range []bool{true, false} {
+			t.Run(fmt.Sprintf("fused=%t/joint=%t", fused, joint), func(t *testing.T) {
+				asg := solve(joint)
+				inner, err := cpu.New()
+				require.NoError(t, err)
+				be := &privateSeen{fusedCPU: &fusedCPU{Backend: inner}}
+				var backend groth16.Backend = inner
+				if fused {
+					backend = be
+				}
+				alloc := newHeapAllocator()
+				got, err := groth16.Prove(context.Background(), f.pk, asg, backend, seeded(3),
+					groth16.WithWorkspace(groth16.NewWorkspace(alloc)))
+				require.NoError(t, err)
+				assert.Equal(t, encode(t, want), encode(t, got))
+				allocs[joint] = alloc.allocs
+				if fused {
+					assert.Equal(t, joint, be.private == unsafe.SliceData(asg.Private), "the fused call reads asg's own private wires")
+				}
+			})
+		}
+		if fused {
+			assert.Equal(t, allocs[false]-1, allocs[true], "no wire vector allocated for a joint assignment")
+		} else {
+			assert.Equal(t, allocs[false], allocs[true], "public‖private‖h is allocated either way")
+		}
+	}
 }

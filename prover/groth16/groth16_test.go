@@ -234,7 +234,7 @@ func TestProveTrace(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, groth16.Verify(f.vk, proof, asg.PublicInputs()))
 	infos := pt.Infos()
-	require.Len(t, infos, 6, "%v", infos)
+	require.Len(t, infos, 7, "%v", infos)
 	byPhase := map[groth16.Phase]groth16.PhaseInfo{}
 	for _, i := range infos {
 		assert.NotContains(t, byPhase, i.Phase, "one report per phase")
@@ -245,7 +245,11 @@ func TestProveTrace(t *testing.T) {
 	}
 	total := byPhase[groth16.PhaseProve]
 	assert.Equal(t, groth16.PhaseProve, infos[len(infos)-1].Phase, "the whole proof last")
-	assert.Equal(t, groth16.PhaseQuotient, infos[0].Phase, "the quotient first")
+	assert.Equal(t, groth16.PhaseHost, infos[0].Phase, "the host vectors first")
+	assert.Equal(t, groth16.PhaseQuotient, infos[1].Phase, "then the quotient")
+	assert.Equal(t, f.pk.NbVariables(), byPhase[groth16.PhaseHost].Points)
+	assert.False(t, byPhase[groth16.PhaseQuotient].Start.Before(byPhase[groth16.PhaseHost].Start.Add(byPhase[groth16.PhaseHost].Duration)),
+		"the quotient starts after the host vectors")
 	assert.Equal(t, f.pk.DomainSize, byPhase[groth16.PhaseQuotient].Points)
 	assert.Equal(t, len(f.pk.G1.L)+len(f.pk.G1.H), byPhase[groth16.PhaseMSMLH].Points)
 	assert.Equal(t, len(f.pk.G2.B), byPhase[groth16.PhaseMSMB2].Points)
@@ -293,7 +297,7 @@ func TestProveTracesOverlap(t *testing.T) {
 	require.NoError(t, <-errs)
 	for i := range traces {
 		infos := traces[i].Infos()
-		require.Len(t, infos, 6+5, "trace %d: Prove's six phases and one sub-phase per backend call", i)
+		require.Len(t, infos, 7+5, "trace %d: Prove's seven phases and one sub-phase per backend call", i)
 		for _, info := range infos {
 			if info.Device == "" {
 				continue

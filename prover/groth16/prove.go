@@ -103,24 +103,41 @@ func Prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignment, backend Ba
 }
 
 // prove computes the four MSM sums of asg's proof (and the quotient they
-// need) on backend, its host vectors in ws.
+// need) on backend, its host vectors in ws. Its host work comes first and
+// is reported as PhaseHost: the wire vector (asg's own, WireVector, or a
+// copy) and its compactions for A and B.
 func (m *msmSums) prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignment, backend Backend, ws *Workspace) error {
-	// One buffer public‖private‖h: its first part is the wire vector, and
-	// private‖h, once the quotient is copied in, the L‖H scalars. A fused
-	// backend (QuotientLHBackend) keeps h to itself: the wires suffice.
+	start := time.Now()
+	// A fused backend (QuotientLHBackend) keeps h to itself: the wires
+	// suffice, and asg's own wire vector serves when it has one. Otherwise
+	// one buffer public‖private‖h: its first part is the wire vector, and
+	// private‖h, once the quotient is copied in, the L‖H scalars.
 	nv := pk.NbVariables()
 	fb, lh, fused := fusedLH(pk, backend)
-	size := nv + pk.DomainSize - 1
-	if fused {
-		size = nv
+	wire := asg.WireVector()
+	var buf []fr.Element
+	if wire == nil || !fused {
+		size := nv + pk.DomainSize - 1
+		if fused {
+			size = nv
+		}
+		var err error
+		if buf, err = ws.grow(&ws.buf, size); err != nil {
+			return err
+		}
+		wire = buf[:nv]
+		copyAll(wire, asg.Public)
+		copyAll(wire[pk.NbPublic:], asg.Private)
 	}
-	buf, err := ws.grow(&ws.buf, size)
+	wireA, err := ws.compact(wire, pk.InfinityA, &ws.a)
 	if err != nil {
 		return err
 	}
-	wire := buf[:nv]
-	copyAll(wire, asg.Public)
-	copyAll(wire[pk.NbPublic:], asg.Private)
+	wireB, err := ws.compact(wire, pk.InfinityB, &ws.b)
+	if err != nil {
+		return err
+	}
+	PhaseDone(ctx, PhaseInfo{Phase: PhaseHost, Start: start, Duration: time.Since(start), Points: nv})
 	lhPoints := pk.NbPrivate + pk.DomainSize - 1
 	var lhSum func(context.Context) error
 	if fused {
@@ -142,7 +159,7 @@ func (m *msmSums) prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignmen
 			})
 		}
 	}
-	return m.run(ctx, pk, backend, wire, lhSum, fused, ws)
+	return m.run(ctx, pk, backend, wireA, wireB, lhSum, fused)
 }
 
 // fusedLH returns backend as a QuotientLHBackend, with pk's L‖H bases,
@@ -179,24 +196,14 @@ type msmSums struct {
 	b2        bls12381.G2Jac
 }
 
-// run computes the three G1 MSMs (L‖H by lhSum, A, B₁) at once, then the
-// G2 MSM (B₂) alone, or with a BPairBackend B₁ and B₂ in one call with the
-// others. wire is public‖private; the wire compactions go into ws. A
-// Prefetcher whose fused call is lhSum (fused) is told the A and B wires and
-// makes that call first, so that they can go to the device while it
-// computes; if run then fails, the announcement is dropped, since the
-// vectors are about to be reused.
-func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wire []fr.Element, lhSum func(context.Context) error, fused bool,
-	ws *Workspace) (err error) {
+// run computes the three G1 MSMs (L‖H by lhSum, A over wireA, B₁ over
+// wireB) at once, then the G2 MSM (B₂) alone, or with a BPairBackend B₁
+// and B₂ in one call with the others. A Prefetcher whose fused call is
+// lhSum (fused) is told the A and B wires and makes that call first, so
+// that they can go to the device while it computes; if run then fails, the
+// announcement is dropped, since the vectors are about to be reused.
+func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wireA, wireB []fr.Element, lhSum func(context.Context) error, fused bool) (err error) {
 	if err := stageCheck(ctx, "G1 MSMs"); err != nil {
-		return err
-	}
-	wireA, err := ws.compact(wire, pk.InfinityA, &ws.a)
-	if err != nil {
-		return err
-	}
-	wireB, err := ws.compact(wire, pk.InfinityB, &ws.b)
-	if err != nil {
 		return err
 	}
 	// The group's context ends on every return, early ones too.

@@ -13,8 +13,10 @@ import (
 type Phase string
 
 // Prove's phases. Each is the wall time of one backend call as Prove sees
-// it (or of Prove itself), reported with Device "".
+// it (or of Prove's own host work, or of Prove itself), reported with
+// Device "".
 const (
+	PhaseHost       Phase = "host vectors"         // Prove's own host work before the backend calls: the wire vector and its A and B compactions
 	PhaseQuotient   Phase = "quotient"             // Backend.QuotientH
 	PhaseQuotientLH Phase = "quotient and msm L‖H" // QuotientLHBackend.MSMQuotientLH
 	PhaseMSMA       Phase = "msm A"                // the G1 MSM over the A wires

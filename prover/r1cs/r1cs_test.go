@@ -80,6 +80,44 @@ func TestSolveWithBuffers(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// Solve lays Public‖Private out as one vector (Wires) when it sizes them
+// (WithShape), keeps that layout when it solves into such buffers, and
+// reports none where a vector left it.
+func TestSolveWires(t *testing.T) {
+	c := &segmented{lens: segmentLens, nested: true}
+	sys, err := r1cs.Compile(c)
+	require.NoError(t, err)
+	asg, err := r1cs.Solve(c, r1cs.WithShape(sys), r1cs.WithWorkers(3))
+	require.NoError(t, err)
+	w := asg.WireVector()
+	require.NotNil(t, w)
+	assert.Equal(t, append(append([]fr.Element{}, asg.Public...), asg.Private...), w)
+	assert.Same(t, &asg.Public[0], &w[0])
+	assert.Same(t, &asg.Private[0], &w[len(asg.Public)])
+
+	again, err := r1cs.Solve(c, r1cs.WithShape(sys), r1cs.WithBuffers(asg))
+	require.NoError(t, err)
+	require.NotNil(t, again.WireVector())
+	assert.Same(t, &w[0], &again.WireVector()[0], "solved in place")
+
+	// Buffers whose Public has no room for the publics: it moves, and the
+	// result has no joint vector.
+	short := *again
+	short.Public = short.Public[:0:0]
+	moved, err := r1cs.Solve(c, r1cs.WithShape(sys), r1cs.WithBuffers(&short))
+	require.NoError(t, err)
+	assert.Nil(t, moved.Wires)
+	assert.Nil(t, moved.WireVector())
+
+	// Without a shape there is none; a Wires that does not hold Public and
+	// Private is not a wire vector.
+	plain, err := r1cs.Solve(r1cstest.NewCubic(3))
+	require.NoError(t, err)
+	assert.Nil(t, plain.WireVector())
+	plain.Wires = append(append([]fr.Element{}, plain.Public...), plain.Private...)
+	assert.Nil(t, plain.WireVector(), "a copy is not the vectors' memory")
+}
+
 func TestSolveWithoutShape(t *testing.T) {
 	asg, err := r1cs.Solve(r1cstest.NewCubic(3))
 	require.NoError(t, err)

@@ -21,11 +21,28 @@ type Assignment struct {
 	A, B, C []fr.Element
 	// NbConstraints counts the circuit's own constraints.
 	NbConstraints int
+	// Wires, when not nil, is the memory of Public followed by Private as
+	// one vector: Public is its start and Private the rest. Solve sets it
+	// when it allocates both (WithShape) or solves into buffers laid out so
+	// (WithBuffers of an Assignment with Wires), so that a prover reads
+	// the wire vector without copying it (WireVector).
+	Wires []fr.Element
 }
 
 // PublicInputs returns the public inputs without the leading constant 1, in
 // the order a verifier expects them.
 func (a *Assignment) PublicInputs() []fr.Element { return a.Public[1:] }
+
+// WireVector returns Public‖Private as one vector without copying (Wires),
+// or nil when Wires is nil or Public and Private do not lie in it so.
+func (a *Assignment) WireVector() []fr.Element {
+	w, np := a.Wires, len(a.Public)
+	if np == 0 || len(w) != np+len(a.Private) || &w[0] != &a.Public[0] ||
+		(len(a.Private) > 0 && &w[np] != &a.Private[0]) {
+		return nil
+	}
+	return w
+}
 
 // UnsatisfiedError reports the first constraint whose values violate
 // a·b = c during Solve.
@@ -151,8 +168,9 @@ type solver struct {
 	pub, priv []fr.Element
 	a, b, c   []fr.Element
 	failed    *UnsatisfiedError
-	workers   int  // goroutines for Parallel's segments
-	lcRows    bool // WithCombinationRows: Direct returns nil
+	workers   int          // goroutines for Parallel's segments
+	lcRows    bool         // WithCombinationRows: Direct returns nil
+	wires     []fr.Element // the memory pub and priv start in as one vector, or nil
 
 	bounded bool
 	over    counts // allocations past a bounded solver's ranges
@@ -173,10 +191,14 @@ func newSolver(shape *System, reuse *Assignment) *solver {
 		s.pub = append(reuse.Public[:0], fr.Element{})
 		s.priv = reuse.Private[:0]
 		s.a, s.b, s.c = reuse.A[:0], reuse.B[:0], reuse.C[:0]
+		s.wires = reuse.Wires
 	case shape != nil:
 		n := shape.DomainSize()
-		s.pub = make([]fr.Element, 1, shape.NbPublic)
-		s.priv = make([]fr.Element, 0, shape.NbPrivate)
+		// Public‖Private in one vector, Public capped so that it never
+		// grows into Private (an append past it moves it elsewhere).
+		np := max(shape.NbPublic, 1)
+		s.wires = make([]fr.Element, np+shape.NbPrivate)
+		s.pub, s.priv = s.wires[:1:np], s.wires[np:np]
 		s.a = make([]fr.Element, 0, n)
 		s.b = make([]fr.Element, 0, n)
 		s.c = make([]fr.Element, 0, n)
@@ -336,11 +358,16 @@ func (s *solver) finish() *Assignment {
 	s.a = padTo(s.a, n)
 	s.b = padTo(s.b, n)
 	s.c = padTo(s.c, n)
-	return &Assignment{
+	asg := &Assignment{
 		Public: s.pub, Private: s.priv,
 		A: s.a, B: s.b, C: s.c,
 		NbConstraints: nbCons,
 	}
+	if n := len(s.pub) + len(s.priv); n <= len(s.wires) {
+		asg.Wires = s.wires[:n]
+		asg.Wires = asg.WireVector() // nil when a vector grew out of it
+	}
+	return asg
 }
 
 func padTo(v []fr.Element, n int) []fr.Element {
