@@ -3,7 +3,9 @@ package groth16_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -118,4 +121,16 @@ func TestSetupWithErrors(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, _, err = groth16.SetupWith(context.Background(), sys, io.LimitReader(seeded(3), 10), nil)
 	require.Error(t, err, "short randomness")
+}
+
+// TestSetupKeyPinned pins the bytes of a porep-synth development key, so
+// that a change to the setup's arithmetic or layout that alters a key
+// (which every earlier key file and daemon cache would then disagree with)
+// cannot pass unnoticed.
+func TestSetupKeyPinned(t *testing.T) {
+	sys := porepSystem(t, 1<<12)
+	pk, vk, err := groth16.Setup(sys, devkeys.Rand(7, 0))
+	require.NoError(t, err)
+	p, v := keyBytes(t, pk, vk)
+	assert.Equal(t, "54c22f287220191f4e9ae2c3db774aff6cf669fa38c13141ce37f93da70f1a9d", fmt.Sprintf("%x", sha256.Sum256(append(p, v...))))
 }
