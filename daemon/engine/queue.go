@@ -212,10 +212,7 @@ func (h *handoff) take(ctx context.Context, eligible, prefer func(*Job) bool) (*
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if i := h.bestLocked(eligible, prefer); i >= 0 {
-			j := h.jobs[i]
-			h.jobs = append(h.jobs[:i], h.jobs[i+1:]...)
-			h.cond.Broadcast()
+		if j := h.popBestLocked(eligible, prefer); j != nil {
 			return j, nil
 		}
 		h.cond.Wait()
@@ -230,6 +227,12 @@ func (h *handoff) tryTake(eligible, prefer func(*Job) bool) *Job {
 	if h.closed {
 		return nil
 	}
+	return h.popBestLocked(eligible, prefer)
+}
+
+// popBestLocked takes out the best eligible job (bestLocked), or returns
+// nil.
+func (h *handoff) popBestLocked(eligible, prefer func(*Job) bool) *Job {
 	i := h.bestLocked(eligible, prefer)
 	if i < 0 {
 		return nil
