@@ -10,8 +10,10 @@ import (
 )
 
 // Workspace keeps Prove's host scratch from one proof to the next: the
-// vector public‖private‖h and the compactions of the wires for A and B
-// (about 1.6 times the wire vector; 14 GB at a 2^27 domain). Without one,
+// vector public‖private‖h (not needed by a fused backend given an
+// assignment with its own wire vector, r1cs.Assignment.WireVector) and the
+// compactions of the wires for A and B (up to the wire vector's size each;
+// 4.3 GB each at a 2^27 domain). Without one,
 // every Prove allocates them afresh, and their pages are faulted in and
 // zeroed on each proof. A prover that proves one key after another (a
 // daemon's GPU worker) keeps one Workspace per worker; it grows to the
