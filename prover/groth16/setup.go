@@ -91,10 +91,11 @@ func SetupWith(ctx context.Context, sys *r1cs.System, rnd io.Reader, fb FixedBas
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("setup: %w", err)
 	}
-	if err := fillG1(ctx, fb, pk, vk, &t, u, v, w, n); err != nil {
+	keptB := countKept(pk.InfinityB) // both curves' B columns
+	if err := fillG1(ctx, fb, pk, vk, &t, u, v, w, n, keptB); err != nil {
 		return nil, nil, fmt.Errorf("setup: %w", err)
 	}
-	if err := fillG2(ctx, fb, pk, vk, &t, v); err != nil {
+	if err := fillG2(ctx, fb, pk, vk, &t, v, keptB); err != nil {
 		return nil, nil, fmt.Errorf("setup: %w", err)
 	}
 	return pk, vk, nil
@@ -180,12 +181,12 @@ func zeroMask(v []fr.Element) []bool {
 // and B columns without their zeros, the K column and the H powers are
 // written straight into the one vector fb takes (at 2^27 about 21 GB):
 // no part is made apart and copied in.
-func fillG1(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n int) error {
+func fillG1(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey, t *toxic, u, v, w []fr.Element, n int, keptB kept) error {
 	nbPub := pk.NbPublic
 	var gammaInv, deltaInv fr.Element
 	gammaInv.Inverse(&t.gamma)
 	deltaInv.Inverse(&t.delta)
-	keptA, keptB := countKept(pk.InfinityA), countKept(pk.InfinityB)
+	keptA := countKept(pk.InfinityA)
 	na, nb := keptA.n(), keptB.n()
 	scalars, rest := scalarsAfter(3+na+nb+len(u)+n-1, t.alpha, t.beta, t.delta)
 	keptA.copy(rest, u, pk.InfinityA)
@@ -237,8 +238,7 @@ func fillG1(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey
 
 // fillG2 computes every G2 element of both keys the same way
 // (fb.FixedBaseG2): β, γ, δ and the B column without its zeros.
-func fillG2(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey, t *toxic, v []fr.Element) error {
-	keptB := countKept(pk.InfinityB)
+func fillG2(ctx context.Context, fb FixedBaser, pk *ProvingKey, vk *VerifyingKey, t *toxic, v []fr.Element, keptB kept) error {
 	scalars, rest := scalarsAfter(3+keptB.n(), t.beta, t.gamma, t.delta)
 	keptB.copy(rest, v, pk.InfinityB)
 	_, _, _, g2 := bls12381.Generators()

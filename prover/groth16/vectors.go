@@ -27,16 +27,6 @@ func copyAll(dst, src []fr.Element) {
 	})
 }
 
-// compact returns the elements of v whose mask entry is false, in order.
-// When every entry is kept it returns v itself, not a copy.
-func compact(v []fr.Element, mask []bool) []fr.Element {
-	k := countKept(mask)
-	if k.n() == len(v) {
-		return v
-	}
-	return k.copy(make([]fr.Element, k.n()), v, mask)
-}
-
 // kept holds, for each block of a mask and one past the last, the number of
 // entries kept (mask false) before the block: the offsets at which a
 // compaction writes each block.
