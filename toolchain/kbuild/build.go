@@ -61,6 +61,7 @@ func (e *Engine) Build(ctx context.Context) (Report, error) {
 		return Report{}, err
 	}
 	rep := Report{Results: make([]Result, len(units))}
+	e.prog.reset(len(units))
 	s := e.newSlots()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -182,6 +183,7 @@ func (e *Engine) compileSlot(ctx context.Context, u Unit, s *slots) ([]byte, err
 		return nil, fmt.Errorf("kbuild: kernel %s: %w", u.Name, err)
 	}
 	defer func() { <-s.compile }()
+	defer e.prog.begin(u.Name)()
 	return e.compile(ctx, tc.Nvcc, u)
 }
 
@@ -251,11 +253,7 @@ func (e *Engine) printResult(r Result) {
 }
 
 // printf writes one progress line; lines from concurrent units never mix.
-func (e *Engine) printf(format string, args ...any) {
-	e.printMu.Lock()
-	defer e.printMu.Unlock()
-	fmt.Fprintf(e.progress, format, args...)
-}
+func (e *Engine) printf(format string, args ...any) { e.prog.printf(format, args...) }
 
 // joinDistinct joins the failed units' errors, each distinct message once
 // with the kernels it stopped: one missing compiler fails every unit that

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -274,4 +276,23 @@ func TestPathEmbeddingFlagsKeyTheTreeLocation(t *testing.T) {
 	two.pins.Flags = append(two.pins.Flags, "-lineinfo")
 	assert.NotEqual(t, plan(one).ID, plan(two).ID, "-lineinfo writes the tree's path into the fatbin")
 	assert.Contains(t, plan(one).Lines, "root "+one.root)
+}
+
+func TestBuildPrintsAStartLinePerCompile(t *testing.T) {
+	f := newFixture(t)
+	var out bytes.Buffer
+	f.mustBuild(kbuild.WithProgress(&out))
+	starts := regexp.MustCompile(`(?m)^compiling (\w+) \(([1-3])/3\)…$`).FindAllStringSubmatch(out.String(), -1)
+	require.Len(t, starts, 3, out.String())
+	seen := map[string]bool{}
+	for _, s := range starts {
+		seen[s[2]] = true
+		assert.Less(t, strings.Index(out.String(), s[0]), strings.Index(out.String(), "kernel "+s[1]+" "),
+			"%s starts before its result line", s[1])
+	}
+	assert.Len(t, seen, 3, "each run numbered once")
+
+	out.Reset()
+	f.mustBuild(kbuild.WithProgress(&out))
+	assert.NotContains(t, out.String(), "compiling", "a hit compiles nothing")
 }

@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/cuzk-dev/cuzk/toolchain"
 	"github.com/cuzk-dev/cuzk/toolchain/cas"
@@ -42,7 +42,8 @@ type Engine struct {
 	fetchJobs int
 	compiler  *compiler
 	remoteOK  remoteHealth
-	printMu   sync.Mutex
+	tickEvery time.Duration
+	prog      *progress
 }
 
 // Option configures an Engine; bad values are rejected by New.
@@ -70,7 +71,10 @@ func WithJobs(n int) Option {
 	}
 }
 
-// WithProgress sets where one line per unit is printed (default: nowhere).
+// WithProgress sets where one line per unit is printed (default: nowhere),
+// with a line when nvcc starts a kernel and, while it runs, its elapsed
+// time: a status line rewritten in place where w is a terminal, else a
+// plain line every WithProgressInterval.
 func WithProgress(w io.Writer) Option {
 	return func(e *Engine) error { e.progress = w; return nil }
 }
@@ -131,12 +135,13 @@ func New(root string, pins toolchain.Pins, tc toolchain.Local, store *cas.Store,
 		return nil, errors.New("kbuild: nil store")
 	}
 	e := &Engine{root: abs, layout: DefaultLayout, pins: pins, tc: tc, store: store,
-		jobs: runtime.NumCPU(), progress: io.Discard, fetchJobs: 8}
+		jobs: runtime.NumCPU(), progress: io.Discard, fetchJobs: 8, tickEvery: DefaultProgressInterval}
 	for _, o := range opts {
 		if err := o(e); err != nil {
 			return nil, err
 		}
 	}
+	e.prog = newProgress(e.progress, e.tickEvery)
 	if e.compiler == nil {
 		if tc.Nvcc == "" {
 			return nil, errors.New("kbuild: no nvcc in the toolchain and no WithCompiler")
