@@ -76,6 +76,16 @@ func (m *Manager) lruLocked(ok func(*entry) bool) *entry {
 	return best
 }
 
+// isDone reports whether e's load has ended, well or not.
+func isDone(e *entry) bool {
+	select {
+	case <-e.ready:
+		return true
+	default:
+		return false
+	}
+}
+
 func isReady(e *entry) bool {
 	select {
 	case <-e.ready:

@@ -86,6 +86,9 @@ type Manager struct {
 	cfg Config
 	now func() time.Time
 
+	ctx    context.Context // the loads' parent: cancelled by Close
+	cancel context.CancelFunc
+
 	mu       sync.Mutex
 	cond     *sync.Cond // signalled when refs drop or entries leave
 	entries  map[string]*entry
@@ -98,6 +101,13 @@ type entry struct {
 	res     *registry.Resolved
 	ready   chan struct{} // closed when loading ends
 	loadErr error
+	// The load's own context (under the manager's), its waiters (callers
+	// of Acquire not yet returned), and whether they all left, which
+	// cancels it.
+	loadCtx    context.Context
+	cancelLoad context.CancelFunc
+	waiters    int
+	abandoned  bool
 
 	sys        *r1cs.System
 	pk         *groth16.ProvingKey
@@ -132,8 +142,13 @@ func New(cfg Config) (*Manager, error) {
 	m := &Manager{cfg: cfg, now: time.Now, entries: map[string]*entry{}, evictors: map[string]Evictor{},
 		verified: map[string]verifiedFile{}}
 	m.cond = sync.NewCond(&m.mu)
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m, nil
 }
+
+// Close cancels the loads still running; their waiters get the error.
+// Keys already warm stay usable until released.
+func (m *Manager) Close() { m.cancel() }
 
 // AddDevice registers a device's evictor, so that EvictKey and MakeRoomOn
 // can free its resident bases.
@@ -181,36 +196,83 @@ func (h *Handle) Release() {
 
 // Acquire returns a reference to c's key, loading it into host memory when
 // cold (from the key directory, or by a development setup). Concurrent
-// Acquires of one cold key load it once. It waits while the host budget is
-// held by keys in use, until ctx ends.
+// Acquires of one cold key share one load, which belongs to none of them:
+// it runs under the manager's own context, and ends early only when every
+// caller waiting for it has left. A caller whose ctx ends leaves at once
+// with ctx's error, without disturbing the others. A load cancelled that
+// way is waited out (it may hold budget) and started again for a later
+// caller.
 func (m *Manager) Acquire(ctx context.Context, c *registry.Resolved) (*Handle, error) {
 	start := m.now()
+	for {
+		e, first, err := m.join(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if e == nil {
+			continue // a cancelled load ended: start another
+		}
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			m.leave(e)
+			return nil, fmt.Errorf("key %s: %w", c.Key, ctx.Err())
+		}
+		m.mu.Lock()
+		e.waiters--
+		m.mu.Unlock()
+		if e.loadErr != nil {
+			m.unref(e)
+			return nil, e.loadErr
+		}
+		h := &Handle{m: m, e: e, Key: e.key, PK: e.pk, VK: e.vk, Sys: e.sys, Dev: e.dev}
+		if first {
+			h.LoadTime = m.now().Sub(start)
+		}
+		return h, nil
+	}
+}
+
+// join registers a caller of c's key: a reference (so that the entry is
+// not evicted under it) and, while the key loads, a waiter of the load,
+// which it starts when there is none. It returns nil after waiting for a
+// load every caller had left (so that the caller starts a new one).
+func (m *Manager) join(ctx context.Context, c *registry.Resolved) (e *entry, first bool, err error) {
 	m.mu.Lock()
 	e, ok := m.entries[c.Key]
+	if ok && e.abandoned {
+		m.mu.Unlock()
+		select {
+		case <-e.ready:
+			return nil, false, nil
+		case <-ctx.Done():
+			return nil, false, fmt.Errorf("key %s: %w", c.Key, ctx.Err())
+		}
+	}
 	if !ok {
 		e = &entry{key: c.Key, res: c, ready: make(chan struct{}), hot: map[string]time.Time{}}
+		e.loadCtx, e.cancelLoad = context.WithCancel(m.ctx)
 		m.entries[c.Key] = e
-		m.mu.Unlock()
-		m.load(ctx, e)
-		m.mu.Lock()
+		go m.load(e)
 	}
-	e.refs++ // held while waiting, so the entry cannot be evicted under us
+	e.refs++
+	e.waiters++
 	m.mu.Unlock()
-	select {
-	case <-e.ready:
-	case <-ctx.Done():
-		m.unref(e)
-		return nil, fmt.Errorf("key %s: %w", c.Key, ctx.Err())
+	return e, !ok, nil
+}
+
+// leave undoes join for a caller that stops waiting: the last waiter of a
+// load still running cancels it.
+func (m *Manager) leave(e *entry) {
+	m.mu.Lock()
+	e.refs--
+	e.waiters--
+	if e.waiters == 0 && !isDone(e) {
+		e.abandoned = true
+		e.cancelLoad()
 	}
-	if e.loadErr != nil {
-		m.unref(e)
-		return nil, e.loadErr
-	}
-	h := &Handle{m: m, e: e, Key: e.key, PK: e.pk, VK: e.vk, Sys: e.sys, Dev: e.dev}
-	if !ok {
-		h.LoadTime = m.now().Sub(start)
-	}
-	return h, nil
+	m.mu.Unlock()
+	m.cond.Broadcast()
 }
 
 func (m *Manager) unref(e *entry) {
@@ -222,13 +284,16 @@ func (m *Manager) unref(e *entry) {
 
 // load fills e (compile, read or generate, budget) and closes e.ready. On
 // failure the entry is removed so that a later Acquire tries again.
-func (m *Manager) load(ctx context.Context, e *entry) {
+func (m *Manager) load(e *entry) {
 	start := m.now()
-	err := m.loadInto(ctx, e)
+	err := m.loadGuarded(e)
+	e.cancelLoad()
 	m.mu.Lock()
 	if err != nil {
 		e.loadErr = fmt.Errorf("key %s: %w", e.key, err)
-		delete(m.entries, e.key)
+		if m.entries[e.key] == e {
+			delete(m.entries, e.key)
+		}
 	} else {
 		e.loadTime = m.now().Sub(start)
 		e.lastUsed = m.now()
@@ -239,6 +304,17 @@ func (m *Manager) load(ctx context.Context, e *entry) {
 	if err == nil {
 		m.cfg.Log.Info("key warm", "key", e.key, "development", e.dev, "mapped", e.mapped != nil, "host_bytes", e.hostBytes, "load", e.loadTime)
 	}
+}
+
+// loadGuarded is loadInto with a panic turned into the load's error: the
+// load runs on its own goroutine, where a panic would end the daemon.
+func (m *Manager) loadGuarded(e *entry) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("load: panic: %v", p)
+		}
+	}()
+	return m.loadInto(e.loadCtx, e)
 }
 
 func (m *Manager) loadInto(ctx context.Context, e *entry) error {

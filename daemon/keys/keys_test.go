@@ -309,3 +309,56 @@ func TestNoReleaseWithTwoGPUs(t *testing.T) {
 	assert.False(t, h.PK.G1.A[mid].IsInfinity(), "the other GPU may still need the host copy")
 	assert.NoError(t, m.MakeRoomOn(h, "gpu1"))
 }
+
+// TestSharedLoadEndsOnlyWhenEveryWaiterLeft: callers leave on their own
+// contexts; the load goes on while one waits, is cancelled once all have
+// left, and a later caller loads the key again.
+func TestSharedLoadEndsOnlyWhenEveryWaiterLeft(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	defer m.Close()
+	c := shape(t, 16485)
+	ctxA, cancelA := context.WithCancel(context.Background())
+	errA := make(chan error, 1)
+	go func() { _, err := m.Acquire(ctxA, c); errA <- err }()
+	require.Eventually(t, func() bool { return m.Get(c.Key).Refs == 1 }, 30*time.Second, time.Millisecond)
+	got := make(chan *Handle, 1)
+	go func() {
+		h, err := m.Acquire(context.Background(), c)
+		assert.NoError(t, err)
+		got <- h
+	}()
+	require.Eventually(t, func() bool { return m.Get(c.Key).Refs == 2 }, 30*time.Second, time.Millisecond)
+	cancelA()
+	require.ErrorIs(t, <-errA, context.Canceled, "A leaves on its own context")
+	h := <-got
+	require.NotNil(t, h, "B's load went on")
+	assert.Equal(t, 1, m.Get(c.Key).Refs)
+	h.Release()
+	_, err = m.EvictKey(c.Key, Cold)
+	require.NoError(t, err)
+
+	// Every waiter gone: the load is cancelled, and the next caller loads anew.
+	m2, err := New(Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true})
+	require.NoError(t, err)
+	defer m2.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { _, err := m2.Acquire(ctx, c); errs <- err }()
+	}
+	require.Eventually(t, func() bool { return m2.Get(c.Key).Refs == 2 }, 30*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-errs, context.Canceled)
+	require.ErrorIs(t, <-errs, context.Canceled)
+	m2.mu.Lock()
+	e := m2.entries[c.Key]
+	m2.mu.Unlock()
+	if e != nil { // the cancelled load may have ended already
+		assert.True(t, e.abandoned, "the last waiter's leaving cancels the load")
+		<-e.ready
+	}
+	h2, err := m2.Acquire(context.Background(), c)
+	require.NoError(t, err, "a later caller loads the key again")
+	h2.Release()
+}

@@ -95,6 +95,7 @@ type Daemon struct {
 	opts    Options
 	log     *slog.Logger
 	eng     *engine.Engine
+	keys    *keys.Manager
 	srv     *Server
 	gs      *grpc.Server
 	hs      *http.Server
@@ -147,7 +148,7 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, closeAll(devs, err)
 	}
-	d := &Daemon{opts: opts, log: log, eng: eng, backend: backend, serveErr: make(chan error, 2)}
+	d := &Daemon{opts: opts, log: log, eng: eng, keys: km, backend: backend, serveErr: make(chan error, 2)}
 	kinfo := kernelInfo()
 	d.srv, err = New(Config{Engine: eng, Keys: km, Token: token, Version: Version(), Backend: backend, CPUWhy: why,
 		Devices: infos, Kernels: kinfo, Gatherer: reg, MaxInputBytes: opts.MaxMessageBytes - 64<<10, Log: log,
@@ -242,6 +243,7 @@ func (d *Daemon) Stop() {
 		done := make(chan struct{})
 		go func() { d.gs.GracefulStop(); close(done) }()
 		engErr := d.eng.Close() // ends every job, so waiting RPCs return
+		d.keys.Close()          // key loads still running for key RPCs
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/daemon/engine"
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+)
+
+// isolationShape is large enough that its development setup runs for a
+// good part of a second on two cores, so that a cancel lands inside it.
+const isolationShape = 16485
+
+// TestCancelledJobLeavesTheSharedKeyLoadToOthers is issue 28's first
+// scenario: jobs A and B need the same cold key; A is cancelled while the
+// key loads; B, which nobody cancelled, must get its proof.
+func TestCancelledJobLeavesTheSharedKeyLoadToOthers(t *testing.T) {
+	ts := startServer(t, serverOpts{engine: engine.Config{Synthesizers: 2}})
+	c := dial(t, "", ts.addr)
+	ctx := ctxT(t)
+	circ := porepCircuit(isolationShape)
+	key := resolved(t, circ).Key
+	a, err := c.SubmitProof(ctx, &pb.ProofRequest{Circuit: circ, Input: seed(1)})
+	require.NoError(t, err)
+	b, err := c.SubmitProof(ctx, &pb.ProofRequest{Circuit: circ, Input: seed(2)})
+	require.NoError(t, err)
+	ja, err := ts.eng.Job(a.GetJobId())
+	require.NoError(t, err)
+	jb, err := ts.eng.Job(b.GetJobId())
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return loading(ts.keys) && ja.State() == engine.Synthesizing && jb.State() == engine.Synthesizing
+	}, 30*time.Second, time.Millisecond, "both jobs wait for the key")
+	_, err = c.CancelProof(ctx, &pb.CancelProofRequest{JobId: a.GetJobId()})
+	require.NoError(t, err)
+	require.Equal(t, keys.Cold, ts.keys.Get(key).Tier, "the key loaded before the cancel: the test shows nothing")
+	_, err = c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: a.GetJobId()})
+	assert.Equal(t, codes.Canceled, status.Code(err), "A: %v", err)
+	res, err := c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: b.GetJobId()})
+	require.NoError(t, err, "B was not cancelled")
+	assert.True(t, res.GetVerified())
+}
+
+// TestShortDeadlinesOnKeyCallsLeaveAJobAlone is the scenario's second
+// form: a client calling GetVerifyingKey or PreloadKey with a 10 ms
+// deadline starts the key's load; job B, submitted at once, shares it and
+// must still get its proof.
+func TestShortDeadlinesOnKeyCallsLeaveAJobAlone(t *testing.T) {
+	for _, call := range []string{"GetVerifyingKey", "PreloadKey"} {
+		t.Run(call, func(t *testing.T) {
+			ts := startServer(t, serverOpts{engine: engine.Config{Synthesizers: 1}})
+			c := dial(t, "", ts.addr)
+			ctx := ctxT(t)
+			circ := porepCircuit(isolationShape)
+			short := make(chan error, 1)
+			go func() {
+				sctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+				defer cancel()
+				var err error
+				if call == "GetVerifyingKey" {
+					_, err = c.GetVerifyingKey(sctx, &pb.KeyRequest{Circuit: circ})
+				} else {
+					_, err = c.PreloadKey(sctx, &pb.KeyRequest{Circuit: circ})
+				}
+				short <- err
+			}()
+			require.Eventually(t, func() bool { return loading(ts.keys) }, 30*time.Second, 100*time.Microsecond,
+				"the short call starts the key's load")
+			b, err := c.SubmitProof(ctx, &pb.ProofRequest{Circuit: circ, Input: seed(3)})
+			require.NoError(t, err)
+			err = <-short
+			assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "%s: %v", call, err)
+			res, err := c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: b.GetJobId()})
+			require.NoError(t, err, "B had no deadline")
+			assert.True(t, res.GetVerified())
+		})
+	}
+}
+
+// loading reports whether m has begun loading a key (an entry that is not
+// warm yet).
+func loading(m *keys.Manager) bool {
+	l := m.List()
+	return len(l) == 1 && l[0].Tier == keys.Cold
+}
