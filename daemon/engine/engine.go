@@ -163,8 +163,8 @@ func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
 	defer e.mu.Unlock()
 	if req.RequestID != "" {
 		if old, ok := e.byReq[req.RequestID]; ok {
-			if old.Req.Circuit.Key != req.Circuit.Key || string(old.Req.Input) != string(req.Input) {
-				return nil, false, fmt.Errorf("%w: %q", ErrRequestConflict, req.RequestID)
+			if err := sameRequest(old.Req, req); err != nil {
+				return nil, false, err
 			}
 			return old, true, nil
 		}
