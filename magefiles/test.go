@@ -4,14 +4,36 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/magefile/mage/sh"
+
+	"github.com/cuzk-dev/cuzk/internal/testreport"
 )
 
-// Test builds the kernels with the pinned nvcc, then runs go vet and every Go test (GPU tests skip visibly without a GPU).
+// Test installs what the tests need, builds the kernels, runs go vet and the Go tests, and ends with the skipped tests by reason.
+//
+// Set-up comes first: protoc, nginx, podman and runc where missing (as
+// testdeps does), then the kernels (installing the pinned nvcc if a kernel
+// must be compiled, as build does). GPU tests skip without a GPU; every
+// skip is listed at the end, grouped by its message. With CI=true a skip
+// for any reason but the hardware (no GPU) fails the run.
+//
+// Environment:
+//
+//	CUZK_TEST_PACKAGES  package patterns to vet and test, separated by spaces (default ./...)
+//	CUZK_TEST_RUN       a go test -run regexp (default: every test)
+//
+// For example, a subset in a container:
+//
+//	CUZK_TEST_PACKAGES='./toolchain/... ./ci/...' CUZK_TEST_RUN='Remote' go run mage.go test
 func Test(ctx context.Context) error {
+	sel := testreport.Selection{Packages: os.Getenv("CUZK_TEST_PACKAGES"), Run: os.Getenv("CUZK_TEST_RUN")}
+	inCI, _ := strconv.ParseBool(os.Getenv("CI")) // unset or not a boolean: not CI
 	var timings []string
 	phase := func(name string, f func() error) error {
 		start := time.Now()
@@ -26,11 +48,34 @@ func Test(ctx context.Context) error {
 			fmt.Println("  " + t)
 		}
 	}()
+	if err := phase("testdeps", Testdeps); err != nil {
+		return err
+	}
 	if err := phase("kernels", func() error { return Kernels(ctx) }); err != nil {
 		return err
 	}
-	if err := phase("vet", func() error { return sh.RunV("go", "vet", "./...") }); err != nil {
+	if err := phase("vet", func() error { return sh.RunV("go", append([]string{"vet"}, sel.Patterns()...)...) }); err != nil {
 		return err
 	}
-	return phase("test", func() error { return sh.RunV("go", "test", "-count=1", "-timeout", "45m", "./...") })
+	return phase("test", func() error { return goTest(ctx, sel, inCI) })
+}
+
+// goTest runs the tests of sel, then prints the summary; under CI a skip
+// the hardware does not explain fails the run too.
+func goTest(ctx context.Context, sel testreport.Selection, inCI bool) error {
+	fmt.Printf("go test %s\n", sel)
+	r, err := testreport.New(os.Stdout, testreport.WithModule("github.com/cuzk-dev/cuzk"))
+	if err != nil {
+		return err
+	}
+	runErr := testreport.GoTest(ctx, r, ".", sel, 45*time.Minute, os.Stderr)
+	sum := r.Summary()
+	fmt.Println("== summary")
+	if err := sum.Write(os.Stdout); err != nil {
+		return err
+	}
+	if inCI {
+		return errors.Join(runErr, sum.CheckCI())
+	}
+	return runErr
 }

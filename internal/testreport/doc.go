@@ -11,7 +11,8 @@
 // fails on the latter, so CI, which sets everything up, cannot pass while
 // silently testing less than a developer's machine.
 //
-// The package only parses and prints; running `go test` belongs to its
-// caller (magefiles/test.go). A Reporter is not safe for concurrent use;
-// a Summary is a plain value.
+// GoTest runs `go test -json` on a Selection (the packages and -run
+// regexp `go run mage.go test` takes from CUZK_TEST_PACKAGES and
+// CUZK_TEST_RUN) through a Reporter; magefiles/test.go only calls it. A
+// Reporter is not safe for concurrent use; a Summary is a plain value.
 package testreport
