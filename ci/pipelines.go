@@ -63,6 +63,9 @@ type Options struct {
 	// DebCache is the host directory of the pinned .deb files (Release
 	// only); default debian.DefaultCacheDir().
 	DebCache string
+	// ImageCache is where built build images are kept; default
+	// buildimage.DefaultCacheDir().
+	ImageCache string
 	// Address, when set, is where Release pushes the image from dist/image.
 	Address string
 	// Log receives the engine's progress output; default discards.

@@ -18,6 +18,8 @@ var ErrNoNvcc = errors.New("toolchain: nvcc not found")
 type Local struct {
 	// Nvcc is the absolute path of the nvcc binary.
 	Nvcc string
+	// Container is the image this toolchain runs in (CUZK_IMAGE), or "".
+	Container string
 	Identity
 }
 
@@ -52,8 +54,24 @@ func Detect(ctx context.Context, p Pins, environ []string) (Local, error) {
 		return Local{}, err
 	}
 	l.HostCompiler = host
-	l.Image = envMap(environ)[EnvImage]
+	l.Container = envMap(environ)[EnvImage]
+	l.Identity = KeyIdentity(p, l)
 	return l, nil
+}
+
+// KeyIdentity is the identity kernel keys hold for l: what compiles, not
+// where it runs. Inside a container whose nvcc build and release lines and
+// host compiler line equal the pins (cuzk's own build image: the same Debian
+// packages as a native install) it is the native pinned identity, so native
+// and container builds share keys, caches and bytes. Any other container
+// keeps its image reference in the key.
+func KeyIdentity(p Pins, l Local) Identity {
+	id := l.Identity
+	id.Image = ""
+	if l.Container != "" && id != PinnedIdentity(p, "") {
+		id.Image = l.Container
+	}
+	return id
 }
 
 // hostCompiler resolves the host compiler on nvcc's own PATH and returns the
@@ -113,8 +131,8 @@ func Mismatch(p Pins, l Local) []string {
 	} else if l.NvccRelease != p.CUDA.NvccRelease {
 		diff = append(diff, fmt.Sprintf("nvcc release: want %q, have %q", p.CUDA.NvccRelease, l.NvccRelease))
 	}
-	// Inside the pinned image its digest pins the host compiler.
-	if l.Image == "" && l.HostCompiler != p.CUDA.HostCompilerVersion {
+	// Inside a container its image (then part of the key) pins the host compiler.
+	if l.Container == "" && l.HostCompiler != p.CUDA.HostCompilerVersion {
 		diff = append(diff, fmt.Sprintf("host compiler: want %q, have %q", p.CUDA.HostCompilerVersion, l.HostCompiler))
 	}
 	return diff

@@ -17,7 +17,8 @@ type Identity struct {
 	NvccRelease string
 	// HostCompiler is the first line of `--version` of the host compiler nvcc runs.
 	HostCompiler string
-	// Image is the pinned container image when building inside it, else "".
+	// Image is the container image the toolchain runs in when its toolchain
+	// is not the pinned one (see KeyIdentity), else "".
 	Image string
 }
 
@@ -46,14 +47,13 @@ func (id Identity) Hash() string {
 // String renders the identity for people.
 func (id Identity) String() string { return strings.Join(id.Lines(), "; ") }
 
-// PinnedIdentity returns the identity the pins give a native build (image
-// "") or a build inside image: nvcc's build and release lines and, natively,
-// the host compiler's version line. Keys computed from it need no local
-// nvcc; whatever compiles must then match it (Mismatch).
+// PinnedIdentity returns the identity the pins give: nvcc's build and
+// release lines and the host compiler's version line, plus image when it is
+// not "" (a container whose toolchain is not the pinned one). Keys computed
+// from it need no local nvcc; whatever compiles must then match it
+// (Mismatch). A native build and one inside cuzk's build image both have
+// PinnedIdentity(p, "").
 func PinnedIdentity(p Pins, image string) Identity {
-	id := Identity{NvccBuild: p.CUDA.NvccBuild, NvccRelease: p.CUDA.NvccRelease, Image: image}
-	if image == "" {
-		id.HostCompiler = p.CUDA.HostCompilerVersion
-	}
-	return id
+	return Identity{NvccBuild: p.CUDA.NvccBuild, NvccRelease: p.CUDA.NvccRelease,
+		HostCompiler: p.CUDA.HostCompilerVersion, Image: image}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -116,6 +117,25 @@ func TestEnsureOrder(t *testing.T) {
 	}
 }
 
+func TestKeyIdentity(t *testing.T) {
+	pins, err := toolchain.Load(nil)
+	require.NoError(t, err)
+	native := pinnedLocal()
+	assert.Equal(t, toolchain.PinnedIdentity(pins, ""), toolchain.KeyIdentity(pins, native))
+
+	inImage := pinnedLocal()
+	inImage.Container = "localhost/cuzk-build:0123@sha256:" + strings.Repeat("a", 64)
+	assert.Equal(t, toolchain.PinnedIdentity(pins, ""), toolchain.KeyIdentity(pins, inImage),
+		"cuzk's build image with the pinned toolchain: same key as native")
+
+	userImage := inImage
+	userImage.HostCompiler = "gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0"
+	id := toolchain.KeyIdentity(pins, userImage)
+	assert.Equal(t, userImage.Container, id.Image, "another toolchain in a container keeps the image in the key")
+	assert.NotEqual(t, toolchain.PinnedIdentity(pins, "").Hash(), id.Hash())
+	assert.Empty(t, toolchain.Mismatch(pins, userImage), "inside an image its reference pins the host compiler")
+}
+
 func TestParseMode(t *testing.T) {
 	for in, want := range map[string]toolchain.Mode{"": toolchain.Auto, "native": toolchain.Native, " container ": toolchain.Container} {
 		m, err := toolchain.ParseMode(in)
@@ -136,7 +156,9 @@ func TestDetectRealNvcc(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, toolchain.Mismatch(pins, l), "the pinned nvcc is installed")
 	assert.NotEmpty(t, l.HostCompiler)
-	assert.Equal(t, "img@sha256:00", l.Image)
+	assert.Equal(t, "img@sha256:00", l.Container)
+	assert.Equal(t, toolchain.PinnedIdentity(pins, ""), l.Identity,
+		"the pinned toolchain in a container has the native identity: what compiles, not where")
 
 	native, err := toolchain.Detect(context.Background(), pins, nil)
 	require.NoError(t, err)

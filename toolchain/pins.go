@@ -80,6 +80,16 @@ const (
 	EnvTestGPU   = "CUZK_TEST_GPU"  // GPU ordinal the GPU tests use (default 0; cuda/driver.EnvTestGPU)
 	// EnvRemoteToken is the remote cache's bearer token (never printed).
 	EnvRemoteToken = "CUZK_REMOTE_CACHE_TOKEN"
+	// EnvExecutor picks how container builds run: dagger, podman or docker
+	// (default: the first that answers, in that order).
+	EnvExecutor = "CUZK_EXECUTOR"
+	// EnvImageRepin (1) lets image:build write a changed image digest into
+	// toolchain.yaml instead of failing.
+	EnvImageRepin = "CUZK_IMAGE_REPIN"
+	// EnvTestPackages and EnvTestRun narrow `mage test` to packages and a
+	// -run pattern (a named subset, as run inside the build image).
+	EnvTestPackages = "CUZK_TEST_PACKAGES"
+	EnvTestRun      = "CUZK_TEST_RUN"
 )
 
 // EnvBenchPrefix starts the variables that steer benchmarks (CUZK_BENCH_SIZES…).
@@ -90,7 +100,8 @@ const EnvBenchPrefix = "CUZK_BENCH_"
 const EnvDaemonPrefix = "CUZK_DAEMON_"
 
 // operational lists CUZK_* variables that are read elsewhere and are not pins.
-var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvTestGPU, EnvRemoteToken}
+var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvTestGPU, EnvRemoteToken,
+	EnvExecutor, EnvImageRepin, EnvTestPackages, EnvTestRun}
 
 // Load reads the pins: embedded defaults, then the file named by CUZK_PINS if
 // set, then CUZK_* variables from environ (nested keys join with "_", e.g.

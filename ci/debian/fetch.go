@@ -167,11 +167,12 @@ func (f Fetcher) download(ctx context.Context, p Package, dst string) error {
 	if err := checkFile(got, p); err != nil {
 		return fmt.Errorf("debian fetch %s=%s: downloaded file: %w", p.Name, p.Version, err)
 	}
-	data, err := os.ReadFile(got)
-	if err != nil {
+	// The scratch directory is inside f.Dir: a rename is atomic, and the
+	// download was already synced by renameio.
+	if err := os.Rename(got, dst); err != nil {
 		return fmt.Errorf("debian fetch %s: %w", p.Name, err)
 	}
-	return renameio.WriteFile(dst, data, 0o644)
+	return renameio.SyncDir(f.Dir)
 }
 
 // AptDownload runs `apt-get download name=version` in dir.
@@ -227,22 +228,30 @@ func httpGet(ctx context.Context, client *http.Client, url, dst string) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return renameio.WriteFrom(dst, 0o644, func(w io.Writer) error {
-		_, err := io.Copy(w, io.LimitReader(resp.Body, maxDeb))
+		n, err := io.Copy(w, io.LimitReader(resp.Body, maxDeb+1))
+		if err == nil && n > maxDeb {
+			err = fmt.Errorf("GET %s: larger than %d bytes", url, int64(maxDeb))
+		}
 		return err
 	})
 }
 
-// maxDeb bounds a download; the pinned packages are a few MB.
-const maxDeb = 256 << 20
+// maxDeb bounds a download: the largest pinned package (nvidia-cuda-dev) is
+// 774 MB.
+const maxDeb = 2 << 30
 
 // checkFile verifies path against p's sha256.
 func checkFile(path string, p Package) error {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("debian %s: %w", p.Name, err)
 	}
-	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != p.SHA256 {
+	defer f.Close() // read-only
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("debian %s: %w", p.Name, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != p.SHA256 {
 		return fmt.Errorf("debian %s (%s): %w: file has %s, pinned %s", p.Name, path, ErrChecksum, got, p.SHA256)
 	}
 	return nil

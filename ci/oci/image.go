@@ -24,9 +24,12 @@ const (
 	AnnotationRevision   = "org.opencontainers.image.revision"
 )
 
-// LayerSpec is one layer of an Image and its history note.
+// LayerSpec is one layer of an Image and its history note: Entries made
+// into a deterministic layer, or a Layer already built (a root file system
+// streamed from a tool too large to hold in memory).
 type LayerSpec struct {
 	Entries []Entry
+	Layer   v1.Layer
 	// CreatedBy and Comment go into the config's history for this layer.
 	CreatedBy, Comment string
 }
@@ -60,8 +63,8 @@ func (img Image) Validate() error {
 		return errors.New("image: no layers")
 	}
 	for i, l := range img.Layers {
-		if len(l.Entries) == 0 {
-			return fmt.Errorf("image: layer %d (%s) has no entries", i, l.CreatedBy)
+		if (len(l.Entries) == 0) == (l.Layer == nil) {
+			return fmt.Errorf("image: layer %d (%s): want entries or a built layer, not both or neither", i, l.CreatedBy)
 		}
 	}
 	if img.OS == "" || img.Architecture == "" {
@@ -70,7 +73,10 @@ func (img Image) Validate() error {
 	if img.Created.IsZero() {
 		return errors.New("image: Created is required (use SOURCE_DATE_EPOCH)")
 	}
-	if len(img.Entrypoint) == 0 || !strings.HasPrefix(img.Entrypoint[0], "/") {
+	if len(img.Entrypoint) == 0 && len(img.Cmd) == 0 {
+		return errors.New("image: no entrypoint and no command")
+	}
+	if len(img.Entrypoint) > 0 && !strings.HasPrefix(img.Entrypoint[0], "/") {
 		return fmt.Errorf("image: entrypoint %q: want an absolute program path", img.Entrypoint)
 	}
 	return nil
@@ -100,9 +106,11 @@ func Build(img Image) (v1.Image, error) {
 		return nil, fmt.Errorf("image config: %w", err)
 	}
 	for i, spec := range img.Layers {
-		l, err := Layer(spec.Entries, img.Created)
-		if err != nil {
-			return nil, fmt.Errorf("image layer %d (%s): %w", i, spec.CreatedBy, err)
+		l := spec.Layer
+		if l == nil {
+			if l, err = Layer(spec.Entries, img.Created); err != nil {
+				return nil, fmt.Errorf("image layer %d (%s): %w", i, spec.CreatedBy, err)
+			}
 		}
 		out, err = mutate.Append(out, mutate.Addendum{Layer: l, MediaType: types.OCILayer,
 			History: v1.History{Created: created, CreatedBy: spec.CreatedBy, Comment: spec.Comment}})

@@ -296,7 +296,7 @@ func TestWriteRefuses(t *testing.T) {
 		"empty layer":   func(i *Image) { i.Layers[1].Entries = nil },
 		"no created":    func(i *Image) { i.Created = time.Time{} },
 		"no platform":   func(i *Image) { i.Architecture = "" },
-		"no entrypoint": func(i *Image) { i.Entrypoint = nil },
+		"no entrypoint": func(i *Image) { i.Entrypoint, i.Cmd = nil, nil },
 	}
 	for name, mutate := range bad {
 		t.Run(name, func(t *testing.T) {

@@ -82,11 +82,14 @@ func hashLines(lines []string, debug io.Writer, name string) cas.ActionID {
 const CanonicalRoot = "/cuzk-kbuild"
 
 // nvccArgs returns the nvcc argument list for a unit (without the nvcc
-// binary): device-only fatbin, the canonical source path, pinned flags,
+// binary): the pinned host compiler for every stage (-ccbin: without it nvcc
+// takes the device front end's --gnu_version from whatever gcc is first on
+// the caller's PATH, an input no key would see), device-only fatbin, the
+// canonical source path, pinned flags,
 // targets, defines, include path, output, source. Paths are relative to the
 // root, so the list (and the key) is the same in every checkout.
 func nvccArgs(p toolchain.Pins, includes []string, out, source string) []string {
-	args := []string{"-fatbin", "-Xcicc", "--orig_src_path_name=" + CanonicalRoot + "/" + source}
+	args := []string{"-ccbin", p.CUDA.HostCompiler, "-fatbin", "-Xcicc", "--orig_src_path_name=" + CanonicalRoot + "/" + source}
 	args = append(args, p.Flags...)
 	args = append(args, p.Gencode()...)
 	for _, d := range p.Defines {
