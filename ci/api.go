@@ -5,17 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/ci/buildimage"
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/ci/release"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
-// ErrNoEngine reports that no Dagger engine is reachable: no `dagger run`
-// session and no container runtime answering.
-var ErrNoEngine = errors.New("ci: no Dagger engine reachable (start docker or podman, or run under `dagger run`; or build natively with CUZK_TOOLCHAIN=native)")
+// ErrNoEngine reports that no executor answers: no Dagger engine, podman
+// or docker.
+var ErrNoEngine = errors.New("ci: no container executor (no Dagger engine, podman or docker answers; or build natively with CUZK_TOOLCHAIN=native on Debian 12)")
 
 // Kernels builds the kernel fatbins inside the pinned build image and
 // exports cuda/fatbin into Root. See KernelsPlan.
@@ -70,8 +72,8 @@ func Release(ctx context.Context, opts Options) (string, error) {
 	return ref, nil
 }
 
-// execute builds a plan, checks for an engine, resolves the pinned Go on
-// the host and runs the plan through Dagger.
+// execute builds a plan, picks the executor, makes sure the pinned build
+// image exists (built from the lock, or cached) and runs the plan in it.
 func execute(ctx context.Context, opts Options, build func(Options) (Plan, error)) (string, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -81,20 +83,62 @@ func execute(ctx context.Context, opts Options, build func(Options) (Plan, error
 	if err != nil {
 		return "", err
 	}
-	ready := o.engineReady
-	if ready == nil {
-		ready = func(ctx context.Context) bool { return toolchain.EngineReachable(ctx, o.Environ) }
-	}
-	if !ready(ctx) {
-		return "", fmt.Errorf("pipeline %s: %w", p.Name, ErrNoEngine)
-	}
-	resolve := o.resolveGo
-	if resolve == nil {
-		resolve = func(ctx context.Context, g GoToolchain) (string, error) { return ResolveGo(ctx, o.GoCommand, g) }
-	}
-	goroot, err := resolve(ctx, p.Go)
+	exe, err := o.chooseExecutor(ctx)
 	if err != nil {
 		return "", fmt.Errorf("pipeline %s: %w", p.Name, err)
+	}
+	image := o.image
+	if image == nil {
+		image = func(ctx context.Context, o Options) (buildimage.Result, error) { return BuildImage(ctx, o, false) }
+	}
+	img, err := image(ctx, o)
+	if err != nil {
+		return "", fmt.Errorf("pipeline %s: %w", p.Name, err)
+	}
+	start := time.Now()
+	fmt.Fprintf(o.Log, "pipeline %s: executor %s, image %s\n", p.Name, exe, img.Ref)
+	o.Logger.Info("pipeline start", "pipeline", p.Name, "executor", exe, "image", img.Ref)
+	if exe == toolchain.Dagger {
+		err = o.runDagger(ctx, p, img)
+	} else {
+		var rt cliRuntime
+		if rt, err = newCLIRuntime(exe); err == nil {
+			err = rt.run(ctx, p, img, o.Log)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	o.Logger.Info("pipeline done", "pipeline", p.Name, "duration", time.Since(start))
+	return "", nil
+}
+
+// chooseExecutor returns o.Executor, else the first that answers.
+func (o Options) chooseExecutor(ctx context.Context) (toolchain.Executor, error) {
+	ready := o.ready
+	if ready == nil {
+		ready = func(ctx context.Context, e toolchain.Executor) bool { return toolchain.ExecutorReady(ctx, e, o.Environ) }
+	}
+	forced := o.Executor
+	if forced == "" {
+		var err error
+		if forced, err = toolchain.ParseExecutor(envValue(o.Environ, toolchain.EnvExecutor)); err != nil {
+			return "", err
+		}
+	}
+	e, err := toolchain.ChooseExecutor(ctx, toolchain.Host{Ready: ready, Forced: forced})
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNoEngine, err)
+	}
+	return e, nil
+}
+
+// runDagger runs p through a Dagger engine, the image imported from its OCI
+// archive.
+func (o Options) runDagger(ctx context.Context, p Plan, img buildimage.Result) error {
+	archive, err := buildimage.Archive(img)
+	if err != nil {
+		return fmt.Errorf("pipeline %s: %w", p.Name, err)
 	}
 	connect := o.connect
 	if connect == nil {
@@ -102,14 +146,18 @@ func execute(ctx context.Context, opts Options, build func(Options) (Plan, error
 	}
 	c, err := connect(ctx, o.Log)
 	if err != nil {
-		return "", fmt.Errorf("pipeline %s: connect to engine: %w", p.Name, err)
+		return fmt.Errorf("pipeline %s: connect to engine: %w", p.Name, err)
 	}
 	defer c.Close() // the session's results are already exported
-	start := time.Now()
-	o.Logger.Info("pipeline start", "pipeline", p.Name, "image", p.Image)
-	if err := run(ctx, c, p, goroot); err != nil {
-		return "", err
+	return run(ctx, c, p, archive)
+}
+
+func envValue(environ []string, name string) string {
+	v := ""
+	for _, kv := range environ {
+		if s, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = s
+		}
 	}
-	o.Logger.Info("pipeline done", "pipeline", p.Name, "duration", time.Since(start))
-	return "", nil
+	return v
 }

@@ -15,11 +15,11 @@ func connectEngine(ctx context.Context, log io.Writer) (*dagger.Client, error) {
 }
 
 // container translates the build part of p into Dagger calls: the pinned
-// image, the Go root and source mounts, caches, environment, then the steps.
+// image imported from its OCI archive on the host (cuzk builds it; no
+// registry holds it), the source mount, caches, environment, then the steps.
 // Nothing runs until a result is requested.
-func container(c *dagger.Client, p Plan, goroot string) *dagger.Container {
-	ctr := c.Container(dagger.ContainerOpts{Platform: dagger.Platform(p.Platform)}).From(p.Image)
-	ctr = ctr.WithMountedDirectory(GoRoot, c.Host().Directory(goroot))
+func container(c *dagger.Client, p Plan, archive string) *dagger.Container {
+	ctr := c.Container(dagger.ContainerOpts{Platform: dagger.Platform(p.Platform)}).Import(c.Host().File(archive))
 	ctr = ctr.WithMountedDirectory(p.Workdir, c.Host().Directory(p.Source.Host,
 		dagger.HostDirectoryOpts{Exclude: p.Source.Exclude}))
 	for _, m := range p.Mounts {
@@ -39,8 +39,8 @@ func container(c *dagger.Client, p Plan, goroot string) *dagger.Container {
 }
 
 // run executes p on c: the steps, then the exports.
-func run(ctx context.Context, c *dagger.Client, p Plan, goroot string) error {
-	built, err := container(c, p, goroot).Sync(ctx)
+func run(ctx context.Context, c *dagger.Client, p Plan, archive string) error {
+	built, err := container(c, p, archive).Sync(ctx)
 	if err != nil {
 		return fmt.Errorf("pipeline %s: %w", p.Name, err)
 	}

@@ -7,17 +7,20 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"dagger.io/dagger"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/ci/buildimage"
 	"github.com/cuzk-dev/cuzk/ci/debian"
+	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
 // fakeEngine stands in for a Dagger engine: it records every GraphQL query
@@ -139,11 +142,23 @@ func TestSelection(t *testing.T) {
 	assert.False(t, hasCall(`{f(a:1){g(b:2)}}`, "f", `b:2`))
 }
 
+// fakeImage is a build image whose layout is a small directory: enough for
+// the archive Dagger imports.
+func fakeImage(t *testing.T) buildimage.Result {
+	dir := filepath.Join(t.TempDir(), "entry", "layout")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "index.json"), []byte("{}"), 0o644))
+	h := v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("c", 64)}
+	return buildimage.Result{Layout: dir, Ref: buildimage.Repository + ":0123456789ab@" + h.String(), Digest: h, Config: h}
+}
+
 func fakeOptions(t *testing.T, f *fakeEngine) (Options, *bool) {
 	o := testOptions(t)
 	connected := false
-	o.engineReady = func(context.Context) bool { return true }
-	o.resolveGo = func(context.Context, GoToolchain) (string, error) { return "/host/goroot", nil }
+	o.Executor = toolchain.Dagger
+	o.ready = func(context.Context, toolchain.Executor) bool { return true }
+	img := fakeImage(t)
+	o.image = func(context.Context, Options) (buildimage.Result, error) { return img, nil }
 	o.connect = func(ctx context.Context, _ io.Writer) (*dagger.Client, error) {
 		connected = true
 		return dagger.Connect(ctx, dagger.WithConn(f))
@@ -157,15 +172,16 @@ func TestKernelsThroughEngine(t *testing.T) {
 	require.NoError(t, Kernels(context.Background(), o))
 	all := strings.Join(f.queries, "\n")
 
-	assert.Contains(t, all, `from(address:"`+o.Pins.Images.Build+`")`)
+	assert.Contains(t, all, `image.tar"`, "the host's image archive is read")
+	assert.Contains(t, all, `import(source:"fake-id-`, "the image is imported from cuzk's own OCI archive")
+	assert.NotContains(t, all, "from(address:", "no registry holds the build image")
 	assert.Contains(t, all, `platform:"linux/amd64"`)
-	assert.Contains(t, all, `directory(path:"/host/goroot")`)
 	assert.True(t, hasCall(all, "directory", `path:"`+o.Root+`"`, `exclude:[".git","bin","dist"`))
 	assert.Contains(t, all, `cacheVolume(key:"cuzk-go-mod")`)
 	assert.True(t, hasCall(all, "withMountedCache", `path:"/go/pkg/mod"`, `cache:"fake-id-`))
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"CUZK_IMAGE"`, `value:"`+o.Pins.Images.Build+`"`))
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"CUZK_TOOLCHAIN"`, `value:"native"`))
-	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/usr/local/go"`, `source:"fake-id-`))
+	assert.False(t, hasCall(all, "withMountedDirectory", `path:"/usr/local/go"`), "Go is in the image")
 	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/src"`, `source:"fake-id-`))
 	assert.Contains(t, all, `withWorkdir(path:"/src")`)
 	assert.Contains(t, all, `node(id:"fake-sync-`, "exports read the synced container")
@@ -228,7 +244,8 @@ func TestReleaseWithoutAddressPushesNothing(t *testing.T) {
 func TestNoEngine(t *testing.T) {
 	f := &fakeEngine{}
 	o, connected := fakeOptions(t, f)
-	o.engineReady = func(context.Context) bool { return false }
+	o.Executor = ""
+	o.ready = func(context.Context, toolchain.Executor) bool { return false }
 	for name, run := range map[string]func() error{
 		"kernels": func() error { return Kernels(context.Background(), o) },
 		"test":    func() error { return Test(context.Background(), o) },
@@ -247,21 +264,28 @@ func TestNoEngine(t *testing.T) {
 	assert.Empty(t, f.queries)
 }
 
-func TestNoEngineOnThisHostByDefault(t *testing.T) {
-	if _, err := exec.LookPath("docker"); err == nil {
-		t.Skip("docker is installed here; the default engine check could reach it")
-	}
-	if _, err := exec.LookPath("podman"); err == nil {
-		t.Skip("podman is installed here; the default engine check could reach it")
-	}
-	o := testOptions(t) // Environ has no DAGGER_SESSION_PORT
-	err := Test(context.Background(), o)
-	assert.ErrorIs(t, err, ErrNoEngine)
+func TestExecutorChoice(t *testing.T) {
+	o, _ := fakeOptions(t, &fakeEngine{})
+	o.Executor = ""
+	answers := map[toolchain.Executor]bool{toolchain.Podman: true, toolchain.Docker: true}
+	o.ready = func(_ context.Context, e toolchain.Executor) bool { return answers[e] }
+	e, err := o.chooseExecutor(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, toolchain.Podman, e, "no Dagger engine: podman before docker")
+
+	o.Environ = append(o.Environ, toolchain.EnvExecutor+"=docker")
+	e, err = o.chooseExecutor(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, toolchain.Docker, e, "CUZK_EXECUTOR picks")
+
+	o.Environ = append(o.Environ, toolchain.EnvExecutor+"=dagger")
+	_, err = o.chooseExecutor(context.Background())
+	assert.ErrorIs(t, err, ErrNoEngine, "a forced executor that does not answer is an error, not a fallback")
 }
 
 func TestEngineErrorsNameTheStep(t *testing.T) {
 	o, _ := fakeOptions(t, &fakeEngine{})
-	o.resolveGo = func(context.Context, GoToolchain) (string, error) { return "", fmt.Errorf("offline") }
+	o.image = func(context.Context, Options) (buildimage.Result, error) { return buildimage.Result{}, fmt.Errorf("offline") }
 	err := Test(context.Background(), o)
 	assert.ErrorContains(t, err, "pipeline test: offline")
 }

@@ -15,6 +15,7 @@ import (
 
 	"dagger.io/dagger"
 
+	"github.com/cuzk-dev/cuzk/ci/buildimage"
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/release"
 	"github.com/cuzk-dev/cuzk/toolchain"
@@ -28,10 +29,10 @@ const (
 	GoBuildCache = "/root/.cache/go-build"
 	KernelCache  = "/cache/cuzk"
 	// DebsDir is where the host's verified .deb files are mounted for the
-	// release's base layer (the build image has no Debian apt).
+	// release's base layer (containers run without a network).
 	DebsDir = "/debs"
-	// containerPath puts the pinned Go first, then the CUDA image's nvcc.
-	containerPath = GoRoot + "/bin:" + GoPath + "/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// containerPath puts the pinned Go first; Debian's nvcc is in /usr/bin.
+	containerPath = GoRoot + "/bin:" + GoPath + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 
 // SourceExclude leaves version control and build outputs out of the source
@@ -66,6 +67,12 @@ type Options struct {
 	// ImageCache is where built build images are kept; default
 	// buildimage.DefaultCacheDir().
 	ImageCache string
+	// HostCaches are the host directories the podman and docker executors
+	// bind for the plan's caches; defaults from the host (see HostCaches).
+	HostCaches HostCaches
+	// Executor runs the plans; default the first that answers
+	// (toolchain.ChooseExecutor, which honours CUZK_EXECUTOR).
+	Executor toolchain.Executor
 	// Address, when set, is where Release pushes the image from dist/image.
 	Address string
 	// Log receives the engine's progress output; default discards.
@@ -75,11 +82,11 @@ type Options struct {
 	// GoCommand is the host go command used to fetch the pinned Go; default "go".
 	GoCommand string
 
-	// Seams for tests: engine detection, connection, Go resolution, the
+	// Seams for tests: executor detection, connection, the build image, the
 	// host's .deb fetch and the push.
-	engineReady func(context.Context) bool
+	ready       func(context.Context, toolchain.Executor) bool
 	connect     func(context.Context, io.Writer) (*dagger.Client, error)
-	resolveGo   func(context.Context, GoToolchain) (string, error)
+	image       func(context.Context, Options) (buildimage.Result, error)
 	fetchDebs   func(context.Context, string, []debian.Package) error
 	push        func(ctx context.Context, layout, address string) (string, error)
 }
@@ -116,7 +123,47 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("ci options: %w", err)
 		}
 	}
+	if o.HostCaches == (HostCaches{}) {
+		if o.HostCaches, err = DefaultHostCaches(o.GoCommand, o.Environ); err != nil {
+			return o, fmt.Errorf("ci options: %w", err)
+		}
+	}
 	return o, nil
+}
+
+// HostCaches are the host directories behind a plan's caches for the
+// podman and docker executors.
+type HostCaches struct {
+	// GoMod is the host's Go module cache: containers build offline from it.
+	GoMod string
+	// Kernels is the host's kernel cache (CUZK_CACHE, else ~/.cache/cuzk):
+	// native and container builds have the same keys, so they share it.
+	Kernels string
+	// Dir holds the other caches, one directory per key.
+	Dir string
+}
+
+// DefaultHostCaches returns the host's Go module cache, its kernel cache and
+// ~/.cache/cuzk-ci.
+func DefaultHostCaches(goCmd string, environ []string) (HostCaches, error) {
+	mod, err := hostGoEnv(goCmd, "GOMODCACHE")
+	if err != nil {
+		return HostCaches{}, err
+	}
+	kernels := ""
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, toolchain.EnvCache+"="); ok {
+			kernels = v
+		}
+	}
+	user, err := os.UserCacheDir()
+	if err != nil {
+		return HostCaches{}, err
+	}
+	if kernels == "" {
+		kernels = filepath.Join(user, "cuzk")
+	}
+	return HostCaches{GoMod: mod, Kernels: kernels, Dir: filepath.Join(user, "cuzk-ci")}, nil
 }
 
 // basePlan is what every pipeline shares: the pinned build image, the pinned
@@ -131,14 +178,15 @@ func basePlan(name string, o Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	goBuild := "cuzk-go-build-" + g.GOVERSION() + "-" + g.OS + "-" + g.Arch
 	p := Plan{
 		Name: name, Image: o.Pins.Images.Build, Platform: o.Platform, Go: g, Workdir: Workdir,
 		Source: Source{Host: o.Root, Exclude: SourceExclude},
 		Env:    env,
 		Caches: []Cache{
-			{Key: "cuzk-go-mod", Path: GoModCache},
-			{Key: "cuzk-go-build-" + g.GOVERSION() + "-" + g.OS + "-" + g.Arch, Path: GoBuildCache},
-			{Key: "cuzk-kernels", Path: KernelCache},
+			{Key: "cuzk-go-mod", Path: GoModCache, Host: o.HostCaches.GoMod},
+			{Key: goBuild, Path: GoBuildCache, Host: filepath.Join(o.HostCaches.Dir, goBuild)},
+			{Key: "cuzk-kernels", Path: KernelCache, Host: o.HostCaches.Kernels},
 		},
 		Steps: []Step{{Why: "check the pinned Go", Args: []string{"sh", "-c",
 			fmt.Sprintf(`v=$(go env GOVERSION) && [ "$v" = %q ] || { echo "go is $v, pinned %s" >&2; exit 1; }`, g.GOVERSION(), g.GOVERSION())}}},

@@ -35,7 +35,8 @@ func testRoot(t *testing.T) string {
 
 func testOptions(t *testing.T) Options {
 	return Options{Root: testRoot(t), Pins: testPins(t), Environ: []string{"HOME=/home/x"}, Epoch: epoch, Version: "v0.3.0",
-		Commit: strings.Repeat("c", 40), DebCache: "/host/cache/cuzk-debs"}
+		Commit: strings.Repeat("c", 40), DebCache: "/host/cache/cuzk-debs",
+		HostCaches: HostCaches{GoMod: "/host/go/pkg/mod", Kernels: "/host/cache/cuzk", Dir: "/host/cache/cuzk-ci"}}
 }
 
 func TestBasePlanPinsEverything(t *testing.T) {
@@ -63,14 +64,14 @@ func TestBasePlanPinsEverything(t *testing.T) {
 	}
 	path, _ := p.LookupEnv("PATH")
 	assert.True(t, strings.HasPrefix(path, GoRoot+"/bin:"), "pinned Go first on PATH: %s", path)
-	assert.Contains(t, path, "/usr/local/cuda/bin")
+	assert.NotContains(t, path, "/usr/local/cuda", "the image's nvcc is Debian's, in /usr/bin")
 	_, ok := p.LookupEnv("HOME")
 	assert.False(t, ok, "host variables other than CUZK_* and Go proxy settings stay out")
 
 	assert.Equal(t, []Cache{
-		{Key: "cuzk-go-mod", Path: "/go/pkg/mod"},
-		{Key: "cuzk-go-build-go" + o.Pins.Go + "-linux-amd64", Path: "/root/.cache/go-build"},
-		{Key: "cuzk-kernels", Path: "/cache/cuzk"},
+		{Key: "cuzk-go-mod", Path: "/go/pkg/mod", Host: "/host/go/pkg/mod"},
+		{Key: "cuzk-go-build-go" + o.Pins.Go + "-linux-amd64", Path: "/root/.cache/go-build", Host: "/host/cache/cuzk-ci/cuzk-go-build-go" + o.Pins.Go + "-linux-amd64"},
+		{Key: "cuzk-kernels", Path: "/cache/cuzk", Host: "/host/cache/cuzk"},
 	}, p.Caches)
 	assert.Equal(t, Source{Host: o.Root, Exclude: SourceExclude}, p.Source)
 	assert.Contains(t, p.Source.Exclude, ".git")

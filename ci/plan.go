@@ -19,7 +19,8 @@ type Plan struct {
 	Image string
 	// Platform is the container platform, e.g. "linux/amd64".
 	Platform string
-	// Go is the Go toolchain mounted at GoRoot.
+	// Go is the Go toolchain the image holds at GoRoot (its first step
+	// checks the version).
 	Go GoToolchain
 	// Source is the host directory mounted at Workdir.
 	Source Source
@@ -44,7 +45,7 @@ type Plan struct {
 // Mount is a host directory mounted at Path (absolute) in the container.
 type Mount struct{ Host, Path string }
 
-// GoRoot is where the Go toolchain is mounted in build containers.
+// GoRoot is where the Go toolchain lies in the build image.
 const GoRoot = "/usr/local/go"
 
 // Source is a host directory and what to leave out of it.
@@ -56,8 +57,12 @@ type Source struct {
 // EnvVar is one environment variable.
 type EnvVar struct{ Name, Value string }
 
-// Cache is a named cache volume mounted at Path.
-type Cache struct{ Key, Path string }
+// Cache is a named cache volume mounted at Path. Dagger keeps it as an
+// engine cache volume; the podman and docker executors bind Host, a
+// directory on the machine (the host's own Go module and kernel caches for
+// those two, so a cache filled natively serves the container and the other
+// way round).
+type Cache struct{ Key, Path, Host string }
 
 // Step is one command, run without a shell unless Args says so.
 type Step struct {
@@ -122,13 +127,13 @@ func (p Plan) LookupEnv(name string) (string, bool) {
 func (p Plan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pipeline %s\n  from %s (%s)\n", p.Name, p.Image, p.Platform)
-	fmt.Fprintf(&b, "  mount go%s (%s sha256 %s) at %s\n", p.Go.Version, p.Go.Module(), p.Go.ZipSHA256, GoRoot)
+	fmt.Fprintf(&b, "  go%s in the image at %s (%s sha256 %s)\n", p.Go.Version, GoRoot, p.Go.Module(), p.Go.ZipSHA256)
 	fmt.Fprintf(&b, "  mount %s at %s (excluding %s)\n", p.Source.Host, p.Workdir, strings.Join(p.Source.Exclude, " "))
 	for _, m := range p.Mounts {
 		fmt.Fprintf(&b, "  mount %s at %s (read-only)\n", m.Host, m.Path)
 	}
 	for _, c := range p.Caches {
-		fmt.Fprintf(&b, "  cache %s at %s\n", c.Key, c.Path)
+		fmt.Fprintf(&b, "  cache %s at %s (host %s)\n", c.Key, c.Path, c.Host)
 	}
 	for _, e := range p.Env {
 		fmt.Fprintf(&b, "  env %s=%s\n", e.Name, e.Value)

@@ -49,8 +49,11 @@ func Explain(ctx context.Context) error {
 	return nil
 }
 
-// errContainer says the missing kernels must be built inside the pinned image.
-var errContainer = errors.New("no native toolchain: build inside the pinned image")
+// containerChoice is returned when the missing kernels must be built inside
+// the pinned image, by its executor.
+type containerChoice struct{ choice toolchain.Choice }
+
+func (c containerChoice) Error() string { return "no native toolchain: build inside the pinned image" }
 
 // kernels brings cuda/fatbin up to date: from the local cache, the remote
 // one, or nvcc, which is only looked for (and installed, if need be) when a
@@ -66,19 +69,26 @@ func kernels(ctx context.Context) (kbuild.Report, error) {
 		return kbuild.Report{}, err
 	}
 	if mode == toolchain.Container {
-		if _, err := toolchain.Ensure(ctx, pins, mode, toolchain.SystemHost(pins, os.Environ(), os.Stdout)); err != nil {
+		host, err := toolchain.SystemHost(pins, os.Environ(), os.Stdout)
+		if err != nil {
 			return kbuild.Report{}, err
 		}
-		return kbuild.Report{}, Ci{}.Kernels(ctx)
+		choice, err := toolchain.Ensure(ctx, pins, mode, host)
+		if err != nil {
+			return kbuild.Report{}, err
+		}
+		fmt.Printf("kernels: toolchain %s\n", choice)
+		return kbuild.Report{}, ciKernels(ctx, choice.Executor)
 	}
 	e, err := newEngine(ctx, pins, mode)
 	if err != nil {
 		return kbuild.Report{}, err
 	}
 	rep, err := e.Build(ctx)
-	if errors.Is(err, errContainer) {
-		fmt.Println("kernels: building the kernels the caches lack inside the pinned image")
-		return kbuild.Report{}, Ci{}.Kernels(ctx)
+	var cc containerChoice
+	if errors.As(err, &cc) {
+		fmt.Printf("kernels: no pinned native nvcc; building the kernels the caches lack with toolchain %s\n", cc.choice)
+		return kbuild.Report{}, ciKernels(ctx, cc.choice.Executor)
 	}
 	if err == nil {
 		fmt.Printf("kernels: %d units, %d hits (%d remote), %d nvcc runs, %d uploaded, %d files written, %s\n",
@@ -112,7 +122,10 @@ func newEngine(ctx context.Context, pins toolchain.Pins, mode toolchain.Mode) (*
 	if remote != nil {
 		opts = append(opts, kbuild.WithRemote(remote))
 	}
-	host := toolchain.SystemHost(pins, os.Environ(), os.Stdout)
+	host, err := toolchain.SystemHost(pins, os.Environ(), os.Stdout)
+	if err != nil {
+		return nil, err
+	}
 	tc := toolchain.Local{Identity: toolchain.PinnedIdentity(pins, "")}
 	if os.Getenv(toolchain.EnvImage) != "" {
 		choice, err := toolchain.Ensure(ctx, pins, toolchain.Native, host)
@@ -120,6 +133,7 @@ func newEngine(ctx context.Context, pins toolchain.Pins, mode toolchain.Mode) (*
 			return nil, err
 		}
 		tc = choice.Local
+		fmt.Printf("kernels: toolchain %s in %s\n", choice, tc.Container)
 	} else {
 		opts = append(opts, kbuild.WithCompiler(func(ctx context.Context) (toolchain.Local, error) {
 			choice, err := toolchain.Ensure(ctx, pins, mode, host)
@@ -127,8 +141,9 @@ func newEngine(ctx context.Context, pins toolchain.Pins, mode toolchain.Mode) (*
 				return toolchain.Local{}, err
 			}
 			if choice.Mode == toolchain.Container {
-				return toolchain.Local{}, errContainer
+				return toolchain.Local{}, containerChoice{choice}
 			}
+			fmt.Printf("kernels: toolchain %s\n", choice)
 			return choice.Local, nil
 		}))
 	}

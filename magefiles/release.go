@@ -71,15 +71,19 @@ func (Dist) Attach(ctx context.Context, dir string) error {
 // Aliases give the dist targets their release: names.
 var Aliases = map[string]any{"release:verify": Dist.Verify, "release:rebuild": Dist.Rebuild, "release:attach": Dist.Attach}
 
-// Ci targets run the same steps inside the pinned CUDA build image through a Dagger engine.
+// Ci targets run the same steps inside cuzk's pinned CUDA build image, through Dagger, podman or docker.
 type Ci mg.Namespace
 
-// Kernels builds the kernels inside the pinned build image and exports cuda/fatbin.
-func (Ci) Kernels(ctx context.Context) error {
+// Kernels builds the kernels inside the pinned build image (Dagger, else podman, else docker; CUZK_EXECUTOR picks) and exports cuda/fatbin.
+func (Ci) Kernels(ctx context.Context) error { return ciKernels(ctx, "") }
+
+// ciKernels runs the kernels pipeline with executor e ("": the first that answers).
+func ciKernels(ctx context.Context, e toolchain.Executor) error {
 	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
 	if err != nil {
 		return err
 	}
+	opts.Executor = e
 	return ci.Kernels(ctx, opts)
 }
 

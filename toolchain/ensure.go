@@ -16,13 +16,29 @@ type Mode string
 
 // Build modes, chosen with CUZK_TOOLCHAIN.
 const (
-	Auto      Mode = "auto"      // native if it matches, else container, else install natively
+	Auto      Mode = "auto"      // native if it matches, else container, else install natively on Debian 12
 	Native    Mode = "native"    // the pinned nvcc on this machine
-	Container Mode = "container" // inside images.build through a Dagger engine
+	Container Mode = "container" // inside cuzk's build image, through an Executor
 )
+
+// Executor is what runs a pipeline inside the build image.
+type Executor string
+
+// Executors, in the order auto mode tries them.
+const (
+	Dagger Executor = "dagger"
+	Podman Executor = "podman"
+	Docker Executor = "docker"
+)
+
+// Executors lists every executor in preference order.
+var Executors = []Executor{Dagger, Podman, Docker}
 
 // ErrNoToolchain reports that no way to build kernels was found.
 var ErrNoToolchain = errors.New("toolchain: no way to build kernels")
+
+// ErrNoExecutor reports that no container executor answers.
+var ErrNoExecutor = errors.New("toolchain: no container executor (no Dagger engine, podman or docker answers)")
 
 // ParseMode reads CUZK_TOOLCHAIN's value ("" means auto).
 func ParseMode(s string) (Mode, error) {
@@ -36,38 +52,88 @@ func ParseMode(s string) (Mode, error) {
 	}
 }
 
+// ParseExecutor reads CUZK_EXECUTOR's value ("" means the first that answers).
+func ParseExecutor(s string) (Executor, error) {
+	e := Executor(strings.TrimSpace(s))
+	if e == "" {
+		return "", nil
+	}
+	for _, k := range Executors {
+		if e == k {
+			return e, nil
+		}
+	}
+	return "", fmt.Errorf("%s=%q: want dagger, podman or docker", EnvExecutor, s)
+}
+
 // Choice is the toolchain a build will use.
 type Choice struct {
-	Mode  Mode  // Native or Container
-	Local Local // the native toolchain, when Mode is Native
+	Mode     Mode     // Native or Container
+	Local    Local    // the native toolchain, when Mode is Native
+	Executor Executor // what runs the container, when Mode is Container
+}
+
+// String says what was chosen, for the line a build prints.
+func (c Choice) String() string {
+	if c.Mode == Container {
+		return fmt.Sprintf("container (%s, cuzk's build image)", c.Executor)
+	}
+	return fmt.Sprintf("native (%s; %s)", c.Local.Nvcc, c.Local.Identity)
 }
 
 // Host is what Ensure needs to know about the machine; fields are funcs so
 // tests can describe any machine.
 type Host struct {
-	Detect        func(ctx context.Context) (Local, error)
-	EngineReady   func(ctx context.Context) bool
-	DebianFamily  func() bool
+	Detect func(ctx context.Context) (Local, error)
+	// Ready reports whether executor e answers here.
+	Ready func(ctx context.Context, e Executor) bool
+	// Forced is CUZK_EXECUTOR's choice, or "".
+	Forced Executor
+	// Debian12 reports whether the host is Debian 12, where the pinned
+	// packages install natively.
+	Debian12      func() bool
 	InstallNative func(ctx context.Context) error
 }
 
 // SystemHost describes this machine.
-func SystemHost(p Pins, environ []string, w io.Writer) Host {
+func SystemHost(p Pins, environ []string, w io.Writer) (Host, error) {
+	forced, err := ParseExecutor(envMap(environ)[EnvExecutor])
+	if err != nil {
+		return Host{}, err
+	}
 	return Host{
-		Detect:      func(ctx context.Context) (Local, error) { return Detect(ctx, p, environ) },
-		EngineReady: func(ctx context.Context) bool { return EngineReachable(ctx, environ) },
-		DebianFamily: func() bool {
+		Detect: func(ctx context.Context) (Local, error) { return Detect(ctx, p, environ) },
+		Ready:  func(ctx context.Context, e Executor) bool { return ExecutorReady(ctx, e, environ) },
+		Forced: forced,
+		Debian12: func() bool {
 			b, err := os.ReadFile(OSRelease)
-			return err == nil && IsDebianFamily(string(b))
+			return err == nil && IsDebian12(string(b))
 		},
 		InstallNative: func(ctx context.Context) error { return Install(ctx, p, w) },
+	}, nil
+}
+
+// ChooseExecutor returns the forced executor if it answers, else the first
+// of Executors that does.
+func ChooseExecutor(ctx context.Context, h Host) (Executor, error) {
+	if h.Forced != "" {
+		if !h.Ready(ctx, h.Forced) {
+			return "", fmt.Errorf("%w: %s=%s does not answer", ErrNoExecutor, EnvExecutor, h.Forced)
+		}
+		return h.Forced, nil
 	}
+	for _, e := range Executors {
+		if h.Ready(ctx, e) {
+			return e, nil
+		}
+	}
+	return "", ErrNoExecutor
 }
 
 // Ensure picks the toolchain for mode, in this order for Auto: a native nvcc
-// that is the pinned build; a reachable Dagger engine (build inside the
-// pinned image); a Debian-family host where the pinned package is installed;
-// otherwise ErrNoToolchain naming the ways out.
+// that is the pinned build; a container executor (Dagger, podman, docker:
+// the first that answers, or CUZK_EXECUTOR's); on Debian 12, the pinned
+// package installed natively; otherwise ErrNoToolchain naming the ways out.
 func Ensure(ctx context.Context, p Pins, mode Mode, h Host) (Choice, error) {
 	local, derr := h.Detect(ctx)
 	nativeOK := derr == nil && len(Mismatch(p, local)) == 0
@@ -81,18 +147,19 @@ func Ensure(ctx context.Context, p Pins, mode Mode, h Host) (Choice, error) {
 		}
 		return Choice{Mode: Native, Local: local}, nil
 	case Container:
-		if !h.EngineReady(ctx) {
-			return Choice{}, fmt.Errorf("%s=container: no Dagger engine reachable (start one, or use native)", EnvToolchain)
+		e, err := ChooseExecutor(ctx, h)
+		if err != nil {
+			return Choice{}, fmt.Errorf("%s=container: %w (install podman or docker, or start a Dagger engine)", EnvToolchain, err)
 		}
-		return Choice{Mode: Container}, nil
+		return Choice{Mode: Container, Executor: e}, nil
 	}
 	if nativeOK {
 		return Choice{Mode: Native, Local: local}, nil
 	}
-	if h.EngineReady(ctx) {
-		return Choice{Mode: Container}, nil
+	if e, err := ChooseExecutor(ctx, h); err == nil {
+		return Choice{Mode: Container, Executor: e}, nil
 	}
-	if h.DebianFamily() {
+	if h.Debian12() {
 		if err := h.InstallNative(ctx); err != nil {
 			return Choice{}, err
 		}
@@ -102,25 +169,32 @@ func Ensure(ctx context.Context, p Pins, mode Mode, h Host) (Choice, error) {
 	if derr == nil {
 		why = strings.Join(Mismatch(p, local), "; ")
 	}
-	return Choice{}, fmt.Errorf("%w: %s; no Dagger engine; not a Debian-family host. Ways out: install CUDA %s (nvcc build %s) and put nvcc on PATH or set CUZK_CUDA_NVCC; or start a Dagger engine (docker) and set %s=container",
-		ErrNoToolchain, why, p.CUDA.Release, p.CUDA.NvccBuild, EnvToolchain)
+	return Choice{}, fmt.Errorf("%w: %s; no container executor; not Debian 12. Ways out: install podman or docker (builds run in cuzk's build image); or install CUDA %s (nvcc build %s) and put nvcc on PATH or set CUZK_CUDA_NVCC",
+		ErrNoToolchain, why, p.CUDA.Release, p.CUDA.NvccBuild)
 }
 
-// EngineReachable reports whether a Dagger engine can be used: inside a
-// `dagger run` session, or with a container runtime that answers.
-func EngineReachable(ctx context.Context, environ []string) bool {
-	if envMap(environ)["DAGGER_SESSION_PORT"] != "" {
-		return true
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	for _, rt := range []string{"docker", "podman"} {
-		if _, err := exec.LookPath(rt); err != nil {
-			continue
-		}
-		if exec.CommandContext(ctx, rt, "info").Run() == nil {
+// ExecutorReady reports whether e answers: for Dagger a `dagger run`
+// session, an engine named by _EXPERIMENTAL_DAGGER_RUNNER_HOST, or the
+// dagger CLI with docker or podman answering (it starts its engine there);
+// for podman and docker, `info` succeeding within 10 s.
+func ExecutorReady(ctx context.Context, e Executor, environ []string) bool {
+	env := envMap(environ)
+	switch e {
+	case Dagger:
+		if env["DAGGER_SESSION_PORT"] != "" || env["_EXPERIMENTAL_DAGGER_RUNNER_HOST"] != "" {
 			return true
 		}
+		if _, err := exec.LookPath("dagger"); err != nil {
+			return false
+		}
+		return ExecutorReady(ctx, Docker, environ) || ExecutorReady(ctx, Podman, environ)
+	case Podman, Docker:
+		if _, err := exec.LookPath(string(e)); err != nil {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return exec.CommandContext(ctx, string(e), "info").Run() == nil
 	}
 	return false
 }

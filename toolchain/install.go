@@ -14,8 +14,8 @@ import (
 )
 
 // ErrNotDebian reports a host where the native toolchain cannot be installed
-// by this package.
-var ErrNotDebian = errors.New("toolchain: not a Debian-family host")
+// by this package (anything but Debian 12).
+var ErrNotDebian = errors.New("toolchain: not a Debian 12 host")
 
 // Debian-family host files the installer reads and edits.
 const (
@@ -23,24 +23,6 @@ const (
 	DebianSources  = "/etc/apt/sources.list.d/debian.sources"
 	AptSourcesList = "/etc/apt/sources.list"
 )
-
-// IsDebianFamily reports whether an os-release file describes Debian or a
-// derivative (ID or ID_LIKE contains "debian").
-func IsDebianFamily(osRelease string) bool {
-	sc := bufio.NewScanner(strings.NewReader(osRelease))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "=")
-		if !ok || (k != "ID" && k != "ID_LIKE") {
-			continue
-		}
-		for _, f := range strings.Fields(strings.Trim(v, `"'`)) {
-			if f == "debian" {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // EnableNonFree returns sources with the contrib and non-free components
 // added to every Debian entry, in either the deb822 format (Components:
@@ -80,14 +62,30 @@ func EnableNonFree(sources string) (out string, changed bool) {
 	return strings.Join(lines, "\n"), changed
 }
 
-// Install installs the pinned native toolchain on a Debian-family host:
+// IsDebian12 reports whether an os-release file describes Debian 12
+// (bookworm), the only release whose packages are the pins: elsewhere
+// (Ubuntu, another Debian) the pinned versions do not exist, and builds run
+// in cuzk's build image instead.
+func IsDebian12(osRelease string) bool {
+	vals := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(osRelease))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			vals[k] = strings.Trim(v, `"'`)
+		}
+	}
+	return vals["ID"] == "debian" && vals["VERSION_ID"] == "12"
+}
+
+// Install installs the pinned native toolchain on Debian 12:
 // enable contrib/non-free, apt-get update, install the pinned package
 // version. Every step is printed to w before it runs. It needs root (or
 // sudo) and network access to Debian's mirrors.
 func Install(ctx context.Context, p Pins, w io.Writer) error {
 	rel, err := os.ReadFile(OSRelease)
-	if err != nil || !IsDebianFamily(string(rel)) {
-		return fmt.Errorf("%w (read %s)", ErrNotDebian, OSRelease)
+	if err != nil || !IsDebian12(string(rel)) {
+		return fmt.Errorf("%w: the pinned %s=%s is a Debian 12 package (read %s); elsewhere build in cuzk's build image: install podman or docker and set %s=container",
+			ErrNotDebian, p.CUDA.DebianPackage, p.CUDA.DebianVersion, OSRelease, EnvToolchain)
 	}
 	for _, path := range []string{DebianSources, AptSourcesList} {
 		if err := enableNonFreeFile(path, w); err != nil {

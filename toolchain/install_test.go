@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,12 +14,12 @@ import (
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
-func TestIsDebianFamily(t *testing.T) {
-	assert.True(t, toolchain.IsDebianFamily("PRETTY_NAME=\"Debian GNU/Linux 12\"\nID=debian\n"))
-	assert.True(t, toolchain.IsDebianFamily("ID=ubuntu\nID_LIKE=debian\n"))
-	assert.True(t, toolchain.IsDebianFamily("ID=pop\nID_LIKE=\"ubuntu debian\"\n"))
-	assert.False(t, toolchain.IsDebianFamily("ID=fedora\nID_LIKE=\"rhel centos\"\n"))
-	assert.False(t, toolchain.IsDebianFamily(""))
+func TestIsDebian12(t *testing.T) {
+	assert.True(t, toolchain.IsDebian12("PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n"))
+	assert.False(t, toolchain.IsDebian12("ID=debian\nVERSION_ID=\"13\"\n"), "trixie lacks the pinned package versions")
+	assert.False(t, toolchain.IsDebian12("ID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"24.04\"\n"), "Ubuntu is Debian-family but has other versions")
+	assert.False(t, toolchain.IsDebian12("ID=fedora\nID_LIKE=\"rhel centos\"\n"))
+	assert.False(t, toolchain.IsDebian12(""))
 }
 
 func TestEnableNonFree(t *testing.T) {
@@ -44,9 +45,11 @@ func TestEnableNonFree(t *testing.T) {
 }
 
 type fakeHost struct {
-	local      toolchain.Local
-	detectErr  error
-	engine     bool
+	local     toolchain.Local
+	detectErr error
+	// ready lists the executors that answer; forced is CUZK_EXECUTOR.
+	ready      []toolchain.Executor
+	forced     toolchain.Executor
 	debian     bool
 	installed  bool
 	installErr error
@@ -60,8 +63,9 @@ func (f *fakeHost) host() toolchain.Host {
 			}
 			return f.local, f.detectErr
 		},
-		EngineReady:  func(context.Context) bool { return f.engine },
-		DebianFamily: func() bool { return f.debian },
+		Ready:    func(_ context.Context, e toolchain.Executor) bool { return slices.Contains(f.ready, e) },
+		Forced:   f.forced,
+		Debian12: func() bool { return f.debian },
 		InstallNative: func(context.Context) error {
 			f.installed = f.installErr == nil
 			return f.installErr
@@ -82,24 +86,30 @@ func TestEnsureOrder(t *testing.T) {
 	otherGcc := pinnedLocal()
 	otherGcc.HostCompiler = "gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0"
 	noNvcc := toolchain.ErrNoNvcc
+	podman := []toolchain.Executor{toolchain.Podman}
+	all := toolchain.Executors
 	cases := []struct {
 		name      string
 		mode      toolchain.Mode
 		host      fakeHost
 		want      toolchain.Mode
+		executor  toolchain.Executor
 		installed bool
 		err       string
 	}{
-		{"matching native wins", toolchain.Auto, fakeHost{local: pinnedLocal(), engine: true, debian: true}, toolchain.Native, false, ""},
-		{"wrong nvcc, engine", toolchain.Auto, fakeHost{local: other, engine: true, debian: true}, toolchain.Container, false, ""},
-		{"no nvcc, engine", toolchain.Auto, fakeHost{detectErr: noNvcc, engine: true}, toolchain.Container, false, ""},
-		{"no nvcc, debian installs", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true}, toolchain.Native, true, ""},
-		{"nothing", toolchain.Auto, fakeHost{detectErr: noNvcc}, "", false, "Ways out"},
-		{"install fails", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true, installErr: errors.New("apt down")}, "", false, "apt down"},
-		{"forced native, wrong nvcc", toolchain.Native, fakeHost{local: other, engine: true}, "", false, "nvcc build: want"},
-		{"forced native, other host compiler", toolchain.Native, fakeHost{local: otherGcc}, "", false, "host compiler: want"},
-		{"forced container, no engine", toolchain.Container, fakeHost{local: pinnedLocal()}, "", false, "no Dagger engine"},
-		{"forced container", toolchain.Container, fakeHost{local: pinnedLocal(), engine: true}, toolchain.Container, false, ""},
+		{"matching native wins", toolchain.Auto, fakeHost{local: pinnedLocal(), ready: all, debian: true}, toolchain.Native, "", false, ""},
+		{"wrong nvcc, dagger first", toolchain.Auto, fakeHost{local: other, ready: all, debian: true}, toolchain.Container, toolchain.Dagger, false, ""},
+		{"no nvcc, podman before installing", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: podman, debian: true}, toolchain.Container, toolchain.Podman, false, ""},
+		{"no nvcc, docker last", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: []toolchain.Executor{toolchain.Docker}}, toolchain.Container, toolchain.Docker, false, ""},
+		{"no nvcc, forced docker", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: all, forced: toolchain.Docker}, toolchain.Container, toolchain.Docker, false, ""},
+		{"no nvcc, debian 12 installs", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true}, toolchain.Native, "", true, ""},
+		{"nothing", toolchain.Auto, fakeHost{detectErr: noNvcc}, "", "", false, "Ways out"},
+		{"install fails", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true, installErr: errors.New("apt down")}, "", "", false, "apt down"},
+		{"forced native, wrong nvcc", toolchain.Native, fakeHost{local: other, ready: all}, "", "", false, "nvcc build: want"},
+		{"forced native, other host compiler", toolchain.Native, fakeHost{local: otherGcc}, "", "", false, "host compiler: want"},
+		{"forced container, no executor", toolchain.Container, fakeHost{local: pinnedLocal()}, "", "", false, "no container executor"},
+		{"forced container, forced executor silent", toolchain.Container, fakeHost{ready: podman, forced: toolchain.Docker}, "", "", false, "CUZK_EXECUTOR=docker does not answer"},
+		{"forced container", toolchain.Container, fakeHost{local: pinnedLocal(), ready: podman}, toolchain.Container, toolchain.Podman, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,6 +122,7 @@ func TestEnsureOrder(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, c.Mode)
+			assert.Equal(t, tc.executor, c.Executor)
 			assert.Equal(t, tc.installed, h.installed)
 		})
 	}

@@ -1,6 +1,7 @@
 package buildimage
 
 import (
+	"archive/tar"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/internal/renameio"
 )
 
 var timeNow = time.Now
@@ -327,4 +330,71 @@ func Fetch(ctx context.Context, l Lock, dir string, jobs int, log *slog.Logger) 
 	}
 	sort.Strings(paths)
 	return paths, nil
+}
+
+// Tag is the image's local name, Repository:<key12>, as loaded into podman
+// or docker.
+func (r Result) Tag() string {
+	name, _, _ := strings.Cut(r.Ref, "@")
+	return name
+}
+
+// Archive returns an OCI archive (a tar of the layout) beside r's layout,
+// written once per cache entry: what `podman load`, `docker load` and
+// Dagger's Container.Import read.
+func Archive(r Result) (string, error) {
+	path := filepath.Join(filepath.Dir(r.Layout), "image.tar")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	err := renameio.WriteFrom(path, 0o644, func(w io.Writer) error { return tarDir(r.Layout, w) })
+	if err != nil {
+		return "", fmt.Errorf("build image archive: %w", err)
+	}
+	return path, nil
+}
+
+// tarDir writes the regular files and directories under dir as a tar with
+// paths relative to dir, in name order.
+func tarDir(dir string, w io.Writer) error {
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		h.Uid, h.Gid, h.Uname, h.Gname = 0, 0, "", ""
+		if d.IsDir() {
+			h.Name += "/"
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close() // read-only
+		_, err = io.Copy(tw, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
 }
