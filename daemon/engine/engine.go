@@ -47,6 +47,11 @@ type Config struct {
 	Handoff int
 	// HostBudget bounds the bytes of synthesized jobs in flight (0: none).
 	HostBudget int64
+	// HostTotal bounds what one request may need of host memory at its
+	// peak: its key with its compile or one partition's vectors (0: none).
+	// The daemon sets it to its host budget (configured, or derived from
+	// the machine), so that no request can take the host down alone.
+	HostTotal int64
 	// Retain is how many ended jobs are remembered for Await and
 	// idempotent resubmission (default 4096).
 	Retain  int
@@ -90,7 +95,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Keys == nil {
 		return nil, errors.New("engine: no key manager")
 	}
-	if cfg.QueueSize < 0 || cfg.Synthesizers < 0 || cfg.Handoff < 0 || cfg.HostBudget < 0 || cfg.Retain < 0 {
+	if cfg.QueueSize < 0 || cfg.Synthesizers < 0 || cfg.Handoff < 0 || cfg.HostBudget < 0 || cfg.HostTotal < 0 || cfg.Retain < 0 {
 		return nil, errors.New("engine: negative size in config")
 	}
 	if cfg.QueueSize == 0 {
@@ -143,10 +148,18 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Submit queues req. A request_id already known returns its job and
-// existing = true (the request must be the same). A full queue is
-// ErrQueueFull, a draining engine ErrDraining.
+// Submit is SubmitContext without a deadline for the admission.
 func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
+	return e.SubmitContext(context.Background(), req)
+}
+
+// SubmitContext queues req once it is admitted (Admit: a request that can
+// never fit the host budgets is refused before any work; ctx bounds the
+// wait for its shape's counting pass). A request_id already known returns
+// its job and existing = true (the request must be the same, see
+// sameRequest). A full queue is ErrQueueFull, a draining engine
+// ErrDraining.
+func (e *Engine) SubmitContext(ctx context.Context, req Request) (j *Job, existing bool, err error) {
 	if req.Circuit == nil {
 		return nil, false, errors.New("engine: request without a circuit")
 	}
@@ -156,7 +169,7 @@ func (e *Engine) Submit(req Request) (j *Job, existing bool, err error) {
 	if err := checkInput(req); err != nil {
 		return nil, false, err // before the lock: validation never holds up other callers
 	}
-	if err := e.checkFits(req); err != nil {
+	if _, err := e.Admit(ctx, req.Circuit, req.partitions()); err != nil {
 		return nil, false, err
 	}
 	e.mu.Lock()
@@ -222,24 +235,6 @@ func (e *Engine) Cancel(id string) (State, error) {
 		}
 	}
 	return j.State(), nil
-}
-
-// checkFits refuses, before any work, a job whose key or whose one
-// partition's vectors can never fit the host budgets, when the circuit
-// knows its counts without compiling (else the synthesizer finds out).
-func (e *Engine) checkFits(req Request) error {
-	sys, known, err := req.Circuit.Counts()
-	if err != nil || !known {
-		return err
-	}
-	if err := e.cfg.Keys.Fits(sys); err != nil {
-		return fmt.Errorf("key of %s: %w", req.Circuit.Key, err)
-	}
-	what := "its synthesis"
-	if req.partitions() > 1 {
-		what = "each partition's synthesis"
-	}
-	return e.neverFits(what+" of "+req.Circuit.Key, sys.AssignmentBytes())
 }
 
 // neverFits is ErrNeverFits, naming what and its size, when need exceeds

@@ -320,13 +320,13 @@ func TestNeverFitsAndWaitsForBudget(t *testing.T) {
 	_, _, err = e.Submit(Request{Circuit: c, Input: partitionInput(1, 2), Partitions: 2})
 	require.ErrorIs(t, err, ErrNeverFits)
 	assert.Contains(t, err.Error(), "each partition's synthesis")
-	// sha256 does not: the synthesizer finds out once the key is compiled.
+	// sha256 does not: a counting pass finds its counts, and it is refused
+	// when it arrives too.
 	s, err := reg.Resolve("sha256", map[string]uint64{"bytes": 64})
 	require.NoError(t, err)
-	j, _, err := e.Submit(Request{Circuit: s, Input: make([]byte, 64)})
-	require.NoError(t, err)
-	_, err = wait(t, j)
+	_, _, err = e.Submit(Request{Circuit: s, Input: make([]byte, 64)})
 	require.ErrorIs(t, err, ErrNeverFits)
+	assert.Contains(t, err.Error(), "its synthesis of sha256/bytes=64 needs")
 	assert.Contains(t, err.Error(), "budget is 1000")
 
 	// A budget of one job: jobs wait for each other and all prove.

@@ -10,7 +10,11 @@ import (
 // Preload makes c's key warm and, with hot, resident on a device: the one
 // already holding it, else the first device in order whose budget admits
 // it. It runs beside the workers: device work is serialized by the device.
+// A key that can never fit is refused before any work (Admit).
 func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) error {
+	if _, err := e.Admit(ctx, c, 0); err != nil {
+		return fmt.Errorf("preload %s: %w", c.Key, err)
+	}
 	h, err := e.cfg.Keys.Acquire(ctx, c)
 	if err != nil {
 		return fmt.Errorf("preload %s: %w", c.Key, err)

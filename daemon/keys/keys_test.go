@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -361,4 +362,38 @@ func TestSharedLoadEndsOnlyWhenEveryWaiterLeft(t *testing.T) {
 	h2, err := m2.Acquire(context.Background(), c)
 	require.NoError(t, err, "a later caller loads the key again")
 	h2.Release()
+}
+
+// TestShapeCountsEqualACompile: the counting pass (and porep-synth's own
+// counts) give a compile's counts, for every registry circuit, and the
+// compile estimate bounds what a compile allocates.
+func TestShapeCountsEqualACompile(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir()})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		id     string
+		params map[string]uint64
+	}{
+		{"porep-synth", map[string]uint64{"constraints": 4096}},
+		{"sha256", map[string]uint64{"bytes": 1}},
+		{"sha256", map[string]uint64{"bytes": 200}},
+		{"poseidon-merkle", map[string]uint64{"depth": 3}},
+	} {
+		c, err := registry.Default().Resolve(tc.id, tc.params)
+		require.NoError(t, err)
+		sh, err := m.Shape(context.Background(), c)
+		require.NoError(t, err)
+		ex, err := c.Example(1)
+		require.NoError(t, err)
+		circ, err := c.Circuit(ex)
+		require.NoError(t, err)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		full, err := r1cs.Compile(circ)
+		runtime.ReadMemStats(&after)
+		require.NoError(t, err)
+		assert.Equal(t, [3]int{full.NbPublic, full.NbPrivate, full.NbConstraints},
+			[3]int{sh.Sys.NbPublic, sh.Sys.NbPrivate, sh.Sys.NbConstraints}, c.Key)
+		assert.LessOrEqual(t, int64(after.TotalAlloc-before.TotalAlloc), sh.CompileBytes(), "%s: compile estimate", c.Key)
+	}
 }

@@ -57,26 +57,68 @@ type Options struct {
 	SynthesisWorkers int           `mapstructure:"synthesis_workers"`
 	Handoff          int           `mapstructure:"handoff"`
 	DrainTimeout     time.Duration `mapstructure:"drain_timeout"`
+	// HostBudget bounds what one request may need of host memory at its
+	// peak (its key with its compile, or with one partition's vectors);
+	// the key and job budgets default to shares of it. 0: derived from the
+	// machine (the cgroup's memory limit, else MemTotal, less a margin).
+	HostBudget int64 `mapstructure:"host_budget"`
 	// MemoryLimit is the Go runtime's soft memory limit in bytes
 	// (runtime/debug.SetMemoryLimit). 0: GOMEMLIMIT when it is set, else
-	// host_key_budget + host_job_budget + 4 GiB when both are set, else none.
-	// Without a limit the collector lets the heap grow to twice what is
-	// live, which the vectors of large jobs make unaffordable.
+	// the host budget. Without a limit the collector lets the heap grow to
+	// twice what is live, which the vectors of large jobs make unaffordable.
 	MemoryLimit int64 `mapstructure:"memory_limit"`
 }
 
-// memoryLimit is the soft limit Start sets (0: none), from opts and the
-// GOMEMLIMIT variable's presence.
-func memoryLimit(opts Options, gomemlimitSet bool) int64 {
+// memoryLimit is the soft limit Start sets (0: none, GOMEMLIMIT was read
+// by the runtime): memory_limit when set, else the host budget.
+func memoryLimit(opts Options, host int64, gomemlimitSet bool) int64 {
 	switch {
 	case opts.MemoryLimit > 0:
 		return opts.MemoryLimit
 	case gomemlimitSet:
-		return 0 // the runtime read it at start
-	case opts.HostKeyBudget > 0 && opts.HostJobBudget > 0:
-		return opts.HostKeyBudget + opts.HostJobBudget + 4<<30
+		return 0
 	}
-	return 0
+	return host
+}
+
+// Budgets are the host budgets the daemon runs with.
+type Budgets struct {
+	Host, Key, Job int64
+	Derived        string // what was derived, and from what ("" : all configured)
+}
+
+// budgetsOf completes opts' budgets from the machine: host_budget, when
+// not set, is the machine's memory less a margin (Machine.Budget); a key or
+// job budget not set is a share of the host budget (with neither set,
+// three fifths for warm keys and two for jobs; with one set, the rest).
+func budgetsOf(opts Options, m Machine) (Budgets, error) {
+	if opts.HostBudget < 0 || opts.HostKeyBudget < 0 || opts.HostJobBudget < 0 {
+		return Budgets{}, errors.New("host_budget, host_key_budget, host_job_budget: negative")
+	}
+	b := Budgets{Host: opts.HostBudget, Key: opts.HostKeyBudget, Job: opts.HostJobBudget}
+	var derived []string
+	if b.Host == 0 {
+		b.Host = m.Budget()
+		derived = append(derived, fmt.Sprintf("host_budget from %s (%d bytes) less a margin", m.Source, m.Bytes))
+	}
+	switch {
+	case b.Key == 0 && b.Job == 0:
+		b.Key = b.Host / 5 * 3
+		b.Job = b.Host - b.Key
+		derived = append(derived, "host_key_budget 3/5 and host_job_budget 2/5 of host_budget")
+	case b.Key == 0:
+		b.Key = b.Host - b.Job
+		derived = append(derived, "host_key_budget: host_budget less host_job_budget")
+	case b.Job == 0:
+		b.Job = b.Host - b.Key
+		derived = append(derived, "host_job_budget: host_budget less host_key_budget")
+	}
+	if b.Key <= 0 || b.Job <= 0 {
+		return Budgets{}, fmt.Errorf("host budgets: key %d and job %d bytes leave nothing of host_budget %d for the other: set both, or a larger host_budget",
+			b.Key, b.Job, b.Host)
+	}
+	b.Derived = strings.Join(derived, "; ")
+	return b, nil
 }
 
 // DefaultOptions are the settings of a daemon with no configuration.
@@ -122,8 +164,18 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 	if opts.MemoryLimit < 0 {
 		return nil, errors.New("memory_limit: negative")
 	}
+	machine, err := ReadMachine(os.DirFS("/"))
+	if err != nil && opts.HostBudget == 0 {
+		return nil, fmt.Errorf("host_budget: not set, and %w", err)
+	}
+	budgets, err := budgetsOf(opts, machine)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("host budgets", "host_bytes", budgets.Host, "key_bytes", budgets.Key, "job_bytes", budgets.Job,
+		"derived", budgets.Derived)
 	_, envLimit := os.LookupEnv("GOMEMLIMIT")
-	if lim := memoryLimit(opts, envLimit); lim > 0 {
+	if lim := memoryLimit(opts, budgets.Host, envLimit); lim > 0 {
 		debug.SetMemoryLimit(lim)
 		log.Info("Go memory limit set", "bytes", lim)
 	}
@@ -135,7 +187,7 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 	if g, ok := devs[0].(*engine.GPUDevice); ok {
 		fb = g
 	}
-	km, err := keys.New(keys.Config{Dir: opts.KeyDir, HostBudget: opts.HostKeyBudget, GPUBudget: opts.GPUKeyBudget,
+	km, err := keys.New(keys.Config{Dir: opts.KeyDir, HostBudget: budgets.Key, GPUBudget: opts.GPUKeyBudget,
 		DevSeed: opts.DevKeySeed, NoGenerate: opts.NoDevKeys, DevKeysInMemory: opts.DevKeysInMemory, ReleaseHostCopy: opts.ReleaseHostKeys, Log: log, FixedBase: fb})
 	if err != nil {
 		return nil, closeAll(devs, err)
@@ -144,7 +196,7 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	eng, err := engine.New(engine.Config{Devices: devs, Keys: km, QueueSize: opts.QueueSize, Synthesizers: opts.Synthesizers,
 		SynthesisWorkers: opts.SynthesisWorkers,
-		Handoff:          opts.Handoff, HostBudget: opts.HostJobBudget, Log: log, Metrics: reg})
+		Handoff:          opts.Handoff, HostBudget: budgets.Job, HostTotal: budgets.Host, Log: log, Metrics: reg})
 	if err != nil {
 		return nil, closeAll(devs, err)
 	}

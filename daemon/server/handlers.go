@@ -69,12 +69,12 @@ func priorityOf(p pb.Priority) (engine.Priority, error) {
 }
 
 // SubmitProof implements cuzkv1.ProvingEngineServer.
-func (s *Server) SubmitProof(_ context.Context, req *pb.ProofRequest) (*pb.SubmitProofResponse, error) {
+func (s *Server) SubmitProof(ctx context.Context, req *pb.ProofRequest) (*pb.SubmitProofResponse, error) {
 	r, err := s.request(req)
 	if err != nil {
 		return nil, err
 	}
-	j, existing, err := s.cfg.Engine.Submit(r)
+	j, existing, err := s.cfg.Engine.SubmitContext(ctx, r)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -107,7 +107,7 @@ func (s *Server) Prove(ctx context.Context, req *pb.ProofRequest) (*pb.ProofResu
 	if err != nil {
 		return nil, err
 	}
-	j, _, err := s.cfg.Engine.Submit(r)
+	j, _, err := s.cfg.Engine.SubmitContext(ctx, r)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -197,6 +197,9 @@ func (s *Server) GetVerifyingKey(ctx context.Context, req *pb.KeyRequest) (*pb.G
 	c, err := s.resolve(req.GetCircuit())
 	if err != nil {
 		return nil, err
+	}
+	if _, err := s.cfg.Engine.Admit(ctx, c, 0); err != nil {
+		return nil, statusOf(err)
 	}
 	h, err := s.cfg.Keys.Acquire(ctx, c)
 	if err != nil {

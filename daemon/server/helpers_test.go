@@ -64,6 +64,7 @@ type serverOpts struct {
 	devices []engine.Device
 	infos   map[string]DeviceInfo
 	keyDir  string
+	keys    keys.Config // Dir and DevSeed filled in when empty
 }
 
 // startServer runs the service on a real listener with the given devices
@@ -73,7 +74,12 @@ func startServer(t *testing.T, o serverOpts) *testServer {
 	if o.keyDir == "" {
 		o.keyDir = t.TempDir()
 	}
-	km, err := keys.New(keys.Config{Dir: o.keyDir, DevSeed: 1})
+	kc := o.keys
+	kc.Dir = o.keyDir
+	if kc.DevSeed == 0 {
+		kc.DevSeed = 1
+	}
+	km, err := keys.New(kc)
 	require.NoError(t, err)
 	if len(o.devices) == 0 {
 		o.devices = []engine.Device{newHookDevice(t, "cpu")}

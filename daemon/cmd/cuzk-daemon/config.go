@@ -97,15 +97,16 @@ func defineFlags(fs *flag.FlagSet, def server.Options) {
 	fs.Bool("no-dev-keys", false, "refuse development keys: only key files in key-dir")
 	fs.Bool("dev-keys-in-memory", false, "keep generated development keys in memory only (write no key files)")
 	fs.Bool("release-host-keys", false, "with one GPU, give a key's host memory back once the GPU holds it")
-	fs.Int64("host-key-budget", 0, "bytes of warm keys (0: no bound)")
+	fs.Int64("host-key-budget", 0, "bytes of warm keys (0: host-budget less host-job-budget, or 3/5 of it)")
 	fs.Int64("gpu-key-budget", 0, "bytes of hot keys per GPU (0: no bound)")
-	fs.Int64("host-job-budget", 0, "bytes of synthesized jobs in flight (0: no bound)")
+	fs.Int64("host-job-budget", 0, "bytes of synthesized jobs in flight (0: host-budget less host-key-budget, or 2/5 of it)")
+	fs.Int64("host-budget", 0, "bytes one request may need at its peak; the key and job budgets' default (0: the machine's memory less a margin)")
 	fs.Int("queue-size", def.QueueSize, "queued jobs before ResourceExhausted")
 	fs.Int("synthesizers", 0, "jobs synthesized at once (0: one per core)")
 	fs.Int("synthesis-workers", 0, "goroutines per synthesis (0: cores / synthesizers)")
 	fs.Int("handoff", 0, "synthesized jobs waiting for a device (0: two per device)")
 	fs.Duration("drain-timeout", def.DrainTimeout, "how long SIGTERM lets running jobs finish")
-	fs.Int64("memory-limit", 0, "Go soft memory limit in bytes (0: GOMEMLIMIT, else key + job budgets + 4 GiB when both are set)")
+	fs.Int64("memory-limit", 0, "Go soft memory limit in bytes (0: GOMEMLIMIT, else the host budget)")
 }
 
 // optionKeys are the config keys of server.Options.
