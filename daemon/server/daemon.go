@@ -33,6 +33,10 @@ import (
 type Options struct {
 	Listen          string `mapstructure:"listen"`      // unix:PATH or host:port
 	HTTPListen      string `mapstructure:"http_listen"` // /metrics, /healthz, /readyz; "" disables
+	// HTTPPublic serves /metrics, /healthz and /readyz to anyone who can
+	// reach http_listen, without the token: needed for a non-loopback
+	// http_listen with no token; with a token, HTTP asks for it otherwise.
+	HTTPPublic bool `mapstructure:"http_public"`
 	Token           string `mapstructure:"token"`       // bearer token; required off loopback
 	TokenFile       string `mapstructure:"token_file"`  // file holding the token (instead of token)
 	TLSCert         string `mapstructure:"tls_cert"`
@@ -161,6 +165,13 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 	if err := CheckExposure(opts.Listen, token); err != nil {
 		return nil, err
 	}
+	if err := checkHTTPExposure(opts.HTTPListen, token, opts.HTTPPublic); err != nil {
+		return nil, err
+	}
+	if opts.HTTPPublic && opts.HTTPListen != "" {
+		log.Warn("http_public: /metrics (jobs, timings, queue, keys, process), /healthz and /readyz are open to anyone who can reach http_listen",
+			"http_listen", opts.HTTPListen)
+	}
 	if opts.MemoryLimit < 0 {
 		return nil, errors.New("memory_limit: negative")
 	}
@@ -239,7 +250,11 @@ func (d *Daemon) listen() error {
 			d.lis.Close()
 			return err
 		}
-		d.hs = &http.Server{Handler: d.srv.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+		h := d.srv.HTTPHandler()
+		if !d.opts.HTTPPublic {
+			h = d.srv.httpAuth(h)
+		}
+		d.hs = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := d.hs.Serve(d.hlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.serveErr <- fmt.Errorf("http: %w", err)

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"crypto/subtle"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -29,4 +31,24 @@ func (s *Server) HTTPHandler() http.Handler {
 		fmt.Fprintf(w, "ready: backend %s\n", s.cfg.Backend)
 	})
 	return mux
+}
+
+// httpAuth asks for the bearer token (when the server has one) on every
+// path but /healthz, which probes reach without credentials, as the gRPC
+// health service.
+func (s *Server) httpAuth(next http.Handler) http.Handler {
+	if s.cfg.Token == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				http.Error(w, "missing or invalid bearer token (Authorization: Bearer …)", http.StatusUnauthorized)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }

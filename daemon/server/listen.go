@@ -40,6 +40,19 @@ func CheckExposure(addr, token string) error {
 	return nil
 }
 
+// checkHTTPExposure applies CheckExposure's rule to the HTTP listener
+// (off when addr is ""): off loopback it needs the token, which HTTP then
+// asks for, or public, which serves it to anyone.
+func checkHTTPExposure(addr, token string, public bool) error {
+	if addr == "" || public {
+		return nil
+	}
+	if err := CheckExposure(addr, token); err != nil {
+		return fmt.Errorf("http_listen: %w, or set http_public to serve /metrics, /healthz and /readyz to anyone", err)
+	}
+	return nil
+}
+
 // Listen opens addr: a unix socket ("unix:PATH", a stale socket file is
 // replaced) or TCP.
 func Listen(addr string) (net.Listener, error) {

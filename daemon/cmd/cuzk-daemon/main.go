@@ -5,7 +5,8 @@
 //	cuzk-daemon selftest [-n N]   run the field kernels on the GPU against gnark-crypto
 //	cuzk-daemon import-key IN OUT convert a proving key (<name>.pk) into the raw key file the daemon maps
 //
-// Exit status: 0 success, 1 failure, 2 usage, 3 no GPU (or no kernels) here.
+// Exit status: 0 success, 1 failure, 2 usage, 3 no GPU (or no kernels) here;
+// serve: 130 or 143 when a second SIGINT or SIGTERM cancelled running jobs.
 package main
 
 import (

@@ -16,7 +16,8 @@ import (
 
 // serveCmd runs the proving service until SIGTERM or SIGINT: the first
 // signal drains (running jobs finish, new ones are refused), a second one
-// cancels every job and exits.
+// cancels every job and exits with 128 + the signal's number (130 for
+// SIGINT, 143 for SIGTERM), as a shell reports a process a signal ended.
 func serveCmd(args []string, stderr io.Writer) int {
 	opts, err := loadOptions(args, os.Environ(), stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -45,17 +46,35 @@ func serveCmd(args []string, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opts.DrainTimeout)
 	defer cancel()
+	second := make(chan int, 1) // the exit status a second signal asks for
 	go func() {
 		select {
 		case s := <-sig:
 			log.Warn("second signal: cancelling running jobs", "signal", s.String())
+			second <- signalExit(s)
 			d.Stop()
 		case <-ctx.Done():
 		}
 	}()
-	if err := d.Drain(ctx); err != nil {
+	err = d.Drain(ctx)
+	cancel()
+	select {
+	case code := <-second:
+		log.Warn("stopped by a second signal: running jobs were cancelled", "exit", code)
+		return code
+	default:
+	}
+	if err != nil {
 		log.Warn("drain incomplete", "err", err)
 		return exitFail
 	}
 	return exitOK
+}
+
+// signalExit is the conventional exit status of a process a signal ended.
+func signalExit(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return exitFail
 }

@@ -219,3 +219,23 @@ func assertVerifies(t *testing.T, c *client.Client, res *pb.ProofResult, constra
 	_ = r
 	require.NoError(t, client.VerifyResult(&vk, res, nil))
 }
+
+// TestServeBinarySecondSignalExits143: a second SIGTERM during the drain
+// cancels the running job, and the exit status says so (128 + 15).
+func TestServeBinarySecondSignalExits143(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP (visible): builds and runs the daemon binary; not in -short")
+	}
+	p := startDaemon(t, t.TempDir())
+	c := dialDaemon(t, p)
+	ctx := testCtx(t)
+	sub, err := c.SubmitProof(ctx, porepReq(1<<16, 1)) // a key to set up and a proof: seconds
+	require.NoError(t, err)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.Eventually(t, func() bool { return strings.Contains(p.logText(), "draining") }, time.Minute, 5*time.Millisecond)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	_, err = c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: sub.GetJobId()})
+	assert.Error(t, err, "the running job was cancelled")
+	assert.Equal(t, 143, p.wait(t), "a second SIGTERM that cancelled jobs: 128+15")
+	assert.Contains(t, p.logText(), "second signal")
+}

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func startDaemonHTTP(t *testing.T, token string, public bool) (*Daemon, error) {
+	dir := t.TempDir()
+	o := DefaultOptions()
+	o.Listen, o.HTTPListen, o.Backend, o.KeyDir = "unix:"+filepath.Join(dir, "d.sock"), "0.0.0.0:0", "cpu", filepath.Join(dir, "keys")
+	o.Token, o.HTTPPublic = token, public
+	d, err := Start(o, nil)
+	if err == nil {
+		t.Cleanup(d.Stop)
+	}
+	return d, err
+}
+
+func get(t *testing.T, url, token string) (int, string) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHTTPFollowsTheTokenRule: the HTTP endpoints off loopback need the
+// token (which they then ask for, /healthz aside) or http_public.
+func TestHTTPFollowsTheTokenRule(t *testing.T) {
+	_, err := startDaemonHTTP(t, "", false)
+	require.ErrorIs(t, err, ErrExposedWithoutToken)
+	assert.Contains(t, err.Error(), "http_listen")
+	assert.Contains(t, err.Error(), "http_public")
+
+	d, err := startDaemonHTTP(t, "s3cret", false)
+	require.NoError(t, err)
+	port := d.HTTPAddr()[strings.LastIndex(d.HTTPAddr(), ":"):]
+	base := "http://127.0.0.1" + port
+	code, _ := get(t, base+"/metrics", "")
+	assert.Equal(t, http.StatusUnauthorized, code, "/metrics without the token")
+	code, _ = get(t, base+"/metrics", "wrong")
+	assert.Equal(t, http.StatusUnauthorized, code, "/metrics with another token")
+	code, _ = get(t, base+"/readyz", "")
+	assert.Equal(t, http.StatusUnauthorized, code, "/readyz without the token")
+	code, body := get(t, base+"/metrics", "s3cret")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "cuzk_queue_depth")
+	code, _ = get(t, base+"/healthz", "")
+	assert.Equal(t, http.StatusOK, code, "probes reach /healthz without credentials")
+
+	p, err := startDaemonHTTP(t, "", true)
+	require.NoError(t, err)
+	code, body = get(t, "http://127.0.0.1"+p.HTTPAddr()[strings.LastIndex(p.HTTPAddr(), ":"):]+"/metrics", "")
+	assert.Equal(t, http.StatusOK, code, "http_public serves anyone")
+	assert.Contains(t, body, "cuzk_queue_depth")
+}
