@@ -31,14 +31,14 @@ import (
 // file, CUZK_DAEMON_* variables and flags (the mapstructure names are the
 // config keys).
 type Options struct {
-	Listen          string `mapstructure:"listen"`      // unix:PATH or host:port
-	HTTPListen      string `mapstructure:"http_listen"` // /metrics, /healthz, /readyz; "" disables
+	Listen     string `mapstructure:"listen"`      // unix:PATH or host:port
+	HTTPListen string `mapstructure:"http_listen"` // /metrics, /healthz, /readyz; "" disables
 	// HTTPPublic serves /metrics, /healthz and /readyz to anyone who can
 	// reach http_listen, without the token: needed for a non-loopback
 	// http_listen with no token; with a token, HTTP asks for it otherwise.
-	HTTPPublic bool `mapstructure:"http_public"`
-	Token           string `mapstructure:"token"`       // bearer token; required off loopback
-	TokenFile       string `mapstructure:"token_file"`  // file holding the token (instead of token)
+	HTTPPublic      bool   `mapstructure:"http_public"`
+	Token           string `mapstructure:"token"`      // bearer token; required off loopback
+	TokenFile       string `mapstructure:"token_file"` // file holding the token (instead of token)
 	TLSCert         string `mapstructure:"tls_cert"`
 	TLSKey          string `mapstructure:"tls_key"`
 	MaxMessageBytes int    `mapstructure:"max_message_bytes"`
