@@ -17,7 +17,8 @@
 // the caches needs no toolkit. Outputs are then materialized into the output
 // directory with a manifest (package cuda's Manifest) that the Go build
 // embeds. Explain reports, without building, which units are fresh and what
-// changed for the stale ones.
+// changed for the stale ones. While nvcc runs, the progress writer
+// (WithProgress) shows each compile's start and elapsed time (progress.go).
 //
 // An Engine is safe for use by one goroutine at a time; several processes
 // may build the same tree and cache concurrently (per-action locks, atomic
