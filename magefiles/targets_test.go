@@ -18,7 +18,8 @@ func TestTargetsAreDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	targets := 0
+	var parsed []*ast.File
+	namespaces := map[string]bool{} // types declared as mg.Namespace: their methods are targets
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -27,10 +28,23 @@ func TestTargetsAreDocumented(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		parsed = append(parsed, f)
+		ast.Inspect(f, func(n ast.Node) bool {
+			if ts, ok := n.(*ast.TypeSpec); ok {
+				if sel, ok := ts.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Namespace" {
+					namespaces[ts.Name.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	targets := 0
+	for _, f := range parsed {
+		name := fset.Position(f.Pos()).Filename
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
-			if !ok || !fn.Name.IsExported() {
-				continue
+			if !ok || !fn.Name.IsExported() || (fn.Recv != nil && !namespaces[receiver(fn)]) {
+				continue // a method of a plain type (an error's Error) is no target
 			}
 			targets++
 			doc := strings.TrimSpace(fn.Doc.Text())
@@ -42,4 +56,16 @@ func TestTargetsAreDocumented(t *testing.T) {
 	if targets < 10 {
 		t.Fatalf("found %d targets in %d files: the magefiles moved?", targets, len(files))
 	}
+}
+
+// receiver names a method's receiver type.
+func receiver(fn *ast.FuncDecl) string {
+	t := fn.Recv.List[0].Type
+	if star, ok := t.(*ast.StarExpr); ok {
+		t = star.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
 }
