@@ -78,7 +78,17 @@ type Config struct {
 	// from there, or the GPU's recovery, takes it to cold; it is loaded (or
 	// generated) again on its next use. Mapped key files are left alone.
 	ReleaseHostCopy bool
-	Log             *slog.Logger
+	// DirBudget bounds the bytes of key files in Dir (0: no bound): past
+	// it, the least recently used development keys' files are deleted
+	// (at start and after each development key written), never those of
+	// a key the manager holds and never production files.
+	DirBudget int64
+	// StaleTemp is how long a temporary file of an interrupted write must
+	// have lain unwritten before a manager sharing Dir with another
+	// process removes it (default 10 minutes); a manager alone on Dir
+	// removes every one at start.
+	StaleTemp time.Duration
+	Log       *slog.Logger
 }
 
 // Manager holds the keys. It is safe for concurrent use.
@@ -88,6 +98,10 @@ type Manager struct {
 
 	ctx    context.Context // the loads' parent: cancelled by Close
 	cancel context.CancelFunc
+
+	unlockDir  func() // the key directory's shared lock
+	unlockOnce sync.Once
+	damaged    map[string]error // key files found damaged beside the one a load used
 
 	mu       sync.Mutex
 	cond     *sync.Cond // signalled when refs drop or entries leave
@@ -131,8 +145,11 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("keys: no key directory")
 	}
-	if cfg.HostBudget < 0 || cfg.GPUBudget < 0 {
-		return nil, errors.New("keys: negative budget")
+	if cfg.HostBudget < 0 || cfg.GPUBudget < 0 || cfg.DirBudget < 0 || cfg.StaleTemp < 0 {
+		return nil, errors.New("keys: negative budget or StaleTemp")
+	}
+	if cfg.StaleTemp == 0 {
+		cfg.StaleTemp = 10 * time.Minute
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("keys: %w", err)
@@ -140,16 +157,21 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{cfg: cfg, now: time.Now, entries: map[string]*entry{}, shapes: map[string]*shapeEntry{}, evictors: map[string]Evictor{},
+	m := &Manager{cfg: cfg, now: time.Now, entries: map[string]*entry{}, shapes: map[string]*shapeEntry{}, damaged: map[string]error{}, evictors: map[string]Evictor{},
 		verified: map[string]verifiedFile{}}
 	m.cond = sync.NewCond(&m.mu)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.openDir()
 	return m, nil
 }
 
-// Close cancels the loads still running; their waiters get the error.
-// Keys already warm stay usable until released.
-func (m *Manager) Close() { m.cancel() }
+// Close cancels the loads and checks still running (their waiters get the
+// error) and lets go of the key directory. Keys already warm stay usable
+// until released.
+func (m *Manager) Close() {
+	m.cancel()
+	m.unlockOnce.Do(m.unlockDir)
+}
 
 // AddDevice registers a device's evictor, so that EvictKey and MakeRoomOn
 // can free its resident bases.
@@ -303,6 +325,7 @@ func (m *Manager) load(e *entry) {
 	close(e.ready)
 	m.cond.Broadcast()
 	if err == nil {
+		m.touchKey(e.key)
 		m.cfg.Log.Info("key warm", "key", e.key, "development", e.dev, "mapped", e.mapped != nil, "host_bytes", e.hostBytes, "load", e.loadTime)
 	}
 }
@@ -388,6 +411,11 @@ func (m *Manager) readKeys(ctx context.Context, e *entry) error {
 	base := filepath.Join(m.cfg.Dir, name)
 	rawPath, pkPath, vkPath := base+RawExt, base+".pk", base+".vk"
 	if _, err := os.Stat(rawPath); err == nil {
+		if _, err := os.Stat(pkPath); err == nil {
+			m.cfg.Log.Info("key files: the raw key file is used, the .pk beside it is checked apart", "key", e.key,
+				"used", rawPath, "checked", pkPath)
+			m.checkUnused(pkPath, rawPath, false)
+		}
 		return m.readRaw(e, rawPath, vkPath)
 	}
 	if _, err := os.Stat(pkPath); err == nil {
@@ -427,6 +455,9 @@ func (m *Manager) readKeys(ctx context.Context, e *entry) error {
 	}
 	if !info.Cached {
 		returnMemory() // the setup's scalars, column sums and copies (tens of GB at 2^27)
+		if dir != "" {
+			m.tidyDir()
+		}
 	}
 	e.pk, e.vk, e.dev = pk, vk, true
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -61,6 +62,9 @@ func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bo
 	case err == nil:
 		e.pk, e.vk, e.dev, e.mapped = k.PK, vk, true, k
 		m.cfg.Log.Info("development key mapped (NOT for production)", "key", e.key, "path", info.RawPath, "load", info.Load)
+		if pk := strings.TrimSuffix(info.RawPath, RawExt) + ".pk"; fileExists(pk) {
+			m.checkUnused(pk, info.RawPath, true)
+		}
 		return true
 	case !errors.Is(err, os.ErrNotExist):
 		m.cfg.Log.Warn("development raw key file not used; rewriting it", "key", e.key, "err", err)

@@ -52,11 +52,14 @@ type Options struct {
 	// ReleaseHostKeys gives a key's host memory back once its GPU holds it
 	// (one GPU only): see keys.Config.ReleaseHostCopy.
 	ReleaseHostKeys bool  `mapstructure:"release_host_keys"`
-	HostKeyBudget   int64 `mapstructure:"host_key_budget"` // bytes; 0: none
-	GPUKeyBudget    int64 `mapstructure:"gpu_key_budget"`  // bytes per GPU; 0: none
-	HostJobBudget   int64 `mapstructure:"host_job_budget"` // bytes of synthesized jobs; 0: none
-	QueueSize       int   `mapstructure:"queue_size"`
-	Synthesizers    int   `mapstructure:"synthesizers"` // 0: one per core
+	HostKeyBudget   int64 `mapstructure:"host_key_budget"` // bytes; 0: a share of host_budget
+	// KeyDirBudget bounds the bytes of key files in key_dir (0: none): the
+	// least recently used development keys' files are deleted past it.
+	KeyDirBudget  int64 `mapstructure:"key_dir_budget"`
+	GPUKeyBudget  int64 `mapstructure:"gpu_key_budget"`  // bytes per GPU; 0: none
+	HostJobBudget int64 `mapstructure:"host_job_budget"` // bytes of synthesized jobs; 0: none
+	QueueSize     int   `mapstructure:"queue_size"`
+	Synthesizers  int   `mapstructure:"synthesizers"` // 0: one per core
 	// SynthesisWorkers is the goroutines of one synthesis (0: cores / synthesizers).
 	SynthesisWorkers int           `mapstructure:"synthesis_workers"`
 	Handoff          int           `mapstructure:"handoff"`
@@ -198,7 +201,7 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 	if g, ok := devs[0].(*engine.GPUDevice); ok {
 		fb = g
 	}
-	km, err := keys.New(keys.Config{Dir: opts.KeyDir, HostBudget: budgets.Key, GPUBudget: opts.GPUKeyBudget,
+	km, err := keys.New(keys.Config{Dir: opts.KeyDir, HostBudget: budgets.Key, GPUBudget: opts.GPUKeyBudget, DirBudget: opts.KeyDirBudget,
 		DevSeed: opts.DevKeySeed, NoGenerate: opts.NoDevKeys, DevKeysInMemory: opts.DevKeysInMemory, ReleaseHostCopy: opts.ReleaseHostKeys, Log: log, FixedBase: fb})
 	if err != nil {
 		return nil, closeAll(devs, err)

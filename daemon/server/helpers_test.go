@@ -115,6 +115,7 @@ func (ts *testServer) kill() {
 	}
 	ts.gs.Stop()
 	_ = ts.eng.Close() // the jobs end with the process
+	ts.keys.Close()
 }
 
 func dial(t *testing.T, token string, addrs ...string) *client.Client {

@@ -99,6 +99,7 @@ func defineFlags(fs *flag.FlagSet, def server.Options) {
 	fs.Bool("dev-keys-in-memory", false, "keep generated development keys in memory only (write no key files)")
 	fs.Bool("release-host-keys", false, "with one GPU, give a key's host memory back once the GPU holds it")
 	fs.Int64("host-key-budget", 0, "bytes of warm keys (0: host-budget less host-job-budget, or 3/5 of it)")
+	fs.Int64("key-dir-budget", 0, "bytes of key files in key-dir; least recently used development keys are deleted past it (0: no bound)")
 	fs.Int64("gpu-key-budget", 0, "bytes of hot keys per GPU (0: no bound)")
 	fs.Int64("host-job-budget", 0, "bytes of synthesized jobs in flight (0: host-budget less host-key-budget, or 2/5 of it)")
 	fs.Int64("host-budget", 0, "bytes one request may need at its peak; the key and job budgets' default (0: the machine's memory less a margin)")

@@ -4,6 +4,7 @@
 //	cuzk-daemon version [-json]   the pins that built the embedded kernels, and their hashes
 //	cuzk-daemon selftest [-n N]   run the field kernels on the GPU against gnark-crypto
 //	cuzk-daemon import-key IN OUT convert a proving key (<name>.pk) into the raw key file the daemon maps
+//	cuzk-daemon keys ls|rm|verify the key directory: list, delete (development keys; -force for others), check every file
 //
 // Exit status: 0 success, 1 failure, 2 usage, 3 no GPU (or no kernels) here;
 // serve: 130 or 143 when a second SIGINT or SIGTERM cancelled running jobs.
@@ -25,7 +26,7 @@ const (
 	exitFail    = 1
 	exitUsage   = 2
 	exitNoGPU   = 3
-	usageFormat = "usage: %s serve [flags] | version [-json] | selftest [-n elements] [-seed S] | import-key <name>.pk <name>.rawpk\n"
+	usageFormat = "usage: %s serve [flags] | version [-json] | selftest [-n elements] [-seed S] | import-key <name>.pk <name>.rawpk | keys ls|rm|verify\n"
 )
 
 func main() {
@@ -48,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return selftestCmd(ctx, args[1:], stdout, stderr)
 	case "import-key":
 		return importKeyCmd(args[1:], stdout, stderr)
+	case "keys":
+		return keysCmd(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "cuzk-daemon: unknown command %q\n"+usageFormat, args[0], "cuzk-daemon")
 		return exitUsage

@@ -203,6 +203,7 @@ func TestServeBinaryKill9AndRestart(t *testing.T) {
 		if strings.HasSuffix(e.Name(), ".pk") || strings.HasSuffix(e.Name(), ".vk") {
 			assert.False(t, strings.HasPrefix(e.Name(), "."), "only whole files carry key names: %s", e.Name())
 		}
+		assert.NotContains(t, e.Name(), ".tmp", "the restart removed the interrupted write's temporary files")
 	}
 }
 

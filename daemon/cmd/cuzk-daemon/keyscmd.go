@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/daemon/server"
+)
+
+// keysCmd manages the key directory: ls lists its keys, rm deletes one
+// key's files (production ones only with -force), verify checks every file
+// (the .pk beside a used .rawpk too) and says which a load uses.
+func keysCmd(args []string, stdout, stderr io.Writer) int {
+	usage := func() {
+		fmt.Fprintln(stderr, "usage: cuzk-daemon keys [-key-dir DIR] ls | rm [-force] NAME... | verify [NAME...]")
+	}
+	fs := newFlags("keys", stderr)
+	dir := fs.String("key-dir", server.DefaultOptions().KeyDir, "key directory")
+	force := fs.Bool("force", false, "rm: delete production key files too")
+	fs.Usage = usage
+	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
+		usage()
+		return exitUsage
+	}
+	sub, names := fs.Arg(0), fs.Args()[1:]
+	if err := fs.Parse(names); err != nil { // flags after the subcommand: rm -force NAME
+		return exitUsage
+	}
+	names = fs.Args()
+	switch sub {
+	case "ls":
+		return keysLs(*dir, stdout, stderr)
+	case "rm":
+		if len(names) == 0 {
+			usage()
+			return exitUsage
+		}
+		code := exitOK
+		for _, n := range names {
+			paths, err := keys.RemoveKey(*dir, n, *force)
+			for _, p := range paths {
+				fmt.Fprintln(stdout, "removed", p)
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, "cuzk-daemon keys rm:", err)
+				code = exitFail
+			}
+		}
+		return code
+	case "verify":
+		return keysVerify(*dir, names, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "cuzk-daemon keys: unknown subcommand %q\n", sub)
+	usage()
+	return exitUsage
+}
+
+func keysLs(dir string, stdout, stderr io.Writer) int {
+	all, err := keys.ListDir(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "cuzk-daemon keys ls:", err)
+		return exitFail
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tBYTES\tLAST USED\tFILES")
+	var total int64
+	for _, k := range all {
+		kind := "production"
+		if k.Development {
+			kind = "development"
+		}
+		total += k.Bytes
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\n", k.Name, kind, k.Bytes, k.LastUsed.Format(time.RFC3339), len(k.Paths))
+	}
+	fmt.Fprintf(tw, "total\t\t%d\t\t\n", total)
+	_ = tw.Flush() // stdout: nothing to do about a failed write
+	return exitOK
+}
+
+func keysVerify(dir string, names []string, stdout, stderr io.Writer) int {
+	all, err := keys.ListDir(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "cuzk-daemon keys verify:", err)
+		return exitFail
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	code, found := exitOK, map[string]bool{}
+	for _, k := range all {
+		if len(want) > 0 && !want[k.Name] {
+			continue
+		}
+		found[k.Name] = true
+		for _, c := range keys.VerifyKey(k) {
+			use := "used"
+			if !c.Used {
+				use = "not used (a .rawpk is)"
+			}
+			if c.Err != nil {
+				fmt.Fprintf(stdout, "DAMAGED  %s (%s): %v\n", c.Path, use, c.Err)
+				code = exitFail
+				continue
+			}
+			fmt.Fprintf(stdout, "ok       %s (%s)\n", c.Path, use)
+		}
+	}
+	for n := range want {
+		if found[n] {
+			continue
+		}
+		fmt.Fprintf(stderr, "cuzk-daemon keys verify: no key %q in %s\n", n, dir)
+		code = exitFail
+	}
+	return code
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+)
+
+func TestKeysLsVerifyRm(t *testing.T) {
+	dir := t.TempDir()
+	m, err := keys.New(keys.Config{Dir: dir, DevSeed: 1})
+	require.NoError(t, err)
+	c, err := registry.Default().Resolve("porep-synth", map[string]uint64{"constraints": 1024})
+	require.NoError(t, err)
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	h.Release()
+	m.Close()
+	require.NoError(t, os.WriteFile(dir+"/prod.vk", []byte("not a key"), 0o644))
+
+	cmd := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"keys", "-key-dir", dir}, args...), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, _ := cmd("ls")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "porep-synth-constraints=1024-setup1-")
+	assert.Contains(t, out, "development")
+	assert.Contains(t, out, "prod  ")
+
+	code, out, _ = cmd("verify")
+	assert.Equal(t, exitFail, code, "prod.vk is damaged")
+	assert.Contains(t, out, "DAMAGED  "+dir+"/prod.vk")
+	assert.Contains(t, out, ".rawpk (used)")
+	assert.Contains(t, out, ".pk (not used (a .rawpk is))")
+
+	ls, err := keys.ListDir(dir)
+	require.NoError(t, err)
+	dev := ls[0].Name
+	require.True(t, strings.HasPrefix(dev, "porep-synth"))
+	code, out, _ = cmd("verify", dev)
+	assert.Equal(t, exitOK, code, out)
+
+	code, _, errs := cmd("rm", "prod")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errs, "production key files are never deleted")
+	code, out, _ = cmd("rm", dev)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "removed ")
+	code, _, _ = cmd("rm", "-force", "prod")
+	assert.Equal(t, exitOK, code)
+	ls, err = keys.ListDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, ls)
+	code, _, _ = cmd("bogus")
+	assert.Equal(t, exitUsage, code)
+}

@@ -1,0 +1,238 @@
+package keys
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
+)
+
+// The key directory holds, per key, production files <name>.pk, .vk and
+// .rawpk (put there by an operator: never deleted by the daemon) and
+// development files <name>-setup<seed>-<shape id>.pk, .vk and .rawpk
+// (written by prover/groth16/devkeys: generated again when missing).
+// Writes go through internal/renameio, whose temporary files are
+// .<file>.tmp<digits>.
+
+var (
+	devFile  = regexp.MustCompile(`^(.+-setup\d+-[0-9a-f]{24})\.(pk|vk|rawpk)$`)
+	prodFile = regexp.MustCompile(`^(.+)\.(pk|vk|rawpk)$`)
+	tempFile = regexp.MustCompile(`^\..+\.tmp\d*$`)
+)
+
+// KeyFiles is one key's files in the key directory.
+type KeyFiles struct {
+	Name        string // the file name without its extension
+	Development bool
+	Paths       []string // sorted
+	Bytes       int64
+	LastUsed    time.Time // the latest access time of its files (the manager sets it at every load)
+}
+
+// ErrProduction refuses to delete production key files without force.
+var ErrProduction = errors.New("production key files are never deleted by the daemon")
+
+// ListDir returns the keys whose files lie in dir, by name.
+func ListDir(dir string) ([]KeyFiles, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("key directory: %w", err)
+	}
+	byName := map[string]*KeyFiles{}
+	for _, ent := range ents {
+		if !ent.Type().IsRegular() || strings.HasPrefix(ent.Name(), ".") {
+			continue
+		}
+		name, dev := "", false
+		if m := devFile.FindStringSubmatch(ent.Name()); m != nil {
+			name, dev = m[1], true
+		} else if m := prodFile.FindStringSubmatch(ent.Name()); m != nil {
+			name = m[1]
+		} else {
+			continue
+		}
+		k := byName[name]
+		if k == nil {
+			k = &KeyFiles{Name: name, Development: dev}
+			byName[name] = k
+		}
+		path := filepath.Join(dir, ent.Name())
+		st, err := os.Stat(path)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		k.Paths = append(k.Paths, path)
+		k.Bytes += st.Size()
+		if a := accessTime(st); a.After(k.LastUsed) {
+			k.LastUsed = a
+		}
+	}
+	out := make([]KeyFiles, 0, len(byName))
+	for _, k := range byName {
+		sort.Strings(k.Paths)
+		out = append(out, *k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// RemoveKey deletes the files of key name from dir. Production files are
+// refused unless force.
+func RemoveKey(dir, name string, force bool) ([]string, error) {
+	all, err := ListDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range all {
+		if k.Name != name {
+			continue
+		}
+		if !k.Development && !force {
+			return nil, fmt.Errorf("remove %s: %w (force to delete them)", name, ErrProduction)
+		}
+		var errs []error
+		for _, p := range k.Paths {
+			errs = append(errs, os.Remove(p))
+		}
+		return k.Paths, errors.Join(errs...)
+	}
+	return nil, fmt.Errorf("remove %s: no key of that name in %s", name, dir)
+}
+
+// Check is one key file's verification.
+type Check struct {
+	Path string
+	Used bool  // the file a load reads: .rawpk when present, else .pk (and .vk)
+	Err  error // nil: sound
+}
+
+// VerifyKey checks every file of k: a raw key file's section hashes, a
+// .pk's and a .vk's every point (decoded as a load would decode them).
+// Both a .pk and a .rawpk are checked: a load uses the .rawpk and never
+// reads the .pk, which must not rot unnoticed beside it.
+func VerifyKey(k KeyFiles) []Check {
+	raw := false
+	for _, p := range k.Paths {
+		raw = raw || strings.HasSuffix(p, RawExt)
+	}
+	var out []Check
+	for _, p := range k.Paths {
+		c := Check{Path: p}
+		switch filepath.Ext(p) {
+		case RawExt:
+			c.Used, c.Err = true, verifyRaw(p)
+		case ".pk":
+			c.Used, c.Err = !raw, readFile(p, new(groth16.ProvingKey))
+		case ".vk":
+			c.Used, c.Err = true, readFile(p, new(groth16.VerifyingKey))
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func verifyRaw(path string) error {
+	k, err := keyfile.Open(path, keyfile.SkipVerify())
+	if err != nil {
+		return err
+	}
+	return errors.Join(k.Verify(), k.Close())
+}
+
+// removeTemp deletes renameio's temporary files in dir that no writer can
+// still be writing: all of them when alone (no other daemon shares dir),
+// else those not written for stale. It returns the paths removed.
+func removeTemp(dir string, alone bool, stale time.Duration, now time.Time) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("key directory: %w", err)
+	}
+	var removed []string
+	var errs []error
+	for _, ent := range ents {
+		if !ent.Type().IsRegular() || !tempFile.MatchString(ent.Name()) {
+			continue
+		}
+		info, err := ent.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		if !alone && now.Sub(info.ModTime()) < stale {
+			continue
+		}
+		p := filepath.Join(dir, ent.Name())
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, p)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// touch records a load of path's key: its access time is set to now (the
+// modification time, which the raw key file's verification remembers, is
+// kept).
+func touch(path string, now time.Time) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return // the load that follows reports it
+	}
+	_ = os.Chtimes(path, now, st.ModTime()) // a read-only directory: LRU order falls back to the last write
+}
+
+// trimDir deletes the least recently used development keys' files until
+// the key directory's files fit DirBudget, sparing the keys this manager
+// holds and every production file. It returns what it deleted.
+func (m *Manager) trimDir() ([]string, error) {
+	if m.cfg.DirBudget <= 0 {
+		return nil, nil
+	}
+	all, err := ListDir(m.cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, k := range all {
+		total += k.Bytes
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].LastUsed.Before(all[j].LastUsed) })
+	m.mu.Lock()
+	held := map[string]bool{}
+	for key := range m.entries {
+		held[FileName(key)] = true
+	}
+	m.mu.Unlock()
+	var removed []string
+	var errs []error
+	for _, k := range all {
+		if total <= m.cfg.DirBudget {
+			break
+		}
+		if !k.Development || held[devShape(k.Name)] {
+			continue
+		}
+		for _, p := range k.Paths {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+				continue
+			}
+			removed = append(removed, p)
+		}
+		total -= k.Bytes
+		m.cfg.Log.Info("development key files deleted: the key directory is over its budget", "key", k.Name,
+			"freed_bytes", k.Bytes, "last_used", k.LastUsed, "budget", m.cfg.DirBudget)
+	}
+	if total > m.cfg.DirBudget {
+		m.cfg.Log.Warn("key directory over its budget: what is left is production keys or keys in use", "bytes", total,
+			"budget", m.cfg.DirBudget)
+	}
+	return removed, errors.Join(errs...)
+}
