@@ -32,9 +32,9 @@ var timeNow = time.Now
 // first 12 digits of its Key.
 const Repository = "localhost/cuzk-build"
 
-// format versions the way an image is made from a lock; a change here
-// rebuilds every cached image.
-const format = "cuzk-build-image/1"
+// format versions the way an image is made from a lock (with DpkgExcludes,
+// which Key also hashes); a change here rebuilds every cached image.
+const format = "cuzk-build-image/2"
 
 // GoToolchain is the pinned Go toolchain's module zip on the host.
 type GoToolchain struct {
@@ -60,11 +60,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Key names an image by everything that goes into it: the format, the lock
-// and the Go toolchain. Equal keys give equal images.
+// Key names an image by everything that goes into it: the format, the dpkg
+// excludes, the lock and the Go toolchain. Equal keys give equal images.
 func Key(l Lock, g GoToolchain) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\nlock %s\ngo %s %s\n", format, l.ID(), g.Module, g.ZipSHA256)
+	for _, x := range DpkgExcludes {
+		fmt.Fprintf(h, "dpkg %s\n", x)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -109,14 +112,15 @@ func (o Options) logger() *slog.Logger {
 func Cached(o Options) (Result, bool) {
 	key := Key(o.Lock, o.Go)
 	dir := filepath.Join(o.CacheDir, key)
+	if _, err := os.Stat(dir); err != nil {
+		return Result{}, false
+	}
 	r, err := readEntry(dir, key)
 	if err == nil {
 		return r, true
 	}
-	if !errors.Is(err, os.ErrNotExist) {
-		o.logger().Warn("build image cache entry damaged: removed", "dir", dir, "err", err)
-		os.RemoveAll(dir) // a miss either way; the rebuild reports its own errors
-	}
+	o.logger().Warn("build image cache entry damaged: removed", "dir", dir, "err", err)
+	os.RemoveAll(dir) // a miss either way; the rebuild reports its own errors
 	return Result{}, false
 }
 
@@ -223,7 +227,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	}
 	epoch := time.Unix(o.Lock.Epoch, 0).UTC()
 	var rootSize int64
-	root, err := writeLayer(filepath.Join(work, "root.tar.gz"), func(w io.Writer) error {
+	root, err := writeLayer(filepath.Join(work, "root.tar.gz"), epoch, func(w io.Writer) error {
 		cw := &countWriter{w: w}
 		err := mmdebstrap(ctx, args, o.Lock.Epoch, cw, log)
 		rootSize = cw.n
@@ -240,7 +244,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("build image: %w", err)
 	}
 	var goSize int64
-	goLayer, err := writeLayer(filepath.Join(work, "go.tar.gz"), func(w io.Writer) error {
+	goLayer, err := writeLayer(filepath.Join(work, "go.tar.gz"), epoch, func(w io.Writer) error {
 		cw := &countWriter{w: w}
 		err := goToolchainTar(o.Go.Zip, o.Go.Module, epoch, cw)
 		goSize = cw.n
@@ -249,30 +253,46 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("build image: %w", err)
 	}
-	img, err := oci.Build(imageSpec(o, root, goLayer, key, epoch))
-	if err != nil {
-		return Result{}, fmt.Errorf("build image: %w", err)
-	}
-	layout := filepath.Join(work, "entry", "layout")
-	desc, err := oci.WriteLayout(layout, img, v1.Platform{OS: "linux", Architecture: o.Lock.Architecture}, Repository+":"+key[:12])
-	if err != nil {
-		return Result{}, fmt.Errorf("build image: %w", err)
-	}
-	cfg, err := img.ConfigName()
-	if err != nil {
-		return Result{}, fmt.Errorf("build image: %w", err)
-	}
-	rec := record{Digest: desc.Digest.String(), Config: cfg.String(), Compressed: root.size + goLayer.size, Uncompressed: rootSize + goSize}
-	b, _ := json.Marshal(rec) // plain strings and numbers
-	if err := os.WriteFile(filepath.Join(work, "entry", "record.json"), b, 0o644); err != nil {
+	if _, err := writeEntry(o, root, goLayer, rootSize, goSize, filepath.Join(work, "entry"), key, epoch); err != nil {
 		return Result{}, fmt.Errorf("build image: %w", err)
 	}
 	final := filepath.Join(o.CacheDir, key)
 	if err := os.Rename(filepath.Join(work, "entry"), final); err != nil {
 		return Result{}, fmt.Errorf("build image: %w", err)
 	}
-	log.Info("build image built", "ref", ref(key, desc.Digest), "duration", timeNow().Sub(start))
+	if err := renameio.SyncDir(o.CacheDir); err != nil {
+		return Result{}, fmt.Errorf("build image: %w", err)
+	}
 	r, err := readEntry(final, key)
+	r.Cached = false
+	log.Info("build image built", "ref", r.Ref, "duration", timeNow().Sub(start))
+	return r, err
+}
+
+// writeEntry assembles the image around the two layers and writes it as a
+// cache entry at dir: the OCI layout and its record.
+func writeEntry(o Options, root, goLayer blobLayer, rootSize, goSize int64, dir, key string, epoch time.Time) (Result, error) {
+	img, err := oci.Build(imageSpec(o, root, goLayer, key, epoch))
+	if err != nil {
+		return Result{}, err
+	}
+	desc, err := oci.WriteLayout(filepath.Join(dir, "layout"), img, v1.Platform{OS: "linux", Architecture: o.Lock.Architecture}, Repository+":"+key[:12])
+	if err != nil {
+		return Result{}, err
+	}
+	cfg, err := img.ConfigName()
+	if err != nil {
+		return Result{}, err
+	}
+	rec := record{Digest: desc.Digest.String(), Config: cfg.String(), Compressed: root.size + goLayer.size, Uncompressed: rootSize + goSize}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := renameio.WriteFile(filepath.Join(dir, "record.json"), b, 0o644); err != nil {
+		return Result{}, err
+	}
+	r, err := readEntry(dir, key)
 	r.Cached = false
 	return r, err
 }

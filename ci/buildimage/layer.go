@@ -59,8 +59,9 @@ func (r readCloser) Close() error { return r.f.Close() }
 
 // writeLayer compresses the tar stream that write produces into the file
 // dst and returns the layer, hashing the tar (diff ID) and the blob (digest)
-// on the way.
-func writeLayer(dst string, write func(io.Writer) error) (blobLayer, error) {
+// on the way. The gzip header's time is mtime (klauspost/compress writes a
+// constant of its own for a zero time; an explicit one is plainly ours).
+func writeLayer(dst string, mtime time.Time, write func(io.Writer) error) (blobLayer, error) {
 	f, err := os.Create(dst)
 	if err != nil {
 		return blobLayer{}, err
@@ -72,6 +73,7 @@ func writeLayer(dst string, write func(io.Writer) error) (blobLayer, error) {
 	if err != nil {
 		return blobLayer{}, err
 	}
+	zw.ModTime = mtime
 	tarHash := sha256.New()
 	if err := write(io.MultiWriter(zw, tarHash)); err != nil {
 		return blobLayer{}, err
