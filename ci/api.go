@@ -117,7 +117,9 @@ func execute(ctx context.Context, opts Options, build func(Options) (Plan, error
 func (o Options) chooseExecutor(ctx context.Context) (toolchain.Executor, error) {
 	ready := o.ready
 	if ready == nil {
-		ready = func(ctx context.Context, e toolchain.Executor) bool { return toolchain.ExecutorReady(ctx, e, o.Environ) }
+		ready = func(ctx context.Context, e toolchain.Executor) bool {
+			return toolchain.ExecutorReady(ctx, e, o.Environ)
+		}
 	}
 	forced := o.Executor
 	if forced == "" {

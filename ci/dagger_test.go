@@ -285,7 +285,9 @@ func TestExecutorChoice(t *testing.T) {
 
 func TestEngineErrorsNameTheStep(t *testing.T) {
 	o, _ := fakeOptions(t, &fakeEngine{})
-	o.image = func(context.Context, Options) (buildimage.Result, error) { return buildimage.Result{}, fmt.Errorf("offline") }
+	o.image = func(context.Context, Options) (buildimage.Result, error) {
+		return buildimage.Result{}, fmt.Errorf("offline")
+	}
 	err := Test(context.Background(), o)
 	assert.ErrorContains(t, err, "pipeline test: offline")
 }

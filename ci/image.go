@@ -32,7 +32,9 @@ func DefaultImageSpec(p toolchain.Pins) buildimage.Spec {
 }
 
 // LockPath is the lock file under root.
-func LockPath(root string) string { return filepath.Join(root, filepath.FromSlash(buildimage.LockFile)) }
+func LockPath(root string) string {
+	return filepath.Join(root, filepath.FromSlash(buildimage.LockFile))
+}
 
 // LockImage resolves the build image's closure again (from the current
 // lock's spec, or DefaultImageSpec when there is none), checks that it holds

@@ -84,11 +84,11 @@ type Options struct {
 
 	// Seams for tests: executor detection, connection, the build image, the
 	// host's .deb fetch and the push.
-	ready       func(context.Context, toolchain.Executor) bool
-	connect     func(context.Context, io.Writer) (*dagger.Client, error)
-	image       func(context.Context, Options) (buildimage.Result, error)
-	fetchDebs   func(context.Context, string, []debian.Package) error
-	push        func(ctx context.Context, layout, address string) (string, error)
+	ready     func(context.Context, toolchain.Executor) bool
+	connect   func(context.Context, io.Writer) (*dagger.Client, error)
+	image     func(context.Context, Options) (buildimage.Result, error)
+	fetchDebs func(context.Context, string, []debian.Package) error
+	push      func(ctx context.Context, layout, address string) (string, error)
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/klauspost/compress/gzip"
 )
 
 // gzipLevel is the layers' compression level: fixed, so equal tars give
