@@ -61,6 +61,8 @@ commands:
   daemon     a daemon started here, driven over gRPC: throughput, latency, busy ratio
   c2         C2-sized proofs (10 partitions of 2^27) through a daemon started here, key made at start
   synth      synthesis alone (r1cs.Solve of porep-synth), sequential and parallel, checked equal
+  soak       10,000 small operations (cancels, deadlines, preload/evict) against a daemon started
+             here: RSS and goroutines back to their level
 
 against a running daemon (-addr unix:PATH | host:port[,host:port...] | dns:///name:port):
   prove -addr ...   submit -n proofs at concurrency -c, verify each, print the breakdown
@@ -99,6 +101,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return daemonBenchCmd(ctx, args[1:], stdout, stderr)
 	case "c2":
 		return c2Cmd(ctx, args[1:], stdout, stderr)
+	case "soak":
+		return soakCmd(ctx, args[1:], stdout, stderr)
 	case "kernels":
 		return kernelsCmd(ctx, args[1:], stdout, stderr)
 	case "partition":
