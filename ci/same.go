@@ -173,3 +173,78 @@ func SameTable(runs []Run, ignore ...string) string {
 	}
 	return b.String()
 }
+
+// SameReport is what Same measured: the kernels natively, in the image on
+// an empty kernel cache and in the image on the natively filled one; the
+// release natively and in the image.
+type SameReport struct {
+	Kernels, Release []Run
+}
+
+// Problems lists every way the report breaks the promise that native and
+// container builds are one build; empty means kept.
+func (r SameReport) Problems() []string {
+	var out []string
+	if len(r.Kernels) == 3 {
+		for _, c := range r.Kernels[1:] {
+			if d := DiffTrees(r.Kernels[0].Files, c.Files); len(d) > 0 {
+				out = append(out, fmt.Sprintf("%s: cuda/fatbin differs from %s: %s", c.Name, r.Kernels[0].Name, strings.Join(d, "; ")))
+			}
+		}
+		if k := r.Kernels[2].Kernels; !k.Seen || k.Nvcc != 0 || k.Hits != k.Units {
+			out = append(out, fmt.Sprintf("%s: %d hits of %d units and %d nvcc runs, want every unit a hit and none (seen %v)",
+				r.Kernels[2].Name, k.Hits, k.Units, k.Nvcc, k.Seen))
+		}
+	}
+	if len(r.Release) == 2 {
+		if d := DiffTrees(r.Release[0].Files, r.Release[1].Files); len(d) > 0 {
+			out = append(out, fmt.Sprintf("%s: dist differs from %s: %s", r.Release[1].Name, r.Release[0].Name, strings.Join(d, "; ")))
+		}
+	}
+	return out
+}
+
+// Same builds the kernels and the release natively and in the build image
+// (through o's executor) and reports how they compare. coldCache is an
+// empty directory for the image's cold kernel build. The native steps run
+// `go run mage.go` in o.Root; the tree's cuda/fatbin and dist/ are rewritten
+// by every step. log receives every step's output.
+func Same(ctx context.Context, o Options, coldCache string) (SameReport, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return SameReport{}, err
+	}
+	var rep SameReport
+	native, err := NativeMage(ctx, o.Root, "kernels", "cuda/fatbin", o.Environ, o.Log)
+	if err != nil {
+		return rep, err
+	}
+	rep.Kernels = append(rep.Kernels, native)
+	cold := o
+	cold.HostCaches.Kernels = coldCache
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{{"container kernels, empty kernel cache", cold}, {"container kernels, natively filled cache", o}} {
+		r, err := ContainerPipeline(ctx, c.name, c.o, KernelsPlan, "cuda/fatbin")
+		if err != nil {
+			return rep, err
+		}
+		rep.Kernels = append(rep.Kernels, r)
+	}
+	nrel, err := NativeMage(ctx, o.Root, "release", "dist", o.Environ, o.Log)
+	if err != nil {
+		return rep, err
+	}
+	rep.Release = append(rep.Release, nrel)
+	start := time.Now()
+	if _, err := Release(ctx, o); err != nil {
+		return rep, err
+	}
+	crel := Run{Name: "container release", Wall: time.Since(start)}
+	if crel.Files, err = TreeHashes(filepath.Join(o.Root, "dist")); err != nil {
+		return rep, err
+	}
+	rep.Release = append(rep.Release, crel)
+	return rep, nil
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/magefile/mage/mg"
@@ -107,4 +108,30 @@ func (Ci) Release(ctx context.Context) error {
 		fmt.Println("ci:release: pushed", ref)
 	}
 	return err
+}
+
+// Same builds the kernels and the release natively and in the build image, prints a table, and fails unless fatbins, ActionIDs and release bytes are identical.
+func (Ci) Same(ctx context.Context) error {
+	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
+	if err != nil {
+		return err
+	}
+	opts.Log = os.Stdout
+	cold, err := os.MkdirTemp("", "cuzk-cold-kernels-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cold)
+	rep, err := ci.Same(ctx, opts, cold)
+	fmt.Println("== native and container builds")
+	fmt.Print(ci.SameTable(rep.Kernels))
+	fmt.Print(ci.SameTable(rep.Release))
+	if err != nil {
+		return err
+	}
+	if p := rep.Problems(); len(p) > 0 {
+		return fmt.Errorf("ci:same: native and container builds differ:\n  %s", strings.Join(p, "\n  "))
+	}
+	fmt.Println("ci:same: kernels (fatbins, ActionIDs in the manifest) and the release are byte-identical natively and in the image")
+	return nil
 }
