@@ -24,4 +24,18 @@
 // happens when its last user lets go. GPU residency is per device, with a
 // budget per device; the GPU worker of a device asks the manager which of
 // its hot keys to drop (MakeRoomOn) before it uploads a new one.
+//
+// A load is shared by every caller of Acquire that needs the key while it
+// runs, and belongs to none of them: it runs under the manager's context,
+// each caller leaves on its own, and the load is cancelled only when the
+// last one has left. Before any compile or read, a load knows its shape's
+// counts (Shape: the circuit's own, or a counting pass that stores nothing)
+// and reserves the key's room; only a development key compiles.
+//
+// The key directory is tidied: temporary files of interrupted writes are
+// removed at start (all of them when no other manager holds the
+// directory's shared lock), the files are trimmed to DirBudget by deleting
+// the least recently used development keys, and a .pk left unread beside
+// the .rawpk a load maps is checked in the background. ListDir, RemoveKey
+// and VerifyKey serve the `cuzk-daemon keys` command.
 package keys
