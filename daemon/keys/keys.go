@@ -320,6 +320,7 @@ func (m *Manager) load(e *entry) {
 	} else {
 		e.loadTime = m.now().Sub(start)
 		e.lastUsed = m.now()
+		e.abandoned = false // it ended well before it saw the cancel: a warm key like any other
 	}
 	m.mu.Unlock()
 	close(e.ready)
