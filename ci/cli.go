@@ -139,6 +139,13 @@ func (rt cliRuntime) run(ctx context.Context, p Plan, img buildimage.Result, log
 	if err := copyTree(p.Source.Host, stage, p.Source.Exclude); err != nil {
 		return fmt.Errorf("pipeline %s: stage source: %w", p.Name, err)
 	}
+	// The container has no network: every module comes from the host's
+	// module cache, which the host fills first (a no-op when it is full).
+	dl := exec.CommandContext(ctx, "go", "mod", "download")
+	dl.Dir, dl.Stdout, dl.Stderr = p.Source.Host, log, log
+	if err := dl.Run(); err != nil {
+		return fmt.Errorf("pipeline %s: go mod download on the host: %w", p.Name, err)
+	}
 	args, err := rt.runArgs(p, img, stage)
 	if err != nil {
 		return err

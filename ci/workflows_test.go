@@ -22,6 +22,8 @@ type workflow struct {
 	Env  map[string]string `yaml:"env"`
 	Jobs map[string]struct {
 		RunsOn any               `yaml:"runs-on"`
+		Needs  string            `yaml:"needs"`
+		Uses   string            `yaml:"uses"`
 		Env    map[string]string `yaml:"env"`
 		Steps  []struct {
 			Name string            `yaml:"name"`
@@ -54,18 +56,30 @@ func daggerSDKVersion(t *testing.T) string {
 
 var pinnedUse = regexp.MustCompile(`^\s*(- )?uses: [\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+(\.\d+)*$`)
 
+// localWorkflow is a reusable workflow of this repository (pinned by the
+// commit that calls it).
+var localWorkflow = regexp.MustCompile(`^\s*uses: \./\.github/workflows/[\w.-]+\.yml$`)
+
+// pinnedImage is a container image pinned by digest.
+var pinnedImage = regexp.MustCompile(`^\s*image: [\w./-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$`)
+
 func TestWorkflowsArePinned(t *testing.T) {
 	pins, err := toolchain.Load(nil)
 	require.NoError(t, err)
 	sdk := daggerSDKVersion(t)
-	for _, name := range []string{"ci.yml", "release.yml"} {
+	for _, name := range []string{"ci.yml", "release.yml", "build-image.yml"} {
 		t.Run(name, func(t *testing.T) {
 			w, raw := readWorkflow(t, name)
 			assert.Equal(t, pins.Go, w.Env["GO_VERSION"], "setup-go at the pinned Go")
-			assert.Equal(t, sdk, w.Env["DAGGER_VERSION"], "dagger CLI matches the Go SDK in go.mod")
+			if name != "build-image.yml" {
+				assert.Equal(t, sdk, w.Env["DAGGER_VERSION"], "dagger CLI matches the Go SDK in go.mod")
+			}
 			for i, line := range strings.Split(raw, "\n") {
-				if strings.Contains(line, "uses:") {
+				if strings.Contains(line, "uses:") && !localWorkflow.MatchString(line) {
 					assert.Regexp(t, pinnedUse, line, "%s:%d: action pinned by commit SHA with its tag", name, i+1)
+				}
+				if strings.HasPrefix(strings.TrimSpace(line), "image: ") {
+					assert.Regexp(t, pinnedImage, line, "%s:%d: container image pinned by digest", name, i+1)
 				}
 			}
 			for job, j := range w.Jobs {
@@ -150,8 +164,23 @@ func TestCIWorkflowJobs(t *testing.T) {
 		}
 		return strings.Join(all, "\n")
 	}
-	assert.Contains(t, runs("test"), "go run mage.go test")
-	assert.Contains(t, runs("dagger"), "go run mage.go test")
+	assert.Contains(t, runs("test"), "go run mage.go ci:test")
+	assert.Contains(t, runs("dagger"), "go run mage.go ci:test")
+	for job, exe := range map[string]toolchain.Executor{"test": toolchain.Docker, "dagger": toolchain.Dagger} {
+		env := map[string]string{}
+		for k, v := range w.Jobs[job].Env {
+			env[k] = v
+		}
+		for _, s := range w.Jobs[job].Steps {
+			for k, v := range s.Env {
+				env[k] = v
+			}
+		}
+		assert.Equal(t, "container", env[toolchain.EnvToolchain], "%s runs in the build image", job)
+		assert.Equal(t, string(exe), env[toolchain.EnvExecutor], job)
+		assert.Equal(t, "image", w.Jobs[job].Needs, "%s waits for the image job", job)
+	}
+	assert.Equal(t, "./.github/workflows/build-image.yml", w.Jobs["image"].Uses)
 	assert.Contains(t, runs("gpu"), "go run mage.go runner:gpu")
 	labels, ok := w.Jobs["gpu"].RunsOn.([]any)
 	require.True(t, ok, "gpu runs-on is a label list")

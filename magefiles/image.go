@@ -21,6 +21,9 @@ type Image mg.Namespace
 // Lock resolves the build image's Debian 12 package closure with apt in a throwaway root and rewrites toolchain/build-image.lock.json.
 func (Image) Lock(ctx context.Context) error {
 	start := time.Now()
+	if err := installMissing("image:lock", map[string]string{"apt-get": "apt"}); err != nil {
+		return err
+	}
 	pins, err := toolchain.LoadEnv()
 	if err != nil {
 		return err
@@ -40,6 +43,9 @@ func (Image) Lock(ctx context.Context) error {
 // Build builds the pinned build image from the lock (mmdebstrap, go-containerregistry; cached by the lock's hash) and checks its digest against toolchain.yaml.
 func (Image) Build(ctx context.Context) error {
 	start := time.Now()
+	if err := installMissing("image:build", imagePackages); err != nil {
+		return err
+	}
 	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
 	if err != nil {
 		return err
