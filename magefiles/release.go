@@ -88,7 +88,7 @@ func ciKernels(ctx context.Context, e toolchain.Executor) error {
 	return ci.Kernels(ctx, opts)
 }
 
-// Test runs `go run mage.go test` inside the pinned build image.
+// Test runs `go run mage.go test` inside the pinned build image (Dagger, else podman, else docker; CUZK_TEST_PACKAGES narrows it).
 func (Ci) Test(ctx context.Context) error {
 	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
 	if err != nil {
@@ -97,7 +97,7 @@ func (Ci) Test(ctx context.Context) error {
 	return ci.Test(ctx, opts)
 }
 
-// Release builds the release inside the pinned build image and, when RELEASE_IMAGE names a repository, pushes the image by digest.
+// Release builds the release inside the pinned build image (Dagger, podman or docker) and, when RELEASE_IMAGE names a repository, pushes the image by digest.
 func (Ci) Release(ctx context.Context) error {
 	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
 	if err != nil {

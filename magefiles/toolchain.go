@@ -40,7 +40,7 @@ func (Toolchain) Verify(ctx context.Context) error {
 	return nil
 }
 
-// Install installs the pinned native CUDA toolchain on a Debian-family host, printing each step.
+// Install installs the pinned native CUDA toolchain on Debian 12, printing each step (elsewhere it says to build in the image).
 func (Toolchain) Install(ctx context.Context) error {
 	pins, err := toolchain.LoadEnv()
 	if err != nil {
