@@ -1,0 +1,84 @@
+package ci
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/toolchain"
+)
+
+func TestCLIRunArgs(t *testing.T) {
+	o := testOptions(t)
+	o.HostCaches = HostCaches{GoMod: t.TempDir(), Kernels: t.TempDir(), Dir: t.TempDir()}
+	p, err := KernelsPlan(o)
+	require.NoError(t, err)
+	img := fakeImage(t)
+	for _, e := range []toolchain.Executor{toolchain.Podman, toolchain.Docker} {
+		rt, err := newCLIRuntime(e)
+		require.NoError(t, err)
+		args, err := rt.runArgs(p, img, "/tmp/stage")
+		require.NoError(t, err)
+		line := strings.Join(args, " ")
+		assert.Contains(t, line, "run --rm --network none --platform linux/amd64", e)
+		assert.Contains(t, line, "-v /tmp/stage:/src -w /src", e)
+		assert.Contains(t, line, "-v "+o.HostCaches.GoMod+":/go/pkg/mod", "%s: the host's module cache", e)
+		assert.Contains(t, line, "-v "+o.HostCaches.Kernels+":/cache/cuzk", "%s: the host's kernel cache", e)
+		assert.Contains(t, line, "-e CUZK_IMAGE="+o.Pins.Images.Build, e)
+		assert.Contains(t, line, " "+img.Tag()+" sh -c set -e\n", e)
+		assert.Contains(t, line, "'go' 'run' 'mage.go' 'kernels'", e)
+		assert.DirExists(t, filepath.Join(o.HostCaches.Dir, "cuzk-go-build-go"+o.Pins.Go+"-linux-amd64"), "cache directories are made")
+		if e == toolchain.Podman {
+			assert.Contains(t, line, "--ulimit nofile=1024:1024")
+		} else {
+			assert.NotContains(t, line, "--runtime", "docker keeps its own runtime")
+		}
+	}
+	_, err = newCLIRuntime(toolchain.Dagger)
+	assert.Error(t, err)
+
+	p.Caches[0].Host = ""
+	rt, _ := newCLIRuntime(toolchain.Podman)
+	_, err = rt.runArgs(p, img, "/tmp/stage")
+	assert.ErrorContains(t, err, "has no host directory")
+}
+
+func TestScriptQuotes(t *testing.T) {
+	s := script([]Step{{Why: "it's", Args: []string{"sh", "-c", `echo "$HOME" 'x'`}}})
+	assert.Equal(t, "set -e\necho '== step: it'\\''s'\n'sh' '-c' 'echo \"$HOME\" '\\''x'\\'''\n", s)
+}
+
+func TestCopyTreeExcludes(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	files := []string{"go.mod", ".git/HEAD", "bin/cuzk-daemon", "cuda/fatbin/README.md", "cuda/fatbin/msm.fatbin",
+		"cuda/fatbin/manifest.json", "prover/x.test", "prover/x.go", "dist/SHA256SUMS"}
+	for _, f := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(src, f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(src, f), []byte(f), 0o644))
+	}
+	require.NoError(t, os.Symlink("go.mod", filepath.Join(src, "link")))
+	require.NoError(t, copyTree(src, dst, SourceExclude))
+	got, err := TreeHashes(dst)
+	require.NoError(t, err)
+	var names []string
+	for n := range got {
+		names = append(names, n)
+	}
+	assert.ElementsMatch(t, []string{"go.mod", "cuda/fatbin/README.md", "prover/x.go"}, names)
+	l, err := os.Readlink(filepath.Join(dst, "link"))
+	require.NoError(t, err)
+	assert.Equal(t, "go.mod", l, "links stay links")
+
+	// An export over an existing tree replaces files and keeps the others.
+	require.NoError(t, os.WriteFile(filepath.Join(dst, "keep"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "go.mod"), []byte("new"), 0o644))
+	require.NoError(t, copyTree(src, dst, SourceExclude))
+	b, err := os.ReadFile(filepath.Join(dst, "go.mod"))
+	require.NoError(t, err)
+	assert.Equal(t, "new", string(b))
+	assert.FileExists(t, filepath.Join(dst, "keep"))
+}
