@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/ci/buildimage"
+	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
@@ -223,4 +225,41 @@ func TestOptionsFromEnv(t *testing.T) {
 	assert.Error(t, err)
 	_, err = OptionsFromEnv(context.Background(), root, []string{"CUZK_NOPE=1"})
 	assert.Error(t, err, "unknown CUZK_* variables are rejected by the pins")
+}
+
+// TestBuildImagePinMatchesLock checks, without building, that the pinned
+// build image is the one the committed lock names: its tag is the first
+// digits of the image key of the lock and the pinned Go, and the lock holds
+// the pinned toolkit. (image:build checks the digest itself.)
+func TestBuildImagePinMatchesLock(t *testing.T) {
+	pins := testPins(t)
+	lock, err := buildimage.LoadLock(LockPath(".."))
+	require.NoError(t, err)
+	require.NoError(t, CheckLock(lock, pins))
+	g, err := PinnedGo(pins.Go, "linux/amd64")
+	require.NoError(t, err)
+	key := buildimage.Key(lock, buildimage.GoToolchain{Module: g.Module(), ZipSHA256: g.ZipSHA256})
+	assert.True(t, strings.HasPrefix(pins.Images.Build, buildimage.Repository+":"+key[:12]+"@sha256:"),
+		"images.build %s is not the image of %s (key %s): run `CUZK_IMAGE_REPIN=1 go run mage.go image:build`", pins.Images.Build, buildimage.LockFile, key[:12])
+
+	other := lock
+	other.Packages = append([]debian.Package(nil), lock.Packages...)
+	for i, p := range other.Packages {
+		if p.Name == pins.CUDA.DebianPackage {
+			other.Packages[i].Version = "12.0.0-1"
+		}
+	}
+	assert.ErrorContains(t, CheckLock(other, pins), "toolchain.yaml pins "+pins.CUDA.DebianVersion)
+}
+
+func TestRepin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "toolchain.yaml")
+	orig := "images:\n  build: \"old@sha256:00\"\n  runtime: \"r@sha256:11\"\n"
+	require.NoError(t, os.WriteFile(path, []byte(orig), 0o644))
+	require.NoError(t, Repin(path, "localhost/cuzk-build:abc@sha256:22"))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "images:\n  build: \"localhost/cuzk-build:abc@sha256:22\"\n  runtime: \"r@sha256:11\"\n", string(b))
+	require.NoError(t, os.WriteFile(path, []byte("images: {}\n"), 0o644))
+	assert.ErrorContains(t, Repin(path, "x"), "no single")
 }

@@ -77,7 +77,9 @@ func KeyIdentity(p Pins, l Local) Identity {
 // hostCompiler resolves the host compiler on nvcc's own PATH and returns the
 // first line of its --version.
 func hostCompiler(ctx context.Context, nvcc, name string) (string, error) {
-	dry, err := run(ctx, nvcc, "-dryrun", "-E", "-x", "cu", os.DevNull)
+	// -ccbin as every compile passes it: without it even a dry run asks the
+	// caller's gcc for its version.
+	dry, err := run(ctx, nvcc, "-ccbin", name, "-dryrun", "-E", "-x", "cu", os.DevNull)
 	if err != nil {
 		return "", fmt.Errorf("detect host compiler: %w", err)
 	}

@@ -19,7 +19,8 @@ func TestDefaultPins(t *testing.T) {
 	assert.Equal(t, "11.8.89~11.8.0-5~deb12u1", p.CUDA.DebianVersion)
 	assert.Equal(t, []string{"sm_80", "sm_86", "sm_89", "sm_90"}, p.Archs)
 	assert.Equal(t, []string{"compute_90"}, p.PTX)
-	assert.Contains(t, p.Images.Build, "@sha256:94fd755736cb58979173d491504f0b573247b1745250249415b07fefc738e41f")
+	assert.Regexp(t, `^localhost/cuzk-build:[0-9a-f]{12}@sha256:[0-9a-f]{64}$`, p.Images.Build, "cuzk's own build image, by digest")
+	assert.Equal(t, "gcc-11", p.CUDA.HostCompiler)
 	assert.Contains(t, p.Images.Runtime, "@sha256:79e5b2cf878ee9006f5b3738caeea34fdc7708a32db53fe3e80db0b48bd286a0")
 	assert.Equal(t, []string{
 		"-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_86,code=sm_86",
