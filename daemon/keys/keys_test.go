@@ -397,3 +397,26 @@ func TestShapeCountsEqualACompile(t *testing.T) {
 		assert.LessOrEqual(t, int64(after.TotalAlloc-before.TotalAlloc), sh.CompileBytes(), "%s: compile estimate", c.Key)
 	}
 }
+
+// TestLoadEndingWellAfterItsWaitersLeftIsWarm: a load whose last waiter
+// left after the load's last look at its context ends with a warm key,
+// which the next caller gets at once (it is not a cancelled load to wait
+// out and start again).
+func TestLoadEndingWellAfterItsWaitersLeftIsWarm(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true})
+	require.NoError(t, err)
+	defer m.Close()
+	c := shape(t, 1024)
+	e := &entry{key: c.Key, res: c, ready: make(chan struct{}), hot: map[string]time.Time{}, abandoned: true}
+	e.loadCtx, e.cancelLoad = context.WithCancel(m.ctx) // the leave came after the load's last check
+	m.mu.Lock()
+	m.entries[c.Key] = e
+	m.mu.Unlock()
+	m.load(e)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, err := m.Acquire(ctx, c)
+	require.NoError(t, err)
+	assert.Same(t, e.pk, h.PK, "the loaded key, not a new load")
+	h.Release()
+}
