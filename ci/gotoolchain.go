@@ -75,25 +75,13 @@ func (g GoToolchain) Validate() error {
 	return nil
 }
 
-// ResolveGo makes the toolchain available on the host and returns its
-// GOROOT, ready to mount into a container: `go mod download -json` fetches
-// and unpacks the module (checking it against the Go checksum database), and the
-// zip's sha256 must equal the pin. goCmd is the host's go command.
-func ResolveGo(ctx context.Context, goCmd string, g GoToolchain) (string, error) {
-	dir, _, err := resolveGo(ctx, goCmd, g)
-	return dir, err
-}
-
-// ResolveGoZip is ResolveGo returning the checked module zip's path instead
-// of the unpacked directory (the build image's Go layer is made from it).
+// ResolveGoZip makes the toolchain's module zip available on the host and
+// returns its path: `go mod download -json` fetches it (checking it against
+// the Go checksum database), and its sha256 must equal the pin. goCmd is the
+// host's go command. The build image's Go layer is made from the zip.
 func ResolveGoZip(ctx context.Context, goCmd string, g GoToolchain) (string, error) {
-	_, zip, err := resolveGo(ctx, goCmd, g)
-	return zip, err
-}
-
-func resolveGo(ctx context.Context, goCmd string, g GoToolchain) (dir, zip string, err error) {
 	if err := g.Validate(); err != nil {
-		return "", "", err
+		return "", err
 	}
 	cmd := exec.CommandContext(ctx, goCmd, "mod", "download", "-json", g.Module())
 	// Outside any module, so the download cannot touch a go.mod or go.sum.
@@ -103,19 +91,19 @@ func resolveGo(ctx context.Context, goCmd string, g GoToolchain) (dir, zip strin
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", "", fmt.Errorf("download %s: %w\n%s%s", g.Module(), err, out, stderr.Bytes())
+		return "", fmt.Errorf("download %s: %w\n%s%s", g.Module(), err, out, stderr.Bytes())
 	}
 	var info struct{ Zip, Dir, Error string }
 	if err := json.Unmarshal(out, &info); err != nil {
-		return "", "", fmt.Errorf("download %s: decode go mod download output: %w", g.Module(), err)
+		return "", fmt.Errorf("download %s: decode go mod download output: %w", g.Module(), err)
 	}
 	if info.Error != "" || info.Zip == "" || info.Dir == "" {
-		return "", "", fmt.Errorf("download %s: %s", g.Module(), strings.TrimSpace(info.Error+" (no zip or dir reported)"))
+		return "", fmt.Errorf("download %s: %s", g.Module(), strings.TrimSpace(info.Error+" (no zip or dir reported)"))
 	}
 	if err := checkSHA256(info.Zip, g.ZipSHA256); err != nil {
-		return "", "", fmt.Errorf("download %s: %w", g.Module(), err)
+		return "", fmt.Errorf("download %s: %w", g.Module(), err)
 	}
-	return info.Dir, info.Zip, nil
+	return info.Zip, nil
 }
 
 func checkSHA256(path, want string) error {

@@ -29,7 +29,7 @@ exit %d
 	return p
 }
 
-func TestResolveGo(t *testing.T) {
+func TestResolveGoZip(t *testing.T) {
 	dir := t.TempDir()
 	zip := filepath.Join(dir, "toolchain.zip")
 	content := []byte("not really a zip, but bytes with a known hash")
@@ -38,22 +38,22 @@ func TestResolveGo(t *testing.T) {
 	g := GoToolchain{Version: "1.26.8", OS: "linux", Arch: "amd64", ZipSHA256: hex.EncodeToString(sum[:])}
 	ctx := context.Background()
 
-	got, err := ResolveGo(ctx, fakeGo(t, g.Module(), zip, dir, 0), g)
+	got, err := ResolveGoZip(ctx, fakeGo(t, g.Module(), zip, dir, 0), g)
 	require.NoError(t, err)
-	assert.Equal(t, dir, got)
+	assert.Equal(t, zip, got)
 
 	bad := g
 	bad.ZipSHA256 = hex.EncodeToString(make([]byte, 32))
-	_, err = ResolveGo(ctx, fakeGo(t, g.Module(), zip, dir, 0), bad)
+	_, err = ResolveGoZip(ctx, fakeGo(t, g.Module(), zip, dir, 0), bad)
 	assert.ErrorContains(t, err, "pinned 0000")
 
-	_, err = ResolveGo(ctx, fakeGo(t, g.Module(), zip, dir, 1), g)
+	_, err = ResolveGoZip(ctx, fakeGo(t, g.Module(), zip, dir, 1), g)
 	assert.ErrorContains(t, err, "download "+g.Module())
 
-	_, err = ResolveGo(ctx, fakeGo(t, g.Module(), filepath.Join(dir, "missing.zip"), dir, 0), g)
+	_, err = ResolveGoZip(ctx, fakeGo(t, g.Module(), filepath.Join(dir, "missing.zip"), dir, 0), g)
 	assert.Error(t, err)
 
-	_, err = ResolveGo(ctx, fakeGo(t, "other", zip, dir, 0), g)
+	_, err = ResolveGoZip(ctx, fakeGo(t, "other", zip, dir, 0), g)
 	assert.ErrorContains(t, err, "unexpected args")
 }
 

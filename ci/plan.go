@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cuzk-dev/cuzk/ci/buildimage"
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/ci/release"
 )
@@ -46,7 +47,7 @@ type Plan struct {
 type Mount struct{ Host, Path string }
 
 // GoRoot is where the Go toolchain lies in the build image.
-const GoRoot = "/usr/local/go"
+const GoRoot = buildimage.GoRoot
 
 // Source is a host directory and what to leave out of it.
 type Source struct {
