@@ -17,7 +17,7 @@ import (
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
-// Release builds the reproducible release into dist/: tar.gz, OCI image on the pinned Debian base, SPDX SBOM, in-toto provenance, SHA256SUMS.
+// Release empties dist/ and builds the reproducible release into it: tar.gz with LICENSE*, OCI image on the pinned Debian base, SPDX 2.3 SBOM, in-toto provenance, SHA256SUMS.
 func Release(ctx context.Context) error {
 	mg.CtxDeps(ctx, Kernels)
 	pins, err := toolchain.LoadEnv()
@@ -37,17 +37,18 @@ func Release(ctx context.Context) error {
 // Dist targets check a release directory.
 type Dist mg.Namespace
 
-// Verify re-checks a release directory (SHA256SUMS, image, SBOM and provenance subjects, the daemon's embedded manifest).
+// Verify re-checks a release directory: bytes (SHA256SUMS, image blobs) and meaning (SBOM valid SPDX 2.3 and equal to the binaries' build info and kernel manifest, provenance commit fields consistent).
 func (Dist) Verify(dir string) error {
 	v, err := release.Verify(dir)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("release:verify: %s ok: %s, image %s, commit %s, %d kernels\n", dir, v.Name, v.ImageDigest, v.Commit, len(v.Manifest.Kernels))
+	fmt.Printf("release:verify: %s ok: %s, image %s, commit %s, %d kernels; SBOM valid SPDX 2.3 and equal to the binaries' build info\n",
+		dir, v.Name, v.ImageDigest, v.Commit, len(v.Manifest.Kernels))
 	return nil
 }
 
-// Rebuild verifies a release directory, rebuilds it from the commit it names in a fresh clone, and compares every byte.
+// Rebuild verifies a release directory, rebuilds it from the commit it names in a fresh clone, and compares every byte, naming the first file that differs.
 func (Dist) Rebuild(ctx context.Context, dir string) error {
 	if err := release.Rebuild(ctx, release.RebuildOptions{Dir: dir, Repo: "."}); err != nil {
 		return err

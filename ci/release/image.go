@@ -47,8 +47,23 @@ type Base struct {
 	Entries []oci.Entry
 }
 
+// imagePath returns where a bundle file lands in the image: bin/* in
+// /usr/local/bin, share/* in /usr/share, the licence files in
+// /usr/share/doc/cuzk; ok is false for the rest (the bundle's SHA256SUMS).
+func imagePath(rel string) (string, bool) {
+	switch {
+	case strings.HasPrefix(rel, "bin/"):
+		return ImageBinDir + strings.TrimPrefix(rel, "bin"), true
+	case strings.HasPrefix(rel, "share/"):
+		return ImageShareDir + strings.TrimPrefix(rel, "share"), true
+	case slices.Contains(LicenseFiles, rel):
+		return ImageShareDir + "/doc/cuzk/" + rel, true
+	}
+	return "", false
+}
+
 // Image returns the OCI image of b on base: the base layer, then a payload
-// layer with bin/* in /usr/local/bin and share/* in /usr/share. cuzk-daemon
+// layer with the bundle's files where imagePath puts them. cuzk-daemon
 // (or the only binary) is the entrypoint, run as nonroot (65532). The
 // bundle's own SHA256SUMS stays out of the image; the layer digests cover
 // the files.
@@ -72,14 +87,14 @@ func (b Bundle) Image(base Base) (oci.Image, error) {
 	payload := oci.LayerSpec{CreatedBy: "cuzk release " + b.Options.Version}
 	var bins []string
 	for _, f := range b.Files {
-		switch {
-		case strings.HasPrefix(f.Path, "bin/"):
-			payload.Entries = append(payload.Entries, oci.Entry{Path: ImageBinDir + strings.TrimPrefix(f.Path, "bin"), Kind: oci.KindFile, Mode: f.Mode, Data: f.Data})
-			bins = append(bins, strings.TrimPrefix(f.Path, "bin/"))
-		case strings.HasPrefix(f.Path, "share/"):
-			payload.Entries = append(payload.Entries, oci.Entry{Path: ImageShareDir + strings.TrimPrefix(f.Path, "share"), Kind: oci.KindFile, Mode: f.Mode, Data: f.Data})
+		if p, ok := imagePath(f.Path); ok {
+			payload.Entries = append(payload.Entries, oci.Entry{Path: p, Kind: oci.KindFile, Mode: f.Mode, Data: f.Data})
+		}
+		if bin, ok := strings.CutPrefix(f.Path, "bin/"); ok {
+			bins = append(bins, bin)
 		}
 	}
+	slices.SortFunc(payload.Entries, func(x, y oci.Entry) int { return strings.Compare(x.Path, y.Path) })
 	img.Layers = append(img.Layers, payload)
 	switch {
 	case slices.Contains(bins, DaemonBinary):

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -76,30 +78,42 @@ func Rebuild(ctx context.Context, o RebuildOptions) error {
 }
 
 // CompareDirs fails unless two release directories hold the same bytes:
-// SHA256SUMS, each file it lists, and every file of the image layout.
+// each file a's SHA256SUMS lists, every file of both image layouts, no
+// file in b that a lacks, and SHA256SUMS itself. SHA256SUMS is compared
+// last, so that the error names the file that really differs (the SBOM,
+// say) rather than the list of checksums that merely follows from it; for
+// a JSON or text file it quotes the first differing line.
 func CompareDirs(a, b string) error {
-	names := []string{SumsFile}
 	listed, err := checkSums(a)
 	if err != nil {
 		return err
 	}
-	for name := range listed {
-		names = append(names, name)
-	}
+	names := slices.Sorted(maps.Keys(listed))
+	image := map[string]bool{}
 	for _, root := range []string{a, b} {
 		err := filepath.WalkDir(filepath.Join(root, ImageDir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
 			}
 			rel, err := filepath.Rel(root, p)
-			names = append(names, rel)
+			image[rel] = true
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("compare %s: %w", root, err)
 		}
 	}
-	for _, name := range names {
+	names = append(names, slices.Sorted(maps.Keys(image))...)
+	entries, err := os.ReadDir(b)
+	if err != nil {
+		return fmt.Errorf("compare %s: %w", b, err)
+	}
+	for _, e := range entries {
+		if _, ok := listed[e.Name()]; !ok && e.Name() != SumsFile && e.Name() != ImageDir {
+			return fmt.Errorf("compare: %s is in %s only", e.Name(), b)
+		}
+	}
+	for _, name := range append(names, SumsFile) {
 		x, errA := os.ReadFile(filepath.Join(a, name))
 		y, errB := os.ReadFile(filepath.Join(b, name))
 		switch {
@@ -108,8 +122,30 @@ func CompareDirs(a, b string) error {
 		case errB != nil:
 			return fmt.Errorf("compare: %s: %w", name, errB)
 		case !bytes.Equal(x, y):
-			return fmt.Errorf("compare: %s differs between %s and %s (sha256 %s vs %s)", name, a, b, sha256Hex(x), sha256Hex(y))
+			return fmt.Errorf("compare: %s differs between %s and %s (sha256 %s vs %s)%s", name, a, b, sha256Hex(x), sha256Hex(y), firstDiff(name, x, y))
 		}
 	}
 	return nil
+}
+
+// firstDiff quotes the first differing line of two JSON or text files, or
+// returns "" for other files.
+func firstDiff(name string, x, y []byte) string {
+	if !strings.HasSuffix(name, ".json") && name != SumsFile {
+		return ""
+	}
+	lx, ly := strings.Split(string(x), "\n"), strings.Split(string(y), "\n")
+	for i := 0; i < max(len(lx), len(ly)); i++ {
+		var p, q string
+		if i < len(lx) {
+			p = lx[i]
+		}
+		if i < len(ly) {
+			q = ly[i]
+		}
+		if p != q {
+			return fmt.Sprintf("; line %d: %q vs %q", i+1, strings.TrimSpace(p), strings.TrimSpace(q))
+		}
+	}
+	return ""
 }

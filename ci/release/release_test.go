@@ -57,7 +57,7 @@ func helloOptions(t *testing.T, root string) Options {
 	return Options{
 		Root: root, OutDir: filepath.Join(root, "dist"), Version: "v0.0.1-test", Epoch: epoch,
 		Packages: []string{"./cmd/cuzk-daemon", "./cmd/hello"}, Env: testEnv(),
-		Extra: []Extra{{Src: filepath.Join(root, "cmd", "cuzk-daemon", "manifest.json"), Dst: KernelManifest}},
+		Extra: append([]Extra{{Src: filepath.Join(root, "cmd", "cuzk-daemon", "manifest.json"), Dst: KernelManifest}}, LicenseExtras(root)...),
 	}
 }
 
@@ -178,10 +178,11 @@ func checkArchive(t *testing.T, b Bundle) {
 			assert.Equal(t, int64(0o644), e.mode, e.name)
 		}
 	}
-	assert.Equal(t, []string{prefix, prefix + "SHA256SUMS", prefix + "bin/", prefix + "bin/cuzk-daemon",
-		prefix + "bin/hello", prefix + "share/", prefix + "share/cuzk/", prefix + "share/cuzk/manifest.json"}, names)
+	assert.Equal(t, []string{prefix, prefix + "LICENSE", prefix + "LICENSE-APACHE", prefix + "LICENSE-MIT", prefix + "SHA256SUMS",
+		prefix + "bin/", prefix + "bin/cuzk-daemon", prefix + "bin/hello", prefix + "share/", prefix + "share/cuzk/",
+		prefix + "share/cuzk/manifest.json"}, names)
 	var want strings.Builder
-	for _, p := range []string{"bin/cuzk-daemon", "bin/hello", "share/cuzk/manifest.json"} {
+	for _, p := range []string{"LICENSE", "LICENSE-APACHE", "LICENSE-MIT", "bin/cuzk-daemon", "bin/hello", "share/cuzk/manifest.json"} {
 		sum := sha256.Sum256(byName[p])
 		want.WriteString(hex.EncodeToString(sum[:]) + "  " + p + "\n")
 	}

@@ -2,9 +2,12 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -45,8 +48,9 @@ type RunOptions struct {
 
 // Run is `go run mage.go release`: it resolves the epoch (SOURCE_DATE_EPOCH,
 // else the commit time of HEAD), the version and the commit from the
-// environment or git, fetches and unpacks the pinned base packages, and
-// writes the complete release with Make. Natively and inside the pinned
+// environment or git, fetches and unpacks the pinned base packages, empties
+// OutDir (EmptyOutDir: no file of an earlier release survives) and writes
+// the complete release with Make, the licence files in the bundle. Natively and inside the pinned
 // build image it runs the same code on the same inputs, so it writes the
 // same bytes where the C compiler is the same.
 func Run(ctx context.Context, o RunOptions) (Dist, error) {
@@ -83,8 +87,11 @@ func Run(ctx context.Context, o RunOptions) (Dist, error) {
 	if err != nil {
 		return Dist{}, fmt.Errorf("release base: %w", err)
 	}
+	if err := EmptyOutDir(o.Root, o.OutDir); err != nil {
+		return Dist{}, err
+	}
 	opts := Options{Root: o.Root, OutDir: o.OutDir, Version: env[EnvVersion], Epoch: epoch, GoVersion: o.Pins.Go,
-		Env: o.Environ, Logger: o.Logger, Extra: []Extra{KernelManifestExtra(o.Root)}}
+		Env: o.Environ, Logger: o.Logger, Extra: append([]Extra{KernelManifestExtra(o.Root)}, LicenseExtras(o.Root)...)}
 	return Make(ctx, opts, Base{Packages: pkgs, Entries: entries}, Source{Commit: commit, Repository: repo, Pins: PinMap(o.Pins)})
 }
 
@@ -129,4 +136,50 @@ func envMap(environ []string) map[string]string {
 // KernelManifestPath is the materialized kernel manifest under root.
 func KernelManifestPath(root string) string {
 	return filepath.Join(root, "cuda", "fatbin", "manifest.json")
+}
+
+// LicenseExtras returns the Extras that put the repository's licence files
+// (LicenseFiles, at root) at the bundle's root.
+func LicenseExtras(root string) []Extra {
+	out := make([]Extra, len(LicenseFiles))
+	for i, name := range LicenseFiles {
+		out[i] = Extra{Src: filepath.Join(root, name), Dst: name}
+	}
+	return out
+}
+
+// EmptyOutDir removes everything inside out (creating it when absent), so
+// that a release directory holds one release only. It refuses an out that
+// is root or holds it, and one holding go.mod or .git: a mistyped OutDir
+// must not delete sources.
+func EmptyOutDir(root, out string) error {
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return fmt.Errorf("release: empty %s: %w", out, err)
+	}
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("release: empty %s: %w", out, err)
+	}
+	if rel, err := filepath.Rel(absOut, absRoot); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+		return fmt.Errorf("release: refusing to empty %s: it holds the module root %s", out, root)
+	}
+	for _, marker := range []string{"go.mod", ".git"} {
+		if _, err := os.Lstat(filepath.Join(absOut, marker)); err == nil {
+			return fmt.Errorf("release: refusing to empty %s: it holds %s", out, marker)
+		}
+	}
+	entries, err := os.ReadDir(absOut)
+	if errors.Is(err, fs.ErrNotExist) {
+		return os.MkdirAll(absOut, 0o755)
+	}
+	if err != nil {
+		return fmt.Errorf("release: empty %s: %w", out, err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(absOut, e.Name())); err != nil {
+			return fmt.Errorf("release: empty %s: %w", out, err)
+		}
+	}
+	return nil
 }

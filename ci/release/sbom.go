@@ -29,6 +29,32 @@ const (
 	sbomNvcc    = "CUDA-nvcc"
 )
 
+// License is cuzk's licence as an SPDX expression: Apache-2.0 or MIT at
+// the user's choice, the Filecoin ecosystem's convention. The repository's
+// LICENSE names it; LICENSE-APACHE and LICENSE-MIT hold the texts.
+const License = "Apache-2.0 OR MIT"
+
+// LicenseFiles are the licence files a bundle carries at its root.
+var LicenseFiles = []string{"LICENSE", "LICENSE-APACHE", "LICENSE-MIT"}
+
+// noAssertion is SPDX's "not stated" for licences, copyright and supplier.
+const noAssertion = "NOASSERTION"
+
+// Suppliers named in the SBOM.
+var (
+	supplierCuzk   = &common.Supplier{SupplierType: "Organization", Supplier: "cuzk-dev"}
+	supplierGo     = &common.Supplier{SupplierType: "Organization", Supplier: "Google LLC"}
+	supplierDebian = &common.Supplier{SupplierType: "Organization", Supplier: "Debian"}
+	supplierNVIDIA = &common.Supplier{SupplierType: "Organization", Supplier: "NVIDIA"}
+)
+
+// ours marks p as one of cuzk's own packages: cuzk-dev supplies it under
+// License.
+func ours(p *spdx.Package) *spdx.Package {
+	p.PackageSupplier, p.PackageLicenseDeclared = supplierCuzk, License
+	return p
+}
+
 // Facts are what the SBOM and the provenance state about a release beyond
 // its files: where it came from and what built it.
 type Facts struct {
@@ -68,8 +94,15 @@ type sbomDoc struct {
 }
 
 func (d *sbomDoc) add(p *spdx.Package) common.ElementID {
-	if p.PackageDownloadLocation == "" {
-		p.PackageDownloadLocation = "NOASSERTION"
+	// Fields SPDX wants stated: NOASSERTION where the release does not
+	// know (a Go module's licence would need its source scanned).
+	for _, f := range []*string{&p.PackageDownloadLocation, &p.PackageLicenseConcluded, &p.PackageLicenseDeclared, &p.PackageCopyrightText} {
+		if *f == "" {
+			*f = noAssertion
+		}
+	}
+	if p.PackageSupplier == nil {
+		p.PackageSupplier = &common.Supplier{Supplier: noAssertion}
 	}
 	if _, ok := d.pkgs[p.PackageSPDXIdentifier]; !ok {
 		d.pkgs[p.PackageSPDXIdentifier] = p
@@ -108,12 +141,12 @@ func (b Bundle) SBOM(f Facts) ([]byte, error) {
 		CreationInfo: &spdx.CreationInfo{Created: b.Options.Epoch.UTC().Format("2006-01-02T15:04:05Z"),
 			Creators: []common.Creator{{CreatorType: "Tool", Creator: "cuzk-release"}}},
 	}}
-	arch := d.add(&spdx.Package{PackageName: name + ".tar.gz", PackageSPDXIdentifier: sbomArchive,
+	arch := d.add(ours(&spdx.Package{PackageName: name + ".tar.gz", PackageSPDXIdentifier: sbomArchive,
 		PackageVersion: b.Options.Version, PackageFileName: name + ".tar.gz", PackageChecksums: checksum(sha256Hex(archive)),
-		PrimaryPackagePurpose: "ARCHIVE", PackageDownloadLocation: f.sourceLocation()})
-	img := d.add(&spdx.Package{PackageName: "cuzk image", PackageSPDXIdentifier: sbomImage, PackageVersion: b.Options.Version,
+		PrimaryPackagePurpose: "ARCHIVE", PackageDownloadLocation: f.sourceLocation()}))
+	img := d.add(ours(&spdx.Package{PackageName: "cuzk image", PackageSPDXIdentifier: sbomImage, PackageVersion: b.Options.Version,
 		PackageChecksums: checksum(f.Image.Digest.Hex), PrimaryPackagePurpose: "CONTAINER",
-		PackageComment: "checksum: the OCI image manifest digest"})
+		PackageComment: "checksum: the OCI image manifest digest"}))
 	d.rel("DOCUMENT", "DESCRIBES", arch, img)
 	kernels := d.kernels(f.Manifest)
 	for _, file := range b.Files {
@@ -125,8 +158,8 @@ func (b Bundle) SBOM(f Facts) ([]byte, error) {
 	}
 	for _, p := range f.Base {
 		id := d.add(&spdx.Package{PackageName: p.Name, PackageSPDXIdentifier: spdxID("Deb", p.Name), PackageVersion: p.Version,
-			PackageFileName: p.FileName(), PackageChecksums: checksum(p.SHA256), PrimaryPackagePurpose: "OPERATING-SYSTEM",
-			PackageSupplier:           &common.Supplier{SupplierType: "Organization", Supplier: "Debian"},
+			PackageFileName: p.FileName(), PackageChecksums: checksum(p.SHA256), PrimaryPackagePurpose: "OPERATING_SYSTEM",
+			PackageSupplier:           supplierDebian,
 			PackageExternalReferences: purl("pkg:deb/debian/" + p.Name + "@" + p.Version + "?arch=" + p.Arch + "&distro=debian-12")})
 		d.rel(img, "CONTAINS", id)
 	}
@@ -136,14 +169,14 @@ func (b Bundle) SBOM(f Facts) ([]byte, error) {
 // kernels adds the CUDA compiler and each kernel it built.
 func (d *sbomDoc) kernels(m cuda.Manifest) []common.ElementID {
 	nvcc := d.add(&spdx.Package{PackageName: "nvcc", PackageSPDXIdentifier: sbomNvcc, PackageVersion: m.NvccBuild,
-		PackageSupplier: &common.Supplier{SupplierType: "Organization", Supplier: "NVIDIA"},
+		PackageSupplier: supplierNVIDIA,
 		PackageComment:  "the pinned CUDA compiler; toolchain identity " + m.Toolchain + pinsComment(m.Pins)})
 	var ids []common.ElementID
 	for _, k := range m.Kernels {
-		id := d.add(&spdx.Package{PackageName: "kernel " + k.Name, PackageSPDXIdentifier: spdxID("Kernel", k.Name),
+		id := d.add(ours(&spdx.Package{PackageName: "kernel " + k.Name, PackageSPDXIdentifier: spdxID("Kernel", k.Name),
 			PackageFileName: "cuda/fatbin/" + k.Name + ".fatbin", PackageChecksums: checksum(k.FatbinSHA256),
-			PackageSourceInfo: "built from " + k.Source + " (source closure " + k.ClosureHash + ")",
-			PackageComment:    "ActionID " + k.ActionID, PrimaryPackagePurpose: "FIRMWARE"})
+			PackageSourceInfo: kernelSourceInfo(k),
+			PackageComment:    "ActionID " + k.ActionID, PrimaryPackagePurpose: "FIRMWARE"}))
 		ids = append(ids, id)
 		d.rel(nvcc, "BUILD_TOOL_OF", id)
 	}
@@ -153,19 +186,21 @@ func (d *sbomDoc) kernels(m cuda.Manifest) []common.ElementID {
 // binary adds one binary, the Go that built it and the modules of its
 // build info; it contains the kernels when it embeds the bundle's manifest.
 func (d *sbomDoc) binary(b Bundle, file oci.File, kernels []common.ElementID, arch, img common.ElementID) error {
+	bi, err := buildinfo.Read(bytes.NewReader(file.Data))
+	if err != nil {
+		return fmt.Errorf("release sbom: build info of %s: %w", file.Path, err)
+	}
 	bin := strings.TrimPrefix(file.Path, "bin/")
-	id := d.add(&spdx.Package{PackageName: bin, PackageSPDXIdentifier: spdxID("Binary", bin), PackageVersion: b.Options.Version,
-		PackageFileName: file.Path, PackageChecksums: checksum(sha256Hex(file.Data)), PrimaryPackagePurpose: "APPLICATION"})
+	id := d.add(ours(&spdx.Package{PackageName: bin, PackageSPDXIdentifier: spdxID("Binary", bin), PackageVersion: b.Options.Version,
+		PackageFileName: file.Path, PackageChecksums: checksum(sha256Hex(file.Data)), PrimaryPackagePurpose: "APPLICATION",
+		PackageSourceInfo: binarySourceInfo(bi)}))
 	d.rel(arch, "CONTAINS", id)
 	d.rel(img, "CONTAINS", id)
 	if m := manifestBytes(b); len(m) > 0 && bytes.Contains(file.Data, m) {
 		d.rel(id, "CONTAINS", kernels...)
 	}
-	bi, err := buildinfo.Read(bytes.NewReader(file.Data))
-	if err != nil {
-		return fmt.Errorf("release sbom: build info of %s: %w", file.Path, err)
-	}
 	goID := d.add(&spdx.Package{PackageName: "go", PackageSPDXIdentifier: spdxID("Go", bi.GoVersion), PackageVersion: bi.GoVersion,
+		PackageSupplier: supplierGo, PackageLicenseDeclared: "BSD-3-Clause", PrimaryPackagePurpose: "LIBRARY",
 		PackageExternalReferences: purl("pkg:golang/stdlib@" + bi.GoVersion)})
 	d.rel(goID, "BUILD_TOOL_OF", id)
 	for _, m := range bi.Deps {
@@ -174,11 +209,14 @@ func (d *sbomDoc) binary(b Bundle, file oci.File, kernels []common.ElementID, ar
 		}
 		mid := d.add(&spdx.Package{PackageName: m.Path, PackageSPDXIdentifier: spdxID("Go", m.Path+"@"+m.Version),
 			PackageVersion: m.Version, PackageExternalReferences: purl("pkg:golang/" + m.Path + "@" + m.Version),
-			PackageComment: "go.sum " + m.Sum, PrimaryPackagePurpose: "LIBRARY"})
+			PackageComment: goSumComment + m.Sum, PrimaryPackagePurpose: "LIBRARY"})
 		d.rel(id, "CONTAINS", mid)
 	}
 	return nil
 }
+
+// goSumComment starts a Go module package's comment; its go.sum hash follows.
+const goSumComment = "go.sum "
 
 // encode sorts the packages by id, validates and renders the document.
 func (d *sbomDoc) encode() ([]byte, error) {
@@ -195,6 +233,9 @@ func (d *sbomDoc) encode() ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	if err := spdxjson.Write(d.doc, &buf, spdxjson.Indent("  "), spdxjson.EscapeHTML(false)); err != nil {
+		return nil, fmt.Errorf("release sbom: %w", err)
+	}
+	if err := ValidateSBOM(buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("release sbom: %w", err)
 	}
 	return buf.Bytes(), nil

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -34,19 +35,38 @@ type Verified struct {
 	Manifest cuda.Manifest
 	// ImageDigest is the image manifest's digest ("sha256:...").
 	ImageDigest string
-	// Commit and Version come from the provenance.
-	Commit, Version string
+	// Commit, Source ("git+<repository>@<commit>", or NOASSERTION) and
+	// Version come from the provenance, checked against each other, the
+	// archive's name and the binaries.
+	Commit, Source, Version string
 	// Epoch is the provenance's SOURCE_DATE_EPOCH.
 	Epoch int64
 }
 
 // Verify re-checks a release directory written by Make and returns the
-// first damage it finds, naming the file: SHA256SUMS against every file it
-// lists, the archive's own SHA256SUMS, the OCI layout (digests, sizes,
-// diff_ids), that the image's payload holds the bundle's binaries and
-// manifest, that every provenance subject and SBOM checksum matches the
-// files, and that the binaries embed exactly the bundle's kernel manifest
-// (the daemon must embed one). It only reads dir.
+// first damage it finds, naming the file and, inside the SBOM and the
+// provenance, the field:
+//
+//   - SHA256SUMS against every file it lists, and no file in dir that it
+//     does not list (a leftover of another release);
+//   - the archive's own SHA256SUMS, the licence files, and that the
+//     binaries embed exactly the bundle's kernel manifest (the daemon must
+//     embed one);
+//   - every blob of the OCI layout against its descriptor (naming the
+//     blob), then the layout (diff_ids) and that the image's payload holds
+//     the bundle's files;
+//   - the provenance: its subjects match the files, its commit fields
+//     (externalParameters.commit and .source, the gitCommit dependency)
+//     agree with each other and with the binaries' vcs.revision where they
+//     carry one, its version and platform name the archive, its kernels
+//     are the manifest's;
+//   - the SBOM: valid against the official SPDX 2.3 JSON schema, its
+//     checksums match the files, each binary's Go modules and Go release
+//     equal its embedded build info (path, version, go.sum hash), its
+//     kernels equal the manifest (ActionIDs included).
+//
+// So a forger who edits the SBOM or provenance and regenerates SHA256SUMS
+// is still caught. It only reads dir.
 func Verify(dir string) (Verified, error) {
 	var v Verified
 	listed, err := checkSums(dir)
@@ -63,6 +83,9 @@ func Verify(dir string) (Verified, error) {
 		return v, fmt.Errorf("verify %s: %s lists no .tar.gz archive", dir, SumsFile)
 	}
 	v.Name = strings.TrimSuffix(archive, ".tar.gz")
+	if err := checkUnlisted(dir, listed); err != nil {
+		return v, err
+	}
 	for _, want := range []string{v.Name + SBOMSuffix, v.Name + ProvenanceSuffix} {
 		if _, ok := listed[want]; !ok {
 			return v, fmt.Errorf("verify %s: %s does not list %s", dir, SumsFile, want)
@@ -77,6 +100,18 @@ func Verify(dir string) (Verified, error) {
 	if err := checkEmbedded(v.Files); err != nil {
 		return v, fmt.Errorf("verify %s: %w", archive, err)
 	}
+	for _, lic := range LicenseFiles {
+		if _, ok := v.Files[lic]; !ok {
+			return v, fmt.Errorf("verify %s: no %s in the bundle", archive, lic)
+		}
+	}
+	bis, err := readBuildInfo(v.Files)
+	if err != nil {
+		return v, fmt.Errorf("verify %s: %w", archive, err)
+	}
+	if err := checkBlobs(filepath.Join(dir, ImageDir)); err != nil {
+		return v, err
+	}
 	c, err := oci.Verify(filepath.Join(dir, ImageDir))
 	if err != nil {
 		return v, err
@@ -85,10 +120,10 @@ func Verify(dir string) (Verified, error) {
 	if err := checkPayload(c, v.Files); err != nil {
 		return v, fmt.Errorf("verify %s: %w", ImageDir, err)
 	}
-	if err := checkProvenance(dir, &v, listed[archive]); err != nil {
+	if err := checkProvenance(dir, &v, listed[archive], bis); err != nil {
 		return v, err
 	}
-	if err := checkSBOM(dir, v, listed[archive]); err != nil {
+	if err := checkSBOM(dir, v, listed[archive], bis); err != nil {
 		return v, err
 	}
 	return v, nil
@@ -212,16 +247,13 @@ func checkEmbedded(files map[string][]byte) error {
 	return nil
 }
 
-// checkPayload compares the image's files under /usr/local/bin and
-// /usr/share/cuzk with the bundle's.
+// checkPayload compares the image's files where imagePath puts them with
+// the bundle's.
 func checkPayload(c oci.Checked, files map[string][]byte) error {
 	want := map[string][]byte{}
 	for rel, data := range files {
-		switch {
-		case strings.HasPrefix(rel, "bin/"):
-			want[strings.TrimPrefix(ImageBinDir, "/")+strings.TrimPrefix(rel, "bin")] = data
-		case strings.HasPrefix(rel, "share/"):
-			want[strings.TrimPrefix(ImageShareDir, "/")+strings.TrimPrefix(rel, "share")] = data
+		if p, ok := imagePath(rel); ok {
+			want[strings.TrimPrefix(p, "/")] = data
 		}
 	}
 	rc := mutate.Extract(c.Image)
@@ -256,7 +288,7 @@ func checkPayload(c oci.Checked, files map[string][]byte) error {
 
 // checkProvenance matches every subject with the files and fills in
 // v.Commit, v.Version and v.Epoch.
-func checkProvenance(dir string, v *Verified, archiveSHA string) error {
+func checkProvenance(dir string, v *Verified, archiveSHA string, bis map[string]*debug.BuildInfo) error {
 	name := v.Name + ProvenanceSuffix
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
@@ -281,18 +313,10 @@ func checkProvenance(dir string, v *Verified, archiveSHA string) error {
 		return fmt.Errorf("verify %s: no subject for %s", name, missing)
 	}
 	ext := pred.GetBuildDefinition().GetExternalParameters().AsMap()
-	v.Commit, _ = ext["commit"].(string)
-	v.Version, _ = ext["version"].(string)
 	if e, ok := ext["source_date_epoch"].(float64); ok {
 		v.Epoch = int64(e)
 	}
-	kernels := map[string]string{}
-	for _, d := range pred.GetBuildDefinition().GetResolvedDependencies() {
-		if k, ok := strings.CutPrefix(d.GetName(), "kernel "); ok {
-			kernels[k] = d.GetDigest()["sha256"]
-		}
-	}
-	if err := sameKernels(kernels, v.Manifest); err != nil {
+	if err := checkProvenanceMeaning(pred, v, bis); err != nil {
 		return fmt.Errorf("verify %s: %w", name, err)
 	}
 	return nil
@@ -309,13 +333,15 @@ func subjectsOf(v *Verified, archiveSHA string) map[string]string {
 	return want
 }
 
+// sameKernels compares the SBOM's "kernel <name>" packages' sha256
+// checksums with the manifest.
 func sameKernels(got map[string]string, m cuda.Manifest) error {
 	if len(got) != len(m.Kernels) {
-		return fmt.Errorf("%d kernels listed, the bundle's manifest has %d", len(got), len(m.Kernels))
+		return fmt.Errorf("%d packages named \"kernel ...\", the bundle's manifest has %d kernels", len(got), len(m.Kernels))
 	}
 	for _, k := range m.Kernels {
 		if got[k.Name] != k.FatbinSHA256 {
-			return fmt.Errorf("kernel %s: sha256 %q, the bundle's manifest has %s", k.Name, got[k.Name], k.FatbinSHA256)
+			return fmt.Errorf("package \"kernel %s\" checksums SHA256 %q, the bundle's manifest has %s", k.Name, got[k.Name], k.FatbinSHA256)
 		}
 	}
 	return nil
@@ -323,15 +349,17 @@ func sameKernels(got map[string]string, m cuda.Manifest) error {
 
 // checkSBOM matches the SBOM's archive, image, binary and kernel checksums
 // with the files.
-func checkSBOM(dir string, v Verified, archiveSHA string) error {
+func checkSBOM(dir string, v Verified, archiveSHA string, bis map[string]*debug.BuildInfo) error {
 	name := v.Name + SBOMSuffix
-	f, err := os.Open(filepath.Join(dir, name))
+	raw, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", name, err)
 	}
-	defer f.Close()
+	if err := ValidateSBOM(raw); err != nil {
+		return fmt.Errorf("verify %s: %w", name, err)
+	}
 	doc := &spdx.Document{}
-	if err := spdxjson.ReadInto(f, doc); err != nil {
+	if err := spdxjson.ReadInto(bytes.NewReader(raw), doc); err != nil {
 		return fmt.Errorf("verify %s: %w", name, err)
 	}
 	if doc.SPDXVersion != spdx.Version {
@@ -374,6 +402,33 @@ func checkSBOM(dir string, v Verified, archiveSHA string) error {
 	}
 	if err := sameKernels(kernels, v.Manifest); err != nil {
 		return fmt.Errorf("verify %s: %w", name, err)
+	}
+	x := indexSBOM(doc)
+	for _, check := range []func() error{
+		func() error { return checkSBOMSource(x, v) },
+		func() error { return checkSBOMGo(x, bis) },
+		func() error { return checkSBOMKernels(x, v) },
+	} {
+		if err := check(); err != nil {
+			return fmt.Errorf("verify %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// checkUnlisted fails on a file in dir that SHA256SUMS does not list (the
+// image layout aside): a leftover of another release must not pass as
+// part of this one.
+func checkUnlisted(dir string, listed map[string]string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if _, ok := listed[e.Name()]; ok || e.Name() == SumsFile || (e.Name() == ImageDir && e.IsDir()) {
+			continue
+		}
+		return fmt.Errorf("verify %s: %s is not listed in %s (left from another release? `release` empties the directory first)", dir, e.Name(), SumsFile)
 	}
 	return nil
 }

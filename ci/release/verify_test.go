@@ -143,7 +143,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 				return bytes.Replace(b, []byte(strings.Repeat("3", 64)), []byte(strings.Repeat("4", 64)), 1)
 			})
 			resum(t, dir)
-		}, SBOMSuffix + ": kernel fr_add"},
+		}, SBOMSuffix + ": package \"kernel fr_add\" checksums SHA256"},
 		{"sbom dangling relationship", func(t *testing.T, dir string) {
 			rewrite(t, only(t, dir, "*"+SBOMSuffix), func(b []byte) []byte {
 				return bytes.Replace(b, []byte(`"relatedSpdxElement": "SPDXRef-Image"`), []byte(`"relatedSpdxElement": "SPDXRef-Nothing"`), 1)
@@ -163,13 +163,13 @@ func TestVerifyFindsDamage(t *testing.T) {
 				return bytes.Replace(b, []byte(strings.Repeat("3", 64)), []byte(strings.Repeat("5", 64)), 1)
 			})
 			resum(t, dir)
-		}, ProvenanceSuffix + ": kernel fr_add"},
+		}, ProvenanceSuffix + ": resolvedDependencies[1] (kernel fr_add).digest.sha256"},
 		{"image layer", func(t *testing.T, dir string) {
 			c, err := oci.Verify(filepath.Join(dir, ImageDir))
 			require.NoError(t, err)
 			l := c.Manifest.Layers[1].Digest
 			rewrite(t, filepath.Join(dir, ImageDir, "blobs", l.Algorithm, l.Hex), flipMiddle)
-		}, "verify layout"},
+		}, "verify image/blobs/sha256/"},
 		{"image index", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, ImageDir, "index.json")))
 		}, "index.json"},
@@ -183,7 +183,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 			other := filepath.Join(t.TempDir(), "manifest.json")
 			m := mustRead(t, filepath.Join(root, "cmd", "cuzk-daemon", "manifest.json"))
 			require.NoError(t, os.WriteFile(other, bytes.Replace(m, []byte(`"toolchain":"test"`), []byte(`"toolchain":"new"`), 1), 0o644))
-			o.Extra = []Extra{{Src: other, Dst: KernelManifest}}
+			o.Extra = append([]Extra{{Src: other, Dst: KernelManifest}}, LicenseExtras(root)...)
 			_, err := Make(context.Background(), o, testBase(), testSource)
 			require.NoError(t, err)
 		}, "does not embed the bundle's"},

@@ -1,3 +1,5 @@
 module example.com/hello
 
-go 1.26
+go 1.26.0
+
+require golang.org/x/sync v0.23.0

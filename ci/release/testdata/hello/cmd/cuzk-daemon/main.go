@@ -1,12 +1,16 @@
 // Command cuzk-daemon stands in for the real daemon in release tests: a pure
 // Go main that embeds a kernel manifest as the real one does, so the bundle
-// carries one cgo and one non-cgo binary.
+// carries one cgo and one non-cgo binary. It uses golang.org/x/sync (from
+// the module cache: tests build with GOPROXY=off) so that its build info
+// lists a module, as the real daemon's lists grpc.
 package main
 
 import (
 	_ "embed"
 	"os"
 	"strconv"
+
+	"golang.org/x/sync/errgroup"
 )
 
 //go:embed manifest.json
@@ -17,5 +21,12 @@ func main() {
 		os.Stdout.WriteString(manifest)
 		return
 	}
-	os.Stdout.WriteString("daemon " + strconv.Itoa(len(os.Args)) + "\n")
+	var g errgroup.Group
+	g.Go(func() error {
+		_, err := os.Stdout.WriteString("daemon " + strconv.Itoa(len(os.Args)) + "\n")
+		return err
+	})
+	if g.Wait() != nil {
+		os.Exit(1)
+	}
 }
