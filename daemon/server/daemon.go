@@ -52,7 +52,7 @@ type Options struct {
 	// ReleaseHostKeys gives a key's host memory back once its GPU holds it
 	// (one GPU only): see keys.Config.ReleaseHostCopy.
 	ReleaseHostKeys bool  `mapstructure:"release_host_keys"`
-	HostKeyBudget   int64 `mapstructure:"host_key_budget"` // bytes; 0: a share of host_budget
+	HostKeyBudget   int64 `mapstructure:"host_key_budget"` // bytes; 0: host_budget
 	// KeyDirBudget bounds the bytes of key files in key_dir (0: none): the
 	// least recently used development keys' files are deleted past it.
 	KeyDirBudget  int64 `mapstructure:"key_dir_budget"`
@@ -66,8 +66,8 @@ type Options struct {
 	DrainTimeout     time.Duration `mapstructure:"drain_timeout"`
 	// HostBudget bounds what one request may need of host memory at its
 	// peak (its key with its compile, or with one partition's vectors);
-	// the key and job budgets default to shares of it. 0: derived from the
-	// machine (the cgroup's memory limit, else MemTotal, less a margin).
+	// an unset key or job budget is this. 0: derived from the machine (the
+	// cgroup's memory limit, else MemTotal, less a margin).
 	HostBudget int64 `mapstructure:"host_budget"`
 	// MemoryLimit is the Go runtime's soft memory limit in bytes
 	// (runtime/debug.SetMemoryLimit). 0: GOMEMLIMIT when it is set, else
@@ -96,8 +96,11 @@ type Budgets struct {
 
 // budgetsOf completes opts' budgets from the machine: host_budget, when
 // not set, is the machine's memory less a margin (Machine.Budget); a key or
-// job budget not set is a share of the host budget (with neither set,
-// three fifths for warm keys and two for jobs; with one set, the rest).
+// job budget not set is the host budget. Each is then bounded by the host;
+// their sum only through admission (every request's peak fits the host
+// budget) and the Go memory limit: set both for a joint bound. (Shares of
+// the host would have refused what fits: a 2^27 key is estimated at 72 GiB,
+// three fifths of a 128 GiB host's budget is 69.)
 func budgetsOf(opts Options, m Machine) (Budgets, error) {
 	if opts.HostBudget < 0 || opts.HostKeyBudget < 0 || opts.HostJobBudget < 0 {
 		return Budgets{}, errors.New("host_budget, host_key_budget, host_job_budget: negative")
@@ -108,21 +111,13 @@ func budgetsOf(opts Options, m Machine) (Budgets, error) {
 		b.Host = m.Budget()
 		derived = append(derived, fmt.Sprintf("host_budget from %s (%d bytes) less a margin", m.Source, m.Bytes))
 	}
-	switch {
-	case b.Key == 0 && b.Job == 0:
-		b.Key = b.Host / 5 * 3
-		b.Job = b.Host - b.Key
-		derived = append(derived, "host_key_budget 3/5 and host_job_budget 2/5 of host_budget")
-	case b.Key == 0:
-		b.Key = b.Host - b.Job
-		derived = append(derived, "host_key_budget: host_budget less host_job_budget")
-	case b.Job == 0:
-		b.Job = b.Host - b.Key
-		derived = append(derived, "host_job_budget: host_budget less host_key_budget")
+	if b.Key == 0 {
+		b.Key = b.Host
+		derived = append(derived, "host_key_budget = host_budget")
 	}
-	if b.Key <= 0 || b.Job <= 0 {
-		return Budgets{}, fmt.Errorf("host budgets: key %d and job %d bytes leave nothing of host_budget %d for the other: set both, or a larger host_budget",
-			b.Key, b.Job, b.Host)
+	if b.Job == 0 {
+		b.Job = b.Host
+		derived = append(derived, "host_job_budget = host_budget")
 	}
 	b.Derived = strings.Join(derived, "; ")
 	return b, nil
