@@ -13,9 +13,22 @@
 // byte-identical release directories wherever the tree lives, natively or
 // inside the pinned build image.
 //
-// Verify re-checks a release directory and names the first damaged file;
+// The SBOM names a supplier and a licence for every package (cuzk's own
+// under License, "Apache-2.0 OR MIT"; NOASSERTION where unknown) and is
+// checked against the official SPDX 2.3 JSON schema (ValidateSBOM; the
+// schema is embedded from testdata, whose note names its source). The
+// bundle and the image carry LICENSE, LICENSE-APACHE and LICENSE-MIT.
+//
+// Verify re-checks a release directory for bytes and for meaning, naming
+// the first damaged file and, inside the SBOM or provenance, the field: a
+// forger who edits the SBOM (a module's version, a deleted module) or the
+// provenance (a commit that disagrees with its gitCommit or uri) and
+// regenerates SHA256SUMS is caught, because the documents are compared
+// with the binaries' embedded Go build info and kernel manifest, and the
+// provenance's fields with each other. Run empties the release directory
+// first (EmptyOutDir) and Verify refuses files SHA256SUMS does not list.
 // Rebuild releases the commit a provenance names again and compares bytes
-// (CompareDirs).
+// (CompareDirs), naming the file that differs. Nothing is signed yet.
 //
 // Build and Make run `go build` as a child process and write only under
 // Options.OutDir, each file by an atomic replace (internal/renameio);

@@ -265,8 +265,8 @@ func checkSBOMGo(x sbomIndex, bis map[string]*debug.BuildInfo) error {
 				return fmt.Errorf("%s %q, %s's build info has %s sum %s", pkgField(p, "comment"), p.PackageComment, rel, path, m.Sum)
 			}
 		}
-		for path, p := range got {
-			return fmt.Errorf("%s %s: %s CONTAINS it, its build info has no module %s", pkgField(p, "name"), path, rel, path)
+		for _, path := range slices.Sorted(maps.Keys(got)) {
+			return fmt.Errorf("%s %s: %s CONTAINS it, its build info has no module %s", pkgField(got[path], "name"), path, rel, path)
 		}
 	}
 	return nil

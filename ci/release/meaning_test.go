@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,6 +120,14 @@ func TestVerifyCatchesForgeries(t *testing.T) {
 		{"sbom module deleted with its relationships", sbom(deletePackage(xsync, true)),
 			[]string{SBOMSuffix, "bin/cuzk-daemon's build info has Go module golang.org/x/sync v0.23.0"}},
 		{"sbom module deleted, relationships left", sbom(deletePackage(xsync, false)), []string{SBOMSuffix, "Go-golang.org-x-sync-v0.23.0 used in relationship"}},
+		{"sbom module added", sbom(func(m map[string]any) {
+			pkgs, rels := sbomLists(m)
+			m["packages"] = append(pkgs, map[string]any{"SPDXID": "SPDXRef-Go-example.com-evil-v1.0.0", "name": "example.com/evil",
+				"versionInfo": "v1.0.0", "downloadLocation": "NOASSERTION", "filesAnalyzed": false,
+				"externalRefs": []any{map[string]any{"referenceCategory": "PACKAGE-MANAGER", "referenceType": "purl", "referenceLocator": "pkg:golang/example.com/evil@v1.0.0"}}})
+			m["relationships"] = append(rels, map[string]any{"spdxElementId": "SPDXRef-Binary-cuzk-daemon",
+				"relatedSpdxElement": "SPDXRef-Go-example.com-evil-v1.0.0", "relationshipType": "CONTAINS"})
+		}), []string{SBOMSuffix, "package SPDXRef-Go-example.com-evil-v1.0.0 name example.com/evil: bin/cuzk-daemon CONTAINS it, its build info has no module"}},
 		{"sbom module version only", sbom(setPackageField(xsync, "versionInfo", "v0.24.0")),
 			[]string{SBOMSuffix, "versionInfo \"v0.24.0\""}},
 		{"sbom module sum", sbom(setPackageField(xsync, "comment", "go.sum h1:AAAA=")), []string{SBOMSuffix, "comment \"go.sum h1:AAAA=\""}},
@@ -269,4 +279,31 @@ func TestSBOMSuppliersAndLicences(t *testing.T) {
 	}
 	assert.Equal(t, "Organization: Debian", doc.Packages[byID["SPDXRef-Deb-libc6"]].Supplier)
 	assert.Equal(t, "OPERATING_SYSTEM", doc.Packages[byID["SPDXRef-Deb-libc6"]].Purpose)
+}
+
+// TestProvenanceCommitAgainstVCSRevision: a binary that carries
+// vcs.revision (a build without -buildvcs=false) must name the
+// provenance's commit.
+func TestProvenanceCommitAgainstVCSRevision(t *testing.T) {
+	dir := goodRelease(t)
+	v, err := Verify(dir)
+	require.NoError(t, err)
+	_, pred, err := ReadStatement(mustRead(t, only(t, dir, "*"+ProvenanceSuffix)))
+	require.NoError(t, err)
+	bis, err := readBuildInfo(v.Files)
+	require.NoError(t, err)
+	require.NoError(t, checkProvenanceMeaning(pred, &v, bis), "release builds carry no vcs.* settings")
+
+	withRev := func(rev string) map[string]*debug.BuildInfo {
+		out := map[string]*debug.BuildInfo{}
+		for rel, bi := range bis {
+			c := *bi
+			c.Settings = append(slices.Clone(bi.Settings), debug.BuildSetting{Key: "vcs.revision", Value: rev})
+			out[rel] = &c
+		}
+		return out
+	}
+	require.NoError(t, checkProvenanceMeaning(pred, &v, withRev(testSource.Commit)))
+	err = checkProvenanceMeaning(pred, &v, withRev(strings.Repeat("f", 40)))
+	assert.ErrorContains(t, err, "externalParameters.commit \""+testSource.Commit+"\", bin/cuzk-daemon was built from vcs.revision "+strings.Repeat("f", 40))
 }
