@@ -160,6 +160,11 @@ func (rt cliRuntime) run(ctx context.Context, p Plan, img buildimage.Result, log
 			return fmt.Errorf("pipeline %s: export %s: %s exports only paths under the workdir", p.Name, x.Path, rt.bin)
 		}
 		src := filepath.Join(stage, filepath.FromSlash(x.Path))
+		if x.Wipe {
+			if err := os.RemoveAll(x.Host); err != nil {
+				return fmt.Errorf("pipeline %s: export %s: wipe %s: %w", p.Name, x.Path, x.Host, err)
+			}
+		}
 		if err := copyTree(src, x.Host, nil); err != nil {
 			return fmt.Errorf("pipeline %s: export %s to %s: %w", p.Name, x.Path, x.Host, err)
 		}

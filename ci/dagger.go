@@ -50,7 +50,7 @@ func run(ctx context.Context, c *dagger.Client, p Plan, archive string) error {
 			src = path.Join(p.Workdir, src)
 		}
 		if x.Dir {
-			_, err = built.Directory(src).Export(ctx, x.Host)
+			_, err = built.Directory(src).Export(ctx, x.Host, dagger.DirectoryExportOpts{Wipe: x.Wipe})
 		} else {
 			_, err = built.File(src).Export(ctx, x.Host)
 		}

@@ -178,7 +178,7 @@ func TestKernelsThroughEngine(t *testing.T) {
 	assert.Contains(t, all, `platform:"linux/amd64"`)
 	assert.True(t, hasCall(all, "directory", `path:"`+o.Root+`"`, `exclude:[".git","bin","dist"`))
 	assert.Contains(t, all, `cacheVolume(key:"cuzk-go-mod")`)
-	assert.True(t, hasCall(all, "withMountedCache", `path:"/go/pkg/mod"`, `cache:"fake-id-`))
+	assert.True(t, hasCall(all, "withMountedCache", `path:"`+o.HostCaches.GoMod+`"`, `cache:"fake-id-`))
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"CUZK_IMAGE"`, `value:"`+o.Pins.Images.Build+`"`))
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"CUZK_TOOLCHAIN"`, `value:"native"`))
 	assert.False(t, hasCall(all, "withMountedDirectory", `path:"/usr/local/go"`), "Go is in the image")
@@ -220,7 +220,7 @@ func TestReleaseThroughEngine(t *testing.T) {
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"RELEASE_DEBS"`, `value:"/debs"`))
 	assert.True(t, hasCall(all, "directory", `path:"/host/cache/cuzk-debs"`))
 	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/debs"`, `source:"fake-id-`))
-	assert.Contains(t, all, `directory(path:"/src/dist"){export(path:"`+o.Root+`/dist")}`)
+	assert.Contains(t, all, `directory(path:"/src/dist"){export(wipe:true, path:"`+o.Root+`/dist")}`, "dist/ holds exactly the exported release")
 	assert.NotContains(t, all, "publish(", "the engine publishes nothing: the host pushes the layout it exported")
 }
 

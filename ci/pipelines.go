@@ -184,7 +184,7 @@ func basePlan(name string, o Options) (Plan, error) {
 		Source: Source{Host: o.Root, Exclude: SourceExclude},
 		Env:    env,
 		Caches: []Cache{
-			{Key: "cuzk-go-mod", Path: GoModCache, Host: o.HostCaches.GoMod},
+			{Key: "cuzk-go-mod", Path: goModCache(o), Host: o.HostCaches.GoMod},
 			{Key: goBuild, Path: GoBuildCache, Host: filepath.Join(o.HostCaches.Dir, goBuild)},
 			{Key: "cuzk-kernels", Path: KernelCache, Host: o.HostCaches.Kernels},
 		},
@@ -203,7 +203,7 @@ func containerEnv(o Options) ([]EnvVar, error) {
 		toolchain.EnvImage:     o.Pins.Images.Build,
 		toolchain.EnvCache:     KernelCache,
 		"GOPATH":               GoPath,
-		"GOMODCACHE":           GoModCache,
+		"GOMODCACHE":           goModCache(o),
 		"GOCACHE":              GoBuildCache,
 		"GOTOOLCHAIN":          "local",
 		"GOFLAGS":              "-buildvcs=false",
@@ -229,6 +229,19 @@ func containerEnv(o Options) ([]EnvVar, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// goModCache is where the module cache is mounted in the container: at the
+// host's own path when there is one. -trimpath does not rewrite the path of
+// an assembly file that one package includes from another directory
+// (gnark-crypto's field/asm files), so the module cache's path ends up in
+// the binaries: mounted at the host's path, a container build of the daemon
+// is byte-identical to the host's.
+func goModCache(o Options) string {
+	if o.HostCaches.GoMod != "" {
+		return o.HostCaches.GoMod
+	}
+	return GoModCache
 }
 
 // mageStep runs a mage target in the container.
@@ -296,7 +309,8 @@ func ReleasePlan(opts Options) (Plan, error) {
 	}
 	p.Mounts = []Mount{{Host: o.DebCache, Path: DebsDir}}
 	p.Steps = append(p.Steps, mageStep("release", "build the bundle, image, SBOM and provenance into dist/"))
-	p.Exports = []Export{{Path: "dist", Host: filepath.Join(o.Root, "dist"), Dir: true}}
+	// dist/ holds exactly one release (release:verify refuses stray files).
+	p.Exports = []Export{{Path: "dist", Host: filepath.Join(o.Root, "dist"), Dir: true, Wipe: true}}
 	p.Push = o.Address
 	return p, p.Validate()
 }

@@ -57,7 +57,7 @@ func TestBasePlanPinsEverything(t *testing.T) {
 
 	want := map[string]string{
 		"CUZK_TOOLCHAIN": "native", "CUZK_IMAGE": o.Pins.Images.Build, "CUZK_CACHE": KernelCache,
-		"GOTOOLCHAIN": "local", "GOMODCACHE": GoModCache, "GOCACHE": GoBuildCache, "GOFLAGS": "-buildvcs=false",
+		"GOTOOLCHAIN": "local", "GOMODCACHE": "/host/go/pkg/mod", "GOCACHE": GoBuildCache, "GOFLAGS": "-buildvcs=false",
 	}
 	for k, v := range want {
 		got, ok := p.LookupEnv(k)
@@ -71,7 +71,7 @@ func TestBasePlanPinsEverything(t *testing.T) {
 	assert.False(t, ok, "host variables other than CUZK_* and Go proxy settings stay out")
 
 	assert.Equal(t, []Cache{
-		{Key: "cuzk-go-mod", Path: "/go/pkg/mod", Host: "/host/go/pkg/mod"},
+		{Key: "cuzk-go-mod", Path: "/host/go/pkg/mod", Host: "/host/go/pkg/mod"},
 		{Key: "cuzk-go-build-go" + o.Pins.Go + "-linux-amd64", Path: "/root/.cache/go-build", Host: "/host/cache/cuzk-ci/cuzk-go-build-go" + o.Pins.Go + "-linux-amd64"},
 		{Key: "cuzk-kernels", Path: "/cache/cuzk", Host: "/host/cache/cuzk"},
 	}, p.Caches)
@@ -127,7 +127,7 @@ func TestReleasePlan(t *testing.T) {
 	require.Len(t, p.Steps, 2)
 	assert.Equal(t, []string{"go", "run", "mage.go", "release"}, p.Steps[1].Args, "the same Go image assembly as natively")
 	assert.Equal(t, []Mount{{Host: "/host/cache/cuzk-debs", Path: DebsDir}}, p.Mounts)
-	assert.Equal(t, []Export{{Path: "dist", Host: filepath.Join(o.Root, "dist"), Dir: true}}, p.Exports)
+	assert.Equal(t, []Export{{Path: "dist", Host: filepath.Join(o.Root, "dist"), Dir: true, Wipe: true}}, p.Exports)
 	assert.Empty(t, p.Push)
 
 	o.Address = "ghcr.io/cuzk-dev/cuzk:v0.3.0"
@@ -186,7 +186,7 @@ func TestPlanString(t *testing.T) {
 	require.NoError(t, err)
 	s := p.String()
 	for _, want := range []string{
-		"pipeline release\n", "from " + p.Image, "cache cuzk-go-mod at /go/pkg/mod", "env CUZK_TOOLCHAIN=native",
+		"pipeline release\n", "from " + p.Image, "cache cuzk-go-mod at /host/go/pkg/mod", "env CUZK_TOOLCHAIN=native",
 		"exec go run mage.go release", "export dist -> ", "mount /host/cache/cuzk-debs at /debs (read-only)",
 		"push dist/image -> ghcr.io/x/cuzk:v1 (from the host)",
 	} {

@@ -73,10 +73,12 @@ type Step struct {
 }
 
 // Export copies Path (relative to Workdir, or absolute) from the final
-// container to Host. Dir says whether Path is a directory.
+// container to Host. Dir says whether Path is a directory; Wipe, that the
+// host directory is emptied first so that it holds exactly the export
+// (Dagger's Wipe), else the export is merged into it.
 type Export struct {
 	Path, Host string
-	Dir        bool
+	Dir, Wipe  bool
 }
 
 // Validate reports every problem that keeps p from running.
