@@ -30,7 +30,7 @@ type fakeDevice struct {
 	proved   []string // public input 1 (the seed-derived comm_r) per proof, in order
 }
 
-func newFake(t *testing.T, name string) *fakeDevice {
+func newFake(t testing.TB, name string) *fakeDevice {
 	cpu, err := NewCPUDevice(name)
 	require.NoError(t, err)
 	return &fakeDevice{CPUDevice: cpu, name: name}
@@ -86,7 +86,7 @@ func porep(t testing.TB, constraints uint64) *registry.Resolved {
 
 func seedInput(seed uint64) []byte { return binary.LittleEndian.AppendUint64(nil, seed) }
 
-func newEngine(t *testing.T, cfg Config, devs ...Device) *Engine {
+func newEngine(t testing.TB, cfg Config, devs ...Device) *Engine {
 	t.Helper()
 	if cfg.Keys == nil {
 		km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
