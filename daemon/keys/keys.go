@@ -322,12 +322,14 @@ func (m *Manager) load(e *entry) {
 		e.lastUsed = m.now()
 		e.abandoned = false // it ended well before it saw the cancel: a warm key like any other
 	}
+	// Read under the lock: once ready, another load may evict e.
+	mapped, hostBytes, loadTime := e.mapped != nil, e.hostBytes, e.loadTime
 	m.mu.Unlock()
 	close(e.ready)
 	m.cond.Broadcast()
 	if err == nil {
 		m.touchKey(e.key)
-		m.cfg.Log.Info("key warm", "key", e.key, "development", e.dev, "mapped", e.mapped != nil, "host_bytes", e.hostBytes, "load", e.loadTime)
+		m.cfg.Log.Info("key warm", "key", e.key, "development", e.dev, "mapped", mapped, "host_bytes", hostBytes, "load", loadTime)
 	}
 }
 
