@@ -32,7 +32,8 @@ func TestCLIRunArgs(t *testing.T) {
 		assert.Contains(t, line, "-e CUZK_IMAGE="+o.Pins.Images.Build, e)
 		assert.Contains(t, line, " "+img.Tag()+" sh -c set -e\n", e)
 		assert.Contains(t, line, "'go' 'run' 'mage.go' 'kernels'", e)
-		assert.DirExists(t, filepath.Join(o.HostCaches.Dir, "cuzk-go-build-go"+o.Pins.Go+"-linux-amd64"), "cache directories are made")
+		assert.DirExists(t, p.Caches[1].Host, "cache directories are made")
+		assert.True(t, strings.HasPrefix(p.Caches[1].Host, o.HostCaches.Dir+"/cuzk-go-build-go"+o.Pins.Go+"-linux-amd64-"), p.Caches[1].Host)
 		if e == toolchain.Podman {
 			assert.Contains(t, line, "--ulimit nofile=1024:1024")
 		} else {

@@ -2,6 +2,8 @@ package ci
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -178,7 +180,12 @@ func basePlan(name string, o Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	goBuild := "cuzk-go-build-" + g.GOVERSION() + "-" + g.OS + "-" + g.Arch
+	// The build cache is keyed by the module cache's path too: with
+	// -trimpath, Go's cache keys leave that path out, yet an object whose
+	// assembly includes a file from another directory holds it (see
+	// goModCache), so an object cached under one path is wrong under another.
+	modSum := sha256.Sum256([]byte(goModCache(o)))
+	goBuild := "cuzk-go-build-" + g.GOVERSION() + "-" + g.OS + "-" + g.Arch + "-" + hex.EncodeToString(modSum[:4])
 	p := Plan{
 		Name: name, Image: o.Pins.Images.Build, Platform: o.Platform, Go: g, Workdir: Workdir,
 		Source: Source{Host: o.Root, Exclude: SourceExclude},

@@ -72,9 +72,14 @@ func TestBasePlanPinsEverything(t *testing.T) {
 
 	assert.Equal(t, []Cache{
 		{Key: "cuzk-go-mod", Path: "/host/go/pkg/mod", Host: "/host/go/pkg/mod"},
-		{Key: "cuzk-go-build-go" + o.Pins.Go + "-linux-amd64", Path: "/root/.cache/go-build", Host: "/host/cache/cuzk-ci/cuzk-go-build-go" + o.Pins.Go + "-linux-amd64"},
+		{Key: "cuzk-go-build-go" + o.Pins.Go + "-linux-amd64-b84142a9", Path: "/root/.cache/go-build", Host: "/host/cache/cuzk-ci/cuzk-go-build-go" + o.Pins.Go + "-linux-amd64-b84142a9"},
 		{Key: "cuzk-kernels", Path: "/cache/cuzk", Host: "/host/cache/cuzk"},
 	}, p.Caches)
+	other := o
+	other.HostCaches.GoMod = "/home/dev/go/pkg/mod"
+	q, err := KernelsPlan(other)
+	require.NoError(t, err)
+	assert.NotEqual(t, p.Caches[1].Key, q.Caches[1].Key, "another module cache path, another Go build cache")
 	assert.Equal(t, Source{Host: o.Root, Exclude: SourceExclude}, p.Source)
 	assert.Contains(t, p.Source.Exclude, ".git")
 	assert.Equal(t, "/src", p.Workdir)
