@@ -44,6 +44,8 @@ type Engine struct {
 	remoteOK  remoteHealth
 	tickEvery time.Duration
 	prog      *progress
+	// norandomize runs nvcc with ASLR off (see noRandomize).
+	norandomize noRandomize
 }
 
 // Option configures an Engine; bad values are rejected by New.

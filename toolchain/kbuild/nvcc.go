@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 )
 
 // NvccError is a failed compiler run: its exit code and what it printed.
@@ -42,7 +44,8 @@ func (e *Engine) compile(ctx context.Context, nvcc string, u Unit) ([]byte, erro
 		args[i] = a
 	}
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, nvcc, args...)
+	name, args := e.norandomize.wrap(nvcc, args, e.prog.printf)
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = e.root
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
@@ -58,4 +61,49 @@ func (e *Engine) compile(ctx context.Context, nvcc string, u Unit) ([]byte, erro
 		return nil, fmt.Errorf("kbuild: kernel %s: read nvcc output: %w", u.Name, err)
 	}
 	return b, nil
+}
+
+// noRandomize runs nvcc with address-space randomization off
+// (`setarch <machine> -R`, personality ADDR_NO_RANDOMIZE, inherited by every
+// stage nvcc starts). ptxas 11.8 lays out some tables of a large sm_90
+// cubin (msm_g2's) in an order that follows heap addresses: with ASLR on,
+// two compiles of the same input differed in 750 bytes of frame data now
+// and then (same SASS), which a content-addressed cache must never see. With
+// ASLR off the output was the same in every run and environment tried.
+// Where the personality cannot be set (a container whose seccomp profile
+// refuses it) nvcc runs as before and one warning says so.
+type noRandomize struct {
+	once  sync.Once
+	argv0 string // "setarch", or "" when unavailable
+	arch  string
+}
+
+// machine is `uname -m` for the Go architecture.
+func machine() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	}
+	return runtime.GOARCH
+}
+
+func (n *noRandomize) wrap(nvcc string, args []string, printf func(string, ...any)) (string, []string) {
+	n.once.Do(func() {
+		n.arch = machine()
+		path, err := exec.LookPath("setarch")
+		if err == nil {
+			err = exec.Command(path, n.arch, "-R", "true").Run()
+		}
+		if err != nil {
+			printf("warning: cannot turn address randomization off for nvcc (setarch %s -R: %v): ptxas may lay out large sm_90 kernels differently from run to run\n", n.arch, err)
+			return
+		}
+		n.argv0 = path
+	})
+	if n.argv0 == "" {
+		return nvcc, args
+	}
+	return n.argv0, append([]string{n.arch, "-R", nvcc}, args...)
 }
