@@ -88,6 +88,9 @@ func (rt cliRuntime) ensureLoaded(ctx context.Context, img buildimage.Result, lo
 // staged at stage.
 func (rt cliRuntime) runArgs(p Plan, img buildimage.Result, stage string) ([]string, error) {
 	args := append([]string{"run", "--rm", "--network", "none", "--platform", p.Platform}, rt.flags...)
+	if p.NoASLR {
+		args = append(args, "--security-opt", "seccomp=unconfined")
+	}
 	args = append(args, "-v", stage+":"+p.Workdir, "-w", p.Workdir)
 	for _, m := range p.Mounts {
 		args = append(args, "-v", m.Host+":"+m.Path+":ro")

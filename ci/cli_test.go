@@ -26,6 +26,7 @@ func TestCLIRunArgs(t *testing.T) {
 		line := strings.Join(args, " ")
 		assert.Contains(t, line, "run --rm --network none --platform linux/amd64", e)
 		assert.Contains(t, line, "-v /tmp/stage:/src -w /src", e)
+		assert.Contains(t, line, "--security-opt seccomp=unconfined", "%s: nvcc may turn ASLR off", e)
 		assert.Contains(t, line, "-v "+o.HostCaches.GoMod+":"+o.HostCaches.GoMod+" ", "%s: the host's module cache, at its own path", e)
 		assert.Contains(t, line, "-e GOMODCACHE="+o.HostCaches.GoMod+" ", e)
 		assert.Contains(t, line, "-v "+o.HostCaches.Kernels+":/cache/cuzk", "%s: the host's kernel cache", e)

@@ -33,7 +33,7 @@ func container(c *dagger.Client, p Plan, archive string) *dagger.Container {
 	}
 	ctr = ctr.WithWorkdir(p.Workdir)
 	for _, s := range p.Steps {
-		ctr = ctr.WithExec(s.Args)
+		ctr = ctr.WithExec(s.Args, dagger.ContainerWithExecOpts{InsecureRootCapabilities: p.NoASLR})
 	}
 	return ctr
 }

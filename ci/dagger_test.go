@@ -185,13 +185,15 @@ func TestKernelsThroughEngine(t *testing.T) {
 	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/src"`, `source:"fake-id-`))
 	assert.Contains(t, all, `withWorkdir(path:"/src")`)
 	assert.Contains(t, all, `node(id:"fake-sync-`, "exports read the synced container")
-	assert.Contains(t, all, `withExec(args:["go","run","mage.go","kernels"])`)
+	assert.True(t, hasCall(all, "withExec", `args:["go","run","mage.go","kernels"]`, `insecureRootCapabilities:true`),
+		"nvcc may turn address randomization off")
 	assert.Contains(t, all, `directory(path:"/src/cuda/fatbin"){export(path:"`+o.Root+`/cuda/fatbin")}`)
 
 	// Order: the Go check runs before the mage step, caches before execs.
 	last := f.queries[len(f.queries)-2] // the sync of the build container
 	assert.Less(t, strings.Index(last, "withMountedCache"), strings.Index(last, "withExec"))
-	assert.Less(t, strings.Index(last, `withExec(args:["sh","-c"`), strings.Index(last, `"mage.go","kernels"`))
+	require.Positive(t, strings.Index(last, `args:["sh","-c"`))
+	assert.Less(t, strings.Index(last, `args:["sh","-c"`), strings.Index(last, `"mage.go","kernels"`))
 }
 
 func TestReleaseThroughEngine(t *testing.T) {
@@ -214,7 +216,7 @@ func TestReleaseThroughEngine(t *testing.T) {
 	assert.Equal(t, []string{o.DebCache}, fetched, "the host fetches the pinned packages first")
 	assert.Equal(t, []string{filepath.Join(o.Root, "dist", "image"), o.Address}, pushed, "the exported layout is pushed")
 	all := strings.Join(f.queries, "\n")
-	assert.Contains(t, all, `withExec(args:["go","run","mage.go","release"])`)
+	assert.True(t, hasCall(all, "withExec", `args:["go","run","mage.go","release"]`))
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"RELEASE_VERSION"`, `value:"v0.3.0"`))
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"SOURCE_DATE_EPOCH"`, `value:"1760000000"`))
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"RELEASE_DEBS"`, `value:"/debs"`))

@@ -190,6 +190,7 @@ func basePlan(name string, o Options) (Plan, error) {
 		Name: name, Image: o.Pins.Images.Build, Platform: o.Platform, Go: g, Workdir: Workdir,
 		Source: Source{Host: o.Root, Exclude: SourceExclude},
 		Env:    env,
+		NoASLR: true, // every pipeline may compile kernels
 		Caches: []Cache{
 			{Key: "cuzk-go-mod", Path: goModCache(o), Host: o.HostCaches.GoMod},
 			{Key: goBuild, Path: GoBuildCache, Host: filepath.Join(o.HostCaches.Dir, goBuild)},

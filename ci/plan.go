@@ -37,6 +37,12 @@ type Plan struct {
 	Mounts []Mount
 	// Exports copy container paths back to the host after the last step.
 	Exports []Export
+	// NoASLR lets steps turn address randomization off for their children
+	// (personality(2) with ADDR_NO_RANDOMIZE, which kbuild needs for
+	// reproducible ptxas output and which default seccomp filters refuse):
+	// podman and docker run with seccomp unconfined, Dagger's execs with
+	// its insecure root capabilities.
+	NoASLR bool
 	// Push, when set, is the registry reference the exported image layout
 	// (dist/image) is pushed to from the host, by go-containerregistry:
 	// the image is the one the steps built, byte for byte.
@@ -143,6 +149,9 @@ func (p Plan) String() string {
 	}
 	for _, s := range p.Steps {
 		fmt.Fprintf(&b, "  exec %s    # %s\n", strings.Join(s.Args, " "), s.Why)
+	}
+	if p.NoASLR {
+		fmt.Fprintf(&b, "  seccomp allows personality(2): nvcc runs with address randomization off\n")
 	}
 	for _, x := range p.Exports {
 		fmt.Fprintf(&b, "  export %s -> %s\n", x.Path, x.Host)
