@@ -15,15 +15,16 @@ import (
 
 // testPackages are the Debian packages the tests use beyond Go and nvcc:
 // protoc (the generated-code check), nginx (the remote cache's server),
-// podman and runc (the image tests and the podman executor), and what the
-// build image is made with.
-var testPackages = map[string]string{"protoc": "protobuf-compiler", "nginx": "nginx", "podman": "podman", "runc": "runc"}
+// podman and runc (the image tests and the podman executor), ninja (the
+// build engine's comparison), and what the build image is made with.
+var testPackages = map[string]string{"protoc": "protobuf-compiler", "nginx": "nginx", "podman": "podman", "runc": "runc",
+	"ninja": "ninja-build"}
 
 // imagePackages are what `image:build` runs: mmdebstrap lays the root
 // down, dpkg-scanpackages indexes the local repository.
 var imagePackages = map[string]string{"mmdebstrap": "mmdebstrap", "dpkg-scanpackages": "dpkg-dev"}
 
-// Testdeps installs the Debian packages the tests need (protobuf-compiler, nginx, podman, runc, mmdebstrap, dpkg-dev) where their commands are missing.
+// Testdeps installs the Debian packages the tests need (protobuf-compiler, nginx, podman, runc, ninja-build, mmdebstrap, dpkg-dev) where their commands are missing.
 func Testdeps() error {
 	all := map[string]string{}
 	for _, m := range []map[string]string{testPackages, imagePackages} {
