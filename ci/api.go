@@ -26,10 +26,31 @@ func Kernels(ctx context.Context, opts Options) error {
 	return err
 }
 
-// Test runs the test suite inside the pinned build image. See TestPlan.
+// Test fetches and verifies the pinned .deb files on the host (the release
+// tests lay them into an image; the container has no network), then runs
+// the test suite inside the pinned build image. See TestPlan.
 func Test(ctx context.Context, opts Options) error {
-	_, err := execute(ctx, opts, TestPlan)
+	o, err := opts.withDefaults()
+	if err != nil {
+		return err
+	}
+	if err := o.fetchBase(ctx); err != nil {
+		return fmt.Errorf("pipeline test: %w", err)
+	}
+	_, err = execute(ctx, o, TestPlan)
 	return err
+}
+
+// fetchBase puts the release's verified base .debs into o.DebCache.
+func (o Options) fetchBase(ctx context.Context) error {
+	fetch := o.fetchDebs
+	if fetch == nil {
+		fetch = func(ctx context.Context, dir string, pkgs []debian.Package) error {
+			_, err := debian.Fetcher{Dir: dir, Logger: o.Logger}.Fetch(ctx, pkgs)
+			return err
+		}
+	}
+	return fetch(ctx, o.DebCache, release.BasePackages(o.Pins))
 }
 
 // Release fetches and verifies the pinned .deb files on the host, builds
@@ -42,14 +63,7 @@ func Release(ctx context.Context, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fetch := o.fetchDebs
-	if fetch == nil {
-		fetch = func(ctx context.Context, dir string, pkgs []debian.Package) error {
-			_, err := debian.Fetcher{Dir: dir, Logger: o.Logger}.Fetch(ctx, pkgs)
-			return err
-		}
-	}
-	if err := fetch(ctx, o.DebCache, release.BasePackages(o.Pins)); err != nil {
+	if err := o.fetchBase(ctx); err != nil {
 		return "", fmt.Errorf("pipeline release: %w", err)
 	}
 	if _, err := execute(ctx, o, ReleasePlan); err != nil {

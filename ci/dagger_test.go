@@ -159,6 +159,7 @@ func fakeOptions(t *testing.T, f *fakeEngine) (Options, *bool) {
 	o.ready = func(context.Context, toolchain.Executor) bool { return true }
 	img := fakeImage(t)
 	o.image = func(context.Context, Options) (buildimage.Result, error) { return img, nil }
+	o.fetchDebs = func(context.Context, string, []debian.Package) error { return nil }
 	o.connect = func(ctx context.Context, _ io.Writer) (*dagger.Client, error) {
 		connected = true
 		return dagger.Connect(ctx, dagger.WithConn(f))

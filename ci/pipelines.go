@@ -274,7 +274,8 @@ func KernelsPlan(opts Options) (Plan, error) {
 }
 
 // TestPlan runs `go run mage.go test` inside the pinned build image (GPU
-// tests skip there: the container has no GPU).
+// tests skip there: the container has no GPU), with the host's verified
+// base .debs mounted at DebsDir as RELEASE_DEBS.
 func TestPlan(opts Options) (Plan, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -284,6 +285,9 @@ func TestPlan(opts Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	// The release tests build the daemon image from the verified base .debs.
+	p.Env = setEnv(p.Env, release.EnvDebs, DebsDir)
+	p.Mounts = []Mount{{Host: o.DebCache, Path: DebsDir}}
 	p.Steps = append(p.Steps, mageStep("test", "build kernels, run every test"))
 	return p, p.Validate()
 }

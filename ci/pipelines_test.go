@@ -99,6 +99,10 @@ func TestTestPlan(t *testing.T) {
 	assert.Equal(t, "test", p.Name)
 	assert.Equal(t, []string{"go", "run", "mage.go", "test"}, p.Steps[len(p.Steps)-1].Args)
 	assert.Empty(t, p.Exports)
+	debs, ok := p.LookupEnv("RELEASE_DEBS")
+	assert.True(t, ok, "the release tests find the base .debs without a network")
+	assert.Equal(t, DebsDir, debs)
+	assert.Equal(t, []Mount{{Host: "/host/cache/cuzk-debs", Path: DebsDir}}, p.Mounts)
 }
 
 func TestEnvForwarding(t *testing.T) {
