@@ -143,11 +143,18 @@ func (rt cliRuntime) run(ctx context.Context, p Plan, img buildimage.Result, log
 		return fmt.Errorf("pipeline %s: stage source: %w", p.Name, err)
 	}
 	// The container has no network: every module comes from the host's
-	// module cache, which the host fills first (a no-op when it is full).
-	dl := exec.CommandContext(ctx, "go", "mod", "download")
-	dl.Dir, dl.Stdout, dl.Stderr = p.Source.Host, log, log
-	if err := dl.Run(); err != nil {
-		return fmt.Errorf("pipeline %s: go mod download on the host: %w", p.Name, err)
+	// module cache, which the host fills first for every module of the
+	// tree (a no-op when it is full).
+	mods, err := moduleDirs(stage)
+	if err != nil {
+		return fmt.Errorf("pipeline %s: %w", p.Name, err)
+	}
+	for _, dir := range mods {
+		dl := exec.CommandContext(ctx, "go", "mod", "download")
+		dl.Dir, dl.Stdout, dl.Stderr = dir, log, log
+		if err := dl.Run(); err != nil {
+			return fmt.Errorf("pipeline %s: go mod download in %s on the host: %w", p.Name, dir, err)
+		}
 	}
 	args, err := rt.runArgs(p, img, stage)
 	if err != nil {
@@ -235,6 +242,25 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 		return err
 	}
 	return out.Close()
+}
+
+// moduleDirs lists the directories under root that hold a go.mod (the
+// root's and nested modules' such as bench/gnark), leaving out testdata.
+func moduleDirs(root string) ([]string, error) {
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == ".git") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == "go.mod" {
+			dirs = append(dirs, filepath.Dir(p))
+		}
+		return nil
+	})
+	return dirs, err
 }
 
 // hostGoEnv returns `go env name` on the host.

@@ -85,3 +85,14 @@ func TestCopyTreeExcludes(t *testing.T) {
 	assert.Equal(t, "new", string(b))
 	assert.FileExists(t, filepath.Join(dst, "keep"))
 }
+
+func TestModuleDirs(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"go.mod", "bench/gnark/go.mod", "prover/testdata/mod/go.mod", "prover/x.go"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), nil, 0o644))
+	}
+	dirs, err := moduleDirs(root)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{root, filepath.Join(root, "bench", "gnark")}, dirs, "nested modules too, testdata left out")
+}
