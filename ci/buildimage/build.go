@@ -258,6 +258,11 @@ func Build(ctx context.Context, o Options) (Result, error) {
 	}
 	final := filepath.Join(o.CacheDir, key)
 	if err := os.Rename(filepath.Join(work, "entry"), final); err != nil {
+		// Another process built the same key meanwhile: equal keys give
+		// equal images, so its entry serves (and is checked like any hit).
+		if r, ok := Cached(o); ok {
+			return r, nil
+		}
 		return Result{}, fmt.Errorf("build image: %w", err)
 	}
 	if err := renameio.SyncDir(o.CacheDir); err != nil {
