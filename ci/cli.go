@@ -16,6 +16,8 @@ import (
 
 	"github.com/cuzk-dev/cuzk/ci/buildimage"
 	"github.com/cuzk-dev/cuzk/toolchain"
+
+	"github.com/cuzk-dev/cuzk/internal/shquote"
 )
 
 // cliRuntime runs a Plan with a container CLI (podman or docker): the same
@@ -116,17 +118,15 @@ func script(steps []Step) string {
 	var b strings.Builder
 	b.WriteString("set -e\n")
 	for _, s := range steps {
-		fmt.Fprintf(&b, "echo %s\n", shellQuote("== step: "+s.Why))
+		fmt.Fprintf(&b, "echo %s\n", shquote.Quote("== step: "+s.Why))
 		q := make([]string, len(s.Args))
 		for i, a := range s.Args {
-			q[i] = shellQuote(a)
+			q[i] = shquote.Quote(a)
 		}
 		b.WriteString(strings.Join(q, " ") + "\n")
 	}
 	return b.String()
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // runCLI executes p with rt: stage the source (without the excluded paths),
 // run every step in one container, then copy the exports back.

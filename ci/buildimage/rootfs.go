@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cuzk-dev/cuzk/internal/shquote"
 )
 
 // DpkgExcludes are left out of every package as it is unpacked (dpkg's
@@ -92,12 +94,10 @@ func mmdebstrapArgs(l Lock, repo, installed string) ([]string, error) {
 	args = append(args,
 		// The image's apt reads Debian's archive, not the build's repository.
 		`--customize-hook=rm -f "$1"/etc/apt/sources.list.d/*; printf '%s' '`+sources+`' > "$1/etc/apt/sources.list"`,
-		`--customize-hook=chroot "$1" dpkg-query -W -f '${Package}\t${Version}\t${Architecture}\n' > `+shellQuote(installed),
+		`--customize-hook=chroot "$1" dpkg-query -W -f '${Package}\t${Version}\t${Architecture}\n' > `+shquote.Quote(installed),
 		l.Suite, "-", "deb [trusted=yes] copy://"+repo+" ./")
 	return args, nil
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // mmdebstrap runs mmdebstrap with args under SOURCE_DATE_EPOCH, streaming
 // the root's tar to w; its progress goes to log.
