@@ -1,0 +1,169 @@
+package deprules
+
+import (
+	"bufio"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// mapFile is the package map, relative to the repository root.
+const mapFile = "docs/architecture.md"
+
+// kinds are the values of the map's kind column.
+var kinds = map[string]bool{"product": true, "main": true, "bench": true, "test": true, "tool": true}
+
+// row is one line of the map's package table.
+type row struct {
+	dir, kind string
+	line      int
+}
+
+// root is the repository root: the main module's directory.
+func root(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	require.NoError(t, err, "go list -m")
+	return strings.TrimSpace(string(out))
+}
+
+// readMap parses the table whose header's first cell is "package": one row
+// per package, named by its directory in backquotes, then its kind.
+func readMap(t *testing.T, path string) map[string]row {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err, "the package map")
+	defer f.Close() // read only: a close error loses nothing
+	rows := map[string]row{}
+	inTable := false
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "|") {
+			inTable = false
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if cells[0] == "package" {
+			inTable = true
+			continue
+		}
+		if !inTable || strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		dir := strings.Trim(cells[0], "`")
+		if !assert.True(t, len(cells) >= 3 && cells[0] == "`"+dir+"`" && dir != "",
+			"%s:%d: a row is | `dir` | kind | responsibility |", mapFile, n) {
+			continue
+		}
+		assert.True(t, kinds[cells[1]], "%s:%d: %s: kind %q is none of product, main, bench, test, tool", mapFile, n, dir, cells[1])
+		if prev, dup := rows[dir]; dup {
+			t.Errorf("%s:%d: %s has a row already at line %d", mapFile, n, dir, prev.line)
+		}
+		rows[dir] = row{dir: dir, kind: cells[1], line: n}
+	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, rows, "%s: no package table (header | package | kind | responsibility |)", mapFile)
+	return rows
+}
+
+// packageDirs lists every package of the main module and of the modules
+// nested in it (not those under testdata), by directory relative to root.
+func packageDirs(t *testing.T, root string) []string {
+	t.Helper()
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		if name != "go.mod" {
+			return nil
+		}
+		modDir := filepath.Dir(path)
+		cmd := exec.Command("go", "list", "-e", "-f", "{{.Dir}}", "./...")
+		cmd.Dir = modDir
+		cmd.Env = append(os.Environ(), "GOPROXY=off") // names only: never fetch a nested module's dependencies
+		out, err := cmd.Output()
+		if err != nil {
+			return err
+		}
+		for _, dir := range strings.Fields(string(out)) {
+			rel, err := filepath.Rel(root, dir)
+			if err != nil {
+				return err
+			}
+			dirs = append(dirs, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	sort.Strings(dirs)
+	return dirs
+}
+
+// TestMapNamesEveryPackage fails for a package without a row in
+// docs/architecture.md and for a row without a package.
+func TestMapNamesEveryPackage(t *testing.T) {
+	root := root(t)
+	rows := readMap(t, filepath.Join(root, mapFile))
+	dirs := packageDirs(t, root)
+	require.NotEmpty(t, dirs)
+	have := map[string]bool{}
+	for _, d := range dirs {
+		have[d] = true
+		_, ok := rows[d]
+		assert.True(t, ok, "package %s has no row in %s: add one (| `%s` | kind | responsibility |)", d, mapFile, d)
+	}
+	for d, r := range rows {
+		assert.True(t, have[d], "%s:%d: row %s names no package: remove or rename it", mapFile, r.line, d)
+	}
+}
+
+// mayImport says whether a package of one kind may depend on one of another.
+func mayImport(from, to string) bool {
+	switch {
+	case to == "main":
+		return false
+	case from == "product":
+		return to == "product"
+	case from == "tool":
+		return to == "product" || to == "tool"
+	default: // main, bench, test
+		return true
+	}
+}
+
+// TestKinds enforces the map's kind rules on every package's build
+// dependencies (its tests may import more).
+func TestKinds(t *testing.T) {
+	rows := readMap(t, filepath.Join(root(t), mapFile))
+	kindOf := func(path string) (string, bool) {
+		r, ok := rows[strings.TrimPrefix(path, mod)]
+		return r.kind, ok && strings.HasPrefix(path, mod)
+	}
+	for _, p := range listModule(t) {
+		from, ok := kindOf(p.ImportPath)
+		if !ok {
+			continue // TestMapNamesEveryPackage names it
+		}
+		for _, dep := range p.Deps {
+			if to, ok := kindOf(dep); ok {
+				assert.True(t, mayImport(from, to), "%s (%s) depends on %s (%s): %s", p.ImportPath, from, dep, to, mapFile)
+			}
+		}
+	}
+}
