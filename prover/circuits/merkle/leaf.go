@@ -30,7 +30,13 @@ func TruncatedSHA256(data []byte) fr.Element {
 // FIPS order: the sha256 gadget followed by a free repacking of 254 of the
 // digest bits.
 func TruncatedSHA256Gadget(api r1cs.API, data []sha256.Bit) r1cs.LC {
-	digest := sha256.Sum(api, data)
+	return TruncatedSHA256GadgetStyle(api, sha256.Compact, data)
+}
+
+// TruncatedSHA256GadgetStyle is TruncatedSHA256Gadget with the SHA-256
+// gadget in style.
+func TruncatedSHA256GadgetStyle(api r1cs.API, style sha256.Style, data []sha256.Bit) r1cs.LC {
+	digest := style.Sum(api, data)
 	le := make([]sha256.Bit, 0, leafBits)
 	for i := 0; i < leafBits; i++ {
 		// little-endian bit i is bit i%8 (from the least significant) of byte i/8

@@ -27,10 +27,18 @@ type Circuit struct {
 	sizes            segmentSizes // of Define's segments, for r1cs.Parallel
 }
 
-// New plans the layout for targetConstraints and derives the whole instance
-// from seed.
+// New plans the Synth layout for targetConstraints and derives the whole
+// instance from seed.
 func New(targetConstraints int, seed int64) (*Circuit, error) {
-	l, err := Plan(targetConstraints)
+	return Synth.New(targetConstraints, seed)
+}
+
+// New plans the layout of shape s for targetConstraints and derives the
+// whole instance from seed. The witness values of the two shapes' common
+// wires are the same for one seed; the shapes differ in the SHA-256
+// gadget's constraints (see Shape).
+func (s Shape) New(targetConstraints int, seed int64) (*Circuit, error) {
+	l, err := s.Plan(targetConstraints)
 	if err != nil {
 		return nil, err
 	}

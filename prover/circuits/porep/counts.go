@@ -12,8 +12,11 @@ import (
 // layout, the segment sizes (probes cached per depth) and the head and
 // tail, which Define allocates around the segments. r1cs.Compile of any
 // instance has these counts (tested).
-func Counts(target int) (*r1cs.System, error) {
-	l, err := Plan(target)
+func Counts(target int) (*r1cs.System, error) { return Synth.Counts(target) }
+
+// Counts is the package's Counts for shape s.
+func (s Shape) Counts(target int) (*r1cs.System, error) {
+	l, err := s.Plan(target)
 	if err != nil {
 		return nil, err
 	}

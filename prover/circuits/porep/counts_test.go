@@ -15,16 +15,18 @@ func TestCountsAreTheCompiledCounts(t *testing.T) {
 	if testing.Short() {
 		targets = targets[:3]
 	}
-	for _, target := range targets {
-		t.Run(fmt.Sprint(target), func(t *testing.T) {
-			c, err := New(target, 5)
-			require.NoError(t, err)
-			sys, err := r1cs.Compile(c)
-			require.NoError(t, err)
-			got, err := Counts(target)
-			require.NoError(t, err)
-			assert.Equal(t, sys.Counts(), got)
-		})
+	for _, shape := range Shapes {
+		for _, target := range targets {
+			t.Run(fmt.Sprintf("%s/%d", shape, target), func(t *testing.T) {
+				c, err := shape.New(target, 5)
+				require.NoError(t, err)
+				sys, err := r1cs.Compile(c)
+				require.NoError(t, err)
+				got, err := shape.Counts(target)
+				require.NoError(t, err)
+				assert.Equal(t, sys.Counts(), got)
+			})
+		}
 	}
 	_, err := Counts(MinTarget - 1)
 	assert.Error(t, err)

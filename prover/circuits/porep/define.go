@@ -46,7 +46,7 @@ func (c *Circuit) challenge(api r1cs.API, i int, p *merkle.Proof, replicaBits []
 	defer api.Namespace(fmt.Sprintf("challenge%d", i))()
 	var leaf r1cs.LC
 	if i < c.Layout.Labelled {
-		leaf = labelGadget(api, replicaBits, c.Challenges[i], chal, c.parents[i])
+		leaf = labelGadget(api, c.Layout.Shape, replicaBits, c.Challenges[i], chal, c.parents[i])
 	} else {
 		leaf = r1cs.V(api.Private(p.Leaf))
 	}
@@ -62,7 +62,7 @@ func (c *Circuit) challenge(api r1cs.API, i int, p *merkle.Proof, replicaBits []
 // labelGadget computes the truncated label of node from the replica id bits,
 // the node's 64 bits, which it binds to the public challenge, and its
 // parents' labels, private bits.
-func labelGadget(api r1cs.API, replicaBits []sha256.Bit, node uint64, chal r1cs.Variable, parents [Parents][32]byte) r1cs.LC {
+func labelGadget(api r1cs.API, shape Shape, replicaBits []sha256.Bit, node uint64, chal r1cs.Variable, parents [Parents][32]byte) r1cs.LC {
 	defer api.Namespace("label")()
 	var le [8]byte
 	for i := range le {
@@ -75,7 +75,7 @@ func labelGadget(api r1cs.API, replicaBits []sha256.Bit, node uint64, chal r1cs.
 	for _, p := range parents {
 		msg = append(msg, sha256.AllocBytes(api, p[:])...)
 	}
-	return merkle.TruncatedSHA256Gadget(api, msg)
+	return merkle.TruncatedSHA256GadgetStyle(api, shape.sha256Style(), msg)
 }
 
 // packLE packs bytes given as FIPS-order bits (most significant bit of each

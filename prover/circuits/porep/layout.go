@@ -35,6 +35,7 @@ const labelBytes = 32 + 8 + 32*Parents
 
 // Layout is the shape of one porep-synth instance.
 type Layout struct {
+	Shape      Shape
 	Target     int // requested size: constraints + public inputs ≤ Target
 	Depth      int // levels of the 8-ary tree
 	Challenges int // inclusion proofs, the first Labelled of them with SHA-256 labels
@@ -49,7 +50,7 @@ func (l Layout) Publics() int { return 3 + l.Challenges }
 func (l Layout) Constraints() int {
 	n := l.Challenges*challengeCost(l.Depth) + commRCost() + fillCost(l.Fill)
 	if l.Labelled > 0 {
-		n += replicaCost + l.Labelled*labelCost()
+		n += replicaCost + l.Labelled*labelCost(l.Shape)
 	}
 	return n
 }
@@ -78,33 +79,47 @@ func fillCost(fill [3]int) int {
 	return n
 }
 
-// labelCost is the extra cost of a labelled challenge, measured once by
-// compiling the label gadget alone.
-var labelCost = sync.OnceValue(func() int {
-	sys, err := r1cs.Compile(labelProbe{})
+// labelCosts caches, per shape, the extra cost of a labelled challenge,
+// measured once by compiling the label gadget alone.
+var labelCosts = [numShapes]func() int{
+	sync.OnceValue(func() int { return probeLabel(Synth) }),
+	sync.OnceValue(func() int { return probeLabel(C2) }),
+}
+
+func labelCost(s Shape) int { return labelCosts[s]() }
+
+func probeLabel(s Shape) int {
+	sys, err := r1cs.Compile(labelProbe{s})
 	if err != nil {
-		panic(fmt.Sprintf("porep: compile label probe: %v", err))
+		panic(fmt.Sprintf("porep: compile %s label probe: %v", s, err))
 	}
 	return sys.NbConstraints - (replicaCost - 1) // minus the probe's replica id bits
-})
+}
 
-type labelProbe struct{}
+type labelProbe struct{ shape Shape }
 
-func (labelProbe) Define(api r1cs.API) error {
+func (p labelProbe) Define(api r1cs.API) error {
 	replica := allocReplica(api, [32]byte{})
-	labelGadget(api, replica, 0, api.Public(fr.Element{}), [Parents][32]byte{})
+	labelGadget(api, p.shape, replica, 0, api.Public(fr.Element{}), [Parents][32]byte{})
 	return nil
 }
 
-// Plan chooses the layout for target constraints (rows, public inputs
-// included), MinTarget ≤ target ≤ MaxTarget.
-func Plan(target int) (Layout, error) {
+// Plan chooses the Synth layout for target constraints (rows, public
+// inputs included), MinTarget ≤ target ≤ MaxTarget.
+func Plan(target int) (Layout, error) { return Synth.Plan(target) }
+
+// Plan chooses the layout of shape s for target constraints (rows, public
+// inputs included), MinTarget ≤ target ≤ MaxTarget.
+func (s Shape) Plan(target int) (Layout, error) {
+	if err := s.valid(); err != nil {
+		return Layout{}, fmt.Errorf("porep plan: %w", err)
+	}
 	if target < MinTarget || target > MaxTarget {
 		return Layout{}, fmt.Errorf("porep plan: target %d outside [%d, %d]", target, MinTarget, MaxTarget)
 	}
-	l := Layout{Target: target, Depth: min(max((bits.Len(uint(target))-1-7)/2, 1), 10)}
+	l := Layout{Shape: s, Target: target, Depth: min(max((bits.Len(uint(target))-1-7)/2, 1), 10)}
 	per := challengeCost(l.Depth) + 1 // its public input row too
-	if lab := labelCost() + per; float64(target)*labelShare >= float64(lab+replicaCost) {
+	if lab := labelCost(s) + per; float64(target)*labelShare >= float64(lab+replicaCost) {
 		// The nearest count to the share, as a label is a large step
 		// (about a tenth of 2^20), within what the target holds.
 		room := (target - replicaCost - l.Rows()) / lab

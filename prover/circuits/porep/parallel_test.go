@@ -206,7 +206,7 @@ func TestSegmentSizesMatchCompile(t *testing.T) {
 		if target > 1<<17 {
 			assert.Greater(t, float64(cons), 0.99*float64(sys.NbConstraints), "%d: almost all constraints are in segments", target)
 		}
-		wantLab := c.sizes.plain.constraints + labelCost()
+		wantLab := c.sizes.plain.constraints + labelCost(Synth)
 		assert.Equal(t, wantLab, c.sizes.labelled.constraints, "%d: a label's cost", target)
 		assert.Equal(t, challengeCost(c.Layout.Depth), c.sizes.plain.constraints, "%d", target)
 	}

@@ -31,7 +31,7 @@ type segmentSizes struct {
 // from the Poseidon gadget's contract (as many private variables as
 // constraints per permutation) and its fresh inputs.
 func sizesOf(l Layout) (segmentSizes, error) {
-	ch, err := challengeSizes(l.Depth)
+	ch, err := challengeSizes(l.Shape, l.Depth)
 	if err != nil {
 		return segmentSizes{}, err
 	}
@@ -43,37 +43,43 @@ func sizesOf(l Layout) (segmentSizes, error) {
 	return segmentSizes{plain: ch[0], labelled: ch[1], columns: cols}, nil
 }
 
-// challengeCache holds, per tree depth, a challenge's counts without and
-// with its label.
-var challengeCache sync.Map // int → challengeEntry
+// challengeCache holds, per shape and tree depth, a challenge's counts
+// without and with its label.
+var challengeCache sync.Map // challengeKey → challengeEntry
+
+type challengeKey struct {
+	shape Shape
+	depth int
+}
 
 type challengeEntry struct {
 	sizes [2]size
 	err   error
 }
 
-func challengeSizes(depth int) ([2]size, error) {
-	if e, ok := challengeCache.Load(depth); ok {
+func challengeSizes(shape Shape, depth int) ([2]size, error) {
+	key := challengeKey{shape, depth}
+	if e, ok := challengeCache.Load(key); ok {
 		return e.(challengeEntry).sizes, e.(challengeEntry).err
 	}
 	var e challengeEntry
 	for i, labelled := range []bool{false, true} {
-		if e.sizes[i], e.err = probeChallenge(depth, labelled); e.err != nil {
+		if e.sizes[i], e.err = probeChallenge(shape, depth, labelled); e.err != nil {
 			break
 		}
 	}
-	challengeCache.Store(depth, e)
+	challengeCache.Store(key, e)
 	return e.sizes, e.err
 }
 
 // probeChallenge compiles one challenge after the head variables it reads
 // and subtracts the head alone.
-func probeChallenge(depth int, labelled bool) (size, error) {
-	with, err := r1cs.Compile(challengeProbe{depth: depth, labelled: labelled, challenge: true})
+func probeChallenge(shape Shape, depth int, labelled bool) (size, error) {
+	with, err := r1cs.Compile(challengeProbe{shape: shape, depth: depth, labelled: labelled, challenge: true})
 	if err != nil {
 		return size{}, fmt.Errorf("porep: compile challenge probe (depth %d): %w", depth, err)
 	}
-	head, err := r1cs.Compile(challengeProbe{depth: depth, labelled: labelled})
+	head, err := r1cs.Compile(challengeProbe{shape: shape, depth: depth, labelled: labelled})
 	if err != nil {
 		return size{}, fmt.Errorf("porep: compile challenge probe head (depth %d): %w", depth, err)
 	}
@@ -83,12 +89,13 @@ func probeChallenge(depth int, labelled bool) (size, error) {
 // challengeProbe is the head variables one challenge reads, then (with
 // challenge) the challenge itself, on zero values.
 type challengeProbe struct {
+	shape               Shape
 	depth               int
 	labelled, challenge bool
 }
 
 func (p challengeProbe) Define(api r1cs.API) error {
-	c := &Circuit{Layout: Layout{Depth: p.depth}, Challenges: []uint64{0}}
+	c := &Circuit{Layout: Layout{Shape: p.shape, Depth: p.depth}, Challenges: []uint64{0}}
 	var replica []sha256.Bit
 	if p.labelled {
 		c.Layout.Labelled = 1

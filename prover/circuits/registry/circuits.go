@@ -15,18 +15,21 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
-func porepSynth() *Definition {
+// porepDef is the definition of one porep-synth shape: "porep-synth" (the
+// compact shape of the earlier figures) or "porep-c2" (PoRep C2's
+// densities).
+func porepDef(shape porep.Shape) *Definition {
 	return &Definition{
-		ID:        "porep-synth",
+		ID:        shape.String(),
 		Params:    []Param{{Name: "constraints", Min: porep.MinTarget, Max: porep.MaxTarget, Doc: "target constraint count"}},
 		InputSize: func(map[string]uint64) int { return 8 },
 		Build: func(p map[string]uint64, in []byte) (r1cs.Circuit, error) {
-			return porep.New(int(p["constraints"]), int64(binary.LittleEndian.Uint64(in)))
+			return shape.New(int(p["constraints"]), int64(binary.LittleEndian.Uint64(in)))
 		},
 		Example: func(_ map[string]uint64, seed int64) ([]byte, error) {
 			return binary.LittleEndian.AppendUint64(nil, uint64(seed)), nil
 		},
-		Counts: func(p map[string]uint64) (*r1cs.System, error) { return porep.Counts(int(p["constraints"])) },
+		Counts: func(p map[string]uint64) (*r1cs.System, error) { return shape.Counts(int(p["constraints"])) },
 	}
 }
 

@@ -7,6 +7,9 @@
 //	                 little-endian int64 seed that every value of the
 //	                 instance (replica id, tree, challenges, columns)
 //	                 derives from.
+//	porep-c2         porep-synth shaped like a PoRep C2 partition (the
+//	                 SHA-256 gadget in bellman's orientation: about a
+//	                 quarter of the wires in B); same params and input.
 //	sha256           params: bytes (1..65536), the message length. input:
 //	                 the message, exactly that many bytes.
 //	poseidon-merkle  params: depth (1..16) of an arity-8 Poseidon tree.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -68,10 +69,10 @@ func New(defs ...*Definition) (*Registry, error) {
 	return r, nil
 }
 
-// Default returns the registry of cuzk's circuits: porep-synth, sha256 and
-// poseidon-merkle.
+// Default returns the registry of cuzk's circuits: porep-synth, porep-c2,
+// sha256 and poseidon-merkle.
 func Default() *Registry {
-	r, err := New(porepSynth(), sha256Def(), poseidonMerkle())
+	r, err := New(porepDef(porep.Synth), porepDef(porep.C2), sha256Def(), poseidonMerkle())
 	if err != nil {
 		panic(err) // the built-in ids are distinct constants
 	}

@@ -100,10 +100,13 @@ func smallElement(i int) *fr.Element { return &small[i+2] }
 type gates struct {
 	api     r1cs.API
 	rows    r1cs.Rows
+	style   Style
 	a, b, c r1cs.LC
 }
 
-func newGates(api r1cs.API) gates { return gates{api: api, rows: r1cs.Direct(api)} }
+func newGates(api r1cs.API) gates { return Compact.gates(api) }
+
+func (s Style) gates(api r1cs.API) gates { return gates{api: api, rows: r1cs.Direct(api), style: s} }
 
 // row adds a row of small values (each −2 … 2).
 func (g *gates) row(va, vb, vc int) {
@@ -244,7 +247,9 @@ func (gt *gates) ch(e, f, g Bit) Bit {
 }
 
 // Maj returns the majority of a, b, c: bc = b ∧ c, then
-// a·(b + c − 2bc) = maj − bc (two constraints at most; constants fold).
+// a·(b + c − 2bc) = maj − bc (two constraints at most; constants fold). The
+// Bellman style swaps the second constraint's factors, (b + c − 2bc)·a, so
+// that bc stays out of B.
 func Maj(api r1cs.API, a, b, c Bit) Bit {
 	g := newGates(api)
 	return g.maj(a, b, c)
@@ -258,12 +263,19 @@ func (g *gates) maj(a, b, c Bit) Bit {
 	m := g.newBit(majority(a.value, b.value, c.value))
 	if g.rows != nil { // a·(b + c − 2bc) = m − bc
 		vbc := b2i(bc.value)
-		g.row(b2i(a.value), b2i(b.value)+b2i(c.value)-2*vbc, b2i(m.value)-vbc)
+		va, vs := b2i(a.value), b2i(b.value)+b2i(c.value)-2*vbc
+		if g.style == Bellman {
+			va, vs = vs, va
+		}
+		g.row(va, vs, b2i(m.value)-vbc)
 		return m
 	}
 	g.a = a.appendTo(g.a[:0], &one)
 	g.b = bc.appendTo(c.appendTo(b.appendTo(g.b[:0], &one), &one), &minus2)
 	g.c = bc.appendTo(append(g.c[:0], r1cs.Term{Var: m.v, Coeff: one}), &minus1)
+	if g.style == Bellman {
+		g.a, g.b = g.b, g.a
+	}
 	g.api.Enforce(g.a, g.b, g.c)
 	return m
 }

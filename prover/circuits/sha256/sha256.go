@@ -54,11 +54,13 @@ func Pad(msg []Bit) []Bit {
 
 // Sum returns the 256 digest bits of the message msg (bits in FIPS order:
 // most significant bit of each byte first), padding included.
-func Sum(api r1cs.API, msg []Bit) []Bit {
+func Sum(api r1cs.API, msg []Bit) []Bit { return Compact.Sum(api, msg) }
+
+func (g *gates) sum(msg []Bit) []Bit {
+	api := g.api
 	defer api.Namespace("sha256")()
 	padded := Pad(msg)
 	state := IV()
-	g := newGates(api)
 	for b := 0; b < len(padded); b += BlockBits {
 		pop := api.Namespace(fmt.Sprintf("block%d", b/BlockBits))
 		state = g.compress(state, padded[b:b+BlockBits])
@@ -74,8 +76,7 @@ func Sum(api r1cs.API, msg []Bit) []Bit {
 // Compress applies the compression function to state and one 512-bit block
 // (FIPS bit order) and returns the new chaining state.
 func Compress(api r1cs.API, state [8]Word, block []Bit) [8]Word {
-	g := newGates(api)
-	return g.compress(state, block)
+	return Compact.Compress(api, state, block)
 }
 
 func (gt *gates) compress(state [8]Word, block []Bit) [8]Word {

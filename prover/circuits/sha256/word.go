@@ -92,6 +92,15 @@ var pow2 = func() [40]fr.Element {
 // 2^40, up to 255 words (SHA-256 adds at most 7 words and a constant).
 const maxTop = len(pow2) - 1
 
+// negPow2 is −pow2, the coefficients of the result bits in the Bellman
+// style's packing equality.
+var negPow2 = func() (t [len(pow2)]fr.Element) {
+	for i := range t {
+		t[i].Neg(&pow2[i])
+	}
+	return t
+}()
+
 // topScale[j][i] is 2^(i+1−j): the coefficient of a weight-2^i term in
 // 2·(sum − packed)/2^j, for the top-carry constraint of enforceTopBit.
 var topScale = func() (t [maxTop + 1][maxTop + 1]fr.Element) {
@@ -143,6 +152,9 @@ func (g *gates) add(k uint32, ws ...Word) Word {
 	if n-1 > maxTop {
 		panic(fmt.Sprintf("sha256: adding %d words overflows 2^%d", len(ws), maxTop+1))
 	}
+	if g.style == Bellman {
+		return g.addBellman(k, ws, n, sum)
+	}
 	var w Word
 	for i := 0; i < min(n-1, 32); i++ {
 		w[i] = g.allocBit(sum>>i&1 == 1)
@@ -167,6 +179,37 @@ func (g *gates) add(k uint32, ws ...Word) Word {
 		return w
 	}
 	g.enforceTopBit(k, ws, w[:], carries[:n-33], sum)
+	return w
+}
+
+// addBellman is add in the Bellman style: every result and carry bit is
+// allocated with its booleanity constraint, and one more constraint,
+// 0·0 = k + Σ ws − Σ 2^i·b_i, holds the packing equality in C alone, so the
+// operands' bits stay out of A and B (bellman's UInt32::addmany). It costs
+// one constraint and one variable more than the compact form when there is
+// a carry.
+func (g *gates) addBellman(k uint32, ws []Word, n int, sum uint64) Word {
+	var w Word
+	for i := range w {
+		w[i] = g.allocBit(sum>>i&1 == 1)
+	}
+	var carries [maxTop + 1]Bit
+	for i := 32; i < n; i++ {
+		carries[i-32] = g.allocBit(sum>>i&1 == 1)
+	}
+	if g.rows != nil {
+		zero := smallElement(0)
+		g.rows.EnforceValues(zero, zero, zero)
+		return w
+	}
+	g.c = sumTerms(g.c[:0], k, ws, pow2[:])
+	for i, b := range w {
+		g.c = b.appendTo(g.c, &negPow2[i])
+	}
+	for i, b := range carries[:n-32] {
+		g.c = b.appendTo(g.c, &negPow2[32+i])
+	}
+	g.api.Enforce(nil, nil, g.c)
 	return w
 }
 
