@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/engine"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
@@ -35,7 +35,8 @@ type Options struct {
 	HTTPListen string `mapstructure:"http_listen"` // /metrics, /healthz, /readyz; "" disables
 	// HTTPPublic serves /metrics, /healthz and /readyz to anyone who can
 	// reach http_listen, without the token: needed for a non-loopback
-	// http_listen with no token; with a token, HTTP asks for it otherwise.
+	// http_listen with no token; with a token, HTTP asks for it otherwise
+	// (on /metrics: the probes' /healthz and /readyz never need it).
 	HTTPPublic      bool   `mapstructure:"http_public"`
 	Token           string `mapstructure:"token"`      // bearer token; required off loopback
 	TokenFile       string `mapstructure:"token_file"` // file holding the token (instead of token)
@@ -202,7 +203,8 @@ func Start(opts Options, log *slog.Logger) (*Daemon, error) {
 		return nil, closeAll(devs, err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		BuildInfoCollector(buildinfo.Get()))
 	eng, err := engine.New(engine.Config{Devices: devs, Keys: km, QueueSize: opts.QueueSize, Synthesizers: opts.Synthesizers,
 		SynthesisWorkers: opts.SynthesisWorkers,
 		Handoff:          opts.Handoff, HostBudget: budgets.Job, HostTotal: budgets.Host, Log: log, Metrics: reg})
@@ -418,20 +420,6 @@ func kernelInfo() *KernelInfo {
 	return k
 }
 
-// Version is the module version and VCS revision of this binary.
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			v += " " + s.Value
-		}
-		if s.Key == "vcs.modified" && s.Value == "true" {
-			v += "+dirty"
-		}
-	}
-	return v + " " + runtime.Version()
-}
+// Version is this binary's version, commit and Go release, as GetStatus
+// reports them (buildinfo.Info.String).
+func Version() string { return buildinfo.Get().String() }

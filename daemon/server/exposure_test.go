@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 )
 
 func startDaemonHTTP(t *testing.T, token string, public bool) (*Daemon, error) {
@@ -37,7 +39,8 @@ func get(t *testing.T, url, token string) (int, string) {
 }
 
 // TestHTTPFollowsTheTokenRule: the HTTP endpoints off loopback need the
-// token (which they then ask for, /healthz aside) or http_public.
+// token (which they then ask for, the probes' /healthz and /readyz aside)
+// or http_public.
 func TestHTTPFollowsTheTokenRule(t *testing.T) {
 	_, err := startDaemonHTTP(t, "", false)
 	require.ErrorIs(t, err, ErrExposedWithoutToken)
@@ -52,11 +55,14 @@ func TestHTTPFollowsTheTokenRule(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, code, "/metrics without the token")
 	code, _ = get(t, base+"/metrics", "wrong")
 	assert.Equal(t, http.StatusUnauthorized, code, "/metrics with another token")
-	code, _ = get(t, base+"/readyz", "")
-	assert.Equal(t, http.StatusUnauthorized, code, "/readyz without the token")
-	code, body := get(t, base+"/metrics", "s3cret")
+	code, body := get(t, base+"/readyz", "")
+	assert.Equal(t, http.StatusOK, code, "readiness probes reach /readyz without credentials (a kubelet cannot send a Secret)")
+	assert.Equal(t, "ready: backend cpu\n", body)
+	code, body = get(t, base+"/metrics", "s3cret")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "cuzk_queue_depth")
+	info := buildinfo.Get()
+	assert.Contains(t, body, `cuzk_build_info{commit="`+info.Commit+`",go="`+info.Go+`",version="`+info.Version+`"} 1`)
 	code, _ = get(t, base+"/healthz", "")
 	assert.Equal(t, http.StatusOK, code, "probes reach /healthz without credentials")
 

@@ -33,15 +33,20 @@ func (s *Server) HTTPHandler() http.Handler {
 	return mux
 }
 
+// probePaths are the HTTP paths served without the token: liveness and
+// readiness probes (a kubelet, a load balancer) carry no credentials, as
+// the gRPC health service needs none. They say up/ready and the backend,
+// nothing of jobs or keys.
+var probePaths = map[string]bool{"/healthz": true, "/readyz": true}
+
 // httpAuth asks for the bearer token (when the server has one) on every
-// path but /healthz, which probes reach without credentials, as the gRPC
-// health service.
+// path but the probes' (probePaths).
 func (s *Server) httpAuth(next http.Handler) http.Handler {
 	if s.cfg.Token == "" {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" {
+		if !probePaths[r.URL.Path] {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
 				w.Header().Set("WWW-Authenticate", "Bearer")

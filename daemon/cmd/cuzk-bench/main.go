@@ -28,6 +28,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,6 +39,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 )
 
@@ -69,6 +71,8 @@ against a running daemon (-addr unix:PATH | host:port[,host:port...] | dns:///na
   status            the daemon's devices, queue, keys and kernels (JSON)
   preload, evict    move a circuit's key between tiers
   cancel ID...      cancel jobs
+
+  version [-json]   this binary's version, source commit and Go release
 
 Run "cuzk-bench <command> -help" for a command's flags.
 Exit status: 0 ok, 1 failure, 2 usage, 3 no GPU (or no embedded kernels).
@@ -111,6 +115,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return synthCmd(ctx, args[1:], stdout, stderr)
 	case "keys":
 		return keysCmd(ctx, args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		return versionCmd(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -118,6 +124,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cuzk-bench: unknown command %q\n%s", args[0], usage)
 		return exitUsage
 	}
+}
+
+// versionCmd prints the binary's version, commit and Go release
+// (buildinfo.Get; -json: as one JSON object).
+func versionCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("version", "This binary's version, source commit and Go release.", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object (version, commit, go, module, path, from)")
+	if code, stop := parseFlags(fs, args); stop {
+		return code
+	}
+	info := buildinfo.Get()
+	if !*asJSON {
+		fmt.Fprintln(stdout, "cuzk-bench", info)
+		return exitOK
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(info); err != nil {
+		fmt.Fprintln(stderr, "cuzk-bench version:", err)
+		return exitFail
+	}
+	return exitOK
 }
 
 // newFlags returns a flag set whose -help prints summary, then the flags.

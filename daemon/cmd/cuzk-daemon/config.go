@@ -86,7 +86,7 @@ func defineFlags(fs *flag.FlagSet, def server.Options) {
 	fs.String("listen", def.Listen, "gRPC address: unix:PATH or host:port")
 	fs.String("http-listen", def.HTTPListen, "HTTP address for /metrics, /healthz, /readyz (\"\" disables)")
 	fs.Bool("http-public", false, "serve /metrics, /healthz, /readyz to anyone, without the token (needed off loopback with no token)")
-	fs.String("token", "", "bearer token clients must send (required off loopback; HTTP asks for it too, but on /healthz)")
+	fs.String("token", "", "bearer token clients must send (required off loopback; HTTP asks for it on /metrics, not on the probes /healthz and /readyz)")
 	fs.String("token-file", "", "file holding the bearer token")
 	fs.String("tls-cert", "", "TLS certificate file")
 	fs.String("tls-key", "", "TLS key file")

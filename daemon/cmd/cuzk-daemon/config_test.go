@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,4 +35,14 @@ func TestOptionsRejectUnknownNames(t *testing.T) {
 	_, err = loadOptions(nil, []string{"CUZK_DAEMON_MEMORY_LIMT=1"}, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "unknown variable CUZK_DAEMON_MEMORY_LIMT")
+}
+
+// TestServeOffLoopbackWithoutTokenSaysHow: all interfaces and no token
+// fails before anything starts, saying how to pass one.
+func TestServeOffLoopbackWithoutTokenSaysHow(t *testing.T) {
+	var errb bytes.Buffer
+	code := serveCmd([]string{"-listen", ":0", "-http-listen", "", "-backend", "cpu", "-key-dir", t.TempDir()}, &errb)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errb.String(), "needs a bearer token")
+	assert.Contains(t, errb.String(), "CUZK_DAEMON_TOKEN_FILE=FILE")
 }

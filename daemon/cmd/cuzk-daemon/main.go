@@ -1,7 +1,7 @@
 // Command cuzk-daemon is cuzk's GPU Groth16 proving daemon.
 //
 //	cuzk-daemon serve [flags]     the gRPC proving service (see serve -help)
-//	cuzk-daemon version [-json]   the pins that built the embedded kernels, and their hashes
+//	cuzk-daemon version [-json]   version and commit, the pins that built the embedded kernels, their hashes
 //	cuzk-daemon selftest [-n N]   run the field kernels on the GPU against gnark-crypto
 //	cuzk-daemon import-key IN OUT convert a proving key (<name>.pk) into the raw key file the daemon maps
 //	cuzk-daemon keys ls|rm|verify the key directory: list, delete (development keys; -force for others), check every file

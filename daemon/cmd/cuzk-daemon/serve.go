@@ -14,6 +14,12 @@ import (
 	"github.com/cuzk-dev/cuzk/daemon/server"
 )
 
+// tokenHint says how to give serve its token, after ErrExposedWithoutToken
+// (the container image listens on all interfaces, so it needs one).
+const tokenHint = `cuzk-daemon serve: give it a token: -token-file FILE or CUZK_DAEMON_TOKEN_FILE=FILE (a mounted secret),
+  or CUZK_DAEMON_TOKEN=TOKEN; clients send "authorization: Bearer TOKEN" (cuzk-bench reads $CUZK_DAEMON_TOKEN)
+`
+
 // serveCmd runs the proving service until SIGTERM or SIGINT: the first
 // signal drains (running jobs finish, new ones are refused), a second one
 // cancels every job and exits with 128 + the signal's number (130 for
@@ -34,6 +40,9 @@ func serveCmd(args []string, stderr io.Writer) int {
 	d, err := server.Start(opts, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "cuzk-daemon serve:", err)
+		if errors.Is(err, server.ErrExposedWithoutToken) {
+			fmt.Fprint(stderr, tokenHint)
+		}
 		return exitFail
 	}
 	select {

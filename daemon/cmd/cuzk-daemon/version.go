@@ -5,34 +5,32 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
-	"strings"
 
 	"github.com/cuzk-dev/cuzk/cuda"
+	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 )
 
-// versionInfo is what `version --json` prints: the binary's Go build and
-// the embedded kernel manifest (nil when no kernels are embedded).
+// versionInfo is what `version -json` prints: the binary's identity
+// (version, commit, go, module, path, from: see buildinfo.Info) and the
+// embedded kernel manifest (nil when no kernels are embedded).
 type versionInfo struct {
-	Binary   string         `json:"binary"`
-	Go       string         `json:"go"`
-	Module   string         `json:"module"`
+	Binary string `json:"binary"`
+	buildinfo.Info
 	Manifest *cuda.Manifest `json:"manifest"`
 }
 
-// versionCmd prints the pins that built the embedded kernels and each
-// kernel's hashes, all read from the embedded manifest (checked against the
-// embedded fatbins), never from a source tree; -json prints versionInfo.
+// versionCmd prints the binary's version and commit, then the pins that
+// built the embedded kernels and each kernel's hashes, all read from the
+// binary itself (the release stamp or the build info, and the embedded
+// manifest checked against the embedded fatbins), never from a source
+// tree; -json prints versionInfo.
 func versionCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("version", stderr)
-	asJSON := fs.Bool("json", false, "print one JSON object (binary, go, module, manifest)")
+	asJSON := fs.Bool("json", false, "print one JSON object (binary, version, commit, go, module, manifest)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	info := versionInfo{Binary: "cuzk-daemon"}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		info.Go, info.Module = bi.GoVersion, strings.TrimSpace(bi.Main.Path+" "+bi.Main.Version)
-	}
+	info := versionInfo{Binary: "cuzk-daemon", Info: buildinfo.Get()}
 	m, err := cuda.Embedded()
 	switch {
 	case err == nil:
@@ -55,7 +53,13 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 func printVersion(w io.Writer, info versionInfo) {
-	fmt.Fprintf(w, "%s\n  go: %s  module: %s\n", info.Binary, info.Go, info.Module)
+	commit := info.Commit
+	if commit == "" {
+		commit = "unknown"
+	} else if info.Modified {
+		commit += " (modified)"
+	}
+	fmt.Fprintf(w, "%s %s\n  commit: %s\n  go: %s  module: %s  (version from %s)\n", info.Binary, info.Version, commit, info.Go, info.Module, info.From)
 	m := info.Manifest
 	if m == nil {
 		fmt.Fprintln(w, "kernels: none embedded (built before `go run mage.go kernels`)")
