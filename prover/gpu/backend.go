@@ -38,6 +38,7 @@ type state struct {
 	k       *nttKernels
 	compute *driver.Stream
 	stage   *stager
+	qev     [2]*driver.Event // the quotient's device span: before a's upload, after the last transform
 	domains map[uint32]*domain
 	vecs    [3]driver.DevicePtr
 	vecLog  uint32                    // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
@@ -75,8 +76,15 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 		if b.st.compute, err = c.NewStream(); err != nil {
 			return fmt.Errorf("compute stream: %w", err)
 		}
-		b.st.stage, err = newStager(c, cfg.chunk)
-		return err
+		if b.st.stage, err = newStager(c, cfg.chunk); err != nil {
+			return err
+		}
+		for i := range b.st.qev {
+			if b.st.qev[i], err = c.NewEvent(); err != nil {
+				return fmt.Errorf("quotient events: %w", err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		_ = b.Close() // the setup error is the one to report
@@ -113,6 +121,11 @@ func (b *Backend) closeNTT() error {
 		errs = append(errs, st.freeVectors(c), st.freeHost(c), st.unpinHost(c))
 		if st.stage != nil {
 			errs = append(errs, st.stage.free(c))
+		}
+		for _, e := range st.qev {
+			if e != nil {
+				errs = append(errs, c.DestroyEvent(e))
+			}
 		}
 		if st.compute != nil {
 			errs = append(errs, c.DestroyStream(st.compute))

@@ -26,10 +26,11 @@ func (b *Backend) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.El
 	}
 	err = b.do(ctx, func(cx *driver.Ctx) error {
 		start := time.Now()
-		if err := b.quotient(ctx, cx, logN, a, bv, c, nil); err != nil {
+		dev, err := b.quotient(ctx, cx, logN, a, bv, c, nil)
+		if err != nil {
 			return err
 		}
-		q := QuotientTimings{Compute: time.Since(start), Points: len(a)}
+		q := QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a)}
 		if err := interrupted(ctx, cx, "download h"); err != nil {
 			return err
 		}
@@ -81,10 +82,11 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 			return err
 		}
 		start := time.Now()
-		if err := b.quotient(ctx, cx, logN, a, bv, c, func() error { return st.queueHost(cx, j, private) }); err != nil {
+		dev, err := b.quotient(ctx, cx, logN, a, bv, c, func() error { return st.queueHost(cx, j, private) })
+		if err != nil {
 			return err
 		}
-		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Points: len(a)})
+		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a)})
 		j.loaded = func() error { return b.sendAhead(cx, st.stage) }
 		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
 		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1)
@@ -106,46 +108,58 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 }
 
 // quotient computes h into the second work vector, st.vecs[1], and returns
-// when it is there (no download yet).
+// when it is there (no download yet), with its device span by CUDA events:
+// from the start of a's upload (on the staging stream) to the end of the
+// last transform (on the compute stream).
 // tail, when not nil, runs once every transform is queued, while the last
 // ones run: the link is idle then, so an upload it starts overlaps them.
-func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error) error {
+func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error) (time.Duration, error) {
 	d, err := b.prepare(cx, logN)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	st := b.st
+	if err := cx.Record(st.qev[0], st.stage.stream); err != nil {
+		return 0, fmt.Errorf("quotient: %w", err)
+	}
 	for i, v := range [][]fr.Element{a, bv, c} {
 		if err := interrupted(ctx, cx, fmt.Sprintf("quotient: upload %c", "abc"[i])); err != nil {
-			return err
+			return 0, err
 		}
 		if err := st.stage.upload(cx, st.vecs[i], driver.Bytes(v)); err != nil {
-			return err
+			return 0, err
 		}
 		if err := st.stage.wait(cx); err != nil {
-			return err
+			return 0, err
 		}
 		// Queued behind the previous vector's transforms; the next upload
 		// overlaps them.
 		if err := st.k.toCoset(cx, st.compute, st.vecs[i], d); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := interrupted(ctx, cx, "quotient: division and interpolation"); err != nil {
-		return err
+		return 0, err
 	}
 	if err := st.k.divideAndInterpolate(cx, st.compute, st.vecs[1], st.vecs[0], st.vecs[1], st.vecs[2], d); err != nil {
-		return err
+		return 0, err
+	}
+	if err := cx.Record(st.qev[1], st.compute); err != nil {
+		return 0, fmt.Errorf("quotient: %w", err)
 	}
 	if tail != nil {
 		if err := tail(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := cx.SyncStream(st.compute); err != nil {
-		return fmt.Errorf("quotient kernels: %w", err)
+		return 0, fmt.Errorf("quotient kernels: %w", err)
 	}
-	return nil
+	span, err := cx.Elapsed(st.qev[0], st.qev[1])
+	if err != nil {
+		return 0, fmt.Errorf("quotient: device span: %w", err)
+	}
+	return span, nil
 }
 
 // NTT replaces the coefficients in v by the evaluations of their polynomial

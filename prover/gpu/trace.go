@@ -46,6 +46,10 @@ type QuotientTimings struct {
 	// private wires' upload during the last transforms: for wires outside
 	// pinned memory, their host copy through the staging chunks.
 	Compute time.Duration
+	// Device is the quotient's device span by CUDA events: from the start
+	// of a's upload to the end of the last transform (host-side gaps before
+	// the first upload and after the last transform excluded).
+	Device time.Duration
 	// Download is the copy of h to the host (0 when h stayed on the device).
 	Download time.Duration
 	// Points is the domain size.
@@ -63,6 +67,10 @@ func reportQuotient(ctx context.Context, device string, start time.Time, q Quoti
 	q.Call = groth16.ContextCall(ctx)
 	groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.PhaseQuotientCompute, Start: start, Duration: q.Compute,
 		Device: device, Points: q.Points})
+	if q.Device > 0 {
+		groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.PhaseQuotientDevice, Start: start, Duration: q.Device,
+			Device: device, Points: q.Points})
+	}
 	if q.Download > 0 {
 		groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.PhaseQuotientDownload, Start: start.Add(q.Compute),
 			Duration: q.Download, Device: device, Points: q.Points})

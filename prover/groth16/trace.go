@@ -34,6 +34,10 @@ const (
 	// PhaseQuotientCompute is the upload of a, b, c and the seven
 	// transforms, until h is in device memory.
 	PhaseQuotientCompute Phase = "quotient compute"
+	// PhaseQuotientDevice is the same quotient's device span by CUDA
+	// events, from the start of a's upload to the end of the last
+	// transform: the device's share of PhaseQuotientCompute.
+	PhaseQuotientDevice Phase = "quotient device"
 	// PhaseQuotientDownload is the copy of h to the host (absent when h
 	// stays on the device).
 	PhaseQuotientDownload Phase = "quotient download"
