@@ -1,23 +1,18 @@
 package client
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
-// Quantile returns the q-quantile (0..1) of ds by nearest rank.
-func Quantile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
-	i := int(q*float64(len(s))+0.999999) - 1
-	return s[min(max(i, 0), len(s)-1)]
-}
+// Quantile returns stats.Quantile(ds, q): the q-quantile (0..1) by the one
+// definition of internal/stats (the nearest rank, averaged where q·n is whole).
+//
+// Deprecated: use stats.Quantile; this remains for the callers not yet moved.
+func Quantile(ds []time.Duration, q float64) time.Duration { return stats.Quantile(ds, q) }
 
 // Latencies returns the client-side latency of every proof.
 func (r *Report) Latencies() []time.Duration {
@@ -69,7 +64,7 @@ func (r *Report) PhaseTable(title string) *report.Table {
 	sort.Strings(names)
 	t := report.NewTable(title, "mean")
 	for _, k := range names {
-		t.Add(k, fmt.Sprintf("%.1f ms", float64(pm[k])/1e6))
+		t.Add(k, stats.Ms(pm[k]))
 	}
 	return t
 }

@@ -6,22 +6,17 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-func TestQuantileNearestRank(t *testing.T) {
-	var ds []time.Duration
-	for i := 100; i >= 1; i-- {
-		ds = append(ds, time.Duration(i)*time.Millisecond)
+func TestQuantileIsStats(t *testing.T) {
+	ds := []time.Duration{40, 10, 30, 20, 50}
+	for _, q := range []float64{0, .5, .9, .99, 1} {
+		assert.Equal(t, stats.Quantile(ds, q), Quantile(ds, q), q)
 	}
-	assert.Equal(t, 50*time.Millisecond, Quantile(ds, .5))
-	assert.Equal(t, 90*time.Millisecond, Quantile(ds, .9))
-	assert.Equal(t, 99*time.Millisecond, Quantile(ds, .99))
-	assert.Equal(t, 100*time.Millisecond, Quantile(ds, 1))
-	assert.Equal(t, 7*time.Millisecond, Quantile([]time.Duration{7 * time.Millisecond}, .99))
-	assert.Zero(t, Quantile(nil, .5))
-	assert.Equal(t, 100*time.Millisecond, ds[0], "the input is not reordered")
 }
 
 func TestRetryableOnlyForAGoneDaemon(t *testing.T) {

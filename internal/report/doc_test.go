@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
 func Example() {
 	t := report.NewTable("phase", "median")
-	t.Add("quotient", report.Median([]time.Duration{9, 7, 8}).String())
+	t.Add("quotient", stats.Median([]time.Duration{9, 7, 8}).String())
 	_ = t.Write(os.Stdout)
 	// Output:
 	// phase     median

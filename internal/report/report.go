@@ -1,13 +1,14 @@
 // Package report formats what cuzk's benchmark commands print: text tables
-// aligned for a terminal and medians of timing samples. Standard library only.
+// aligned for a terminal. The numbers in them come from internal/stats.
 package report
 
 import (
 	"io"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
 // Table collects rows of cells and writes them aligned under a header.
@@ -59,17 +60,8 @@ func (t *Table) Write(w io.Writer) error {
 	return err
 }
 
-// Median returns the middle sample (the mean of the two middle ones for an
-// even count); 0 when there are none. s is not reordered.
-func Median(s []time.Duration) time.Duration {
-	if len(s) == 0 {
-		return 0
-	}
-	c := slices.Clone(s)
-	slices.Sort(c)
-	m := len(c) / 2
-	if len(c)%2 == 1 {
-		return c[m]
-	}
-	return (c[m-1] + c[m]) / 2
-}
+// Median returns stats.Median(s): the middle sample, or the mean of the two
+// middle ones for an even count; 0 when there are none.
+//
+// Deprecated: use stats.Median; this remains for the benchmarks not yet moved.
+func Median(s []time.Duration) time.Duration { return stats.Median(s) }

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
-
+	"strings"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 )
@@ -93,10 +94,10 @@ func kernelsFlags(sizes, g1, g2, ntt, tile, direct string) (kernelsConfig, error
 	}
 	cfg.G1, cfg.G2, cfg.NTT = parse(g1, "g1", 28), parse(g2, "g2", 28), parse(ntt, "ntt", gpu.MaxLogN)
 	var err error
-	if cfg.Tile, err = parseSize(tile); err != nil || cfg.Tile < 2 {
+	if cfg.Tile, err = stats.ParseCount(tile); err != nil || cfg.Tile < 2 {
 		errs = append(errs, fmt.Errorf("-tile: %v (want ≥ 2)", err))
 	}
-	if cfg.DirectMax, err = parseSize(direct); err != nil {
+	if cfg.DirectMax, err = stats.ParseCount(direct); err != nil {
 		errs = append(errs, fmt.Errorf("-direct-check: %w", err))
 	}
 	return cfg, errors.Join(errs...)
@@ -117,7 +118,7 @@ func runKernels(ctx context.Context, cfg kernelsConfig, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "modmul rate: %s\n", rate.Source)
 	fmt.Fprintf(w, "MSM bases: %s distinct random points (gnark-crypto) tiled to each size; scalars uniform random\n",
-		sizeString(cfg.Tile))
+		stats.FormatCount(cfg.Tile))
 	var rows []gpubench.KernelRow
 	var errs []error
 	if len(cfg.G1)+len(cfg.G2) > 0 {
@@ -146,7 +147,7 @@ func printKernelRows(w io.Writer, rows []gpubench.KernelRow, runs int) {
 			bits, copies = fmt.Sprint(r.Bits), fmt.Sprint(r.Copies)
 		}
 		if r.Build > 0 {
-			build = ms(r.Build)
+			build = stats.MsSig(r.Build)
 		}
 		if r.Sppark > 0 {
 			sppark = msf(r.Sppark)
@@ -155,7 +156,7 @@ func printKernelRows(w io.Writer, rows []gpubench.KernelRow, runs int) {
 			if r.Device == 0 {
 				return ""
 			}
-			return ms(d)
+			return stats.MsSig(d)
 		}
 		t.Add(r.Kernel, fmt.Sprintf("2^%d", r.LogN), bits, copies, timed(r.Device), timed(r.Transfer), timed(r.E2E),
 			timed(r.Est), ratio(r.Device, r.Est), sppark, build, r.Check)
@@ -172,4 +173,24 @@ modmul est.: MSM n·⌈256/c⌉ mixed additions (10 Fp muls) + 2 full additions 
   muls; divided by the rate above. dev/est > 1: slower than the estimate.
 copies: the MSM table's copies of the bases (1: none); table build = their upload and build, once.
 `)
+}
+
+// parseLogList reads a comma-separated list of sizes (stats.ParseCount) that
+// must be powers of two and returns their logs.
+func parseLogList(s string) ([]int, error) {
+	var logs []int
+	for _, f := range strings.Split(s, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		n, err := stats.ParseCount(f)
+		if err != nil {
+			return nil, err
+		}
+		if n&(n-1) != 0 {
+			return nil, fmt.Errorf("size %q: want a power of two", f)
+		}
+		logs = append(logs, stats.Log2(n))
+	}
+	return logs, nil
 }

@@ -35,8 +35,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
@@ -173,59 +171,6 @@ func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 		return exitUsage, true
 	}
 	return 0, false
-}
-
-// parseSize reads a size written as 2^k or as a plain integer.
-func parseSize(s string) (int, error) {
-	s = strings.TrimSpace(s)
-	if exp, ok := strings.CutPrefix(s, "2^"); ok {
-		k, err := strconv.Atoi(exp)
-		if err != nil || k < 0 || k > 40 {
-			return 0, fmt.Errorf("size %q: want 2^k with 0 ≤ k ≤ 40", s)
-		}
-		return 1 << k, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("size %q: want a positive integer or 2^k", s)
-	}
-	return n, nil
-}
-
-// parseLogList reads a comma-separated list of sizes that must be powers of
-// two and returns their logs.
-func parseLogList(s string) ([]int, error) {
-	var logs []int
-	for _, f := range strings.Split(s, ",") {
-		if strings.TrimSpace(f) == "" {
-			continue
-		}
-		n, err := parseSize(f)
-		if err != nil {
-			return nil, err
-		}
-		if n&(n-1) != 0 {
-			return nil, fmt.Errorf("size %q: want a power of two", f)
-		}
-		logs = append(logs, log2(n))
-	}
-	return logs, nil
-}
-
-func log2(n int) int {
-	k := 0
-	for 1<<k < n {
-		k++
-	}
-	return k
-}
-
-// sizeString writes n as 2^k when it is a power of two.
-func sizeString(n int) string {
-	if n > 0 && n&(n-1) == 0 {
-		return fmt.Sprintf("2^%d", log2(n))
-	}
-	return strconv.Itoa(n)
 }
 
 // exitFor reports err on stderr under the command's name and returns the

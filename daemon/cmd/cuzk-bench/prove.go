@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
@@ -52,7 +53,7 @@ func proveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg := proveConfig{runs: *runs, keyDir: *keys, seed: *seed, setupSed: *setupSeed, pinned: *pinned, hOnDevice: *hOnDevice}
 	var err error
-	if cfg.target, err = parseSize(*size); err != nil {
+	if cfg.target, err = stats.ParseCount(*size); err != nil {
 		fmt.Fprintf(stderr, "cuzk-bench prove: -constraints: %v\n", err)
 		return exitUsage
 	}
@@ -91,7 +92,7 @@ func runProve(ctx context.Context, cfg proveConfig, w io.Writer) error {
 	}
 	l := c.Layout
 	fmt.Fprintf(w, "porep-synth %s: %d constraints, %d publics, domain %s (depth %d, %d challenges, %d labelled)\n",
-		sizeString(cfg.target), l.Constraints(), l.Publics(), sizeString(r1cs.DomainSize(l.Constraints(), l.Publics())),
+		stats.FormatCount(cfg.target), l.Constraints(), l.Publics(), stats.FormatCount(r1cs.DomainSize(l.Constraints(), l.Publics())),
 		l.Depth, l.Challenges, l.Labelled)
 	pk, vk, info, err := gpubench.DevKeys(cfg.keyDir, c, cfg.setupSed)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/bench/benchinput"
 	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -24,7 +25,7 @@ func cell(r *gpubench.BackendResult, s gpubench.Samples) string {
 	if !r.Ran() {
 		return r.Unavailable
 	}
-	return ms(s.Median())
+	return stats.MsSig(s.Median())
 }
 
 func byName(results []*gpubench.BackendResult, name string) *gpubench.BackendResult {
@@ -107,7 +108,7 @@ func pickOrNil(r *gpubench.BackendResult, pick func(*gpubench.BackendResult) gpu
 func phaseLabel(ph gpubench.Phase, points int) string {
 	switch ph {
 	case gpubench.PhQuotient:
-		return fmt.Sprintf("quotient H (7 NTTs, %s)", sizeString(points))
+		return fmt.Sprintf("quotient H (7 NTTs, %s)", stats.FormatCount(points))
 	case gpubench.PhA:
 		return fmt.Sprintf("MSM A     G1 %d", points)
 	case gpubench.PhB1:
@@ -158,7 +159,7 @@ func summarize(w io.Writer, results []*gpubench.BackendResult) error {
 	}
 	ct, gt := c.Totals().Median(), g.Totals().Median()
 	fmt.Fprintf(w, "total per proof: cpu %s, gpu %s, speed-up %s (prove only: %s; calls overlapping: %s)\n",
-		ms(ct), ms(gt), ratio(ct, gt), ratio(c.Prove.Median(), g.Prove.Median()),
+		stats.MsSig(ct), stats.MsSig(gt), ratio(ct, gt), ratio(c.Prove.Median(), g.Prove.Median()),
 		ratio(c.Overlapped.Median(), g.Overlapped.Median()))
 	return errors.Join(errs...)
 }

@@ -16,6 +16,7 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -48,7 +49,7 @@ func (r *remoteFlags) resolve() (*registry.Resolved, error) {
 		params[k] = v
 	}
 	if r.circuit == "porep-synth" && params["constraints"] == 0 {
-		n, err := parseSize(r.constraints)
+		n, err := stats.ParseCount(r.constraints)
 		if err != nil {
 			return nil, err
 		}
@@ -146,8 +147,8 @@ func writeLoad(w io.Writer, circ *registry.Resolved, rep *client.Report, conc in
 	}
 	fmt.Fprintf(w, "%s: %d proofs at concurrency %d in %s: %.2f proofs/s\n", circ.Key, len(rep.Proofs), conc,
 		rep.Wall.Round(time.Millisecond), rep.Throughput())
-	fmt.Fprintf(w, "latency p50 %s  p90 %s  p99 %s   devices %v\n\n", client.Quantile(lat, .5).Round(time.Microsecond),
-		client.Quantile(lat, .9).Round(time.Microsecond), client.Quantile(lat, .99).Round(time.Microsecond), devices)
+	fmt.Fprintf(w, "latency p50 %s  p90 %s  p99 %s   devices %v\n\n", stats.Quantile(lat, .5).Round(time.Microsecond),
+		stats.Quantile(lat, .9).Round(time.Microsecond), stats.Quantile(lat, .99).Round(time.Microsecond), devices)
 	t := rep.PhaseTable("phase (daemon)")
 	_ = t.Write(w) // stdout: a failed write has nowhere to be reported
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -66,12 +67,12 @@ func runKeys(ctx context.Context, cfg gpubench.SetupConfig, useGPU bool, w io.Wr
 }
 
 func printSetup(w io.Writer, name string, r gpubench.SetupResult) {
-	fmt.Fprintf(w, "porep-synth: %d constraints, domain %s, compile %s\n", r.Constraints, sizeString(r.Domain), ms(r.Compile))
+	fmt.Fprintf(w, "porep-synth: %d constraints, domain %s, compile %s\n", r.Constraints, stats.FormatCount(r.Domain), stats.MsSig(r.Compile))
 	fmt.Fprintf(w, "setup (%s fixed-base): %s\n", name, secs(r.Setup))
 	fmt.Fprintf(w, "  fixed-base G1  %10s  %d points (%.3g M/s)\n", secs(r.G1), r.G1Points, rate(r.G1Points, r.G1))
 	fmt.Fprintf(w, "  fixed-base G2  %10s  %d points (%.3g M/s)\n", secs(r.G2), r.G2Points, rate(r.G2Points, r.G2))
 	fmt.Fprintf(w, "  rest (CPU)     %10s\n", secs(r.Rest))
-	fmt.Fprintf(w, "keys: %s, sha256 %s (encoded and hashed in %s)\n", byteSize(r.KeyBytes),
+	fmt.Fprintf(w, "keys: %s, sha256 %s (encoded and hashed in %s)\n", stats.FormatBytes(r.KeyBytes),
 		hex.EncodeToString(r.KeySHA256[:8]), secs(r.Encode))
 	if r.Checked {
 		verdict := "SAME"

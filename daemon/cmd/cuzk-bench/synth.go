@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 )
 
@@ -30,7 +31,7 @@ func synthCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	target, err := parseSize(*size)
+	target, err := stats.ParseCount(*size)
 	if err == nil {
 		err = checkRuns(*runs)
 	}
@@ -52,7 +53,7 @@ func runSynth(ctx context.Context, cfg gpubench.SynthConfig, w io.Writer) error 
 	}
 	l := res.Layout
 	fmt.Fprintf(w, "porep-synth %s: %d constraints (depth %d, %d challenges, %d labelled: %d segments); instance built in %v; %d cores\n",
-		sizeString(cfg.Target), res.Constraints, l.Depth, l.Challenges, l.Labelled, l.Challenges+1,
+		stats.FormatCount(cfg.Target), res.Constraints, l.Depth, l.Challenges, l.Labelled, l.Challenges+1,
 		res.Build.Round(1e6), runtime.GOMAXPROCS(0))
 	t := report.NewTable("synthesis", "workers", "median wall", "M constraints/s", "per core", "per CPU-second", "CPU/wall")
 	row := func(name string, workers int, s gpubench.SynthSamples) {

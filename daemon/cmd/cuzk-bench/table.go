@@ -3,23 +3,20 @@ package main
 import (
 	"fmt"
 	"time"
+
+	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
-// ms formats d in milliseconds with three significant digits or so.
-func ms(d time.Duration) string {
-	v := float64(d) / float64(time.Millisecond)
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f ms", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f ms", v)
-	default:
-		return fmt.Sprintf("%.3f ms", v)
-	}
-}
+// ms, gib, sizeString and parseSize are internal/stats's MsSig, FormatGiB,
+// FormatCount and ParseCount under the names partition.go and daemonbench.go
+// still call them by.
+func ms(d time.Duration) string       { return stats.MsSig(d) }
+func gib(b int64) string              { return stats.FormatGiB(b) }
+func sizeString(n int) string         { return stats.FormatCount(n) }
+func parseSize(s string) (int, error) { return stats.ParseCount(s) }
 
 // msf formats a time in milliseconds given as a float.
-func msf(v float64) string { return ms(time.Duration(v * float64(time.Millisecond))) }
+func msf(v float64) string { return stats.MsSig(time.Duration(v * float64(time.Millisecond))) }
 
 // ratio formats a/b as a speed-up, "-" when either is missing.
 func ratio(a, b time.Duration) string {
@@ -27,19 +24,4 @@ func ratio(a, b time.Duration) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1fx", float64(a)/float64(b))
-}
-
-// gib formats a byte count in GiB.
-func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
-
-// byteSize formats a byte count in the largest binary unit below it.
-func byteSize(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return gib(b)
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	default:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
 }

@@ -10,10 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
@@ -32,15 +32,9 @@ type Timing struct {
 	Target time.Duration
 }
 
-// Median returns the median run (the lower middle for an even count).
-func (t Timing) Median() time.Duration {
-	if len(t.Runs) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), t.Runs...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[(len(s)-1)/2]
-}
+// Median returns stats.Median of the runs (the mean of the middle pair for
+// an even count); 0 when there are none.
+func (t Timing) Median() time.Duration { return stats.Median(t.Runs) }
 
 // Pass says whether the median meets the target.
 func (t Timing) Pass() bool { return len(t.Runs) > 0 && t.Median() <= t.Target }

@@ -24,7 +24,8 @@ func TestTimingMedian(t *testing.T) {
 		{nil, 0, false},
 		{[]time.Duration{7}, 7, true},
 		{[]time.Duration{9, 1, 5}, 5, true},
-		{[]time.Duration{40, 10, 30, 20}, 20, false},
+		{[]time.Duration{40, 10, 30, 20}, 25, false},
+		{[]time.Duration{12, 9, 8, 11}, 10, true},
 	}
 	for _, tc := range cases {
 		tm := buildbench.Timing{Runs: tc.runs, Target: 10}
