@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,10 +24,13 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
-// C2Config is a C2-shaped run: Proofs proofs of Partitions porep-synth
-// partitions each, through a daemon started here, with the development key
+// C2Config is a C2-shaped run: Proofs proofs of Partitions partitions of
+// Circuit each, through a daemon started here, with the development key
 // generated at start (on the GPU when there is one) and kept in memory.
 type C2Config struct {
+	// Circuit is the partition's circuit id: porep-c2 (the default, PoRep
+	// C2's column densities) or porep-synth (the shape of earlier figures).
+	Circuit     string
 	Constraints uint64 // per partition
 	Partitions  int
 	Proofs      int
@@ -45,9 +49,13 @@ type C2Config struct {
 	// written there as usual; "" keeps the development key in memory only.
 	KeyDir string
 	Log    *slog.Logger // the daemon's log (nil: none)
-	// Targets (0: none): the steady-state wall per proof, the peak host
-	// RSS, and the device busy ratio in steady state.
+	// Targets (0: none): the steady-state wall per proof, the wall per
+	// proof over every proof (pipeline fill included), one proof's latency
+	// alone, the peak host RSS, and the device busy ratio by CUDA events
+	// in steady state.
 	MaxProofWall time.Duration
+	MaxFillWall  time.Duration
+	MaxSingle    time.Duration
 	MaxRSS       int64
 	MinBusy      float64
 	Progress     func(done, total int)
@@ -63,19 +71,28 @@ type C2Result struct {
 	Key             *pb.KeyInfo
 	KeyLoad         time.Duration // preload: compile, setup, upload to the device
 	Warmup          time.Duration // one partition alone, before the proofs
+	Single          time.Duration // one proof of every partition alone, after the warm-up
 	Start           time.Time     // the proofs' submission
 	Report          *client.Report
-	// Steady is the wall time per proof between the completions of the
-	// last proof and the one two before it (the last two proofs), and
-	// SteadyBusy the device busy ratio over the same span.
-	Steady     time.Duration
-	SteadyBusy float64
-	Busy       float64            // device busy ratio over all the proofs, averaged over the devices
-	BusyPer    map[string]float64 // each device's over all the proofs
-	PeakRSS    int64              // this process's peak resident set, key setup included
-	ProvingRSS int64              // the largest resident set sampled while proving
-	GPUPeak    int64              // the most device memory the prover held at once
-	GPUTotal   int64
+	// Steady is the wall time per proof between the first and the last
+	// completion (SteadyIntervals = proofs − 1 intervals: the pipeline's
+	// fill is before the first completion), and SteadyBusy the worker busy
+	// ratio over the same span.
+	Steady          time.Duration
+	SteadyIntervals int
+	SteadyBusy      float64
+	// EventBusy is the devices' time by CUDA events (every MSM's device
+	// stages and every quotient's device span, summed over the partitions)
+	// over the wall of all the proofs; SteadyEventBusy the same for the
+	// proofs after the first over the steady span.
+	EventBusy       float64
+	SteadyEventBusy float64
+	Busy            float64            // worker busy ratio (wall inside the device's Prove) over all the proofs, averaged over the devices
+	BusyPer         map[string]float64 // each device's over all the proofs
+	PeakRSS         int64              // this process's peak resident set, key setup included
+	ProvingRSS      int64              // the largest resident set sampled while proving
+	GPUPeak         int64              // the most device memory the prover held at once
+	GPUTotal        int64
 }
 
 // RunC2 starts a daemon, loads the key, proves one partition as a warm-up,
@@ -86,7 +103,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	circ, err := registry.Default().Resolve("porep-synth", map[string]uint64{"constraints": cfg.Constraints})
+	circ, err := registry.Default().Resolve(cfg.Circuit, map[string]uint64{"constraints": cfg.Constraints})
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +148,14 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	if len(warm.Proofs) > 0 {
 		res.Device = warm.Proofs[0].Result.GetDevice()
 	}
+	single, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: 1, Partitions: cfg.Partitions, Seed: 1 << 41})
+	if err != nil {
+		return nil, err
+	}
+	if len(single.Failures) > 0 || len(single.Proofs) != 1 {
+		return nil, fmt.Errorf("single proof: %w", errors.Join(single.Failures...))
+	}
+	res.Single = single.Proofs[0].Latency
 
 	mon := startMonitor(ctx, c)
 	var mu sync.Mutex
@@ -167,14 +192,16 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 		ends = append(ends, p.End)
 	}
 	sort.Slice(ends, func(a, b int) bool { return ends[a].Before(ends[b]) })
-	if n := len(ends); n >= 3 {
-		res.Steady = ends[n-1].Sub(ends[n-3]) / 2
+	if n := len(ends); n >= 2 {
+		res.SteadyIntervals = n - 1
+		res.Steady = ends[n-1].Sub(ends[0]) / time.Duration(n-1)
 	} else if n > 0 {
 		res.Steady = ends[n-1].Sub(res.Start) / time.Duration(n)
 	}
-	if n := len(marks); n >= 3 {
-		res.SteadyBusy = (marks[n-1].busy - marks[n-3].busy) / marks[n-1].at.Sub(marks[n-3].at).Seconds()
+	if n := len(marks); n >= 2 {
+		res.SteadyBusy = (marks[n-1].busy - marks[0].busy) / marks[n-1].at.Sub(marks[0].at).Seconds()
 	}
+	res.EventBusy, res.SteadyEventBusy = eventBusy(rep, len(res.BusyPer))
 	res.PeakRSS = peakRSS()
 	res.ProvingRSS, res.GPUPeak, res.GPUTotal = mon.rss, mon.gpuPeak, mon.gpuTotal
 	return res, nil
@@ -189,7 +216,60 @@ func (cfg C2Config) withDefaults() (C2Config, error) {
 		return cfg, errors.New("c2: in-flight proofs, slots and synthesizers cannot be negative")
 	}
 	cfg.InFlight, cfg.Slots, cfg.Synthesizers = cmp.Or(cfg.InFlight, 2), cmp.Or(cfg.Slots, 2), cmp.Or(cfg.Synthesizers, 1)
+	cfg.Circuit = cmp.Or(cfg.Circuit, "porep-c2")
 	return cfg, nil
+}
+
+// eventPhases are the device stages timed by CUDA events, as the daemon
+// names them in a partition's phases ("<call>: <stage>"): they follow one
+// another on a device (its calls are serialized and each call's stages
+// are sequential), so their sum is device time without double counting.
+var eventPhases = []string{"quotient device", "msm sort", "msm accumulate", "msm reduce", "msm window"}
+
+// eventTime sums the CUDA-event phases of one partition's timings.
+func eventTime(phases map[string]int64) time.Duration {
+	var d time.Duration
+	for k, v := range phases {
+		_, stage, ok := strings.Cut(k, ": ")
+		if !ok {
+			continue
+		}
+		for _, e := range eventPhases {
+			if stage == e {
+				d += time.Duration(v)
+			}
+		}
+	}
+	return d
+}
+
+// eventBusy is the device time by CUDA events over the wall of all the
+// proofs, and that of the proofs after the first to complete over the span
+// between the first and the last completion, each divided by the number of
+// devices (at least 1).
+func eventBusy(rep *client.Report, devices int) (all, steady float64) {
+	devices = max(devices, 1)
+	proofs := slices.Clone(rep.Proofs)
+	sort.Slice(proofs, func(a, b int) bool { return proofs[a].End.Before(proofs[b].End) })
+	var sum, after time.Duration
+	for i, p := range proofs {
+		for _, part := range p.Result.GetPartitions() {
+			d := eventTime(part.GetTimings().GetPhasesNs())
+			sum += d
+			if i > 0 {
+				after += d
+			}
+		}
+	}
+	if rep.Wall > 0 {
+		all = sum.Seconds() / rep.Wall.Seconds() / float64(devices)
+	}
+	if n := len(proofs); n >= 2 {
+		if span := proofs[n-1].End.Sub(proofs[0].End); span > 0 {
+			steady = after.Seconds() / span.Seconds() / float64(devices)
+		}
+	}
+	return all, steady
 }
 
 type busyMark struct {
@@ -274,12 +354,18 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 	fmt.Fprintf(w, "c2: backend %s, device %s; %d proofs of %d partitions, %d in flight, %d synthesizer(s)\n", r.Backend, r.Device,
 		cfg.Proofs, cfg.Partitions, cfg.InFlight, cfg.Synthesizers)
-	fmt.Fprintf(w, "partition: porep-synth %d: %d constraints, %d wires, domain 2^%d; vectors %s each, host job budget %s (%d partitions)\n",
-		cfg.Constraints, r.Counts.NbConstraints, r.Counts.NbVariables(), log2(r.Counts.DomainSize()), gib(r.PartitionBytes),
+	fmt.Fprintf(w, "partition: %s %d: %d constraints, %d wires, domain 2^%d; vectors %s each, host job budget %s (%d partitions)\n",
+		cfg.Circuit, cfg.Constraints, r.Counts.NbConstraints, r.Counts.NbVariables(), log2(r.Counts.DomainSize()), gib(r.PartitionBytes),
 		gib(r.JobBudget), cfg.Slots)
 	fmt.Fprintf(w, "key: preload %s (compile, development setup, upload), host %s after the upload, device %s (estimated %s)\n",
 		s(r.KeyLoad), gib(r.Key.GetHostBytes()), gib(r.Key.GetGpuBytes()), gib(r.KeyEstimate))
-	fmt.Fprintf(w, "warm-up: one partition alone in %s\n\n", s(r.Warmup))
+	fmt.Fprintf(w, "warm-up: one partition alone in %s\n", s(r.Warmup))
+	fmt.Fprintf(w, "single proof: %d partitions alone in %s", cfg.Partitions, s(r.Single))
+	if cfg.MaxSingle > 0 {
+		fmt.Fprintf(w, " (target ≤ %s)  %s", s(cfg.MaxSingle), verdict(r.Single > 0 && r.Single <= cfg.MaxSingle))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
 	t := report.NewTable("proof", "latency", "completed at", "partitions verified")
 	for _, p := range r.Report.Proofs {
 		t.Add(fmt.Sprint(p.Index), s(p.Latency), s(p.End.Sub(r.Start)), fmt.Sprint(len(p.Result.GetPartitions())))
@@ -292,19 +378,26 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "wall for %d proofs: %s (%s per proof); device busy %.0f %%\n", len(r.Report.Proofs), s(r.Report.Wall),
-		s(r.Report.Wall/time.Duration(max(1, len(r.Report.Proofs)))), 100*r.Busy)
+	n := max(1, len(r.Report.Proofs))
+	fill := r.Report.Wall / time.Duration(n)
+	fmt.Fprintf(w, "all %d proofs, pipeline fill included: %s wall, %s per proof", len(r.Report.Proofs), s(r.Report.Wall), s(fill))
+	if cfg.MaxFillWall > 0 {
+		fmt.Fprintf(w, " (target ≤ %s)  %s", s(cfg.MaxFillWall), verdict(fill <= cfg.MaxFillWall))
+	}
+	fmt.Fprintf(w, "\ndevice busy over all proofs: %.1f %% by CUDA events (MSM stages and quotient spans), %.1f %% worker wall inside Prove\n",
+		100*r.EventBusy, 100*r.Busy)
 	if len(r.BusyPer) > 1 {
-		fmt.Fprintf(w, "busy per device: %s\n", perDeviceString(r.BusyPer))
+		fmt.Fprintf(w, "worker busy per device: %s\n", perDeviceString(r.BusyPer))
 	}
-	fmt.Fprintf(w, "steady state (last two proofs): %s per proof", s(r.Steady))
+	fmt.Fprintf(w, "steady state (%d intervals between the first and the last completion): %s per proof", r.SteadyIntervals, s(r.Steady))
 	if cfg.MaxProofWall > 0 {
-		fmt.Fprintf(w, " (target ≤ %s)  %s", s(cfg.MaxProofWall), verdict(r.Steady > 0 && r.Steady <= cfg.MaxProofWall))
+		fmt.Fprintf(w, " (target ≤ %s)  %s", s(cfg.MaxProofWall), verdict(r.Steady > 0 && r.Steady <= cfg.MaxProofWall && r.SteadyIntervals >= 4))
 	}
-	fmt.Fprintf(w, "\nsteady-state device busy: %.0f %%", 100*r.SteadyBusy)
+	fmt.Fprintf(w, "\nsteady-state device busy: %.1f %% by CUDA events", 100*r.SteadyEventBusy)
 	if cfg.MinBusy > 0 {
-		fmt.Fprintf(w, " (target ≥ %.0f %%)  %s", 100*cfg.MinBusy, verdict(r.SteadyBusy >= cfg.MinBusy))
+		fmt.Fprintf(w, " (target ≥ %.0f %%)  %s", 100*cfg.MinBusy, verdict(r.SteadyEventBusy >= cfg.MinBusy))
 	}
+	fmt.Fprintf(w, "; %.1f %% worker wall", 100*r.SteadyBusy)
 	fmt.Fprintf(w, "\npeak host RSS: %s (largest while proving %s)", gib(r.PeakRSS), gib(r.ProvingRSS))
 	if cfg.MaxRSS > 0 {
 		fmt.Fprintf(w, " (target ≤ %s)  %s", gib(cfg.MaxRSS), verdict(r.PeakRSS <= cfg.MaxRSS))
@@ -319,9 +412,12 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 
 // OK reports whether every proof verified and every target set was met.
 func (r *C2Result) OK(cfg C2Config) bool {
+	fill := r.Report.Wall / time.Duration(max(1, len(r.Report.Proofs)))
 	return len(r.Report.Failures) == 0 && len(r.Report.Proofs) == cfg.Proofs &&
-		(cfg.MaxProofWall == 0 || (r.Steady > 0 && r.Steady <= cfg.MaxProofWall)) &&
-		(cfg.MinBusy == 0 || r.SteadyBusy >= cfg.MinBusy) && (cfg.MaxRSS == 0 || r.PeakRSS <= cfg.MaxRSS)
+		(cfg.MaxProofWall == 0 || (r.Steady > 0 && r.Steady <= cfg.MaxProofWall && r.SteadyIntervals >= 4)) &&
+		(cfg.MaxFillWall == 0 || fill <= cfg.MaxFillWall) &&
+		(cfg.MaxSingle == 0 || (r.Single > 0 && r.Single <= cfg.MaxSingle)) &&
+		(cfg.MinBusy == 0 || r.SteadyEventBusy >= cfg.MinBusy) && (cfg.MaxRSS == 0 || r.PeakRSS <= cfg.MaxRSS)
 }
 
 // partitionTable is the daemon's timings per partition over every proof:

@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/daemon/client"
 )
 
 func TestRunSmallOnCPU(t *testing.T) {
@@ -51,14 +54,18 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 	assert.Equal(t, 2*res.PartitionBytes, res.JobBudget, "two partitions' vectors by default")
 	assert.Positive(t, res.KeyLoad)
 	assert.Positive(t, res.Steady)
+	assert.Equal(t, 2, res.SteadyIntervals, "3 proofs: 2 intervals between the first and the last completion")
 	assert.LessOrEqual(t, res.Steady, res.Report.Wall)
+	assert.Positive(t, res.Single)
 	assert.InDelta(t, 1, res.SteadyBusy, 0.5, "one device proving nearly all the time")
+	assert.Zero(t, res.EventBusy, "the CPU backend reports no CUDA-event stages")
 	assert.Positive(t, res.PeakRSS)
 	assert.Zero(t, res.GPUPeak, "the CPU reports no device memory")
 	assert.True(t, res.OK(cfg))
 	var out bytes.Buffer
 	require.NoError(t, res.Write(&out, cfg))
-	for _, want := range []string{"per partition (9)", "synthesis", "steady state (last two proofs)",
+	for _, want := range []string{"per partition (9)", "synthesis", "steady state (2 intervals", "single proof: 3 partitions alone",
+		"pipeline fill included",
 		"every partition proof verified by the client: PASS", "peak host RSS"} {
 		assert.Contains(t, out.String(), want)
 	}
@@ -66,6 +73,37 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 	assert.ErrorContains(t, err, "partitions and proofs must be positive")
 	_, err = RunC2(ctx, C2Config{Constraints: 1024, Partitions: 1, Proofs: 1, Slots: -1})
 	assert.ErrorContains(t, err, "cannot be negative")
+}
+
+// Device busy by CUDA events sums the event-timed stages of every
+// partition (and nothing host-timed) over the wall; steady state counts
+// the proofs after the first over the span between the first and the last
+// completion.
+func TestEventBusy(t *testing.T) {
+	part := func(ms ...int64) *pb.PartitionResult {
+		ph := map[string]int64{
+			"quotient and msm L‖H: quotient compute": 900e6, // host wall: not counted
+			"quotient and msm L‖H: quotient device":  ms[0] * 1e6,
+			"msm A: msm sort":                        ms[1] * 1e6,
+			"msm A: msm accumulate":                  ms[2] * 1e6,
+			"msm B1: msm reduce":                     ms[3] * 1e6,
+			"msm B2: msm window":                     ms[4] * 1e6,
+			"msm A: msm upload":                      50e6, // host wall: not counted
+			"prove":                                  5e9,
+		}
+		return &pb.PartitionResult{Timings: &pb.Timings{PhasesNs: ph}}
+	}
+	t0 := time.Unix(1000, 0)
+	rep := &client.Report{Wall: 4 * time.Second, Proofs: []client.Proof{
+		{Index: 1, End: t0.Add(3 * time.Second), Result: &pb.ProofResult{Partitions: []*pb.PartitionResult{part(500, 100, 200, 100, 100)}}},
+		{Index: 0, End: t0.Add(1 * time.Second), Result: &pb.ProofResult{Partitions: []*pb.PartitionResult{part(400, 100, 100, 100, 100)}}},
+	}}
+	assert.Equal(t, 800*time.Millisecond, eventTime(rep.Proofs[1].Result.GetPartitions()[0].GetTimings().GetPhasesNs()))
+	all, steady := eventBusy(rep, 1)
+	assert.InDelta(t, 1.8/4, all, 1e-9)
+	assert.InDelta(t, 1.0/2, steady, 1e-9, "the later proof's 1 s over the 2 s between completions")
+	all2, _ := eventBusy(rep, 2)
+	assert.InDelta(t, all/2, all2, 1e-9)
 }
 
 func TestBusyPerDevice(t *testing.T) {
