@@ -168,6 +168,8 @@ func TestRootfsGenerated(t *testing.T) {
 	assert.Contains(t, string(byPath["/etc/passwd"].Data), "nonroot:x:65532:65532:")
 	assert.Equal(t, NonrootUID, byPath["/home/nonroot"].UID)
 	assert.Equal(t, fs.ModeSticky|0o777, byPath["/tmp"].Mode)
+	assert.Equal(t, oci.Entry{Path: KeyDir, Kind: oci.KindDir, Mode: 0o750, UID: NonrootUID, GID: NonrootUID}, byPath[KeyDir],
+		"the key volume's directory, writable by the daemon's user")
 }
 
 // TestPinnedPackages fetches the pinned base packages with apt-get and

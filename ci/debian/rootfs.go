@@ -22,12 +22,18 @@ const (
 	CABundle = "/etc/ssl/certs/ca-certificates.crt"
 )
 
+// KeyDir is the daemon's key directory in the image: created in the base
+// layer owned by nonroot, so that the volume a runtime mounts there (the
+// image declares it) starts writable by the daemon.
+const KeyDir = "/var/lib/cuzk/keys"
+
 // Rootfs returns the base layer's entries: the data of every .deb at paths
 // (read and unpacked in order), then what their maintainer scripts would
 // have made and a minimal runtime needs: the CA bundle (every shipped .crt
 // in name order, as update-ca-certificates concatenates them), /etc/passwd
 // and /etc/group with root and nonroot (65532), nonroot's home, a sticky
-// world-writable /tmp, and /etc/nsswitch.conf. Documentation is left out
+// world-writable /tmp, /etc/nsswitch.conf, and the daemon's KeyDir owned
+// by nonroot. Documentation is left out
 // (usr/share/doc except each package's copyright, man, info, lintian), as
 // distroless does.
 func Rootfs(paths []string) ([]oci.Entry, error) {
@@ -89,6 +95,8 @@ func generated(entries []oci.Entry) []oci.Entry {
 		{Path: "/root", Kind: oci.KindDir, Mode: 0o700},
 		{Path: "/home/nonroot", Kind: oci.KindDir, Mode: 0o700, UID: NonrootUID, GID: NonrootUID},
 		{Path: "/tmp", Kind: oci.KindDir, Mode: 0o777 | fs.ModeSticky},
+		{Path: path.Dir(KeyDir), Kind: oci.KindDir, Mode: 0o755},
+		{Path: KeyDir, Kind: oci.KindDir, Mode: 0o750, UID: NonrootUID, GID: NonrootUID},
 	}
 	if len(certs) > 0 {
 		out = append(out, oci.Entry{Path: CABundle, Kind: oci.KindFile, Mode: 0o644, Data: bundle.Bytes()})

@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 	"github.com/cuzk-dev/cuzk/internal/renameio"
 )
 
@@ -33,13 +35,24 @@ type Bundle struct {
 	Archive, ArchiveSHA256 string
 	// Sums is the path of the SHA256SUMS file beside the archive.
 	Sums string
+	// Commit is the source commit stamped into the binaries ("" unknown);
+	// Repository the source repository (Make sets it). Both label the image.
+	Commit, Repository string
 }
 
 // Build compiles opts.Packages, packs them with the extra files into
 // OutDir/<name>.tar.gz and writes OutDir/SHA256SUMS. The archive holds
 // <name>/bin/<binary>..., the extras, and <name>/SHA256SUMS over the other
-// entries. Files are replaced atomically; nothing else in OutDir is touched.
+// entries. Every binary is stamped with opts.Version and no commit
+// (buildinfo; Make stamps the source commit). Files are replaced
+// atomically; nothing else in OutDir is touched.
 func Build(ctx context.Context, opts Options) (Bundle, error) {
+	return build(ctx, opts, "")
+}
+
+// build is Build with commit (40 hex, or "" when unknown) stamped into
+// every binary beside the version.
+func build(ctx context.Context, opts Options, commit string) (Bundle, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return Bundle{}, err
@@ -47,7 +60,7 @@ func Build(ctx context.Context, opts Options) (Bundle, error) {
 	if err := checkGoVersion(ctx, o); err != nil {
 		return Bundle{}, err
 	}
-	files, err := compile(ctx, o)
+	files, err := compile(ctx, o, buildinfo.Stamp{Version: o.Version, Commit: commit})
 	if err != nil {
 		return Bundle{}, err
 	}
@@ -60,12 +73,18 @@ func Build(ctx context.Context, opts Options) (Bundle, error) {
 	}
 	files = append(files, oci.File{Path: SumsFile, Mode: 0o644, Data: sums(files)})
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return pack(o, files)
+	b, err := pack(o, files)
+	b.Commit = commit
+	return b, err
 }
 
-// compile runs go build for every package into a scratch directory and
-// returns the binaries as bin/<name> files.
-func compile(ctx context.Context, o Options) ([]oci.File, error) {
+// compile runs go build for every package into a scratch directory, each
+// binary stamped with s, and returns the binaries as bin/<name> files.
+func compile(ctx context.Context, o Options, s buildinfo.Stamp) ([]oci.File, error) {
+	ldflag, err := s.Ldflag()
+	if err != nil {
+		return nil, fmt.Errorf("release build: %w", err)
+	}
 	scratch, err := os.MkdirTemp("", "cuzk-release-")
 	if err != nil {
 		return nil, fmt.Errorf("release scratch dir: %w", err)
@@ -77,7 +96,7 @@ func compile(ctx context.Context, o Options) ([]oci.File, error) {
 		name := path.Base(pkg)
 		out := filepath.Join(scratch, name)
 		start := time.Now()
-		cmd := exec.CommandContext(ctx, o.Go, BuildArgs(out, pkg)...)
+		cmd := exec.CommandContext(ctx, o.Go, stampedArgs(BuildArgs(out, pkg), ldflag)...)
 		cmd.Dir, cmd.Env = o.Root, env
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("release build %s: %w\n%s", pkg, err, b)
@@ -90,6 +109,21 @@ func compile(ctx context.Context, o Options) ([]oci.File, error) {
 		files = append(files, oci.File{Path: "bin/" + name, Mode: 0o755, Data: data})
 	}
 	return files, nil
+}
+
+// stampedArgs adds ldflag to the -ldflags of go build arguments args (one
+// flag: a second -ldflags would replace the first), or adds one before the
+// others when there is none. The stamp comes from the source (version,
+// commit), never from the clock, so the bytes stay reproducible.
+func stampedArgs(args []string, ldflag string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if v, ok := strings.CutPrefix(a, "-ldflags="); ok {
+			out[i] = "-ldflags=" + strings.TrimSpace(v+" "+ldflag)
+			return out
+		}
+	}
+	return slices.Insert(out, 1, "-ldflags="+ldflag)
 }
 
 // checkGoVersion fails when GoVersion is set and the go command differs.

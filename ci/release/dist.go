@@ -43,15 +43,17 @@ type Dist struct {
 }
 
 // Make builds a complete, reproducible release into o.OutDir: the bundle
-// (Build), the OCI image layout on base in OutDir/image (replaced), the
+// (Build, with src.Commit stamped into every binary beside the version),
+// the OCI image layout on base in OutDir/image (replaced), the
 // SPDX SBOM and the in-toto provenance, and OutDir/SHA256SUMS over the
 // archive, SBOM and provenance. Every file is written atomically; the
 // image directory is rebuilt whole.
 func Make(ctx context.Context, o Options, base Base, src Source) (Dist, error) {
-	b, err := Build(ctx, o)
+	b, err := build(ctx, o, src.Commit)
 	if err != nil {
 		return Dist{}, err
 	}
+	b.Repository = src.Repository
 	d := Dist{Bundle: b, Dir: b.Options.OutDir}
 	raw := manifestBytes(b)
 	if len(raw) == 0 {

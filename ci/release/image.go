@@ -3,9 +3,12 @@ package release
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
@@ -24,19 +27,58 @@ const (
 // ImageUser is the user the image runs as: distroless's nonroot.
 var ImageUser = fmt.Sprintf("%d:%d", debian.NonrootUID, debian.NonrootUID)
 
+// The daemon image's serving defaults: the daemon's own ports (its
+// default listen addresses are 127.0.0.1 on them), on all interfaces so
+// that a runtime can publish them, and the key directory as a volume.
+const (
+	// ImageGRPCPort serves gRPC; ImageHTTPPort /metrics, /healthz, /readyz.
+	ImageGRPCPort = 9820
+	ImageHTTPPort = 9821
+	// ImageKeyDir is the key directory, declared a volume, owned by
+	// ImageUser (created in the base layer: debian.KeyDir).
+	ImageKeyDir = debian.KeyDir
+	// ImageCmd is the default command after the daemon entrypoint.
+	ImageCmd = "serve"
+)
+
 // ImageEnv is the daemon image's environment. The NVIDIA container toolkit
 // reads the NVIDIA_* variables to inject the driver (libcuda) at run time;
-// the CUDA base images set the same values.
+// the CUDA base images set the same values. The CUZK_DAEMON_* variables
+// are serve's container defaults: every interface (so serve refuses to
+// start without a token: CUZK_DAEMON_TOKEN or CUZK_DAEMON_TOKEN_FILE) and
+// the key volume, the one place it writes (the root can be read-only).
 var ImageEnv = []string{
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 	"SSL_CERT_FILE=" + debian.CABundle,
 	"NVIDIA_VISIBLE_DEVICES=all",
 	"NVIDIA_DRIVER_CAPABILITIES=compute,utility",
+	"CUZK_DAEMON_LISTEN=:" + strconv.Itoa(ImageGRPCPort),
+	"CUZK_DAEMON_HTTP_LISTEN=:" + strconv.Itoa(ImageHTTPPort),
+	"CUZK_DAEMON_KEY_DIR=" + ImageKeyDir,
 }
 
-// ImageLabels returns the daemon image's config labels for a release version.
-func ImageLabels(version string) map[string]string {
-	return map[string]string{oci.AnnotationTitle: "cuzk", oci.AnnotationVersion: version}
+// OCI annotation keys ci/oci does not name.
+const (
+	labelSource      = "org.opencontainers.image.source"
+	labelLicenses    = "org.opencontainers.image.licenses"
+	labelDescription = "org.opencontainers.image.description"
+)
+
+// ImageLabels returns the daemon image's config labels (also its manifest
+// annotations): title, description, version, licenses, created (the
+// release epoch, not the clock), source (the repository; DefaultRepository
+// when "") and revision (the source commit, left out when unknown).
+func ImageLabels(version, commit, repository string, created time.Time) map[string]string {
+	if repository == "" {
+		repository = DefaultRepository
+	}
+	l := map[string]string{oci.AnnotationTitle: "cuzk", labelDescription: "cuzk: a GPU Groth16 proving daemon",
+		oci.AnnotationVersion: version, labelLicenses: License, labelSource: repository,
+		oci.AnnotationCreated: created.UTC().Format(time.RFC3339)}
+	if commit != "" {
+		l[oci.AnnotationRevision] = commit
+	}
+	return l
 }
 
 // Base is the image's base layer: the unpacked pinned Debian packages.
@@ -64,9 +106,11 @@ func imagePath(rel string) (string, bool) {
 
 // Image returns the OCI image of b on base: the base layer, then a payload
 // layer with the bundle's files where imagePath puts them. cuzk-daemon
-// (or the only binary) is the entrypoint, run as nonroot (65532). The
-// bundle's own SHA256SUMS stays out of the image; the layer digests cover
-// the files.
+// (or the only binary) is the entrypoint, run as nonroot (65532); with
+// cuzk-daemon the default command is ImageCmd. The bundle's own SHA256SUMS
+// stays out of the image; the layer digests cover the files. The exposed
+// ports and the volume, which oci.Image does not carry, are added by
+// WriteImage (serveConfig).
 func (b Bundle) Image(base Base) (oci.Image, error) {
 	names := make([]string, len(base.Packages))
 	for i, p := range base.Packages {
@@ -79,8 +123,8 @@ func (b Bundle) Image(base Base) (oci.Image, error) {
 		WorkingDir:   "/",
 		User:         ImageUser,
 		Env:          slices.Clone(ImageEnv),
-		Labels:       ImageLabels(b.Options.Version),
-		Annotations:  map[string]string{oci.AnnotationVersion: b.Options.Version, oci.AnnotationTitle: "cuzk"},
+		Labels:       ImageLabels(b.Options.Version, b.Commit, b.Repository, b.Options.Epoch),
+		Annotations:  ImageLabels(b.Options.Version, b.Commit, b.Repository, b.Options.Epoch),
 		Layers: []oci.LayerSpec{{Entries: base.Entries, CreatedBy: "cuzk base: Debian 12 " + strings.Join(names, " "),
 			Comment: "pinned in toolchain/toolchain.yaml base_packages"}},
 	}
@@ -98,7 +142,7 @@ func (b Bundle) Image(base Base) (oci.Image, error) {
 	img.Layers = append(img.Layers, payload)
 	switch {
 	case slices.Contains(bins, DaemonBinary):
-		img.Entrypoint = []string{ImageBinDir + "/" + DaemonBinary}
+		img.Entrypoint, img.Cmd = []string{ImageBinDir + "/" + DaemonBinary}, []string{ImageCmd}
 	case len(bins) == 1:
 		img.Entrypoint = []string{ImageBinDir + "/" + bins[0]}
 	default:
@@ -119,9 +163,35 @@ func (b Bundle) WriteImage(dir string, base Base) (v1.Descriptor, error) {
 	if err != nil {
 		return v1.Descriptor{}, fmt.Errorf("release image: %w", err)
 	}
+	if slices.Equal(spec.Cmd, []string{ImageCmd}) {
+		if img, err = serveConfig(img); err != nil {
+			return v1.Descriptor{}, fmt.Errorf("release image: %w", err)
+		}
+	}
 	d, err := oci.WriteLayout(dir, img, spec.Platform(), b.Options.Version)
 	if err != nil {
 		return v1.Descriptor{}, fmt.Errorf("release image: %w", err)
 	}
 	return d, nil
+}
+
+// serveConfig adds what serving needs to img's config: ExposedPorts
+// ImageGRPCPort and ImageHTTPPort, and ImageKeyDir as a Volume. The
+// manifest's annotations and the layers stay as they are.
+func serveConfig(img v1.Image) (v1.Image, error) {
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("serve config: %w", err)
+	}
+	cf = cf.DeepCopy()
+	cf.Config.ExposedPorts = map[string]struct{}{}
+	for _, p := range []int{ImageGRPCPort, ImageHTTPPort} {
+		cf.Config.ExposedPorts[strconv.Itoa(p)+"/tcp"] = struct{}{}
+	}
+	cf.Config.Volumes = map[string]struct{}{ImageKeyDir: {}}
+	out, err := mutate.ConfigFile(img, cf)
+	if err != nil {
+		return nil, fmt.Errorf("serve config: %w", err)
+	}
+	return out, nil
 }

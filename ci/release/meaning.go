@@ -2,7 +2,8 @@ package release
 
 import (
 	"bytes"
-	"debug/buildinfo"
+	gobuildinfo "debug/buildinfo"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 	spdx "github.com/spdx/tools-golang/spdx/v2/v2_3"
 
 	"github.com/cuzk-dev/cuzk/cuda"
+	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 )
 
 // This file checks what the SBOM and the provenance say against what the
@@ -41,7 +43,7 @@ func sortedBinaries(files map[string][]byte) []string {
 func readBuildInfo(files map[string][]byte) (map[string]*debug.BuildInfo, error) {
 	out := map[string]*debug.BuildInfo{}
 	for _, rel := range sortedBinaries(files) {
-		bi, err := buildinfo.Read(bytes.NewReader(files[rel]))
+		bi, err := gobuildinfo.Read(bytes.NewReader(files[rel]))
 		if err != nil {
 			return nil, fmt.Errorf("%s: build info: %w", rel, err)
 		}
@@ -135,8 +137,33 @@ func checkProvenanceMeaning(pred *slsa.Provenance, v *Verified, bis map[string]*
 		if rev := vcsRevision(bis[rel]); rev != "" && rev != v.Commit {
 			return fmt.Errorf("externalParameters.commit %q, %s was built from vcs.revision %s", v.Commit, rel, rev)
 		}
+		if err := checkIdentity(rel, v.Files[rel], bis[rel], v.Version, v.Commit); err != nil {
+			return err
+		}
 	}
 	return checkProvenanceKernels(pred, v.Manifest)
+}
+
+// checkIdentity checks the version and commit a binary carries (its
+// buildinfo stamp, found in its bytes) against the provenance's
+// externalParameters.version and .commit. A binary of cuzk's module must
+// carry exactly one stamp; another module's (a test fixture) may carry
+// none. Errors name the binary and the field.
+func checkIdentity(rel string, data []byte, bi *debug.BuildInfo, version, commit string) error {
+	s, err := buildinfo.FromBinary(data)
+	switch {
+	case errors.Is(err, buildinfo.ErrNoStamp) && bi != nil && bi.Main.Path != buildinfo.Module:
+		return nil
+	case errors.Is(err, buildinfo.ErrNoStamp):
+		return fmt.Errorf("%s: no embedded version and commit (a release build stamps them with -X %s)", rel, buildinfo.StampVar)
+	case err != nil:
+		return fmt.Errorf("%s: %w", rel, err)
+	case s.Version != version:
+		return fmt.Errorf("%s: embedded version %q, externalParameters.version %q", rel, s.Version, version)
+	case s.Commit != commit:
+		return fmt.Errorf("%s: embedded commit %q, externalParameters.commit %q", rel, s.Commit, commit)
+	}
+	return nil
 }
 
 // checkProvenanceKernels compares the "kernel <name>" dependencies with the

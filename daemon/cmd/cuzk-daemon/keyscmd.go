@@ -3,12 +3,22 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/daemon/server"
 )
+
+// defaultKeyDir is serve's key directory without a config file:
+// CUZK_DAEMON_KEY_DIR (the image sets it), else the default.
+func defaultKeyDir(getenv func(string) string) string {
+	if d := getenv(envPrefix + "KEY_DIR"); d != "" {
+		return d
+	}
+	return server.DefaultOptions().KeyDir
+}
 
 // keysCmd manages the key directory: ls lists its keys, rm deletes one
 // key's files (production ones only with -force), verify checks every file
@@ -18,7 +28,7 @@ func keysCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: cuzk-daemon keys [-key-dir DIR] ls | rm [-force] NAME... | verify [NAME...]")
 	}
 	fs := newFlags("keys", stderr)
-	dir := fs.String("key-dir", server.DefaultOptions().KeyDir, "key directory")
+	dir := fs.String("key-dir", defaultKeyDir(os.Getenv), "key directory (default $"+envPrefix+"KEY_DIR, as serve)")
 	force := fs.Bool("force", false, "rm: delete production key files too")
 	fs.Usage = usage
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -63,4 +64,10 @@ func TestKeysLsVerifyRm(t *testing.T) {
 	assert.Empty(t, ls)
 	code, _, _ = cmd("bogus")
 	assert.Equal(t, exitUsage, code)
+}
+
+func TestKeysDefaultDirFollowsServe(t *testing.T) {
+	env := map[string]string{"CUZK_DAEMON_KEY_DIR": "/var/lib/cuzk/keys"}
+	assert.Equal(t, "/var/lib/cuzk/keys", defaultKeyDir(func(k string) string { return env[k] }))
+	assert.Equal(t, server.DefaultOptions().KeyDir, defaultKeyDir(func(string) string { return "" }))
 }
