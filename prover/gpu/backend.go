@@ -48,6 +48,7 @@ type state struct {
 	registered map[*byte]*driver.HostBuf
 	device     string            // the device's name in phase reports
 	want       [][]fr.Element    // vectors announced by Prefetch, not yet sent
+	wantReady  <-chan struct{}   // closed once want's vectors hold their values (nil: already)
 	ahead      []aheadVec        // vectors sent ahead into the work vectors, not yet used
 	aheadOn    *stager           // the stager whose stream carried them, until settled
 	fb         *fixedBaseKernels // the fixed-base kernels, loaded on the first FixedBaseG1/G2

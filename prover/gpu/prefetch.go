@@ -39,6 +39,14 @@ type aheadVec struct {
 // reused once it returns (a Prefetch of nothing, after a Prove stopped
 // early).
 func (b *Backend) Prefetch(ctx context.Context, scalars ...[]fr.Element) error {
+	return b.PrefetchReady(ctx, nil, scalars...)
+}
+
+// PrefetchReady implements groth16.ReadyPrefetcher: Prefetch of vectors
+// that hold their values once ready is closed (nil: at once). The next
+// MSMQuotientLH sends them only if ready is closed when its L‖H scalars are
+// loaded; it does not wait for it, since the device would idle meanwhile.
+func (b *Backend) PrefetchReady(ctx context.Context, ready <-chan struct{}, scalars ...[]fr.Element) error {
 	want := make([][]fr.Element, 0, len(scalars))
 	for _, s := range scalars {
 		if len(s) > 0 {
@@ -49,7 +57,7 @@ func (b *Backend) Prefetch(ctx context.Context, scalars ...[]fr.Element) error {
 		if err := b.st.settleAhead(c); err != nil {
 			return fmt.Errorf("prefetch: %w", err)
 		}
-		b.st.want = want
+		b.st.want, b.st.wantReady = want, ready
 		return nil
 	})
 }
@@ -60,8 +68,15 @@ func (b *Backend) Prefetch(ctx context.Context, scalars ...[]fr.Element) error {
 // It runs on the device thread once the L‖H MSM's scalars are loaded.
 func (b *Backend) sendAhead(c *driver.Ctx, stage *stager) error {
 	st := b.st
-	want := st.want
-	st.want = nil
+	want, ready := st.want, st.wantReady
+	st.want, st.wantReady = nil, nil
+	if ready != nil {
+		select {
+		case <-ready:
+		default:
+			return nil // still being written: their calls upload them
+		}
+	}
 	slot := 0
 	for _, v := range want {
 		if slot == len(prefetchSlots) || st.vecs[0] == 0 {

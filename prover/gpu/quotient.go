@@ -73,7 +73,7 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 	err = b.do(ctx, func(cx *driver.Ctx) (err error) {
 		defer func() {
 			if err != nil {
-				b.st.want, b.st.ahead = nil, nil
+				b.st.want, b.st.wantReady, b.st.ahead = nil, nil, nil
 			}
 		}()
 		st := m.st

@@ -82,3 +82,14 @@ type Prefetcher interface {
 	// makes one when it stops early, before the reuse of its vectors).
 	Prefetch(ctx context.Context, scalars ...[]fr.Element) error
 }
+
+// ReadyPrefetcher is a Prefetcher that takes vectors still being written:
+// PrefetchReady announces scalars that hold their values once ready is
+// closed. The backend sends them ahead only if ready is closed when it
+// would send them, without waiting, and otherwise leaves them to the calls
+// that use them. Prove announces the A and B wires this way and compacts
+// them while the fused quotient and L‖H call runs.
+type ReadyPrefetcher interface {
+	Prefetcher
+	PrefetchReady(ctx context.Context, ready <-chan struct{}, scalars ...[]fr.Element) error
+}

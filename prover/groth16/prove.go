@@ -129,15 +129,45 @@ func (m *msmSums) prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignmen
 		copyAll(wire, asg.Public)
 		copyAll(wire[pk.NbPublic:], asg.Private)
 	}
-	wireA, err := ws.compact(wire, pk.InfinityA, &ws.a)
+	wireA, fillA, err := ws.compactLater(wire, pk.InfinityA, &ws.a)
 	if err != nil {
 		return err
 	}
-	wireB, err := ws.compact(wire, pk.InfinityB, &ws.b)
+	wireB, fillB, err := ws.compactLater(wire, pk.InfinityB, &ws.b)
 	if err != nil {
 		return err
+	}
+	compact := func() {
+		for _, f := range []func(){fillA, fillB} {
+			if f != nil {
+				f()
+			}
+		}
+	}
+	rp, overlap := backend.(ReadyPrefetcher)
+	overlap = overlap && fused
+	if !overlap {
+		compact()
 	}
 	PhaseDone(ctx, PhaseInfo{Phase: PhaseHost, Start: start, Duration: time.Since(start), Points: nv})
+	var ready chan struct{}
+	if overlap {
+		// The compactions feed only the A and B MSMs, which come after the
+		// fused call: they run beside it, and the A and B wires go ahead
+		// to the device during its L‖H MSM if they are done by then.
+		ready = make(chan struct{})
+		go func() {
+			defer close(ready)
+			cstart := time.Now()
+			compact()
+			PhaseDone(ctx, PhaseInfo{Phase: PhaseCompact, Start: cstart, Duration: time.Since(cstart), Points: len(wireA) + len(wireB)})
+		}()
+		// Every return waits for the copies: ws's vectors outlive none.
+		defer func() { <-ready }()
+		if err := rp.PrefetchReady(ctx, ready, wireA, wireB); err != nil {
+			return fmt.Errorf("prefetch: %w", err)
+		}
+	}
 	lhPoints := pk.NbPrivate + pk.DomainSize - 1
 	var lhSum func(context.Context) error
 	if fused {
@@ -159,7 +189,7 @@ func (m *msmSums) prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignmen
 			})
 		}
 	}
-	return m.run(ctx, pk, backend, wireA, wireB, lhSum, fused)
+	return m.run(ctx, pk, backend, wireA, wireB, lhSum, fused, ready)
 }
 
 // fusedLH returns backend as a QuotientLHBackend, with pk's L‖H bases,
@@ -202,7 +232,10 @@ type msmSums struct {
 // lhSum (fused) is told the A and B wires and makes that call first, so
 // that they can go to the device while it computes; if run then fails, the
 // announcement is dropped, since the vectors are about to be reused.
-func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wireA, wireB []fr.Element, lhSum func(context.Context) error, fused bool) (err error) {
+//
+// ready, when not nil, is closed once wireA and wireB hold their values: run
+// announced them already (ReadyPrefetcher), and the A and B MSMs wait for it.
+func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wireA, wireB []fr.Element, lhSum func(context.Context) error, fused bool, ready chan struct{}) (err error) {
 	if err := stageCheck(ctx, "G1 MSMs"); err != nil {
 		return err
 	}
@@ -211,8 +244,10 @@ func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wireA, wir
 	defer cancel()
 	g, gctx := errgroup.WithContext(gparent)
 	if pf, ok := b.(Prefetcher); ok && fused {
-		if err := pf.Prefetch(ctx, wireA, wireB); err != nil {
-			return fmt.Errorf("prefetch: %w", err)
+		if ready == nil {
+			if err := pf.Prefetch(ctx, wireA, wireB); err != nil {
+				return fmt.Errorf("prefetch: %w", err)
+			}
 		}
 		defer func() {
 			if err != nil { // a cancelled ctx must not stop the drop
@@ -221,6 +256,9 @@ func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wireA, wir
 		}()
 		if err := lhSum(ctx); err != nil {
 			return err
+		}
+		if ready != nil {
+			<-ready
 		}
 	} else {
 		g.Go(func() error { return lhSum(gctx) })

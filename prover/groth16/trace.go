@@ -16,7 +16,8 @@ type Phase string
 // it (or of Prove's own host work, or of Prove itself), reported with
 // Device "".
 const (
-	PhaseHost       Phase = "host vectors"         // Prove's own host work before the backend calls: the wire vector and its A and B compactions
+	PhaseHost       Phase = "host vectors"         // Prove's own host work before the backend calls: the wire vector, and its A and B compactions unless they overlap the fused call
+	PhaseCompact    Phase = "host compactions"     // the A and B compactions when they run beside the fused quotient and L‖H call (ReadyPrefetcher): off the device's path
 	PhaseQuotient   Phase = "quotient"             // Backend.QuotientH
 	PhaseQuotientLH Phase = "quotient and msm L‖H" // QuotientLHBackend.MSMQuotientLH
 	PhaseMSMA       Phase = "msm A"                // the G1 MSM over the A wires

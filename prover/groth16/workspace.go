@@ -117,13 +117,25 @@ func AllocVector(alloc HostAllocator, n int) ([]fr.Element, []byte, error) {
 
 // compact is compact(v, mask) with the copy in s (grown as needed).
 func (ws *Workspace) compact(v []fr.Element, mask []bool, s *wsVec) ([]fr.Element, error) {
+	out, fill, err := ws.compactLater(v, mask, s)
+	if fill != nil {
+		fill()
+	}
+	return out, err
+}
+
+// compactLater sizes compact(v, mask) in s and returns the vector with the
+// function that fills it (nil when v is its own compaction: no column is
+// dropped), so that the copy can run later or elsewhere.
+func (ws *Workspace) compactLater(v []fr.Element, mask []bool, s *wsVec) ([]fr.Element, func(), error) {
 	k := countKept(mask)
 	if k.n() == len(v) {
-		return v, nil
+		return v, nil, nil
 	}
 	out, err := ws.grow(s, k.n())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return k.copy(out, v, mask), nil
+	out = out[:k.n()]
+	return out, func() { k.copy(out, v, mask) }, nil
 }
