@@ -99,10 +99,12 @@ type Spec struct {
 
 // args returns the podman arguments up to and including the image.
 func (s Spec) args(detach bool) []string {
-	a := []string{"run", "--rm", "--runtime", "runc", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+	a := []string{"run", "--runtime", "runc", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
 		"--cap-drop", "all", "--security-opt", "no-new-privileges", "--pull", "never"}
 	if detach {
-		a = append(a, "-d")
+		a = append(a, "-d") // kept once it exits, until Stop removes it: Wait has its status whenever it asks
+	} else {
+		a = append(a, "--rm")
 	}
 	if !s.Writable {
 		a = append(a, "--read-only")
@@ -167,7 +169,8 @@ type Container struct {
 }
 
 // Start runs spec in the background and returns once podman has started
-// it, with its published ports resolved. Call Stop when done.
+// it, with its published ports resolved. The container remains, running or
+// exited, until Stop removes it: call Stop when done.
 func Start(ctx context.Context, spec Spec) (*Container, error) {
 	out, err := exec.CommandContext(ctx, Binary, spec.args(true)...).Output()
 	if err != nil {
@@ -197,7 +200,8 @@ func (c *Container) Logs(ctx context.Context) ([]byte, error) {
 	return out, nil
 }
 
-// Wait waits for the container to exit and returns its exit code.
+// Wait waits for the container to exit and returns its exit code, also
+// when it exited before the call (until Stop).
 func (c *Container) Wait(ctx context.Context) (int, error) {
 	out, err := exec.CommandContext(ctx, Binary, "wait", c.ID).Output()
 	if err != nil {
@@ -208,8 +212,8 @@ func (c *Container) Wait(ctx context.Context) (int, error) {
 
 // Stop stops the container (SIGTERM, then SIGKILL after 10 s) and returns
 // once it is removed, so that its image can be removed right after. (A
-// plain `podman stop` returns while --rm's removal still runs, and an
-// image removal then fails on the container it still names.)
+// plain `podman stop` would leave it, and an image removal then fails on
+// the container it still names.)
 func (c *Container) Stop(ctx context.Context) error {
 	out, err := exec.CommandContext(ctx, Binary, "rm", "--force", "--ignore", "--time", "10", c.ID).CombinedOutput()
 	if err != nil {

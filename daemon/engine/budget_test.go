@@ -55,12 +55,16 @@ func TestBudgetWaitsForAKeptAssignment(t *testing.T) {
 	require.NoError(t, err)
 	v := &vectors{asg: &r1cs.Assignment{}}
 	got := make(chan *vectors)
+	checked := &checkedCtx{Context: ctx, checked: make(chan struct{})}
 	go func() {
-		a, _, err := b.acquireFor(ctx, "x", 40)
+		a, _, err := b.acquireFor(checked, "x", 40)
 		assert.NoError(t, err)
 		got <- a
 	}()
-	time.Sleep(20 * time.Millisecond) // the second job waits: 80 bytes don't fit in 50
+	// acquireFor checks its context holding the budget's lock, then waits
+	// on the budget (80 bytes don't fit in 50), which releases the lock: so
+	// keep, which takes the lock, runs once the second job waits.
+	<-checked.checked
 	b.keep("x", v, 40)
 	assert.Same(t, v, <-got, "the waiting job of the same key takes the vectors handed back")
 	assert.Equal(t, int64(40), b.inUse())
@@ -69,6 +73,18 @@ func TestBudgetWaitsForAKeptAssignment(t *testing.T) {
 	defer stop()
 	_, _, err = b.acquireFor(short, "x", 40)
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "nothing kept and no room: it waits until its context ends")
+}
+
+// checkedCtx closes checked the first time its Err is called.
+type checkedCtx struct {
+	context.Context
+	checked chan struct{}
+	once    sync.Once
+}
+
+func (c *checkedCtx) Err() error {
+	c.once.Do(func() { close(c.checked) })
+	return c.Context.Err()
 }
 
 func TestBudgetUnboundedKeepsAtMostKeptMax(t *testing.T) {
@@ -290,11 +306,11 @@ func TestBusyRatioCountsTheRunningProof(t *testing.T) {
 	e := newEngine(t, Config{Synthesizers: 1}, d)
 	j := submit(t, e, porep(t, 1024), 1, Normal)
 	<-d.started
-	time.Sleep(50 * time.Millisecond)
-	st := e.Status()
-	require.Len(t, st.Devices, 1)
-	assert.Zero(t, st.Devices[0].JobsDone)
-	assert.Positive(t, st.Devices[0].BusyRatio, "the proof in progress counts before it ends")
+	require.Eventually(t, func() bool {
+		st := e.Status()
+		return len(st.Devices) == 1 && st.Devices[0].BusyRatio > 0
+	}, time.Minute, time.Millisecond, "the proof in progress counts before it ends")
+	assert.Zero(t, e.Status().Devices[0].JobsDone)
 	close(d.release)
 	_, err := wait(t, j)
 	require.NoError(t, err)

@@ -26,6 +26,10 @@ func (m *Manager) Fits(sys *r1cs.System) error {
 	return nil
 }
 
+// msgWaitsForBudget is logged once by a load that waits for keys in use to
+// free the host budget.
+const msgWaitsForBudget = "key waits for host budget: keys in use hold it"
+
 func (m *Manager) reserve(ctx context.Context, e *entry, need int64) error {
 	if m.cfg.HostBudget == 0 {
 		return nil
@@ -37,6 +41,7 @@ func (m *Manager) reserve(ctx context.Context, e *entry, need int64) error {
 	defer stop()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	logged := false
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -49,6 +54,12 @@ func (m *Manager) reserve(ctx context.Context, e *entry, need int64) error {
 		if v := m.lruLocked(func(x *entry) bool { return x != e && x.refs == 0 && x.hostBytes > 0 }); v != nil {
 			m.dropLocked(v, Cold)
 			continue
+		}
+		if !logged {
+			// Logged under the lock, before the wait releases it: whoever
+			// reads it and then frees budget finds this load waiting.
+			m.cfg.Log.Info(msgWaitsForBudget, "key", e.key, "need_bytes", need, "used_bytes", used, "budget", m.cfg.HostBudget)
+			logged = true
 		}
 		m.cond.Wait()
 	}

@@ -5,6 +5,7 @@ import (
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -83,7 +84,9 @@ func TestHostBudgetEvictsLRUButNeverInUse(t *testing.T) {
 	aBytes := probe.Get(a.Key).HostBytes
 
 	// A budget for the larger key alone: loading one drops the other.
-	m, err := New(Config{Dir: dir, DevSeed: 1, HostBudget: max(aBytes, bBytes) + max(aBytes, bBytes)/2})
+	waits := make(chan struct{}, 8)
+	m, err := New(Config{Dir: dir, DevSeed: 1, HostBudget: max(aBytes, bBytes) + max(aBytes, bBytes)/2,
+		Log: slog.New(onMessage{msgWaitsForBudget, waits})})
 	require.NoError(t, err)
 	h1, err := m.Acquire(context.Background(), a)
 	require.NoError(t, err)
@@ -94,10 +97,14 @@ func TestHostBudgetEvictsLRUButNeverInUse(t *testing.T) {
 	assert.Equal(t, Warm, m.Get(b.Key).Tier)
 
 	// b is in use: loading a must wait, not evict it.
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		<-waits // the load of a waits for the budget b holds: its only caller leaves
+		cancel()
+	}()
 	_, err = m.Acquire(ctx, a)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, Warm, m.Get(b.Key).Tier)
 	got := make(chan error)
 	go func() {
@@ -107,7 +114,7 @@ func TestHostBudgetEvictsLRUButNeverInUse(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-waits // the new load of a waits for the budget b holds
 	h2.Release()
 	require.NoError(t, <-got, "released budget lets the waiting load go on")
 
@@ -420,3 +427,20 @@ func TestLoadEndingWellAfterItsWaitersLeftIsWarm(t *testing.T) {
 	assert.Same(t, e.pk, h.PK, "the loaded key, not a new load")
 	h.Release()
 }
+
+// onMessage is a slog handler that signals on ch for every record whose
+// message is msg, and drops every record.
+type onMessage struct {
+	msg string
+	ch  chan<- struct{}
+}
+
+func (h onMessage) Enabled(context.Context, slog.Level) bool { return true }
+func (h onMessage) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.ch <- struct{}{}
+	}
+	return nil
+}
+func (h onMessage) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h onMessage) WithGroup(string) slog.Handler      { return h }

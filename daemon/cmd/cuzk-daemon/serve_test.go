@@ -187,8 +187,15 @@ func TestServeBinaryKill9AndRestart(t *testing.T) {
 	// Kill while a development key for a new shape is being generated and written.
 	_, err := c.SubmitProof(ctx, porepReq(1<<15, 1))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return strings.Contains(p.logText(), "cuzk-daemon serving") }, time.Minute, time.Millisecond)
-	time.Sleep(700 * time.Millisecond)
+	require.Eventually(t, func() bool { // the key's files are being written (or just were)
+		ents, _ := os.ReadDir(filepath.Join(dir, "keys")) // not there yet: keep looking
+		for _, e := range ents {
+			if n := e.Name(); strings.Contains(n, ".tmp") || strings.HasSuffix(n, ".pk") || strings.HasSuffix(n, ".rawpk") {
+				return true
+			}
+		}
+		return false
+	}, 2*time.Minute, time.Millisecond)
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 	p.wait(t)
 
