@@ -15,6 +15,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 )
 
 var shared = sync.OnceValues(driver.OpenTestDevice)
@@ -42,8 +43,7 @@ func TestGPUSelftest(t *testing.T) {
 	}
 	for _, n := range sizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			seed := uint64(time.Now().UnixNano())
-			t.Logf("seed %d", seed)
+			seed := testseed.Seed(t)
 			rep, err := Run(context.Background(), d, rand.New(rand.NewPCG(seed, uint64(n))), n)
 			require.NoError(t, err)
 			t.Log("\n" + rep.String())
