@@ -3,6 +3,7 @@ package release
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -151,4 +152,58 @@ func ReadStatement(b []byte) (*intoto.Statement, *slsa.Provenance, error) {
 		return nil, nil, fmt.Errorf("read provenance: predicate: %w", err)
 	}
 	return st, pred, nil
+}
+
+// SignedProvenance returns the statement a release's DSSE bundle signs:
+// the provenance raw (as Provenance wrote it) with the builder id set to
+// builderID, canonical JSON. Signing keyless, builderID is the
+// certificate's identity (the release workflow at its tag), so the
+// builder a verifier reads is the one Fulcio certified; with a key it
+// stays BuilderID. The unsigned provenance file keeps BuilderID, so that a
+// rebuild anywhere reproduces it byte for byte.
+func SignedProvenance(raw []byte, builderID string) ([]byte, error) {
+	st, pred, err := ReadStatement(raw)
+	if err != nil {
+		return nil, err
+	}
+	if builderID == "" {
+		return nil, fmt.Errorf("release provenance: empty builder id")
+	}
+	pred.RunDetails.Builder.Id = builderID
+	if err := pred.Validate(); err != nil {
+		return nil, fmt.Errorf("release provenance: %w", err)
+	}
+	if st.Predicate, err = toStruct(pred); err != nil {
+		return nil, fmt.Errorf("release provenance: predicate: %w", err)
+	}
+	return canonicalJSON(st)
+}
+
+// CheckSignedProvenance compares the statement a DSSE bundle signed with
+// the release's provenance file: the same subjects and build definition,
+// and the builder id builderID. It names the first field that differs.
+func CheckSignedProvenance(signed, file []byte, builderID string) error {
+	sst, spred, err := ReadStatement(signed)
+	if err != nil {
+		return fmt.Errorf("signed statement: %w", err)
+	}
+	fst, fpred, err := ReadStatement(file)
+	if err != nil {
+		return err
+	}
+	if len(sst.GetSubject()) != len(fst.GetSubject()) {
+		return fmt.Errorf("signed statement: %d subjects, the file has %d", len(sst.GetSubject()), len(fst.GetSubject()))
+	}
+	for i, s := range sst.GetSubject() {
+		if !proto.Equal(s, fst.GetSubject()[i]) {
+			return fmt.Errorf("signed statement: subject %d (%s) differs from the file's (%s)", i+1, s.GetName(), fst.GetSubject()[i].GetName())
+		}
+	}
+	if !proto.Equal(spred.GetBuildDefinition(), fpred.GetBuildDefinition()) {
+		return errors.New("signed statement: predicate.buildDefinition differs from the file's")
+	}
+	if got := spred.GetRunDetails().GetBuilder().GetId(); got != builderID {
+		return fmt.Errorf("signed statement: predicate.runDetails.builder.id %q, want %q (the signer's identity)", got, builderID)
+	}
+	return nil
 }

@@ -7,12 +7,20 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
+
 	"github.com/cuzk-dev/cuzk/ci/debian"
+	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/ci/sign"
+	"github.com/cuzk-dev/cuzk/internal/renameio"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
@@ -44,15 +52,26 @@ type RunOptions struct {
 	Environ []string
 	// Logger receives progress; default discards.
 	Logger *slog.Logger
+	// Signer, when set, signs the release once written (SignDist): a key
+	// (CUZK_SIGNING_KEY) or keyless (sign.FromEnv). Nil leaves it unsigned.
+	Signer *sign.Signer
+	// ImageRepository is the repository the image signature names
+	// (docker-reference); default DefaultImageRepository.
+	ImageRepository string
 }
+
+// DefaultImageRepository is where release images are published.
+const DefaultImageRepository = "ghcr.io/cuzk-dev/cuzk"
 
 // Run is `go run mage.go release`: it resolves the epoch (SOURCE_DATE_EPOCH,
 // else the commit time of HEAD), the version and the commit from the
 // environment or git, fetches and unpacks the pinned base packages, empties
 // OutDir (EmptyOutDir: no file of an earlier release survives) and writes
-// the complete release with Make, the licence files in the bundle. Natively and inside the pinned
+// the complete release with Make, the licence files in the bundle, then
+// signs it when o.Signer is set (SignDist). Natively and inside the pinned
 // build image it runs the same code on the same inputs, so it writes the
-// same bytes where the C compiler is the same.
+// same bytes where the C compiler is the same (signatures aside: they are
+// beside the release files, never in them).
 func Run(ctx context.Context, o RunOptions) (Dist, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -92,7 +111,14 @@ func Run(ctx context.Context, o RunOptions) (Dist, error) {
 	}
 	opts := Options{Root: o.Root, OutDir: o.OutDir, Version: env[EnvVersion], Epoch: epoch, GoVersion: o.Pins.Go,
 		Env: o.Environ, Logger: o.Logger, Extra: append([]Extra{KernelManifestExtra(o.Root)}, LicenseExtras(o.Root)...)}
-	return Make(ctx, opts, Base{Packages: pkgs, Entries: entries}, Source{Commit: commit, Repository: repo, Pins: PinMap(o.Pins)})
+	d, err := Make(ctx, opts, Base{Packages: pkgs, Entries: entries}, Source{Commit: commit, Repository: repo, Pins: PinMap(o.Pins)})
+	if err != nil || o.Signer == nil {
+		return d, err
+	}
+	if _, err := SignDist(ctx, d.Dir, o.Signer, o.ImageRepository); err != nil {
+		return d, err
+	}
+	return d, nil
 }
 
 // BasePackages converts the pinned base packages.
@@ -179,6 +205,107 @@ func EmptyOutDir(root, out string) error {
 	for _, e := range entries {
 		if err := os.RemoveAll(filepath.Join(absOut, e.Name())); err != nil {
 			return fmt.Errorf("release: empty %s: %w", out, err)
+		}
+	}
+	return nil
+}
+
+// ImageSignatureDir is the OCI layout, beside the image's, holding the
+// image's cosign signature manifest under the tag sha256-<hex>.sig. It is
+// a layout of its own so that the image layout stays byte-reproducible
+// (release:rebuild compares it) while signatures differ on every run.
+const ImageSignatureDir = "image.sig"
+
+// Signed is what SignDist wrote.
+type Signed struct {
+	// Bundles are the .sigstore.json files written, sorted.
+	Bundles []string
+	// Builder is the builder id the signed provenance names.
+	Builder string
+	// Image is the image's signature manifest (in ImageSignatureDir) and
+	// ImageDigest the image manifest digest it signs: push it beside the
+	// image with sign.PushSignature.
+	Image       v1.Image
+	ImageDigest v1.Hash
+}
+
+// SignDist signs the release in dir (written by Make) with s: a Sigstore
+// bundle <file>.sigstore.json for SHA256SUMS and every file it lists; for
+// the provenance, a DSSE bundle of the statement whose builder id is the
+// signer's identity (SignedProvenance); and the image, as cosign does,
+// into ImageSignatureDir, naming repository repo. Signatures of an earlier
+// run are removed first. Each file is written atomically.
+func SignDist(ctx context.Context, dir string, s *sign.Signer, repo string) (Signed, error) {
+	var out Signed
+	if repo == "" {
+		repo = DefaultImageRepository
+	}
+	listed, err := checkSums(dir)
+	if err != nil {
+		return out, fmt.Errorf("sign release: %w", err)
+	}
+	if err := removeSignatures(dir); err != nil {
+		return out, err
+	}
+	if out.Builder = BuilderID; s.Keyless() {
+		if out.Builder, err = s.Identity(ctx); err != nil {
+			return out, fmt.Errorf("sign release: %w", err)
+		}
+	}
+	for _, name := range append(slices.Sorted(maps.Keys(listed)), SumsFile) {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return out, fmt.Errorf("sign release: %w", err)
+		}
+		var b *protobundle.Bundle
+		if strings.HasSuffix(name, ProvenanceSuffix) {
+			stmt, err := SignedProvenance(data, out.Builder)
+			if err != nil {
+				return out, fmt.Errorf("sign %s: %w", name, err)
+			}
+			b, err = s.SignStatement(ctx, stmt)
+		} else {
+			b, err = s.SignBlob(ctx, data)
+		}
+		if err != nil {
+			return out, fmt.Errorf("sign %s: %w", name, err)
+		}
+		raw, err := sign.MarshalBundle(b)
+		if err != nil {
+			return out, fmt.Errorf("sign %s: %w", name, err)
+		}
+		path := filepath.Join(dir, name+sign.BundleSuffix)
+		if err := renameio.WriteFile(path, raw, 0o644); err != nil {
+			return out, fmt.Errorf("sign %s: %w", name, err)
+		}
+		out.Bundles = append(out.Bundles, path)
+	}
+	c, err := oci.Verify(filepath.Join(dir, ImageDir))
+	if err != nil {
+		return out, fmt.Errorf("sign release image: %w", err)
+	}
+	out.ImageDigest = c.Descriptor.Digest
+	if out.Image, err = s.SignImage(ctx, repo, out.ImageDigest); err != nil {
+		return out, fmt.Errorf("sign release image: %w", err)
+	}
+	if err := sign.WriteSignatureLayout(filepath.Join(dir, ImageSignatureDir), out.Image, out.ImageDigest); err != nil {
+		return out, fmt.Errorf("sign release image: %w", err)
+	}
+	return out, nil
+}
+
+// removeSignatures deletes dir's .sigstore.json files and ImageSignatureDir.
+func removeSignatures(dir string) error {
+	old, err := filepath.Glob(filepath.Join(dir, "*"+sign.BundleSuffix))
+	if err != nil {
+		return fmt.Errorf("sign release: %w", err)
+	}
+	for _, p := range append(old, filepath.Join(dir, ImageSignatureDir)) {
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("sign release: %w", err)
 		}
 	}
 	return nil

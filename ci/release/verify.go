@@ -5,23 +5,30 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	spdxjson "github.com/spdx/tools-golang/json"
 	"github.com/spdx/tools-golang/spdx/v2/common"
 	spdx "github.com/spdx/tools-golang/spdx/v2/v2_3"
 	"github.com/spdx/tools-golang/spdxlib"
 
 	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/ci/sign"
 	"github.com/cuzk-dev/cuzk/cuda"
 )
 
@@ -41,6 +48,9 @@ type Verified struct {
 	Commit, Source, Version string
 	// Epoch is the provenance's SOURCE_DATE_EPOCH.
 	Epoch int64
+	// Signer is who signed (the certificate identity or the key), set by
+	// VerifyRelease when it checked signatures.
+	Signer string
 }
 
 // Verify re-checks a release directory written by Make and returns the
@@ -417,8 +427,9 @@ func checkSBOM(dir string, v Verified, archiveSHA string, bis map[string]*debug.
 }
 
 // checkUnlisted fails on a file in dir that SHA256SUMS does not list (the
-// image layout aside): a leftover of another release must not pass as
-// part of this one.
+// image layout, the signature bundles of SHA256SUMS and the files it
+// lists, and the image signature layout aside): a leftover of another
+// release must not pass as part of this one.
 func checkUnlisted(dir string, listed map[string]string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -428,7 +439,191 @@ func checkUnlisted(dir string, listed map[string]string) error {
 		if _, ok := listed[e.Name()]; ok || e.Name() == SumsFile || (e.Name() == ImageDir && e.IsDir()) {
 			continue
 		}
+		if signed, ok := strings.CutSuffix(e.Name(), sign.BundleSuffix); ok && !e.IsDir() {
+			if _, ok := listed[signed]; ok || signed == SumsFile {
+				continue // a signature, checked by VerifySignatures
+			}
+		}
+		if e.Name() == ImageSignatureDir && e.IsDir() {
+			continue
+		}
 		return fmt.Errorf("verify %s: %s is not listed in %s (left from another release? `release` empties the directory first)", dir, e.Name(), SumsFile)
 	}
 	return nil
+}
+
+// Environment variables PolicyFromEnv reads: release:verify's flags
+// -key, -identity, -identityregexp, -issuer, -issuerregexp, -trustedroot
+// and -unsigned, for workflows (whose steps pass no flags).
+const (
+	EnvVerifyKey            = "RELEASE_VERIFY_KEY"
+	EnvVerifyIdentity       = "RELEASE_VERIFY_IDENTITY"
+	EnvVerifyIdentityRegexp = "RELEASE_VERIFY_IDENTITY_REGEXP"
+	EnvVerifyIssuer         = "RELEASE_VERIFY_ISSUER"
+	EnvVerifyIssuerRegexp   = "RELEASE_VERIFY_ISSUER_REGEXP"
+	EnvVerifyTrustedRoot    = "RELEASE_VERIFY_TRUSTED_ROOT"
+	EnvVerifyUnsigned       = "RELEASE_VERIFY_UNSIGNED"
+)
+
+// ErrNoPolicy: VerifyRelease was given neither a verifier nor leave to
+// skip signatures.
+var ErrNoPolicy = errors.New("no -key or -identity/-issuer to check the signatures against (-unsigned skips them)")
+
+// SignaturePolicy is what release:verify trusts, as cosign's flags: a
+// public key (Key, a PEM file) or a certificate identity (Identity or
+// IdentityRegexp, with Issuer or IssuerRegexp) checked against Sigstore's
+// public-good root (TUF) or the trusted_root.json TrustedRoot names.
+// Unsigned skips the signature checks instead.
+type SignaturePolicy struct {
+	Key                      string
+	Identity, IdentityRegexp string
+	Issuer, IssuerRegexp     string
+	TrustedRoot              string
+	Unsigned                 bool
+}
+
+// PolicyFromEnv reads a SignaturePolicy from the RELEASE_VERIFY_*
+// variables (RELEASE_VERIFY_UNSIGNED=1 for Unsigned).
+func PolicyFromEnv(environ []string) SignaturePolicy {
+	env := envMap(environ)
+	return SignaturePolicy{Key: env[EnvVerifyKey], Identity: env[EnvVerifyIdentity], IdentityRegexp: env[EnvVerifyIdentityRegexp],
+		Issuer: env[EnvVerifyIssuer], IssuerRegexp: env[EnvVerifyIssuerRegexp], TrustedRoot: env[EnvVerifyTrustedRoot],
+		Unsigned: env[EnvVerifyUnsigned] == "1" || env[EnvVerifyUnsigned] == "true"}
+}
+
+// Verifier builds the policy's verifier: nil for Unsigned. A policy with
+// both a key and an identity, or Unsigned with either, is an error; an
+// identity without TrustedRoot fetches Sigstore's public-good root.
+func (p SignaturePolicy) Verifier() (*sign.Verifier, error) {
+	byID := p.Identity != "" || p.IdentityRegexp != "" || p.Issuer != "" || p.IssuerRegexp != ""
+	switch {
+	case p.Unsigned && (p.Key != "" || byID):
+		return nil, errors.New("verify: -unsigned and a -key or -identity contradict each other")
+	case p.Unsigned:
+		return nil, nil
+	case p.Key != "" && byID:
+		return nil, errors.New("verify: give -key or -identity/-issuer, not both")
+	case p.Key != "":
+		pub, err := sign.LoadPublicKey(p.Key)
+		if err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		return sign.NewVerifier(sign.WithPublicKey(pub))
+	case !byID:
+		return nil, fmt.Errorf("verify: %w", ErrNoPolicy)
+	}
+	id := sign.Identity{Subject: p.Identity, SubjectRegexp: p.IdentityRegexp, Issuer: p.Issuer, IssuerRegexp: p.IssuerRegexp}
+	var tm root.TrustedMaterial
+	var err error
+	if p.TrustedRoot != "" {
+		tm, err = root.NewTrustedRootFromPath(p.TrustedRoot)
+	} else {
+		tm, err = sign.PublicGoodRoot()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("verify: trusted root: %w", err)
+	}
+	return sign.NewVerifier(sign.WithIdentity(id), sign.WithTrustedRoot(tm))
+}
+
+// VerifyRelease is Verify, then VerifySignatures with sv; a nil sv passes
+// only with allowUnsigned (ErrNoPolicy otherwise).
+func VerifyRelease(dir string, sv *sign.Verifier, allowUnsigned bool) (Verified, error) {
+	if sv == nil && !allowUnsigned {
+		return Verified{}, fmt.Errorf("verify %s: %w", dir, ErrNoPolicy)
+	}
+	v, err := Verify(dir)
+	if err != nil || sv == nil {
+		return v, err
+	}
+	if v.Signer, err = VerifySignatures(dir, v, sv); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// VerifySignatures checks the signatures of a release directory v
+// (Verify's result) with sv, naming the file and the reason on the first
+// failure (sign.ErrNoSignature when absent, sign.ErrBadSignature when
+// wrong): the bundle of SHA256SUMS and of every file it lists; for the
+// provenance, that its DSSE bundle signs a statement with the file's
+// subjects and build definition whose builder id is the signer's identity
+// (BuilderID for a key); and the image's cosign signature in
+// ImageSignatureDir over the image manifest digest. It returns who signed
+// (the certificate identity, or the key's hint).
+func VerifySignatures(dir string, v Verified, sv *sign.Verifier) (string, error) {
+	listed, err := checkSums(dir)
+	if err != nil {
+		return "", err
+	}
+	signer := sv.String()
+	for _, name := range append(slices.Sorted(maps.Keys(listed)), SumsFile) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return "", fmt.Errorf("verify %s: %w", name, err)
+		}
+		bname := name + sign.BundleSuffix
+		raw, err := os.ReadFile(filepath.Join(dir, bname))
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("verify %s: %w: %s is unsigned (release:verify -unsigned skips signatures)", bname, sign.ErrNoSignature, name)
+		}
+		if err != nil {
+			return "", fmt.Errorf("verify %s: %w", bname, err)
+		}
+		if !strings.HasSuffix(name, ProvenanceSuffix) {
+			if _, err := sv.VerifyBlob(raw, data); err != nil {
+				return "", fmt.Errorf("verify %s: signature of %s: %w", bname, name, err)
+			}
+			continue
+		}
+		archive, err := hex.DecodeString(listed[v.Name+".tar.gz"])
+		if err != nil {
+			return "", fmt.Errorf("verify %s: %w", SumsFile, err)
+		}
+		stmt, res, err := sv.VerifyStatement(raw, archive)
+		if err != nil {
+			return "", fmt.Errorf("verify %s: signed provenance of %s: %w", bname, name, err)
+		}
+		builder := BuilderID
+		if c := res.Signature.Certificate; c != nil {
+			builder, signer = c.SubjectAlternativeName, c.SubjectAlternativeName
+		}
+		if err := CheckSignedProvenance(stmt, data, builder); err != nil {
+			return "", fmt.Errorf("verify %s: %w", bname, err)
+		}
+	}
+	digest, err := v1.NewHash(v.ImageDigest)
+	if err != nil {
+		return "", fmt.Errorf("verify %s: image digest: %w", ImageDir, err)
+	}
+	sig, err := sign.ReadSignatureLayout(filepath.Join(dir, ImageSignatureDir), digest)
+	if errors.Is(err, sign.ErrNoSignature) {
+		return "", fmt.Errorf("verify %s: %w: image %s is unsigned (release:verify -unsigned skips signatures)", ImageSignatureDir, sign.ErrNoSignature, digest)
+	}
+	if err != nil {
+		return "", fmt.Errorf("verify %s: %w", ImageSignatureDir, err)
+	}
+	if _, err := sv.VerifyImage(sig, digest); err != nil {
+		return "", fmt.Errorf("verify %s: signature of image %s: %w", ImageSignatureDir, digest, err)
+	}
+	return signer, nil
+}
+
+// SignatureFiles returns the signature bundles in dir to publish beside
+// the release files (those of SHA256SUMS and of each file it lists that
+// exist), sorted.
+func SignatureFiles(dir string) ([]string, error) {
+	listed, err := checkSums(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range append(slices.Sorted(maps.Keys(listed)), SumsFile) {
+		p := filepath.Join(dir, name+sign.BundleSuffix)
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }

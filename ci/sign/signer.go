@@ -30,16 +30,17 @@ const (
 // keyless (WithCertificateProvider: a short-lived certificate for the
 // key, typically Fulcio's for an OIDC identity, and WithTransparency: a
 // Rekor entry per signature). A keyless Signer asks for one certificate and
-// signs everything with it. Its methods are safe for concurrent use; it
-// keeps no files.
+// signs everything with it. Its methods are safe for concurrent use (they
+// sign one at a time: sigstore-go's Rekor client is not safe for concurrent
+// use); it keeps no files.
 type Signer struct {
-	kp       sgsign.Keypair
-	certs    *onceCertificate
-	tokenFn  func(context.Context) (string, error)
-	tlogs    []sgsign.Transparency
-	trust    root.TrustedMaterial
-	logger   *slog.Logger
-	identity string // cached certificate SAN
+	mu      sync.Mutex // serializes bundle
+	kp      sgsign.Keypair
+	certs   *onceCertificate
+	tokenFn func(context.Context) (string, error)
+	tlogs   []sgsign.Transparency
+	trust   root.TrustedMaterial
+	logger  *slog.Logger
 }
 
 // Option configures a Signer.
@@ -150,6 +151,8 @@ func (s *Signer) SignStatement(ctx context.Context, statement []byte) (*protobun
 }
 
 func (s *Signer) bundle(ctx context.Context, c sgsign.Content) (*protobundle.Bundle, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	opts := sgsign.BundleOptions{Context: ctx, TransparencyLogs: s.tlogs, TrustedRoot: s.trust}
 	if s.certs != nil {
 		if _, err := s.certificate(ctx); err != nil {
