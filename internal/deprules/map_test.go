@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -78,10 +77,11 @@ func readMap(t *testing.T, path string) map[string]row {
 }
 
 // packageDirs lists every package of the main module and of the modules
-// nested in it (not those under testdata), by directory relative to root.
-func packageDirs(t *testing.T, root string) []string {
+// nested in it (not those under testdata): its directory relative to root →
+// its name.
+func packageDirs(t *testing.T, root string) map[string]string {
 	t.Helper()
-	var dirs []string
+	dirs := map[string]string{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -94,24 +94,24 @@ func packageDirs(t *testing.T, root string) []string {
 			return nil
 		}
 		modDir := filepath.Dir(path)
-		cmd := exec.Command("go", "list", "-e", "-f", "{{.Dir}}", "./...")
+		cmd := exec.Command("go", "list", "-e", "-f", "{{.Name}}\t{{.Dir}}", "./...")
 		cmd.Dir = modDir
 		cmd.Env = append(os.Environ(), "GOPROXY=off") // names only: never fetch a nested module's dependencies
 		out, err := cmd.Output()
 		if err != nil {
 			return err
 		}
-		for _, dir := range strings.Fields(string(out)) {
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			name, dir, _ := strings.Cut(line, "\t")
 			rel, err := filepath.Rel(root, dir)
 			if err != nil {
 				return err
 			}
-			dirs = append(dirs, filepath.ToSlash(rel))
+			dirs[filepath.ToSlash(rel)] = name
 		}
 		return nil
 	})
 	require.NoError(t, err)
-	sort.Strings(dirs)
 	return dirs
 }
 
@@ -122,14 +122,13 @@ func TestMapNamesEveryPackage(t *testing.T) {
 	rows := readMap(t, filepath.Join(root, mapFile))
 	dirs := packageDirs(t, root)
 	require.NotEmpty(t, dirs)
-	have := map[string]bool{}
-	for _, d := range dirs {
-		have[d] = true
+	for d := range dirs {
 		_, ok := rows[d]
 		assert.True(t, ok, "package %s has no row in %s: add one (| `%s` | kind | responsibility |)", d, mapFile, d)
 	}
 	for d, r := range rows {
-		assert.True(t, have[d], "%s:%d: row %s names no package: remove or rename it", mapFile, r.line, d)
+		_, ok := dirs[d]
+		assert.True(t, ok, "%s:%d: row %s names no package: remove or rename it", mapFile, r.line, d)
 	}
 }
 
