@@ -22,11 +22,12 @@ const (
 	// Bellman orients the constraints as bellman's (and bellperson's)
 	// SHA-256 gadget does, as in a Filecoin PoRep C2 circuit: every result
 	// and carry bit of an addition is allocated with a booleanity
-	// constraint, the packing equality 0·0 = Σ operands − Σ 2^i·bit is in C
-	// alone, and Maj's second constraint is (b + c − 2bc)·a. Only allocated
-	// bits (additions' results, message and carry bits) reach B: about a
-	// quarter of a compression's wires. One constraint and one variable more
-	// per addition with a carry.
+	// constraint, the packing equality (Σ operands)·1 = Σ 2^i·bit has the
+	// operands in A and the new bits in C, and Maj's second constraint is
+	// (b + c − 2bc)·a. Only allocated bits (additions' results, message and
+	// carry bits) reach B: about a quarter of a compression's wires; nearly
+	// every wire is in A. One constraint and one variable more per addition
+	// with a carry.
 	Bellman
 )
 

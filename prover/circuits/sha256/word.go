@@ -92,15 +92,6 @@ var pow2 = func() [40]fr.Element {
 // 2^40, up to 255 words (SHA-256 adds at most 7 words and a constant).
 const maxTop = len(pow2) - 1
 
-// negPow2 is −pow2, the coefficients of the result bits in the Bellman
-// style's packing equality.
-var negPow2 = func() (t [len(pow2)]fr.Element) {
-	for i := range t {
-		t[i].Neg(&pow2[i])
-	}
-	return t
-}()
-
 // topScale[j][i] is 2^(i+1−j): the coefficient of a weight-2^i term in
 // 2·(sum − packed)/2^j, for the top-carry constraint of enforceTopBit.
 var topScale = func() (t [maxTop + 1][maxTop + 1]fr.Element) {
@@ -184,10 +175,11 @@ func (g *gates) add(k uint32, ws ...Word) Word {
 
 // addBellman is add in the Bellman style: every result and carry bit is
 // allocated with its booleanity constraint, and one more constraint,
-// 0·0 = k + Σ ws − Σ 2^i·b_i, holds the packing equality in C alone, so the
-// operands' bits stay out of A and B (bellman's UInt32::addmany). It costs
-// one constraint and one variable more than the compact form when there is
-// a carry.
+// (k + Σ ws)·1 = Σ 2^i·b_i, holds the packing equality with the operands in
+// A and the new bits in C, as bellman's UInt32::addmany writes it through
+// its MultiEq (which also batches several such equalities into one
+// constraint; here each has its own). It costs one constraint and one
+// variable more than the compact form when there is a carry.
 func (g *gates) addBellman(k uint32, ws []Word, n int, sum uint64) Word {
 	var w Word
 	for i := range w {
@@ -197,19 +189,17 @@ func (g *gates) addBellman(k uint32, ws []Word, n int, sum uint64) Word {
 	for i := 32; i < n; i++ {
 		carries[i-32] = g.allocBit(sum>>i&1 == 1)
 	}
-	if g.rows != nil {
-		zero := smallElement(0)
-		g.rows.EnforceValues(zero, zero, zero)
+	if g.rows != nil { // (k + Σ ws)·1 = packed, both sum (below 2^40)
+		var v fr.Element
+		v.SetUint64(sum)
+		g.rows.EnforceValues(&v, &one, &v)
 		return w
 	}
-	g.c = sumTerms(g.c[:0], k, ws, pow2[:])
-	for i, b := range w {
-		g.c = b.appendTo(g.c, &negPow2[i])
-	}
-	for i, b := range carries[:n-32] {
-		g.c = b.appendTo(g.c, &negPow2[32+i])
-	}
-	g.api.Enforce(nil, nil, g.c)
+	g.a = sumTerms(g.a[:0], k, ws, pow2[:])
+	g.b = append(g.b[:0], r1cs.Term{Var: r1cs.One, Coeff: one})
+	g.c = packTerms(g.c[:0], w[:], pow2[:])
+	g.c = packTerms(g.c, carries[:n-32], pow2[32:])
+	g.api.Enforce(g.a, g.b, g.c)
 	return w
 }
 
