@@ -3,7 +3,11 @@ package release
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +21,7 @@ import (
 	"github.com/cuzk-dev/cuzk/cuda"
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -45,19 +50,32 @@ func daemon(t *testing.T, image string, args ...string) podman.Result {
 func checkImageInPodman(t *testing.T, d Dist, v Verified) {
 	image := daemonImage(t, d)
 
-	t.Run("version prints the bundle's kernel manifest", func(t *testing.T) {
+	t.Run("version prints the release's version, commit and kernel manifest", func(t *testing.T) {
 		r := daemon(t, image, "version", "-json")
 		require.Equal(t, 0, r.ExitCode, "%s", r.Stderr)
 		var info struct {
+			buildinfo.Info
 			Manifest *cuda.Manifest `json:"manifest"`
 		}
 		require.NoError(t, json.Unmarshal(r.Stdout, &info), "%s", r.Stdout)
 		require.NotNil(t, info.Manifest)
 		assert.Equal(t, v.Manifest, *info.Manifest)
+		assert.Equal(t, v.Version, info.Version, "the provenance's version")
+		assert.Equal(t, v.Commit, info.Commit, "the provenance's commit")
+		assert.Equal(t, buildinfo.FromStamp, info.From)
 
 		r = daemon(t, image, "version")
 		require.Equal(t, 0, r.ExitCode, "%s", r.Stderr)
+		assert.Contains(t, string(r.Stdout), "cuzk-daemon "+v.Version+"\n  commit: "+v.Commit)
 		assert.Contains(t, string(r.Stdout), "nvcc build "+v.Manifest.NvccBuild)
+
+		r, err := podman.Run(context.Background(), podman.Spec{Image: image, Entrypoint: ImageBinDir + "/cuzk-bench", Args: []string{"version", "-json"}})
+		require.NoError(t, err)
+		require.Equal(t, 0, r.ExitCode, "%s", r.Stderr)
+		var bench buildinfo.Info
+		require.NoError(t, json.Unmarshal(r.Stdout, &bench), "%s", r.Stdout)
+		assert.Equal(t, v.Version, bench.Version, "cuzk-bench version")
+		assert.Equal(t, v.Commit, bench.Commit, "cuzk-bench version")
 	})
 
 	t.Run("selftest reports no GPU, not a loader error", func(t *testing.T) {
@@ -84,24 +102,38 @@ func checkImageInPodman(t *testing.T, d Dist, v Verified) {
 		assert.Contains(t, strings.ToLower(string(r.Stderr)), "read-only file system")
 		r = run("write", "/tmp/x")
 		assert.Equal(t, 0, r.ExitCode, "/tmp is writable scratch: %s", r.Stderr)
+		r = run("write", ImageKeyDir+"/x")
+		assert.Equal(t, 0, r.ExitCode, "the key volume is writable by the image's user: %s", r.Stderr)
+	})
+
+	t.Run("serve without a token refuses and says how to pass one", func(t *testing.T) {
+		r := daemon(t, image) // no arguments: the default command, serve
+		assert.Equal(t, 1, r.ExitCode, "stdout %s\nstderr %s", r.Stdout, r.Stderr)
+		assert.Contains(t, string(r.Stderr), "needs a bearer token")
+		assert.Contains(t, string(r.Stderr), "CUZK_DAEMON_TOKEN_FILE")
 	})
 
 	t.Run("serve proves over gRPC from the host", func(t *testing.T) {
-		checkServeInContainer(t, image)
+		checkServeInContainer(t, image, v)
 	})
 }
 
-// checkServeInContainer runs `cuzk-daemon serve` in the image (CPU
-// backend, all interfaces inside the container, so a token is required)
-// with its port published on 127.0.0.1, and proves and verifies porep-synth
-// proofs from the host over gRPC, as cuzk-bench prove -addr does.
-func checkServeInContainer(t *testing.T, image string) {
+// checkServeInContainer runs the image with no arguments (its default
+// command, serve: all interfaces, the key volume, backend auto, which
+// finds no GPU in the container) and only a token file mounted, with both
+// ports published on 127.0.0.1; /readyz answers a probe without the
+// token, /metrics names the release, and porep-synth proofs are proved
+// and verified from the host over gRPC, as cuzk-bench prove -addr does.
+func checkServeInContainer(t *testing.T, image string, v Verified) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const token = "container-test-token"
-	c, err := podman.Start(ctx, podman.Spec{Image: image, Ports: []int{9820},
-		Args: []string{"serve", "-listen", "0.0.0.0:9820", "-http-listen", "", "-backend", "cpu", "-key-dir", "/tmp/keys",
-			"-token", token}})
+	secrets := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "token"), []byte(token+"\n"), 0o644))
+	require.NoError(t, os.Chmod(secrets, 0o755)) // the image's user (65532) reads it
+	c, err := podman.Start(ctx, podman.Spec{Image: image, Ports: []int{ImageGRPCPort, ImageHTTPPort},
+		Env:     []string{"CUZK_DAEMON_TOKEN_FILE=/run/cuzk/token"},
+		Volumes: []podman.Volume{{Host: secrets, Container: "/run/cuzk", ReadOnly: true}}})
 	require.NoError(t, err)
 	defer func() {
 		if t.Failed() {
@@ -110,7 +142,7 @@ func checkServeInContainer(t *testing.T, image string) {
 		}
 		assert.NoError(t, c.Stop(context.Background()))
 	}()
-	cl, err := client.Dial([]string{c.Addr(9820)}, client.Options{Token: token})
+	cl, err := client.Dial([]string{c.Addr(ImageGRPCPort)}, client.Options{Token: token})
 	require.NoError(t, err)
 	defer cl.Close()
 	require.Eventually(t, func() bool {
@@ -128,9 +160,37 @@ func checkServeInContainer(t *testing.T, image string) {
 	assert.Empty(t, rep.Failures)
 	assert.Len(t, rep.Proofs, 2, "proved in the container and verified on the host")
 
-	bad, err := client.Dial([]string{c.Addr(9820)}, client.Options{Token: "wrong"})
+	httpBase := "http://" + c.Addr(ImageHTTPPort)
+	code, body := httpGet(t, httpBase+"/readyz", "")
+	assert.Equal(t, http.StatusOK, code, "a readiness probe needs no token")
+	assert.Equal(t, "ready: backend cpu\n", body)
+	code, _ = httpGet(t, httpBase+"/metrics", "")
+	assert.Equal(t, http.StatusUnauthorized, code, "/metrics asks for the token")
+	code, body = httpGet(t, httpBase+"/metrics", token)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Regexp(t, `cuzk_build_info\{commit="`+v.Commit+`",go="go[0-9.]+",version="`+regexp.QuoteMeta(v.Version)+`"\} 1`, body)
+	assert.Contains(t, st.GetVersion(), v.Version+" commit "+v.Commit, "GetStatus names the release")
+
+	bad, err := client.Dial([]string{c.Addr(ImageGRPCPort)}, client.Options{Token: "wrong"})
 	require.NoError(t, err)
 	defer bad.Close()
 	_, err = bad.GetStatus(ctx, &pb.GetStatusRequest{})
 	assert.Equal(t, codes.Unauthenticated, status.Code(err))
+}
+
+// httpGet returns the status and body of GET url, with the bearer token
+// when one is given.
+func httpGet(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
 }
