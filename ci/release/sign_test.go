@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sigstore/sigstore-go/pkg/fulcio/certificate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -240,4 +241,15 @@ func TestSignedProvenance(t *testing.T) {
 	assert.Equal(t, string(raw), string(same), "with the file's builder the statement is the file")
 	_, err = SignedProvenance(raw, "")
 	assert.Error(t, err)
+}
+
+func TestCheckCertCommit(t *testing.T) {
+	commit := testSource.Commit
+	with := func(d string) *certificate.Summary {
+		return &certificate.Summary{Extensions: certificate.Extensions{SourceRepositoryDigest: d}}
+	}
+	assert.NoError(t, checkCertCommit(with(""), commit), "no digest in the certificate (not GitHub)")
+	assert.NoError(t, checkCertCommit(with(commit), commit))
+	assert.NoError(t, checkCertCommit(with(commit), ""), "the provenance names no commit")
+	assert.ErrorContains(t, checkCertCommit(with("0123456789012345678901234567890123456789"), commit), "source repository digest")
 }

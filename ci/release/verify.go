@@ -21,6 +21,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/sigstore/sigstore-go/pkg/fulcio/certificate"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	spdxjson "github.com/spdx/tools-golang/json"
 	"github.com/spdx/tools-golang/spdx/v2/common"
@@ -587,6 +588,9 @@ func VerifySignatures(dir string, v Verified, sv *sign.Verifier) (string, error)
 		builder := BuilderID
 		if c := res.Signature.Certificate; c != nil {
 			builder, signer = c.SubjectAlternativeName, c.SubjectAlternativeName
+			if err := checkCertCommit(c, v.Commit); err != nil {
+				return "", fmt.Errorf("verify %s: %w", bname, err)
+			}
 		}
 		if err := CheckSignedProvenance(stmt, data, builder); err != nil {
 			return "", fmt.Errorf("verify %s: %w", bname, err)
@@ -607,6 +611,18 @@ func VerifySignatures(dir string, v Verified, sv *sign.Verifier) (string, error)
 		return "", fmt.Errorf("verify %s: signature of image %s: %w", ImageSignatureDir, digest, err)
 	}
 	return signer, nil
+}
+
+// checkCertCommit fails when a certificate names the commit its workflow
+// ran at (Fulcio's source repository digest, set for GitHub Actions) and
+// that is not the commit the provenance names: a release signed by a run
+// of another commit.
+func checkCertCommit(c *certificate.Summary, commit string) error {
+	got := c.SourceRepositoryDigest
+	if got == "" || commit == "" || strings.EqualFold(got, commit) {
+		return nil
+	}
+	return fmt.Errorf("the certificate's source repository digest %s is not the provenance's commit %s", got, commit)
 }
 
 // SignatureFiles returns the signature bundles in dir to publish beside
