@@ -28,7 +28,16 @@
 // provenance's fields with each other. Run empties the release directory
 // first (EmptyOutDir) and Verify refuses files SHA256SUMS does not list.
 // Rebuild releases the commit a provenance names again and compares bytes
-// (CompareDirs), naming the file that differs. Nothing is signed yet.
+// (CompareDirs), naming the file that differs.
+//
+// SignDist signs a release directory with ci/sign (a key, or keyless):
+// a Sigstore bundle beside SHA256SUMS and each file it lists, the
+// provenance as a DSSE-signed statement whose builder is the signer's
+// identity, and the image's cosign signature in ImageSignatureDir. The
+// signatures sit beside the reproducible files, never in them, so a
+// rebuild still compares byte for byte. VerifyRelease checks them against
+// a public key or a certificate identity (SignaturePolicy) before Verify's
+// checks; an unsigned release passes only with leave to skip them.
 //
 // Build and Make run `go build` as a child process and write only under
 // Options.OutDir, each file by an atomic replace (internal/renameio);
