@@ -18,7 +18,7 @@ import (
 var Default = Build
 
 // binaries are the mains `build` puts into bin/.
-var binaries = []string{"cuzk-daemon", "cuzk-bench"}
+var binaries = []string{"cuzk-daemon", "cuzk", "cuzk-bench"}
 
 // Build compiles changed kernels (zero nvcc runs when nothing changed) and builds bin/cuzk-daemon with them embedded.
 func Build(ctx context.Context) error {

@@ -4,5 +4,7 @@
 // drains or dies stops receiving jobs). RunLoad submits a stream of
 // proofs at a given concurrency, verifies every proof with the verifying
 // key fetched from the daemon, and reports throughput, latency quantiles
-// and the per-phase breakdown.
+// and the per-phase breakdown (Report, and Summary for printing). JSON
+// writes the protocol's messages for scripts (numbers as numbers, enums by
+// short name), as the cuzk command's -o json does.
 package client

@@ -55,16 +55,18 @@ func (r *Report) PhaseMeans() map[string]time.Duration {
 }
 
 // PhaseTable is PhaseMeans as a table sorted by phase, the means in ms.
-func (r *Report) PhaseTable(title string) *report.Table {
-	pm := r.PhaseMeans()
-	names := make([]string, 0, len(pm))
-	for k := range pm {
+func (r *Report) PhaseTable(title string) *report.Table { return phaseTable(title, r.PhaseMeans()) }
+
+// phaseTable is means as a table sorted by phase, in ms.
+func phaseTable(title string, means map[string]time.Duration) *report.Table {
+	names := make([]string, 0, len(means))
+	for k := range means {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	t := report.NewTable(title, "mean")
 	for _, k := range names {
-		t.Add(k, stats.Ms(pm[k]))
+		t.Add(k, stats.Ms(means[k]))
 	}
 	return t
 }

@@ -1,6 +1,7 @@
 // Command cuzk-bench measures cuzk's Groth16 prover end to end and kernel by
 // kernel, on the CPU (gnark-crypto) and GPU backends, and checks every result
-// against gnark-crypto.
+// against gnark-crypto. It holds benchmarks only: the client of a running
+// daemon is cuzk (daemon/cmd/cuzk).
 //
 //	cuzk-bench prove     porep-synth proofs per backend: per-phase medians,
 //	                     pairing check of every proof, GPU proof = CPU proof
@@ -14,6 +15,13 @@
 //	cuzk-bench keys      the development setup of porep-synth with the key
 //	                     points on the GPU (-gpu) or CPU, split into
 //	                     fixed-base G1, G2 and the rest
+//	cuzk-bench daemon    a daemon started in the process, driven over gRPC:
+//	                     throughput, latency, busy ratio, overhead per proof
+//	cuzk-bench c2        C2-sized proofs (10 partitions) through a daemon
+//	                     started in the process, the key made at start
+//	cuzk-bench soak      many small operations against a daemon started in
+//	                     the process: RSS and goroutines back to their level
+//	cuzk-bench version   this binary's version, commit and Go release
 //
 // Run "cuzk-bench <command> -help" for the flags of each command. Timings are
 // medians over -runs runs after one warm-up run. The benchmarks' logic lives
@@ -63,14 +71,9 @@ commands:
   synth      synthesis alone (r1cs.Solve of porep-synth), sequential and parallel, checked equal
   soak       10,000 small operations (cancels, deadlines, preload/evict) against a daemon started
              here: RSS and goroutines back to their level
+  version    this binary's version, source commit and Go release (-json)
 
-against a running daemon (-addr unix:PATH | host:port[,host:port...] | dns:///name:port):
-  prove -addr ...   submit -n proofs at concurrency -c, verify each, print the breakdown
-  status            the daemon's devices, queue, keys and kernels (JSON)
-  preload, evict    move a circuit's key between tiers
-  cancel ID...      cancel jobs
-
-  version [-json]   this binary's version, source commit and Go release
+A running daemon's client is cuzk (prove, submit, await, watch, cancel, status, preload, evict, vk).
 
 Run "cuzk-bench <command> -help" for a command's flags.
 Exit status: 0 ok, 1 failure, 2 usage, 3 no GPU (or no embedded kernels).
@@ -89,16 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "prove":
-		if hasAddr(args[1:]) {
-			return remoteProveCmd(ctx, args[1:], stdout, stderr)
-		}
 		return proveCmd(ctx, args[1:], stdout, stderr)
-	case "status":
-		return statusCmd(ctx, args[1:], stdout, stderr)
-	case "preload", "evict":
-		return keyCmd(ctx, args[0], args[1:], stdout, stderr)
-	case "cancel":
-		return cancelCmd(ctx, args[1:], stdout, stderr)
 	case "daemon":
 		return daemonBenchCmd(ctx, args[1:], stdout, stderr)
 	case "c2":
@@ -118,6 +112,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
+	case "status", "preload", "evict", "cancel", "submit", "await", "watch", "vk":
+		fmt.Fprintf(stderr, "cuzk-bench: %s is a command of cuzk, the daemon's client: cuzk %s -h\n", args[0], args[0])
+		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "cuzk-bench: unknown command %q\n%s", args[0], usage)
 		return exitUsage

@@ -1,0 +1,171 @@
+// Command cuzk is the client of cuzk's proving daemon (cuzk-daemon): it
+// submits proofs and waits for them, watches and cancels jobs, moves keys
+// between tiers, and reports the daemon's status.
+//
+//	cuzk prove   -circuit porep-synth -constraints 2^14        prove and verify; prints the job id
+//	cuzk prove   -n 64 -c 16 -addr host1:9820,host2:9820      a load: throughput, latency, phases
+//	cuzk submit  -constraints 2^14                             queue a proof, print its job id
+//	cuzk await   JOB                                           wait for a job, print its result
+//	cuzk watch   JOB                                           stream a job's events
+//	cuzk cancel  JOB...                                        cancel jobs
+//	cuzk status | preload | evict | vk | version
+//
+// Every command takes -o json for scripts, and -h, --help or help for its
+// flags; daemon commands take -addr (default $CUZK_ADDR, else
+// 127.0.0.1:9820) and -token (default $CUZK_DAEMON_TOKEN). The commands only
+// parse, call daemon/client and print.
+//
+// Exit status: 0 success, 1 failure (an error, a failed or cancelled job, a
+// proof that does not verify), 2 usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit codes, as cuzk-daemon's.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// command is one subcommand: setup declares its flags and returns what runs
+// it with the arguments left after them.
+type command struct {
+	name    string
+	args    string // what follows the flags, for the usage line
+	summary string // one line in the command list
+	detail  string // the help text's body
+	daemon  bool   // talks to a daemon: -addr, -token, -timeout, -max-message
+	setup   func(fs *flag.FlagSet, d *daemonFlags) runFunc
+}
+
+// runFunc runs a command; out prints its results.
+type runFunc func(ctx context.Context, out *output, args []string) error
+
+// commands are cuzk's subcommands, in the order help lists them.
+var commands = []*command{proveCommand, submitCommand, awaitCommand, watchCommand, cancelCommand,
+	statusCommand, preloadCommand, evictCommand, vkCommand, versionCommand}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && name == "help" {
+			if c := lookup(args[1]); c != nil {
+				return runCommand(ctx, c, []string{"-h"}, stdout, stderr)
+			}
+			fmt.Fprintf(stderr, "cuzk help: unknown command %q\n", args[1])
+			return exitUsage
+		}
+		usage(stdout)
+		return exitOK
+	case "-version", "--version":
+		name = "version"
+	}
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "cuzk: unknown command %q\n\n", name)
+		usage(stderr)
+		return exitUsage
+	}
+	return runCommand(ctx, c, args[1:], stdout, stderr)
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// runCommand parses c's flags (-h, --help and a lone "help" print its help
+// on stdout) and runs it.
+func runCommand(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var d daemonFlags
+	if c.daemon {
+		d.add(fs)
+	}
+	var format string
+	fs.StringVar(&format, "o", "text", "output: text, or json for scripts")
+	runner := c.setup(fs, &d)
+	fs.Usage = func() {} // help goes to stdout below; a bad flag's message is enough on stderr
+	if len(args) == 1 && args[0] == "help" {
+		args = []string{"-h"}
+	}
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		commandHelp(stdout, c, fs)
+		return exitOK
+	} else if err != nil {
+		fmt.Fprintf(stderr, "run \"cuzk %s -h\" for its flags\n", c.name) // the flag package said what was wrong
+		return exitUsage
+	}
+	out := &output{w: stdout, errw: stderr, json: format == "json"}
+	if format != "text" && format != "json" {
+		fmt.Fprintf(stderr, "cuzk %s: -o %q: want text or json\n", c.name, format)
+		return exitUsage
+	}
+	err := runner(ctx, out, fs.Args())
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "cuzk %s: %v\n", c.name, err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "cuzk %s: %v\n", c.name, err)
+		return exitFail
+	}
+}
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("usage: cuzk <command> [flags] [arguments]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+	}
+	b.WriteString(`
+Daemon commands take -addr ADDR[,ADDR...] (unix:PATH, host:port or dns:///name:port;
+default $CUZK_ADDR, else 127.0.0.1:9820) and -token (default $CUZK_DAEMON_TOKEN).
+Every command takes -o json. "cuzk help <command>" or "cuzk <command> -h" shows its flags.
+Exit status: 0 ok, 1 failure, 2 usage.
+`)
+	_, _ = io.WriteString(w, b.String()) // help text: nowhere to report a failed write
+}
+
+func commandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: cuzk %s [flags]%s\n\n%s\n\nflags:\n", c.name, prefixed(" ", c.args), c.detail)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/daemon/server"
+)
+
+// cuzk runs the command line and returns its exit code, stdout and stderr.
+func cuzk(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	for _, c := range commands {
+		for _, args := range [][]string{{c.name, "-h"}, {c.name, "--help"}, {c.name, "-help"}, {c.name, "help"}, {"help", c.name}} {
+			code, out, errs := cuzk(t, args...)
+			assert.Equal(t, exitOK, code, "%v: %s", args, errs)
+			assert.Contains(t, out, "usage: cuzk "+c.name, args)
+			assert.Contains(t, out, "-o string", "%v: every command has -o", args)
+			assert.Equal(t, c.daemon, strings.Contains(out, "-addr"), "%v: daemon commands take -addr", args)
+			assert.Empty(t, errs, args)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		code, out, _ := cuzk(t, args...)
+		assert.Equal(t, exitOK, code)
+		for _, c := range commands {
+			assert.Contains(t, out, "\n  "+c.name+" ", "the command list names %s", c.name)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		nil, {"frobnicate"}, {"help", "frobnicate"}, {"status", "-nope"}, {"status", "-o", "yaml"}, {"status", "extra"},
+		{"await"}, {"await", "a", "b"}, {"cancel"}, {"prove", "-priority", "urgent"}, {"prove", "-n", "0"},
+		{"preload", "-tier", "lukewarm"}, {"prove", "-constraints", "2^x"}, {"status", "-max-message", "64G"},
+		{"submit", "-circuit", "nope"},
+	} {
+		code, _, errs := cuzk(t, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.NotEmpty(t, errs, "%v says why on stderr", args)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version", "-o", "json"}, {"version", "-json"}, {"--version", "-o", "json"}} {
+		code, out, _ := cuzk(t, args...)
+		require.Equal(t, exitOK, code, args)
+		var v map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+		assert.Contains(t, v, "version")
+		assert.Contains(t, v, "commit")
+	}
+	code, out, _ := cuzk(t, "version")
+	assert.Equal(t, exitOK, code)
+	assert.True(t, strings.HasPrefix(out, "cuzk "), out)
+}
+
+// TestAgainstADaemon runs every daemon command against a real daemon (CPU
+// backend) on a unix socket.
+func TestAgainstADaemon(t *testing.T) {
+	opts := server.DefaultOptions()
+	dir := t.TempDir()
+	opts.Listen, opts.HTTPListen, opts.Backend, opts.KeyDir = "unix:"+filepath.Join(dir, "d.sock"), "", "cpu", filepath.Join(dir, "keys")
+	d, err := server.Start(opts, nil)
+	require.NoError(t, err)
+	defer d.Stop()
+	addr := []string{"-addr", d.Addr(), "-max-message", "64MiB"}
+	porep := append(addr, "-circuit", "porep-synth", "-constraints", "2^11")
+
+	code, out, errs := cuzk(t, append([]string{"prove", "-n", "3", "-c", "2", "-quiet"}, porep...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	assert.Contains(t, out, "all 3 proofs verified")
+	assert.Regexp(t, `proof 0: job \S+ on cpu in`, out, "every proof's job id")
+	assert.Contains(t, out, "latency p50")
+	assert.Contains(t, out, "prove/msm A")
+
+	code, out, errs = cuzk(t, append([]string{"prove", "-o", "json"}, porep...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	var s client.Summary
+	require.NoError(t, json.Unmarshal([]byte(out), &s), out)
+	require.Len(t, s.Proofs, 1)
+	assert.NotEmpty(t, s.Proofs[0].JobID)
+	assert.Positive(t, s.Latency("p50"))
+
+	code, out, errs = cuzk(t, append([]string{"submit", "-seed", "9"}, porep...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	job := strings.TrimSpace(out)
+	require.NotEmpty(t, job)
+	assert.NotContains(t, job, " ", "submit prints the job id alone")
+
+	proof := filepath.Join(dir, "proof")
+	code, out, errs = cuzk(t, append([]string{"await", "-proof", proof}, append(addr, job)...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	assert.Contains(t, out, "job "+job+" done on cpu: verified true")
+	b, err := os.ReadFile(proof)
+	require.NoError(t, err)
+	assert.Len(t, b, 192, "A||B||C compressed")
+
+	code, out, _ = cuzk(t, append([]string{"await", "-o", "json"}, append(addr, job)...)...)
+	require.Equal(t, exitOK, code)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	assert.Equal(t, "done", res["state"])
+	assert.IsType(t, float64(0), res["timings"].(map[string]any)["total_ns"], "int64s are numbers")
+
+	code, out, errs = cuzk(t, append([]string{"watch"}, append(addr, job)...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	assert.Contains(t, out, "done")
+
+	code, _, errs = cuzk(t, append([]string{"cancel"}, append(addr, "nope")...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errs, "NotFound")
+	code, out, _ = cuzk(t, append([]string{"cancel", "-o", "json"}, append(addr, job)...)...)
+	assert.Equal(t, exitOK, code)
+	assert.JSONEq(t, `[{"job_id":"`+job+`","state":"done"}]`, out, "an ended job stays as it was")
+
+	code, out, _ = cuzk(t, append([]string{"status"}, addr...)...)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "backend cpu")
+	assert.Contains(t, out, "porep-synth/constraints=2048")
+	code, out, _ = cuzk(t, append([]string{"status", "-o", "json"}, addr...)...)
+	require.Equal(t, exitOK, code)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &st), out)
+	assert.Equal(t, "cpu", st["backend"])
+	assert.IsType(t, float64(0), st["uptime_ns"], "int64s are numbers")
+
+	code, out, _ = cuzk(t, append([]string{"evict"}, porep...)...)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "porep-synth/constraints=2048 cold")
+	code, out, _ = cuzk(t, append([]string{"preload", "-o", "json"}, porep...)...)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"tier": "warm"`)
+
+	vk := filepath.Join(dir, "vk")
+	code, out, _ = cuzk(t, append([]string{"vk", "-out", vk}, porep...)...)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "verifying key")
+	code, out, _ = cuzk(t, append([]string{"vk", "-o", "json"}, porep...)...)
+	require.Equal(t, exitOK, code)
+	var v struct {
+		Binary  string         `json:"binary"`
+		Snarkjs map[string]any `json:"snarkjs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	assert.NotEmpty(t, v.Snarkjs)
+	b, err = os.ReadFile(vk)
+	require.NoError(t, err)
+	assert.Equal(t, len(b)*2, len(v.Binary))
+}
