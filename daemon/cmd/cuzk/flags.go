@@ -75,10 +75,13 @@ func (f *circuitFlags) add(fs *flag.FlagSet) {
 	fs.Var(&f.params, "param", "circuit parameter name=value (repeatable; the other circuits' parameters)")
 }
 
-// resolve returns the circuit the flags name. -constraints fills the
-// circuit's constraints parameter when -param gives the circuit too few
-// parameters without it (porep-synth, porep-c2).
-func (f *circuitFlags) resolve() (*registry.Resolved, error) {
+// resolve returns the circuit the flags name, refusing arguments after
+// them. -constraints fills the circuit's constraints parameter when -param
+// gives the circuit too few parameters without it (porep-synth, porep-c2).
+func (f *circuitFlags) resolve(args []string) (*registry.Resolved, error) {
+	if err := noArgs(args); err != nil {
+		return nil, err
+	}
 	params := map[string]uint64{}
 	for k, v := range f.params {
 		params[k] = v

@@ -24,7 +24,7 @@ the daemon and the public inputs computed here. Prints each proof's job id, devi
 latency, then throughput, latency quantiles and the daemon's mean phases. Exits 0 only
 if every proof verified.`}
 
-func setupProve(fs *flag.FlagSet, d *daemonFlags) runFunc {
+func setupProve(fs *flag.FlagSet) runFunc {
 	var cf circuitFlags
 	cf.add(fs)
 	n := fs.Int("n", 1, "proofs")
@@ -34,8 +34,10 @@ func setupProve(fs *flag.FlagSet, d *daemonFlags) runFunc {
 	retries := fs.Int("retries", 2, "resubmissions after a daemon goes away")
 	partitions := fs.Int("partitions", 1, "partitions per proof (the C2 shape: 10), each verified")
 	quiet := fs.Bool("quiet", false, "no progress bar (there is none for one proof, nor with -o json)")
-	return func(ctx context.Context, out *output, args []string) error {
-		if err := noArgs(args); err != nil {
+	return func(ctx context.Context, e *env, args []string) error {
+		out := e.out
+		circ, err := cf.resolve(args)
+		if err != nil {
 			return err
 		}
 		if *n < 1 || *conc < 1 || *partitions < 1 {
@@ -45,16 +47,6 @@ func setupProve(fs *flag.FlagSet, d *daemonFlags) runFunc {
 		if err != nil {
 			return err
 		}
-		circ, err := cf.resolve()
-		if err != nil {
-			return err
-		}
-		c, ctx, cancel, err := d.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close() // the results are in; nothing to lose
 		load := client.Load{Circuit: circ, N: *n, Concurrency: *conc, Seed: *seed, Priority: p, Retries: *retries,
 			Partitions: *partitions, RequestPrefix: fmt.Sprintf("cuzk-%d-%d", os.Getpid(), time.Now().UnixNano())}
 		if !*quiet && *n > 1 && !out.json {
@@ -62,7 +54,7 @@ func setupProve(fs *flag.FlagSet, d *daemonFlags) runFunc {
 				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 			load.Progress = func(done, _ int) { _ = bar.Set(done) } // the bar only draws
 		}
-		rep, err := client.RunLoad(ctx, c, load)
+		rep, err := client.RunLoad(ctx, e.c, load)
 		if err != nil {
 			return err
 		}
@@ -104,7 +96,7 @@ input), else the circuit's example input for -seed (for -partitions P, the examp
 seed ... seed+P-1). Follow the job with "cuzk await", "cuzk watch" or "cuzk cancel", against
 the same daemon.`}
 
-func setupSubmit(fs *flag.FlagSet, d *daemonFlags) runFunc {
+func setupSubmit(fs *flag.FlagSet) runFunc {
 	var cf circuitFlags
 	cf.add(fs)
 	seed := fs.Int64("seed", 1, "the example input's seed (without -input)")
@@ -113,18 +105,16 @@ func setupSubmit(fs *flag.FlagSet, d *daemonFlags) runFunc {
 	partitions := fs.Int("partitions", 1, "partitions of the proof (the C2 shape: 10)")
 	requestID := fs.String("request-id", "", "the caller's id: a repeat returns the same job")
 	skipVerify := fs.Bool("skip-verify", false, "the daemon does not check the proof")
-	return func(ctx context.Context, out *output, args []string) error {
-		if err := noArgs(args); err != nil {
+	return func(ctx context.Context, e *env, args []string) error {
+		out := e.out
+		circ, err := cf.resolve(args)
+		if err != nil {
 			return err
 		}
 		if *partitions < 1 {
 			return usagef("-partitions %d: want at least 1", *partitions)
 		}
 		p, err := enumFlag("priority", *prio, pb.Priority(0))
-		if err != nil {
-			return err
-		}
-		circ, err := cf.resolve()
 		if err != nil {
 			return err
 		}
@@ -140,17 +130,11 @@ func setupSubmit(fs *flag.FlagSet, d *daemonFlags) runFunc {
 		if err != nil {
 			return fmt.Errorf("input: %w", err)
 		}
-		c, ctx, cancel, err := d.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close() // the answer is in; nothing to lose
 		req := &pb.ProofRequest{RequestId: *requestID, Circuit: pbCircuit(circ), Input: in, Priority: p, SkipVerify: *skipVerify}
 		if *partitions > 1 {
 			req.Partitions = uint32(*partitions)
 		}
-		r, err := c.SubmitProof(ctx, req)
+		r, err := e.c.SubmitProof(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -168,19 +152,14 @@ var awaitCommand = &command{name: "await", args: "JOB", daemon: true, setup: set
 the proof, the times, and the proof as A||B||C compressed in hex (-proof FILE writes those
 bytes, a multi-partition job's proofs one after another). A failed or cancelled job exits 1.`}
 
-func setupAwait(fs *flag.FlagSet, d *daemonFlags) runFunc {
+func setupAwait(fs *flag.FlagSet) runFunc {
 	proof := fs.String("proof", "", "write the compressed proof(s) to this file")
-	return func(ctx context.Context, out *output, args []string) error {
+	return func(ctx context.Context, e *env, args []string) error {
+		out := e.out
 		if len(args) != 1 {
 			return usagef("want one job id, have %d arguments", len(args))
 		}
-		c, ctx, cancel, err := d.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close() // the answer is in; nothing to lose
-		res, err := c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: args[0]})
+		res, err := e.c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: args[0]})
 		if err != nil {
 			return err
 		}
@@ -215,18 +194,13 @@ var watchCommand = &command{name: "watch", args: "JOB", daemon: true, setup: set
 GPU phase, then done, failed or cancelled); -o json: one JSON object per line. A failed or
 cancelled job exits 1.`}
 
-func setupWatch(fs *flag.FlagSet, d *daemonFlags) runFunc {
-	return func(ctx context.Context, out *output, args []string) error {
+func setupWatch(*flag.FlagSet) runFunc {
+	return func(ctx context.Context, e *env, args []string) error {
+		out := e.out
 		if len(args) != 1 {
 			return usagef("want one job id, have %d arguments", len(args))
 		}
-		c, ctx, cancel, err := d.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close() // the stream has ended; nothing to lose
-		stream, err := c.WatchProof(ctx, &pb.WatchProofRequest{JobId: args[0]})
+		stream, err := e.c.WatchProof(ctx, &pb.WatchProofRequest{JobId: args[0]})
 		if err != nil {
 			return err
 		}
@@ -285,24 +259,19 @@ var cancelCommand = &command{name: "cancel", args: "JOB...", daemon: true, setup
 	detail: `Cancels each job (queued, synthesizing or proving) and prints its state after the request;
 a job that has ended stays as it was.`}
 
-func setupCancel(fs *flag.FlagSet, d *daemonFlags) runFunc {
-	return func(ctx context.Context, out *output, args []string) error {
+func setupCancel(*flag.FlagSet) runFunc {
+	return func(ctx context.Context, e *env, args []string) error {
+		out := e.out
 		if len(args) == 0 {
 			return usagef("no job id")
 		}
-		c, ctx, cancel, err := d.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close() // the answers are in; nothing to lose
 		type result struct {
 			JobID string `json:"job_id"`
 			State string `json:"state"`
 		}
 		var results []result
 		for _, id := range args {
-			r, err := c.CancelProof(ctx, &pb.CancelProofRequest{JobId: id})
+			r, err := e.c.CancelProof(ctx, &pb.CancelProofRequest{JobId: id})
 			if err != nil {
 				return fmt.Errorf("%s: %w", id, err)
 			}

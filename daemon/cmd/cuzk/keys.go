@@ -24,18 +24,13 @@ the job it proves now), the queue by priority and stage with the host memory in 
 keys and their tiers, and the embedded kernels with the pins that built them. -o json gives
 all of it with numbers as numbers.`}
 
-func setupStatus(fs *flag.FlagSet, d *daemonFlags) runFunc {
-	return func(ctx context.Context, out *output, args []string) error {
+func setupStatus(*flag.FlagSet) runFunc {
+	return func(ctx context.Context, e *env, args []string) error {
+		out := e.out
 		if err := noArgs(args); err != nil {
 			return err
 		}
-		c, ctx, cancel, err := d.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close() // the answer is in; nothing to lose
-		st, err := c.GetStatus(ctx, &pb.GetStatusRequest{})
+		st, err := e.c.GetStatus(ctx, &pb.GetStatusRequest{})
 		if err != nil {
 			return err
 		}
@@ -105,16 +100,14 @@ var evictCommand = &command{name: "evict", daemon: true, setup: keySetup("evict"
 	detail: `Drops the circuit's key to -tier warm (off the GPUs) or cold (out of host memory too; the
 default) and prints the key's state. A key in use is dropped when its jobs let go of it.`}
 
-func keySetup(name string) func(fs *flag.FlagSet, d *daemonFlags) runFunc {
-	return func(fs *flag.FlagSet, d *daemonFlags) runFunc {
+func keySetup(name string) func(fs *flag.FlagSet) runFunc {
+	return func(fs *flag.FlagSet) runFunc {
 		var cf circuitFlags
 		cf.add(fs)
 		tier := fs.String("tier", "", "preload: warm or hot; evict: warm or cold (default: see above)")
-		return func(ctx context.Context, out *output, args []string) error {
-			if err := noArgs(args); err != nil {
-				return err
-			}
-			circ, err := cf.resolve()
+		return func(ctx context.Context, e *env, args []string) error {
+			out := e.out
+			circ, err := cf.resolve(args)
 			if err != nil {
 				return err
 			}
@@ -124,17 +117,11 @@ func keySetup(name string) func(fs *flag.FlagSet, d *daemonFlags) runFunc {
 					return err
 				}
 			}
-			c, ctx, cancel, err := d.dial(ctx)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			defer c.Close() // the answer is in; nothing to lose
 			var info *pb.KeyInfo
 			if name == "preload" {
-				info, err = c.PreloadKey(ctx, &pb.KeyRequest{Circuit: pbCircuit(circ), Tier: t})
+				info, err = e.c.PreloadKey(ctx, &pb.KeyRequest{Circuit: pbCircuit(circ), Tier: t})
 			} else {
-				info, err = c.EvictKey(ctx, &pb.EvictKeyRequest{Circuit: pbCircuit(circ), Tier: t})
+				info, err = e.c.EvictKey(ctx, &pb.EvictKeyRequest{Circuit: pbCircuit(circ), Tier: t})
 			}
 			if err != nil {
 				return err
@@ -159,26 +146,18 @@ var vkCommand = &command{name: "vk", daemon: true, setup: setupVK,
 groth16.VerifyingKey reads); -snarkjs FILE writes snarkjs's JSON. Prints its size and sha256;
 -o json: the circuit, the sha256, the binary in hex and the snarkjs object.`}
 
-func setupVK(fs *flag.FlagSet, d *daemonFlags) runFunc {
+func setupVK(fs *flag.FlagSet) runFunc {
 	var cf circuitFlags
 	cf.add(fs)
 	bin := fs.String("out", "", "write the binary encoding to this file")
 	snark := fs.String("snarkjs", "", "write the snarkjs JSON to this file")
-	return func(ctx context.Context, out *output, args []string) error {
-		if err := noArgs(args); err != nil {
-			return err
-		}
-		circ, err := cf.resolve()
+	return func(ctx context.Context, e *env, args []string) error {
+		out := e.out
+		circ, err := cf.resolve(args)
 		if err != nil {
 			return err
 		}
-		c, ctx, cancel, err := d.dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		defer c.Close() // the answer is in; nothing to lose
-		r, err := c.GetVerifyingKey(ctx, &pb.KeyRequest{Circuit: pbCircuit(circ)})
+		r, err := e.c.GetVerifyingKey(ctx, &pb.KeyRequest{Circuit: pbCircuit(circ)})
 		if err != nil {
 			return err
 		}

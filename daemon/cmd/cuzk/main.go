@@ -29,6 +29,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/cuzk-dev/cuzk/daemon/client"
 )
 
 // Exit codes, as cuzk-daemon's.
@@ -46,11 +48,18 @@ type command struct {
 	summary string // one line in the command list
 	detail  string // the help text's body
 	daemon  bool   // talks to a daemon: -addr, -token, -timeout, -max-message
-	setup   func(fs *flag.FlagSet, d *daemonFlags) runFunc
+	setup   func(fs *flag.FlagSet) runFunc
 }
 
-// runFunc runs a command; out prints its results.
-type runFunc func(ctx context.Context, out *output, args []string) error
+// runFunc runs a command with the arguments left after its flags.
+type runFunc func(ctx context.Context, e *env, args []string) error
+
+// env is what a command runs with: out prints its results, and c is the
+// connection to the daemons of a daemon command (nil for the others).
+type env struct {
+	out *output
+	c   *client.Client
+}
 
 // commands are cuzk's subcommands, in the order help lists them.
 var commands = []*command{proveCommand, submitCommand, awaitCommand, watchCommand, cancelCommand,
@@ -111,7 +120,7 @@ func runCommand(ctx context.Context, c *command, args []string, stdout, stderr i
 	}
 	var format string
 	fs.StringVar(&format, "o", "text", "output: text, or json for scripts")
-	runner := c.setup(fs, &d)
+	runner := c.setup(fs)
 	fs.Usage = func() {} // help goes to stdout below; a bad flag's message is enough on stderr
 	if len(args) == 1 && args[0] == "help" {
 		args = []string{"-h"}
@@ -128,7 +137,7 @@ func runCommand(ctx context.Context, c *command, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "cuzk %s: -o %q: want text or json\n", c.name, format)
 		return exitUsage
 	}
-	err := runner(ctx, out, fs.Args())
+	err := runWith(ctx, c, &d, runner, &env{out: out}, fs.Args())
 	var ue usageError
 	switch {
 	case err == nil:
@@ -140,6 +149,23 @@ func runCommand(ctx context.Context, c *command, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "cuzk %s: %v\n", c.name, err)
 		return exitFail
 	}
+}
+
+// runWith runs runner in e, connected to the daemons first for a daemon
+// command (a connection only dials at its first call) and bounded by
+// -timeout.
+func runWith(ctx context.Context, c *command, d *daemonFlags, runner runFunc, e *env, args []string) error {
+	if !c.daemon {
+		return runner(ctx, e, args)
+	}
+	cl, ctx, cancel, err := d.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer cl.Close() // every answer is in by now; nothing to lose
+	e.c = cl
+	return runner(ctx, e, args)
 }
 
 func usage(w io.Writer) {

@@ -11,9 +11,10 @@ var versionCommand = &command{name: "version", setup: setupVersion,
 	summary: "this binary's version, source commit and Go release",
 	detail:  `Prints this binary's version, source commit and Go release (-o json or -json: one object).`}
 
-func setupVersion(fs *flag.FlagSet, _ *daemonFlags) runFunc {
+func setupVersion(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "the same as -o json (as cuzk-daemon version -json)")
-	return func(_ context.Context, out *output, args []string) error {
+	return func(_ context.Context, e *env, args []string) error {
+		out := e.out
 		if err := noArgs(args); err != nil {
 			return err
 		}
