@@ -104,9 +104,11 @@ func Estimate(muls, rate float64) time.Duration {
 	return time.Duration(muls / rate * float64(time.Second))
 }
 
-// Reference figures of sppark (supranational/sppark) on the same H200 model
-// (ms), recorded for this project as the bar to compare with: MSM G1 and
-// Fr NTT.
+// Reference figures of sppark (supranational/sppark) on the H200 model
+// (ms), inputs already on the GPU: MSM G1 and Fr NTT. They are not
+// measured by cuzk: they are the figures given in cuzk's issue 4 (the GPU
+// kernels' specification), where they were measured on the same H200
+// model, and they serve only as the bar printed beside cuzk's own medians.
 var (
 	SpparkMSMG1 = map[int]float64{20: 24, 22: 58, 24: 176, 26: 623}
 	SpparkNTT   = map[int]float64{20: 0.28, 24: 4.7, 27: 44}
