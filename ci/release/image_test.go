@@ -1,7 +1,9 @@
 package release
 
 import (
+	"maps"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,4 +98,31 @@ func TestImageDefaultsAreTheDaemons(t *testing.T) {
 	}
 	assert.Equal(t, debian.KeyDir, ImageKeyDir)
 	assert.Equal(t, strconv.Itoa(debian.NonrootUID)+":"+strconv.Itoa(debian.NonrootUID), ImageUser)
+}
+
+// TestImageLabelsAgreeWithProvenance: a release's image labels name the
+// provenance's version, commit and repository; an edited label is named.
+func TestImageLabelsAgreeWithProvenance(t *testing.T) {
+	dir := stampedRelease(t)
+	v, err := Verify(dir)
+	require.NoError(t, err)
+	c, err := oci.Verify(filepath.Join(dir, ImageDir))
+	require.NoError(t, err)
+	labels := c.Config.Config.Labels
+	require.NoError(t, checkImageLabels(labels, v))
+	assert.Equal(t, testSource.Commit, labels[oci.AnnotationRevision])
+	assert.Equal(t, testSource.Repository, labels["org.opencontainers.image.source"])
+
+	for label, value := range map[string]string{
+		oci.AnnotationVersion:             "v9.9.9",
+		oci.AnnotationRevision:            strings.Repeat("d", 40),
+		"org.opencontainers.image.source": "https://example.com/fork",
+	} {
+		forged := maps.Clone(labels)
+		forged[label] = value
+		assert.ErrorContains(t, checkImageLabels(forged, v), "image label "+label+" \""+value+"\"")
+	}
+	unknown := v
+	unknown.Commit, unknown.Source = "", noAssertion
+	assert.ErrorContains(t, checkImageLabels(labels, unknown), "externalParameters.commit \"\"", "a revision the provenance does not know")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spdx/tools-golang/spdx/v2/common"
 	spdx "github.com/spdx/tools-golang/spdx/v2/v2_3"
 
+	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 )
@@ -389,6 +390,26 @@ func checkSBOMSource(x sbomIndex, v Verified) error {
 		return fmt.Errorf("%s %q, the provenance's externalParameters.source is %q", pkgField(p, "downloadLocation"), p.PackageDownloadLocation, v.Source)
 	case p.PackageLicenseDeclared != License:
 		return fmt.Errorf("%s %q, want %q (LICENSE)", pkgField(p, "licenseDeclared"), p.PackageLicenseDeclared, License)
+	}
+	return nil
+}
+
+// checkImageLabels checks the image config's OCI labels against the
+// provenance: version, revision (absent when the commit is unknown) and
+// source (the repository of externalParameters.source). Verify calls it
+// once the provenance is read. Errors name the label and the field.
+func checkImageLabels(labels map[string]string, v Verified) error {
+	if got := labels[oci.AnnotationVersion]; got != v.Version {
+		return fmt.Errorf("image label %s %q, externalParameters.version %q", oci.AnnotationVersion, got, v.Version)
+	}
+	if got, ok := labels[oci.AnnotationRevision]; got != v.Commit || (v.Commit == "" && ok) {
+		return fmt.Errorf("image label %s %q, externalParameters.commit %q", oci.AnnotationRevision, got, v.Commit)
+	}
+	if v.Commit != "" {
+		repo := strings.TrimSuffix(strings.TrimPrefix(v.Source, "git+"), "@"+v.Commit)
+		if got := labels[labelSource]; got != repo {
+			return fmt.Errorf("image label %s %q, externalParameters.source names %q", labelSource, got, repo)
+		}
 	}
 	return nil
 }
