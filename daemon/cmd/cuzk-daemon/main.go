@@ -51,6 +51,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return importKeyCmd(args[1:], stdout, stderr)
 	case "keys":
 		return keysCmd(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			return run(ctx, []string{args[1], "-h"}, stdout, stderr)
+		}
+		fmt.Fprintf(stdout, usageFormat, "cuzk-daemon")
+		return exitOK
 	default:
 		fmt.Fprintf(stderr, "cuzk-daemon: unknown command %q\n"+usageFormat, args[0], "cuzk-daemon")
 		return exitUsage
