@@ -5,8 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
@@ -40,7 +38,6 @@ type Signer struct {
 	tokenFn func(context.Context) (string, error)
 	tlogs   []sgsign.Transparency
 	trust   root.TrustedMaterial
-	logger  *slog.Logger
 }
 
 // Option configures a Signer.
@@ -81,23 +78,12 @@ func WithTrustedMaterial(tm root.TrustedMaterial) Option {
 	return func(s *Signer) error { s.trust = tm; return nil }
 }
 
-// WithLogger sets the logger (default discards).
-func WithLogger(l *slog.Logger) Option {
-	return func(s *Signer) error {
-		if l == nil {
-			return errors.New("sign: nil logger")
-		}
-		s.logger = l
-		return nil
-	}
-}
-
 // New returns a Signer for key pair kp.
 func New(kp sgsign.Keypair, opts ...Option) (*Signer, error) {
 	if kp == nil {
 		return nil, errors.New("sign: nil key pair")
 	}
-	s := &Signer{kp: kp, logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &Signer{kp: kp}
 	for _, o := range opts {
 		if err := o(s); err != nil {
 			return nil, err
