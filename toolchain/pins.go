@@ -99,9 +99,13 @@ const EnvBenchPrefix = "CUZK_BENCH_"
 // pins, checked by cuzk-daemon itself.
 const EnvDaemonPrefix = "CUZK_DAEMON_"
 
+// EnvSigningKey names the release signing key (a PEM file); the release
+// targets read it, and it never reaches a build or a container.
+const EnvSigningKey = "CUZK_SIGNING_KEY"
+
 // operational lists CUZK_* variables that are read elsewhere and are not pins.
 var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvTestGPU, EnvRemoteToken,
-	EnvExecutor, EnvImageRepin, EnvTestPackages, EnvTestRun}
+	EnvExecutor, EnvImageRepin, EnvTestPackages, EnvTestRun, EnvSigningKey}
 
 // Load reads the pins: embedded defaults, then the file named by CUZK_PINS if
 // set, then CUZK_* variables from environ (nested keys join with "_", e.g.

@@ -215,7 +215,7 @@ func (c *Container) Wait(ctx context.Context) (int, error) {
 // plain `podman stop` would leave it, and an image removal then fails on
 // the container it still names.)
 func (c *Container) Stop(ctx context.Context) error {
-	out, err := exec.CommandContext(ctx, Binary, "rm", "--force", "--ignore", "--time", "10", c.ID).CombinedOutput()
+	out, err := exec.CommandContext(ctx, Binary, "rm", "--force", "--ignore", "--volumes", "--time", "10", c.ID).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("podman rm %s: %w: %s", c.ID, err, out)
 	}

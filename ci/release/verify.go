@@ -134,6 +134,9 @@ func Verify(dir string) (Verified, error) {
 	if err := checkProvenance(dir, &v, listed[archive], bis); err != nil {
 		return v, err
 	}
+	if err := checkImageLabels(c.Config.Config.Labels, v); err != nil {
+		return v, fmt.Errorf("verify %s: %w", ImageDir, err)
+	}
 	if err := checkSBOM(dir, v, listed[archive], bis); err != nil {
 		return v, err
 	}
