@@ -129,11 +129,11 @@ func (m *msmSums) prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignmen
 		copyAll(wire, asg.Public)
 		copyAll(wire[pk.NbPublic:], asg.Private)
 	}
-	wireA, fillA, err := ws.compactLater(wire, pk.InfinityA, &ws.a)
+	wireA, fillA, err := ws.compactLater(wire, pk.InfinityA, &ws.a, &ws.keptA)
 	if err != nil {
 		return err
 	}
-	wireB, fillB, err := ws.compactLater(wire, pk.InfinityB, &ws.b)
+	wireB, fillB, err := ws.compactLater(wire, pk.InfinityB, &ws.b, &ws.keptB)
 	if err != nil {
 		return err
 	}

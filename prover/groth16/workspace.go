@@ -27,6 +27,32 @@ type Workspace struct {
 	mu        sync.Mutex
 	alloc     HostAllocator // nil: the Go heap
 	buf, a, b wsVec
+	keptA     keptCache // the kept offsets of the last A mask, B's below
+	keptB     keptCache
+}
+
+// keptCache holds countKept of one mask, known by its first element and
+// length: a key's masks are not written after setup, so a Workspace reused
+// with one key counts them once (at 2^27, two passes over 134 M flags, about
+// 50 ms a partition on the device's path).
+type keptCache struct {
+	first *bool
+	n     int
+	k     kept
+}
+
+// of returns countKept(mask), from the cache when mask is the one counted
+// last.
+func (c *keptCache) of(mask []bool) kept {
+	if len(mask) > 0 && c.first == &mask[0] && c.n == len(mask) {
+		return c.k
+	}
+	c.k = countKept(mask)
+	c.first, c.n = nil, len(mask)
+	if len(mask) > 0 {
+		c.first = &mask[0]
+	}
+	return c.k
 }
 
 // wsVec is one of a Workspace's vectors.
@@ -115,20 +141,11 @@ func AllocVector(alloc HostAllocator, n int) ([]fr.Element, []byte, error) {
 	return unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(raw))), n), raw, nil
 }
 
-// compact is compact(v, mask) with the copy in s (grown as needed).
-func (ws *Workspace) compact(v []fr.Element, mask []bool, s *wsVec) ([]fr.Element, error) {
-	out, fill, err := ws.compactLater(v, mask, s)
-	if fill != nil {
-		fill()
-	}
-	return out, err
-}
-
 // compactLater sizes compact(v, mask) in s and returns the vector with the
 // function that fills it (nil when v is its own compaction: no column is
 // dropped), so that the copy can run later or elsewhere.
-func (ws *Workspace) compactLater(v []fr.Element, mask []bool, s *wsVec) ([]fr.Element, func(), error) {
-	k := countKept(mask)
+func (ws *Workspace) compactLater(v []fr.Element, mask []bool, s *wsVec, kc *keptCache) ([]fr.Element, func(), error) {
+	k := kc.of(mask)
 	if k.n() == len(v) {
 		return v, nil, nil
 	}
