@@ -41,7 +41,7 @@ func TestOptionsRejectUnknownNames(t *testing.T) {
 // fails before anything starts, saying how to pass one.
 func TestServeOffLoopbackWithoutTokenSaysHow(t *testing.T) {
 	var errb bytes.Buffer
-	code := serveCmd([]string{"-listen", ":0", "-http-listen", "", "-backend", "cpu", "-key-dir", t.TempDir()}, &errb)
+	code := serveCmd([]string{"-listen", ":0", "-http-listen", "", "-backend", "cpu", "-key-dir", t.TempDir()}, io.Discard, &errb)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errb.String(), "needs a bearer token")
 	assert.Contains(t, errb.String(), "CUZK_DAEMON_TOKEN_FILE=FILE")

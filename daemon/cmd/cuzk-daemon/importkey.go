@@ -12,13 +12,16 @@ import (
 // importKeyCmd converts a proving key in the compressed encoding into a raw
 // key file, checking every point once (keyfile.Import).
 func importKeyCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("import-key", stderr)
+	fs := newFlags("import-key", "", stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cuzk-daemon import-key <name>.pk <name>.rawpk\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: cuzk-daemon import-key <name>.pk <name>.rawpk\n\n"+
 			"Writes the raw key file the daemon maps instead of decoding <name>.pk; every point is checked\n"+
 			"on the curve and in the subgroup here, once. Put it beside <name>.vk in the key directory.")
 	}
-	if err := fs.Parse(args); err != nil || fs.NArg() != 2 {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
+	}
+	if fs.NArg() != 2 {
 		fs.Usage()
 		return exitUsage
 	}

@@ -24,14 +24,14 @@ func defaultKeyDir(getenv func(string) string) string {
 // key's files (production ones only with -force), verify checks every file
 // (the .pk beside a used .rawpk too) and says which a load uses.
 func keysCmd(args []string, stdout, stderr io.Writer) int {
-	usage := func() {
-		fmt.Fprintln(stderr, "usage: cuzk-daemon keys [-key-dir DIR] ls | rm [-force] NAME... | verify [NAME...]")
-	}
-	fs := newFlags("keys", stderr)
+	fs := newFlags("keys", "[-key-dir DIR] ls | rm [-force] NAME... | verify [NAME...]", stderr)
+	usage := fs.Usage
 	dir := fs.String("key-dir", defaultKeyDir(os.Getenv), "key directory (default $"+envPrefix+"KEY_DIR, as serve)")
 	force := fs.Bool("force", false, "rm: delete production key files too")
-	fs.Usage = usage
-	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
 		usage()
 		return exitUsage
 	}

@@ -40,11 +40,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, usageFormat, "cuzk-daemon")
 		return exitUsage
 	}
+	if len(args) > 1 && isHelp(args[1:]) {
+		args = []string{args[0], "-h"} // every subcommand's help: usage on stdout, exit 0
+	}
 	switch args[0] {
 	case "version":
 		return versionCmd(args[1:], stdout, stderr)
 	case "serve":
-		return serveCmd(args[1:], stderr)
+		return serveCmd(args[1:], stdout, stderr)
 	case "selftest":
 		return selftestCmd(ctx, args[1:], stdout, stderr)
 	case "import-key":
@@ -63,8 +66,48 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+// newFlags returns a flag set for the subcommand name whose usage (a
+// line, then the flags) goes to fs.Output(), stderr unless help was asked.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: cuzk-daemon %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
 	return fs
+}
+
+// isHelp reports whether args ask for help: "help" alone, or -h, -help or
+// --help before any "--".
+func isHelp(args []string) bool {
+	if len(args) == 1 && args[0] == "help" {
+		return true
+	}
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// parseFlags parses args into fs. Help prints fs's usage on stdout and
+// returns exitOK, a bad flag exitUsage (the flag package printed why on
+// stderr); ok is true when the subcommand should go on.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, ok bool) {
+	if isHelp(args) {
+		out := fs.Output()
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(out)
+		return exitOK, false
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, false
+	}
+	return exitOK, true
 }

@@ -16,12 +16,12 @@ import (
 // selftestCmd runs every field kernel on one GPU (-gpu, default 0) on fresh
 // random inputs and compares each element with gnark-crypto.
 func selftestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("selftest", stderr)
+	fs := newFlags("selftest", "[-n elements] [-seed S] [-gpu N]", stderr)
 	n := fs.Int("n", 1<<20, "elements per kernel")
 	seed := fs.Int64("seed", 0, "random seed (0: from the clock; printed either way)")
 	ordinal := fs.Int("gpu", 0, "GPU ordinal")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
 	}
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()

@@ -17,14 +17,18 @@ import (
 // tokenHint says how to give serve its token, after ErrExposedWithoutToken
 // (the container image listens on all interfaces, so it needs one).
 const tokenHint = `cuzk-daemon serve: give it a token: -token-file FILE or CUZK_DAEMON_TOKEN_FILE=FILE (a mounted secret),
-  or CUZK_DAEMON_TOKEN=TOKEN; clients send "authorization: Bearer TOKEN" (cuzk-bench reads $CUZK_DAEMON_TOKEN)
+  or CUZK_DAEMON_TOKEN=TOKEN; clients send "authorization: Bearer TOKEN" (the client cuzk reads $CUZK_DAEMON_TOKEN)
 `
 
 // serveCmd runs the proving service until SIGTERM or SIGINT: the first
 // signal drains (running jobs finish, new ones are refused), a second one
 // cancels every job and exits with 128 + the signal's number (130 for
 // SIGINT, 143 for SIGTERM), as a shell reports a process a signal ended.
-func serveCmd(args []string, stderr io.Writer) int {
+func serveCmd(args []string, stdout, stderr io.Writer) int {
+	if isHelp(args) {
+		_, _ = loadOptions([]string{"-h"}, os.Environ(), stdout) // prints the flags; flag.ErrHelp is the expected result
+		return exitOK
+	}
 	opts, err := loadOptions(args, os.Environ(), stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK

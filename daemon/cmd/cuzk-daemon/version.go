@@ -25,10 +25,10 @@ type versionInfo struct {
 // manifest checked against the embedded fatbins), never from a source
 // tree; -json prints versionInfo.
 func versionCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("version", stderr)
+	fs := newFlags("version", "[-json]", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object (binary, version, commit, go, module, manifest)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
 	}
 	info := versionInfo{Binary: "cuzk-daemon", Info: buildinfo.Get()}
 	m, err := cuda.Embedded()
