@@ -20,6 +20,7 @@ import (
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
@@ -350,15 +351,14 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 	if err != nil {
 		return err
 	}
-	gib := func(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 	fmt.Fprintf(w, "c2: backend %s, device %s; %d proofs of %d partitions, %d in flight, %d synthesizer(s)\n", r.Backend, r.Device,
 		cfg.Proofs, cfg.Partitions, cfg.InFlight, cfg.Synthesizers)
 	fmt.Fprintf(w, "partition: %s %d: %d constraints, %d wires, domain 2^%d; vectors %s each, host job budget %s (%d partitions)\n",
-		cfg.Circuit, cfg.Constraints, r.Counts.NbConstraints, r.Counts.NbVariables(), log2(r.Counts.DomainSize()), gib(r.PartitionBytes),
-		gib(r.JobBudget), cfg.Slots)
+		cfg.Circuit, cfg.Constraints, r.Counts.NbConstraints, r.Counts.NbVariables(), stats.Log2(r.Counts.DomainSize()), stats.FormatGiB(r.PartitionBytes),
+		stats.FormatGiB(r.JobBudget), cfg.Slots)
 	fmt.Fprintf(w, "key: preload %s (compile, development setup, upload), host %s after the upload, device %s (estimated %s)\n",
-		s(r.KeyLoad), gib(r.Key.GetHostBytes()), gib(r.Key.GetGpuBytes()), gib(r.KeyEstimate))
+		s(r.KeyLoad), stats.FormatGiB(r.Key.GetHostBytes()), stats.FormatGiB(r.Key.GetGpuBytes()), stats.FormatGiB(r.KeyEstimate))
 	fmt.Fprintf(w, "warm-up: one partition alone in %s\n", s(r.Warmup))
 	fmt.Fprintf(w, "single proof: %d partitions alone in %s", cfg.Partitions, s(r.Single))
 	if cfg.MaxSingle > 0 {
@@ -398,11 +398,11 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 		fmt.Fprintf(w, " (target ≥ %.0f %%)  %s", 100*cfg.MinBusy, verdict(r.SteadyEventBusy >= cfg.MinBusy))
 	}
 	fmt.Fprintf(w, "; %.1f %% worker wall", 100*r.SteadyBusy)
-	fmt.Fprintf(w, "\npeak host RSS: %s (largest while proving %s)", gib(r.PeakRSS), gib(r.ProvingRSS))
+	fmt.Fprintf(w, "\npeak host RSS: %s (largest while proving %s)", stats.FormatGiB(r.PeakRSS), stats.FormatGiB(r.ProvingRSS))
 	if cfg.MaxRSS > 0 {
-		fmt.Fprintf(w, " (target ≤ %s)  %s", gib(cfg.MaxRSS), verdict(r.PeakRSS <= cfg.MaxRSS))
+		fmt.Fprintf(w, " (target ≤ %s)  %s", stats.FormatGiB(cfg.MaxRSS), verdict(r.PeakRSS <= cfg.MaxRSS))
 	}
-	fmt.Fprintf(w, "\npeak device memory held by the prover: %s of %s\n", gib(r.GPUPeak), gib(r.GPUTotal))
+	fmt.Fprintf(w, "\npeak device memory held by the prover: %s of %s\n", stats.FormatGiB(r.GPUPeak), stats.FormatGiB(r.GPUTotal))
 	fmt.Fprintf(w, "every partition proof verified by the client: %s\n", verdict(len(r.Report.Failures) == 0 && len(r.Report.Proofs) == cfg.Proofs))
 	for _, f := range r.Report.Failures {
 		fmt.Fprintf(w, "  %v\n", f)
@@ -450,15 +450,7 @@ func (r *C2Result) partitionTable() *report.Table {
 	sort.Strings(names)
 	t := report.NewTable(fmt.Sprintf("per partition (%d)", n), "mean", "max")
 	for _, k := range names {
-		t.Add(k, fmt.Sprintf("%.1f ms", float64(sums[k])/1e6/float64(max(1, n))), fmt.Sprintf("%.1f ms", float64(maxs[k])/1e6))
+		t.Add(k, stats.Ms(sums[k]/time.Duration(max(1, n))), stats.Ms(maxs[k]))
 	}
 	return t
-}
-
-func log2(n int) int {
-	k := 0
-	for 1<<k < n {
-		k++
-	}
-	return k
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cuzk-dev/cuzk/daemon/client"
 	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -136,7 +137,7 @@ func measure(ctx context.Context, c *client.Client, circ *registry.Resolved, cfg
 		return Row{}, err
 	}
 	lat := rep.Latencies()
-	row := Row{Concurrency: conc, Report: rep, P50: client.Quantile(lat, .5), P90: client.Quantile(lat, .9), P99: client.Quantile(lat, .99)}
+	row := Row{Concurrency: conc, Report: rep, P50: stats.Quantile(lat, .5), P90: stats.Quantile(lat, .9), P99: stats.Quantile(lat, .99)}
 	row.Busy = (after.busy - before.busy) / rep.Wall.Seconds()
 	row.BusyPer = busyBetween(before, after, rep.Wall)
 	return row, nil
@@ -275,7 +276,7 @@ func overhead(ctx context.Context, c *client.Client, circ *registry.Resolved, n 
 		directs = append(directs, d)
 		diffs = append(diffs, viaDaemon-d)
 	}
-	return report.Median(diffs), report.Median(directs), nil
+	return stats.Median(diffs), stats.Median(directs), nil
 }
 
 // overheadPairs is how many inputs the cross-check proves both ways: at
@@ -300,7 +301,7 @@ func (r *Result) Write(w io.Writer, cfg Config) error {
 		r.Backend, r.Device, cfg.Constraints, cfg.N, max(1, cfg.Partitions), r.KeyLoad.Round(time.Millisecond), float64(r.PeakRSS)/(1<<30))
 	t := report.NewTable("concurrency", "proofs/s", "p50", "p90", "p99", "device busy", "failed")
 	for _, row := range r.Rows {
-		t.Add(fmt.Sprint(row.Concurrency), fmt.Sprintf("%.2f", row.Report.Throughput()), ms(row.P50), ms(row.P90), ms(row.P99),
+		t.Add(fmt.Sprint(row.Concurrency), fmt.Sprintf("%.2f", row.Report.Throughput()), stats.Ms(row.P50), stats.Ms(row.P90), stats.Ms(row.P99),
 			fmt.Sprintf("%.0f %%", 100*row.Busy), fmt.Sprint(len(row.Report.Failures)))
 	}
 	if err := t.Write(w); err != nil {
@@ -322,13 +323,13 @@ func (r *Result) Write(w io.Writer, cfg Config) error {
 	fmt.Fprintln(w)
 	if r.DaemonMean > 0 && cfg.MaxOverhead > 0 {
 		fmt.Fprintf(w, "daemon overhead per proof at concurrency 1: client latency − (synthesis + prove + verify) = %s (target ≤ %s)  %s\n",
-			ms(r.Pipeline), ms(cfg.MaxOverhead), verdict(r.Pipeline <= cfg.MaxOverhead))
+			stats.Ms(r.Pipeline), stats.Ms(cfg.MaxOverhead), verdict(r.Pipeline <= cfg.MaxOverhead))
 	} else if r.DaemonMean > 0 {
-		fmt.Fprintf(w, "daemon overhead per proof at concurrency 1: client latency − (synthesis + prove + verify) = %s\n", ms(r.Pipeline))
+		fmt.Fprintf(w, "daemon overhead per proof at concurrency 1: client latency − (synthesis + prove + verify) = %s\n", stats.Ms(r.Pipeline))
 	}
 	if r.Direct > 0 {
 		fmt.Fprintf(w, "cross-check, %d inputs each proved via the daemon and by direct calls: median difference %s on %s direct\n",
-			overheadPairs(cfg.N), ms(r.Overhead), ms(r.Direct))
+			overheadPairs(cfg.N), stats.Ms(r.Overhead), stats.Ms(r.Direct))
 	}
 	if cfg.MinThroughput > 0 && len(r.Rows) > 0 {
 		best := 0.0
@@ -338,18 +339,16 @@ func (r *Result) Write(w io.Writer, cfg Config) error {
 		fmt.Fprintf(w, "throughput: %.2f proofs/s (target ≥ %.1f)  %s\n", best, cfg.MinThroughput, verdict(best >= cfg.MinThroughput))
 	}
 	if r.CriticalWait > 0 && r.SingleJob == 0 {
-		fmt.Fprintf(w, "CRITICAL behind %d NORMAL: %s (no concurrency-1 row to compare with: add -c 1)\n", cfg.Critical, ms(r.CriticalWait))
+		fmt.Fprintf(w, "CRITICAL behind %d NORMAL: %s (no concurrency-1 row to compare with: add -c 1)\n", cfg.Critical, stats.Ms(r.CriticalWait))
 	} else if r.CriticalWait > 0 {
 		fmt.Fprintf(w, "CRITICAL behind %d NORMAL: %s = %.1f job times (one job alone, p50 %s; target ≤ 3)  %s\n", cfg.Critical,
-			ms(r.CriticalWait), ratioOf(r.CriticalWait, r.SingleJob), ms(r.SingleJob), verdict(r.criticalOK()))
+			stats.Ms(r.CriticalWait), ratioOf(r.CriticalWait, r.SingleJob), stats.Ms(r.SingleJob), verdict(r.criticalOK()))
 		fmt.Fprintf(w, "  = %.1f device-prove times (prove %s; the CRITICAL job's own synthesis comes first)\n",
-			ratioOf(r.CriticalWait, r.GPUJob), ms(r.GPUJob))
+			ratioOf(r.CriticalWait, r.GPUJob), stats.Ms(r.GPUJob))
 	}
 	fmt.Fprintf(w, "every proof verified by the client: %s\n", verdict(r.Failures == 0))
 	return nil
 }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
 
 func verdict(ok bool) string {
 	if ok {

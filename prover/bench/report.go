@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
 // Targets the table checks.
@@ -32,7 +33,7 @@ func sum(a, b []time.Duration) []time.Duration {
 // on one core: the comparison solves with r1cs.WithWorkers(1), so its rate
 // is one core's (cuzk-bench synth measures the parallel solve).
 func (s Size) SynthesisRate() float64 {
-	d := report.Median(s.Ours.Synthesis)
+	d := stats.Median(s.Ours.Synthesis)
 	if d <= 0 {
 		return 0
 	}
@@ -42,13 +43,13 @@ func (s Size) SynthesisRate() float64 {
 // ProveRatio is cuzk's median Prove time over gnark's (gnark's prover
 // after its solver, the same work: quotient and MSMs).
 func (s Size) ProveRatio() float64 {
-	return ratio(report.Median(s.Ours.Prove), report.Median(s.Gnark.Prove))
+	return ratio(stats.Median(s.Ours.Prove), stats.Median(s.Gnark.Prove))
 }
 
 // TotalRatio is cuzk's median synthesis + Prove over gnark's whole
 // groth16.Prove call (solver included).
 func (s Size) TotalRatio() float64 {
-	return ratio(report.Median(sum(s.Ours.Synthesis, s.Ours.Prove)), report.Median(s.Gnark.Total))
+	return ratio(stats.Median(sum(s.Ours.Synthesis, s.Ours.Prove)), stats.Median(s.Gnark.Total))
 }
 
 func ratio(a, b time.Duration) float64 {
@@ -113,11 +114,11 @@ type row struct {
 }
 
 func ours(pick func(*OursReport) []time.Duration) func(Size) string {
-	return func(s Size) string { return dur(report.Median(pick(s.Ours))) }
+	return func(s Size) string { return dur(stats.Median(pick(s.Ours))) }
 }
 
 func theirs(pick func(*GnarkReport) []time.Duration) func(Size) string {
-	return func(s Size) string { return dur(report.Median(pick(s.Gnark))) }
+	return func(s Size) string { return dur(stats.Median(pick(s.Gnark))) }
 }
 
 var rows = []row{
@@ -177,9 +178,10 @@ func dur(d time.Duration) string {
 	}
 }
 
+// mib writes b in whole MiB, "-" when it was not measured.
 func mib(b int64) string {
 	if b <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	return fmt.Sprintf("%.0f MiB", float64(b)/float64(stats.MiB))
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
-	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
 // benchSizes are the benchmarked transform sizes (log2).
@@ -47,7 +47,7 @@ func benchVector(logN uint32, i int) []fr.Element {
 
 // medianMs is the median of ts in milliseconds.
 func medianMs(ts []time.Duration) float64 {
-	return float64(report.Median(ts)) / float64(time.Millisecond)
+	return float64(stats.Median(ts)) / float64(time.Millisecond)
 }
 
 // BenchmarkNTT times natural-order forward and inverse transforms of a

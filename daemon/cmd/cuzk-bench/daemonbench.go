@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cuzk-dev/cuzk/daemon/loadbench"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
 // daemonBenchCmd starts a daemon in this process and measures it over
@@ -34,7 +35,7 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if code, stop := parseFlags(fs, args); stop {
 		return code
 	}
-	c, err := parseSize(*size)
+	c, err := stats.ParseCount(*size)
 	if err != nil {
 		return exitFor(stderr, "daemon", err)
 	}

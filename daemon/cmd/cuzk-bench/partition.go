@@ -10,6 +10,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/bench/gpubench"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -101,7 +102,7 @@ func partitionFlags(logN, wires int, bFrac float64, tile string) (gpubench.Parti
 	if lh := wires - 1 + 1<<logN - 1; lh > 1<<28 {
 		return cfg, fmt.Errorf("-wires %d: the L‖H MSM would have %d points, the MSM engine takes at most 2^28", wires, lh)
 	}
-	t, err := parseSize(tile)
+	t, err := stats.ParseCount(tile)
 	if err != nil || t < 2 {
 		return cfg, fmt.Errorf("-tile: %v (want ≥ 2)", err)
 	}
@@ -142,7 +143,7 @@ func runPartition(ctx context.Context, cfg gpubench.PartitionConfig, w io.Writer
 		return errors.Join(err, be.Close())
 	}
 	fmt.Fprintf(w, "inputs: %s tiles tiled to the key, random a, b, c = a·b, wires (%.0f %% bits), pinned: %s, in %s\n",
-		sizeString(cfg.Tile), 100*cfg.Bits, cfg.Pin, ms(time.Since(start)))
+		stats.FormatCount(cfg.Tile), 100*cfg.Bits, cfg.Pin, stats.MsSig(time.Since(start)))
 	// be.Close frees the pinned inputs: nothing reads them after the runs.
 	res, err := gpubench.RunPartition(ctx, cfg, p, be)
 	err = errors.Join(err, be.Close())
@@ -155,16 +156,16 @@ func runPartition(ctx context.Context, cfg gpubench.PartitionConfig, w io.Writer
 // printMemPlan writes the plan as a table, with what is free beside it.
 func printMemPlan(w io.Writer, s gpubench.Shape, p gpubench.MemPlan, devFree, hostAvail int64) {
 	t := report.NewTable("memory", "items", "size")
-	t.Add("G1 bases (A, B, L‖H)", fmt.Sprintf("%d+%d+%d", s.Wires, s.BWires, s.LH()), gib(p.BasesG1))
-	t.Add("G2 bases (B)", fmt.Sprint(s.BWires), gib(p.BasesG2))
-	t.Add("QuotientH vectors + twiddles", fmt.Sprintf("3×2^%d", s.Log), gib(p.Quotient))
-	t.Add("MSM scratch (largest MSM)", "-", gib(p.Scratch))
-	t.Add("device total", "-", gib(p.Device()))
-	t.Add("device free now", "-", gib(devFree))
-	t.Add("host: bases, a, b, c, wires, Prove's workspace", "-", gib(p.Host))
+	t.Add("G1 bases (A, B, L‖H)", fmt.Sprintf("%d+%d+%d", s.Wires, s.BWires, s.LH()), stats.FormatGiB(p.BasesG1))
+	t.Add("G2 bases (B)", fmt.Sprint(s.BWires), stats.FormatGiB(p.BasesG2))
+	t.Add("QuotientH vectors + twiddles", fmt.Sprintf("3×2^%d", s.Log), stats.FormatGiB(p.Quotient))
+	t.Add("MSM scratch (largest MSM)", "-", stats.FormatGiB(p.Scratch))
+	t.Add("device total", "-", stats.FormatGiB(p.Device()))
+	t.Add("device free now", "-", stats.FormatGiB(devFree))
+	t.Add("host: bases, a, b, c, wires, Prove's workspace", "-", stats.FormatGiB(p.Host))
 	hostCell := "unknown"
 	if hostAvail > 0 {
-		hostCell = gib(hostAvail)
+		hostCell = stats.FormatGiB(hostAvail)
 	}
 	t.Add("host available now", "-", hostCell)
 	t.Write(w)
@@ -174,7 +175,7 @@ func printMemPlan(w io.Writer, s gpubench.Shape, p gpubench.MemPlan, devFree, ho
 // with each phase's check.
 func printPartition(w io.Writer, pk *groth16.ProvingKey, res *gpubench.PartitionResult) {
 	if res.Warmup > 0 {
-		fmt.Fprintf(w, "warm-up run (bases upload included): %s\n", ms(res.Warmup))
+		fmt.Fprintf(w, "warm-up run (bases upload included): %s\n", stats.MsSig(res.Warmup))
 	}
 	if len(res.Runs) == 0 {
 		return
@@ -187,23 +188,23 @@ func printPartition(w io.Writer, pk *groth16.ProvingKey, res *gpubench.Partition
 		if res.Points[ph] == 0 {
 			continue
 		}
-		row := []string{phaseLabel(ph, res.Points[ph]), ms(ps.Wall[ph].Median())}
+		row := []string{phaseLabel(ph, res.Points[ph]), stats.MsSig(ps.Wall[ph].Median())}
 		if ph == gpubench.PhQuotient {
 			for range 3 + gpubench.NumStages {
 				row = append(row, "-")
 			}
 		} else {
-			row = append(row, ms(ps.Compute[ph].Median()), ms(ps.Upload[ph].Median()), fmt.Sprint(res.Bits[ph]))
+			row = append(row, stats.MsSig(ps.Compute[ph].Median()), stats.MsSig(ps.Upload[ph].Median()), fmt.Sprint(res.Bits[ph]))
 			for i := range gpubench.NumStages {
-				row = append(row, ms(ps.Stage[ph][i].Median()))
+				row = append(row, stats.MsSig(ps.Stage[ph][i].Median()))
 			}
 		}
 		t.Add(append(row, checkCell(res.Checks[ph]))...)
 	}
-	total := []string{"total GPU work (groth16.Prove, calls one after another)", ms(res.Runs.Median()),
-		ms(gpubench.SumMSMs(&ps.Compute).Median()), ms(gpubench.SumMSMs(&ps.Upload).Median()), ""}
+	total := []string{"total GPU work (groth16.Prove, calls one after another)", stats.MsSig(res.Runs.Median()),
+		stats.MsSig(gpubench.SumMSMs(&ps.Compute).Median()), stats.MsSig(gpubench.SumMSMs(&ps.Upload).Median()), ""}
 	for i := range gpubench.NumStages {
-		total = append(total, ms(gpubench.SumStage(&ps.Stage, i).Median()))
+		total = append(total, stats.MsSig(gpubench.SumStage(&ps.Stage, i).Median()))
 	}
 	t.Add(append(total, "")...)
 	t.Write(w)

@@ -7,12 +7,7 @@ import (
 	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
-// ms, gib, sizeString and parseSize are internal/stats's MsSig, FormatGiB,
-// FormatCount and ParseCount under the names partition.go and daemonbench.go
-// still call them by.
-func ms(d time.Duration) string       { return stats.MsSig(d) }
-func gib(b int64) string              { return stats.FormatGiB(b) }
-func sizeString(n int) string         { return stats.FormatCount(n) }
+// parseSize is stats.ParseCount under the name TestParseSize calls it by.
 func parseSize(s string) (int, error) { return stats.ParseCount(s) }
 
 // msf formats a time in milliseconds given as a float.

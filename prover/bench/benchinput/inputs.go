@@ -3,15 +3,15 @@ package benchinput
 import (
 	"fmt"
 	"math/big"
-	"math/bits"
 	"math/rand/v2"
 	"runtime"
-	"strconv"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
 // DefaultTile is the number of distinct random points tiled into large bases.
@@ -138,7 +138,7 @@ func RefG1Parts(tile []bls12381.G1Affine, parts ...[]fr.Element) (bls12381.G1Jac
 	if _, err := p.MultiExp(tile, f, ecc.MultiExpConfig{}); err != nil {
 		return p, "", fmt.Errorf("reference msm g1: %w", err)
 	}
-	return p, fmt.Sprintf("gnark MultiExp, folded to %s", sizeString(len(tile))), nil
+	return p, fmt.Sprintf("gnark MultiExp, folded to %s", stats.FormatCount(len(tile))), nil
 }
 
 // RefG1 computes Σ scalars[i]·bases[i] with gnark-crypto, where bases is
@@ -148,7 +148,7 @@ func RefG1(tile, bases []bls12381.G1Affine, scalars []fr.Element, direct bool) (
 	var p bls12381.G1Jac
 	s, how := scalars, "gnark MultiExp"
 	if len(bases) > len(tile) && !direct {
-		bases, s, how = tile, FoldScalars(scalars, len(tile)), fmt.Sprintf("gnark MultiExp, folded to %s", sizeString(len(tile)))
+		bases, s, how = tile, FoldScalars(scalars, len(tile)), fmt.Sprintf("gnark MultiExp, folded to %s", stats.FormatCount(len(tile)))
 	}
 	if _, err := p.MultiExp(bases, s, ecc.MultiExpConfig{}); err != nil {
 		return p, how, fmt.Errorf("reference msm g1: %w", err)
@@ -161,7 +161,7 @@ func RefG2(tile, bases []bls12381.G2Affine, scalars []fr.Element, direct bool) (
 	var p bls12381.G2Jac
 	s, how := scalars, "gnark MultiExp"
 	if len(bases) > len(tile) && !direct {
-		bases, s, how = tile, FoldScalars(scalars, len(tile)), fmt.Sprintf("gnark MultiExp, folded to %s", sizeString(len(tile)))
+		bases, s, how = tile, FoldScalars(scalars, len(tile)), fmt.Sprintf("gnark MultiExp, folded to %s", stats.FormatCount(len(tile)))
 	}
 	if _, err := p.MultiExp(bases, s, ecc.MultiExpConfig{}); err != nil {
 		return p, how, fmt.Errorf("reference msm g2: %w", err)
@@ -204,12 +204,4 @@ func (s WireShare) String() string {
 	pct := func(k int) float64 { return 100 * float64(k) / float64(max(n, 1)) }
 	return fmt.Sprintf("witness: %d wires: %.1f %% zero, %.1f %% one, %.1f %% other values (bits: %.1f %%)",
 		n, pct(s.Zero), pct(s.One), pct(s.Other), pct(s.Zero+s.One))
-}
-
-// sizeString writes n as 2^k when it is a power of two.
-func sizeString(n int) string {
-	if n > 0 && n&(n-1) == 0 {
-		return fmt.Sprintf("2^%d", bits.Len(uint(n))-1)
-	}
-	return strconv.Itoa(n)
 }

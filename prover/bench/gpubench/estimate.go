@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 	"github.com/cuzk-dev/cuzk/cuda/selftest"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/bench/benchinput"
 )
 
@@ -68,7 +69,7 @@ func MeasureMulRate(ctx context.Context, dev *driver.Device, n int, seed uint64)
 		rate := r.MulsPerSecond()
 		return MulRate{Fr: rate, Fp: rate / FpPerFr, Source: fmt.Sprintf(
 			"measured: fr_mul_chain selftest kernel, %s elements × %d muls, %.1f Gmul/s; Fp = Fr/(12/8)^2",
-			sizeString(n), r.MulsPerElement, rate/1e9)}, nil
+			stats.FormatCount(n), r.MulsPerElement, rate/1e9)}, nil
 	}
 	return MulRate{}, fmt.Errorf("fr_mul_chain rate: selftest ran no fr_mul_chain kernel")
 }

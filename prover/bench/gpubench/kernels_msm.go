@@ -10,6 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/bench/benchinput"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 )
@@ -80,7 +81,7 @@ func (mb *msmBench[B, J]) sizes(ctx context.Context, m *gpu.MSM, cfg KernelsConf
 // against gnark-crypto.
 func (mb *msmBench[B, J]) one(ctx context.Context, cfg KernelsConfig, bases []B, s []fr.Element, rate MulRate) (KernelRow, error) {
 	n := len(s)
-	row := KernelRow{Kernel: mb.name, LogN: log2(n), Check: "not run"}
+	row := KernelRow{Kernel: mb.name, LogN: stats.Log2(n), Check: "not run"}
 	var recs Recorder
 	ctx = recs.Context(ctx)
 	first, err := mb.gpu(ctx, bases, s)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
@@ -26,7 +27,7 @@ func DevKeys(dir string, c *porep.Circuit, setupSeed uint64) (*groth16.ProvingKe
 	start := time.Now()
 	sys, err := r1cs.Compile(c)
 	if err != nil {
-		return nil, nil, info, fmt.Errorf("compile porep-synth %s: %w", sizeString(c.Layout.Target), err)
+		return nil, nil, info, fmt.Errorf("compile porep-synth %s: %w", stats.FormatCount(c.Layout.Target), err)
 	}
 	info.Compile, info.Shape = time.Since(start), sys
 	pk, vk, got, err := devkeys.Get(dir, fmt.Sprintf("porep-synth-%d", c.Layout.Target), sys, setupSeed)

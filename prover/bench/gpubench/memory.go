@@ -12,6 +12,7 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 )
 
@@ -88,17 +89,14 @@ const FitHeadroom = 2 << 30
 func CheckFit(p MemPlan, devFree, hostAvail int64) error {
 	if p.Device()+FitHeadroom > devFree {
 		return fmt.Errorf("%w: needs %s of device memory (+%s headroom), %s free; lower -wires or -log",
-			ErrNoFit, gib(p.Device()), gib(FitHeadroom), gib(devFree))
+			ErrNoFit, stats.FormatGiB(p.Device()), stats.FormatGiB(FitHeadroom), stats.FormatGiB(devFree))
 	}
 	if hostAvail > 0 && p.Host > hostAvail {
 		return fmt.Errorf("%w: needs %s of host memory, %s available; lower -wires or -log",
-			ErrNoFit, gib(p.Host), gib(hostAvail))
+			ErrNoFit, stats.FormatGiB(p.Host), stats.FormatGiB(hostAvail))
 	}
 	return nil
 }
-
-// gib formats a byte count in GiB.
-func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
 
 // HostAvailable returns MemAvailable from /proc/meminfo in bytes, or 0 where
 // it cannot be read (the host check is then skipped).

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cuzk-dev/cuzk/internal/report"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
@@ -44,8 +44,8 @@ var StageName = [NumStages]string{StSort: "sort", StAccumulate: "accumulate", St
 // Samples holds the timings of one measured quantity over the runs.
 type Samples []time.Duration
 
-// Median returns the middle sample (report.Median).
-func (s Samples) Median() time.Duration { return report.Median(s) }
+// Median returns the middle sample (stats.Median).
+func (s Samples) Median() time.Duration { return stats.Median(s) }
 
 // PhaseTimes are the times of one proof's phases: Wall is each backend
 // call's wall time as groth16.Prove saw it; Upload, Compute and Stage come
