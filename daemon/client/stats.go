@@ -8,12 +8,6 @@ import (
 	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
-// Quantile returns stats.Quantile(ds, q): the q-quantile (0..1) by the one
-// definition of internal/stats (the nearest rank, averaged where q·n is whole).
-//
-// Deprecated: use stats.Quantile; this remains for the callers not yet moved.
-func Quantile(ds []time.Duration, q float64) time.Duration { return stats.Quantile(ds, q) }
-
 // Latencies returns the client-side latency of every proof.
 func (r *Report) Latencies() []time.Duration {
 	out := make([]time.Duration, len(r.Proofs))

@@ -5,10 +5,7 @@ package report
 import (
 	"io"
 	"strings"
-	"time"
 	"unicode/utf8"
-
-	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
 // Table collects rows of cells and writes them aligned under a header.
@@ -59,9 +56,3 @@ func (t *Table) Write(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
-// Median returns stats.Median(s): the middle sample, or the mean of the two
-// middle ones for an even count; 0 when there are none.
-//
-// Deprecated: use stats.Median; this remains for the benchmarks not yet moved.
-func Median(s []time.Duration) time.Duration { return stats.Median(s) }

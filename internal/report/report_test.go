@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,13 +23,4 @@ func TestTableCountsRunes(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, tb.Write(&out))
 	assert.Equal(t, "phase    ms\n-------  --\nMSM L‖H   1\n", out.String())
-}
-
-func TestMedian(t *testing.T) {
-	assert.Equal(t, time.Duration(0), Median(nil))
-	assert.Equal(t, 3*time.Millisecond, Median([]time.Duration{5, 1, 3})*time.Millisecond)
-	assert.Equal(t, 2*time.Millisecond, Median([]time.Duration{4, 1, 3, 0})*time.Millisecond)
-	s := []time.Duration{3, 1, 2}
-	Median(s)
-	assert.Equal(t, []time.Duration{3, 1, 2}, s, "the samples keep their order")
 }
