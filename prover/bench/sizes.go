@@ -5,10 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/bits"
 	"strconv"
 	"strings"
 
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 )
 
@@ -31,6 +31,8 @@ func ParseSizes(s string) ([]int, error) {
 	return out, nil
 }
 
+// parseSize reads a constraint count: 2^k, a bare k below 64 (also 2^k), or
+// a count of 64 or more; k is at most stats.MaxLog2.
 func parseSize(f string) (int, error) {
 	exp, isPow := strings.CutPrefix(f, "2^")
 	n, err := strconv.Atoi(exp)
@@ -38,7 +40,7 @@ func parseSize(f string) (int, error) {
 	case err != nil:
 		return 0, err
 	case isPow || n < 64:
-		if n < 0 || n > 40 {
+		if n < 0 || n > stats.MaxLog2 {
 			return 0, fmt.Errorf("exponent %d out of range", n)
 		}
 		return 1 << n, nil
@@ -47,12 +49,7 @@ func parseSize(f string) (int, error) {
 }
 
 // SizeString writes n as 2^k when it is a power of two.
-func SizeString(n int) string {
-	if n > 0 && n&(n-1) == 0 {
-		return fmt.Sprintf("2^%d", bits.TrailingZeros(uint(n)))
-	}
-	return strconv.Itoa(n)
-}
+func SizeString(n int) string { return stats.FormatCount(n) }
 
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
