@@ -69,13 +69,15 @@ func checkImageInPodman(t *testing.T, d Dist, v Verified) {
 		assert.Contains(t, string(r.Stdout), "cuzk-daemon "+v.Version+"\n  commit: "+v.Commit)
 		assert.Contains(t, string(r.Stdout), "nvcc build "+v.Manifest.NvccBuild)
 
-		r, err := podman.Run(context.Background(), podman.Spec{Image: image, Entrypoint: ImageBinDir + "/cuzk-bench", Args: []string{"version", "-json"}})
-		require.NoError(t, err)
-		require.Equal(t, 0, r.ExitCode, "%s", r.Stderr)
-		var bench buildinfo.Info
-		require.NoError(t, json.Unmarshal(r.Stdout, &bench), "%s", r.Stdout)
-		assert.Equal(t, v.Version, bench.Version, "cuzk-bench version")
-		assert.Equal(t, v.Commit, bench.Commit, "cuzk-bench version")
+		for _, bin := range []string{"cuzk", "cuzk-bench"} {
+			r, err := podman.Run(context.Background(), podman.Spec{Image: image, Entrypoint: ImageBinDir + "/" + bin, Args: []string{"version", "-json"}})
+			require.NoError(t, err)
+			require.Equal(t, 0, r.ExitCode, "%s: %s", bin, r.Stderr)
+			var got buildinfo.Info
+			require.NoError(t, json.Unmarshal(r.Stdout, &got), "%s", r.Stdout)
+			assert.Equal(t, v.Version, got.Version, "%s version", bin)
+			assert.Equal(t, v.Commit, got.Commit, "%s version", bin)
+		}
 	})
 
 	t.Run("selftest reports no GPU, not a loader error", func(t *testing.T) {
@@ -123,7 +125,7 @@ func checkImageInPodman(t *testing.T, d Dist, v Verified) {
 // finds no GPU in the container) and only a token file mounted, with both
 // ports published on 127.0.0.1; /readyz answers a probe without the
 // token, /metrics names the release, and porep-synth proofs are proved
-// and verified from the host over gRPC, as cuzk-bench prove -addr does.
+// and verified from the host over gRPC, as the client cuzk prove -addr does.
 func checkServeInContainer(t *testing.T, image string, v Verified) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

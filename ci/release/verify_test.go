@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -217,12 +220,47 @@ func TestAssets(t *testing.T) {
 func TestCheckEmbedded(t *testing.T) {
 	man := []byte("{\n  \"fatbin_sha256\": \"aa\"\n}\n")
 	other := []byte("{\n  \"fatbin_sha256\": \"bb\"\n}\n")
-	ok := map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": append([]byte("ELF"), man...), "bin/tool": []byte("ELF")}
-	assert.NoError(t, checkEmbedded(ok), "a binary without kernels needs none")
-	stale := map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": append([]byte("ELF"), man...), "bin/cuzk-bench": other}
-	assert.ErrorContains(t, checkEmbedded(stale), "bin/cuzk-bench does not embed")
-	assert.ErrorContains(t, checkEmbedded(map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": []byte("ELF")}), "bin/cuzk-daemon")
-	assert.ErrorContains(t, checkEmbedded(map[string][]byte{KernelManifest: man}), "no bin/cuzk-daemon")
+	daemon := append([]byte("ELF"), man...)
+	tests := map[string]struct {
+		files   map[string][]byte
+		wantErr string
+	}{
+		"all embed":                           {files: map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": daemon, "bin/cuzk-bench": daemon, "bin/cuzk": []byte("ELF")}},
+		"a binary without kernels needs none": {files: map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": daemon, "bin/tool": []byte("ELF")}},
+		"stale bench":                         {map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": daemon, "bin/cuzk-bench": other}, "bin/cuzk-bench does not embed"},
+		"bench embeds nothing":                {map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": daemon, "bin/cuzk-bench": []byte("ELF")}, "bin/cuzk-bench does not embed"},
+		"stale client":                        {map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": daemon, "bin/cuzk": other}, "bin/cuzk does not embed"},
+		"daemon embeds nothing":               {map[string][]byte{KernelManifest: man, "bin/cuzk-daemon": []byte("ELF")}, "bin/cuzk-daemon does not embed"},
+		"no daemon":                           {map[string][]byte{KernelManifest: man}, "no bin/cuzk-daemon"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := checkEmbedded(tt.files)
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+// TestKernelBinariesImportCuda keeps KernelBinaries equal to the default
+// packages whose dependencies include the cuda package.
+func TestKernelBinariesImportCuda(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	var want []string
+	for _, pkg := range DefaultPackages {
+		cmd := exec.Command("go", "list", "-deps", pkg)
+		cmd.Dir = repo
+		out, err := cmd.Output()
+		require.NoError(t, err, "go list -deps %s", pkg)
+		if slices.Contains(strings.Fields(string(out)), "github.com/cuzk-dev/cuzk/cuda") {
+			want = append(want, path.Base(pkg))
+		}
+	}
+	assert.ElementsMatch(t, want, KernelBinaries)
 }
 
 func TestCompareDirsNamesTheFile(t *testing.T) {
