@@ -8,14 +8,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 )
 
 // TestSoakSmall is the soak at 300 operations (go run ./daemon/cmd/cuzk-bench
 // soak runs 10,000): no unexpected outcome, every operation kind seen, and
 // goroutines back to their level once the daemon is idle.
 func TestSoakSmall(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("soak seed %d", seed)
+	seed := int64(testseed.Seed(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := Soak(ctx, SoakConfig{Jobs: 300, Concurrency: 6, Seed: seed, Samples: 3}, nil)

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 )
 
 // fixedBaseScalars returns n random scalars with the edge values first
@@ -86,8 +86,7 @@ func requireSamePoints[P comparable](t *testing.T, want, got []P, what string) {
 // edge scalars, for both generators and a random base, in G1 and G2.
 func TestFixedBaseKernelsOnHost(t *testing.T) {
 	bin := buildHostKernels(t, "fixed_base_emulate")
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := newTestRand(seed)
 	g1s, g2s := fixedBaseBases(rng)
 	for _, tc := range []struct {
@@ -176,8 +175,7 @@ func fixedBaseBackend(t *testing.T, chunk, window int) *Backend {
 // with the widest window.
 func TestGPUFixedBaseMatchesGnark(t *testing.T) {
 	testDevice(t)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := newTestRand(seed)
 	g1s, g2s := fixedBaseBases(rng)
 	ctx := context.Background()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
@@ -206,7 +206,7 @@ func TestMemoryLimitRefusesBeforeAllocating(t *testing.T) {
 // a few copies of the bases cuts their table of multiples to fit.
 func TestMemoryLimitCoversMSM(t *testing.T) {
 	dev := testDevice(t)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(t))
 	const n = 1 << 14
 	bases, scalars := randG1(n, 64, rng), randScalars(n, rng)
 	small, err := New(dev, WithMemoryLimit(1<<20))
@@ -262,7 +262,7 @@ func TestBackendMSMMatchesCPU(t *testing.T) {
 	b := testBackend(t)
 	ref, err := cpu.New()
 	require.NoError(t, err)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(t))
 	for _, n := range []int{1, 3, 1000} {
 		scalars := randScalars(n, rng)
 		g1 := randG1(n, min(n, 64), rng)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
@@ -37,7 +37,7 @@ func TestPinnedHostVectors(t *testing.T) {
 	require.NoError(t, err)
 	ref, err := cpu.New()
 	require.NoError(t, err)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(t))
 	for _, logN := range []uint32{3, 12, 16} {
 		t.Run(fmt.Sprintf("2^%d", logN), func(t *testing.T) {
 			n := 1 << logN
@@ -94,7 +94,7 @@ func TestMSMQuotientLHMatchesCPU(t *testing.T) {
 	b := testBackend(t)
 	ref, err := cpu.New()
 	require.NoError(t, err)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(t))
 	for _, tc := range []struct {
 		logN     uint32
 		nPrivate int
@@ -134,8 +134,7 @@ func chunkedBackend(t *testing.T) (*Backend, *cpu.Backend, *rand.Rand) {
 	t.Cleanup(func() { require.NoError(t, b.Close()) })
 	ref, err := cpu.New()
 	require.NoError(t, err)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	return b, ref, newTestRand(seed)
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 )
 
 // msmBenchDistinct is how many distinct random points the benchmarks
@@ -52,7 +54,7 @@ func benchMSMG1(b *testing.B, tables int64) {
 // (edgeScalars).
 func benchMSMG1On(b *testing.B, tables int64, kind string, logs []int) {
 	m := testMSM(b)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(b))
 	require.NoError(b, m.SetTableMemory(tables))
 	defer func() { require.NoError(b, m.SetTableMemory(0)) }()
 	for _, logN := range logs {
@@ -82,7 +84,7 @@ func benchMSMG1On(b *testing.B, tables int64, kind string, logs []int) {
 
 func benchMSMG2(b *testing.B, tables int64) {
 	m := testMSM(b)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(b))
 	require.NoError(b, m.SetTableMemory(tables))
 	defer func() { require.NoError(b, m.SetTableMemory(0)) }()
 	for _, logN := range []int{16, 20, 24} {
@@ -114,7 +116,7 @@ func benchMSMG2(b *testing.B, tables int64) {
 // model's choice (newMSMPlan), to check it against the device.
 func BenchmarkMSMG1Window(b *testing.B) {
 	m := testMSM(b)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(b))
 	defer func() { require.NoError(b, m.setWindow(0)) }()
 	for _, logN := range []int{20, 24, 26} {
 		n := 1 << logN

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 )
 
 // emulate runs the emulator on (scalars, raw bases: p.stride points, the
@@ -43,8 +43,7 @@ func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Ele
 // the scalars, so the table's stride is not n.
 func TestMSMKernelsOnHost(t *testing.T) {
 	bin := buildHostKernels(t, "msm_emulate")
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := newTestRand(seed)
 	for _, tc := range []struct {
 		n       int

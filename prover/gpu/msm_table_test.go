@@ -3,10 +3,11 @@ package gpu
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 )
 
 // The table shapes newMSMTable picks: copies cover the windows, the point
@@ -74,8 +75,7 @@ func requireCopies(t *testing.T, tm MSMTimings, what string) {
 func TestMSMTablesMatchGnark(t *testing.T) {
 	m := testMSM(t)
 	withTables(t, m)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := newTestRand(seed)
 	sizes := msmSizes(msmTestKs()...)
 	if !testing.Short() {
@@ -99,8 +99,7 @@ func TestMSMTablesMatchGnark(t *testing.T) {
 func TestMSMTablesEdgeInputs(t *testing.T) {
 	m := testMSM(t)
 	withTables(t, m)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := newTestRand(seed)
 	for _, sk := range []string{"random", "zero", "one", "minus-one", "small", "sparse"} {
 		for _, bk := range []string{"random", "infinity", "repeated", "negated"} {

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 )
 
 func TestMSMPlan(t *testing.T) {
@@ -106,7 +106,7 @@ func toXYZZ(p *bls12381.G1Affine) g1XYZZ {
 }
 
 func TestCombineMatchesHorner(t *testing.T) {
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(t))
 	const c, nwin = 7, 5
 	pts := randG1(nwin, nwin, rng)
 	wins := make([]g1XYZZ, nwin)
@@ -162,8 +162,7 @@ func msmTestKs() []int {
 
 func TestMSMG1MatchesGnark(t *testing.T) {
 	m := testMSM(t)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := newTestRand(seed)
 	for _, n := range msmSizes(msmTestKs()...) {
 		bases, scalars := randG1(n, n, rng), randScalars(n, rng)
@@ -173,8 +172,7 @@ func TestMSMG1MatchesGnark(t *testing.T) {
 
 func TestMSMG2MatchesGnark(t *testing.T) {
 	m := testMSM(t)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := newTestRand(seed)
 	for _, n := range msmSizes(msmTestKs()[:len(msmTestKs())-1]...) {
 		bases, scalars := randG2(n, n, rng), randScalars(n, rng)
@@ -256,8 +254,7 @@ func edgeBases(kind string, b []bls12381.G1Affine) []bls12381.G1Affine {
 
 func TestMSMG1EdgeInputs(t *testing.T) {
 	m := testMSM(t)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	rng := newTestRand(seed)
 	for _, sk := range []string{"random", "zero", "one", "minus-one", "small", "sparse", "bits"} {
 		for _, bk := range []string{"random", "infinity", "repeated", "negated"} {
@@ -272,7 +269,7 @@ func TestMSMG1EdgeInputs(t *testing.T) {
 
 func TestMSMG2EdgeInputs(t *testing.T) {
 	m := testMSM(t)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(t))
 	for _, sk := range []string{"zero", "one", "minus-one", "small"} {
 		for _, n := range []int{1, 3, 1000} {
 			bases := randG2(n, n, rng)
@@ -299,7 +296,7 @@ func TestMSMBucketWave(t *testing.T) {
 
 func TestMSMResidentBases(t *testing.T) {
 	m := testMSM(t)
-	rng := newTestRand(uint64(time.Now().UnixNano()))
+	rng := newTestRand(testseed.Seed(t))
 	const n = 3000
 	bases := randG1(n, n, rng)
 	for round := range 3 {

@@ -5,12 +5,13 @@ import (
 	"math/big"
 	mrand "math/rand/v2"
 	"testing"
-	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/internal/testseed"
 )
 
 // edgeScalars are 0, 1, r−1, 2^k and 2^k−1 for k at digit and word
@@ -42,10 +43,11 @@ func randScalars(t testing.TB, n int, seed uint64) []fr.Element {
 	return out
 }
 
+// testSeed is the seed of a test's random scalars (internal/testseed: logged,
+// replayed by CUZK_TEST_SEED).
 func testSeed(t *testing.T) uint64 {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	return seed
+	t.Helper()
+	return testseed.Seed(t)
 }
 
 func TestFixedBaseMatchesGnark(t *testing.T) {
