@@ -16,6 +16,39 @@
 // report their sub-phases (prover/gpu: uploads, transforms, MSM stages,
 // downloads) under the call that did the work.
 //
+// # Prove's paths
+//
+// Prove picks how it computes the quotient and the four MSM sums (A, B₁, B₂,
+// L‖H) by the interfaces its Backend implements; each row adds to the one
+// above it. prover/cpu is a plain Backend; prover/gpu implements all five.
+//
+//	backend implements                   what Prove does (phases as Trace names them)
+//	-----------------------------------  -------------------------------------------------------------
+//	Backend                              "host vectors" (the wire vector public‖private‖h and its A and
+//	                                     B compactions), then "quotient" (QuotientH, h copied to the
+//	                                     host buffer), then "msm L‖H" (one MSMG1 for a key with L and H
+//	                                     adjacent, two otherwise), "msm A" and "msm B1" concurrently,
+//	                                     then "msm B2" (MSMG2) alone
+//	QuotientLHBackend, with the key's    fused: one MSMQuotientLH call, "quotient and msm L‖H", in
+//	L and H adjacent (Setup, ReadFrom)   place of QuotientH and the L‖H MSM; h never reaches the host,
+//	                                     so the host buffer holds only the wires (asg's own wire vector
+//	                                     when it has one); the fused call runs beside "msm A" and
+//	                                     "msm B1". A key with L and H apart takes the plain path
+//	Prefetcher, and fused                Prefetch(A wires, B wires) before the fused call, which then
+//	                                     runs first, alone; the A and B MSMs follow it. A failed or
+//	                                     cancelled run drops the announcement (a Prefetch of nothing).
+//	                                     Not used without the fused call
+//	ReadyPrefetcher, and fused           the A and B compactions leave "host vectors" and run beside
+//	                                     the fused call ("host compactions"); PrefetchReady announces
+//	                                     their vectors with a channel closed when they are written, and
+//	                                     the A and B MSMs wait for it
+//	BPairBackend (any of the above)      "msm B pair": one MSMB call for B₁ and B₂, concurrent with the
+//	                                     other G1 MSMs, in place of "msm B1" and the later "msm B2"
+//
+// Every path gives the same proof, byte for byte, for the same inputs and
+// randomness: fused_test.go and overlap_test.go check each against the plain
+// path, with prover/cpu wrapped to offer the capability.
+//
 // Construction follows Groth, "On the Size of Pairing-based Non-interactive
 // Arguments" (EUROCRYPT 2016), in the form used by bellman and gnark:
 // A = α + Σ w_j u_j(τ) + rδ, B = β + Σ w_j v_j(τ) + sδ,
