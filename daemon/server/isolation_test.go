@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -13,6 +15,7 @@ import (
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/engine"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
 // isolationShape is large enough that its development setup runs for a
@@ -56,13 +59,17 @@ func TestCancelledJobLeavesTheSharedKeyLoadToOthers(t *testing.T) {
 func TestShortDeadlinesOnKeyCallsLeaveAJobAlone(t *testing.T) {
 	for _, call := range []string{"GetVerifyingKey", "PreloadKey"} {
 		t.Run(call, func(t *testing.T) {
-			ts := startServer(t, serverOpts{engine: engine.Config{Synthesizers: 1}})
+			// The key's setup waits for open, so the load outlasts the short
+			// call however slowly the machine runs; the deadline need only
+			// be long enough for the call to reach the server.
+			open := make(chan struct{})
+			ts := startServer(t, serverOpts{engine: engine.Config{Synthesizers: 1}, keys: keys.Config{FixedBase: gatedFixedBase{open}}})
 			c := dial(t, "", ts.addr)
 			ctx := ctxT(t)
 			circ := porepCircuit(isolationShape)
 			short := make(chan error, 1)
 			go func() {
-				sctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+				sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 				defer cancel()
 				var err error
 				if call == "GetVerifyingKey" {
@@ -78,11 +85,40 @@ func TestShortDeadlinesOnKeyCallsLeaveAJobAlone(t *testing.T) {
 			require.NoError(t, err)
 			err = <-short
 			assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "%s: %v", call, err)
+			close(open)
 			res, err := c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: b.GetJobId()})
 			require.NoError(t, err, "B had no deadline")
 			assert.True(t, res.GetVerified())
 		})
 	}
+}
+
+// gatedFixedBase is the CPU's FixedBaser held until open is closed (or the
+// setup's context ends): a development setup through it lasts as long as a
+// test needs.
+type gatedFixedBase struct{ open chan struct{} }
+
+func (g gatedFixedBase) wait(ctx context.Context) error {
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g gatedFixedBase) FixedBaseG1(ctx context.Context, base *bls12381.G1Affine, s []fr.Element) ([]bls12381.G1Affine, error) {
+	if err := g.wait(ctx); err != nil {
+		return nil, err
+	}
+	return groth16.CPUFixedBase{}.FixedBaseG1(ctx, base, s)
+}
+
+func (g gatedFixedBase) FixedBaseG2(ctx context.Context, base *bls12381.G2Affine, s []fr.Element) ([]bls12381.G2Affine, error) {
+	if err := g.wait(ctx); err != nil {
+		return nil, err
+	}
+	return groth16.CPUFixedBase{}.FixedBaseG2(ctx, base, s)
 }
 
 // loading reports whether m has begun loading a key (an entry that is not
