@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/cuzk-dev/cuzk/ci/release"
+	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
@@ -24,12 +24,7 @@ func OptionsFromEnv(ctx context.Context, root string, environ []string) (Options
 		return Options{}, err
 	}
 	o := Options{Root: root, Pins: pins, Environ: environ, Log: os.Stderr}
-	env := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
+	env := envmap.Map(environ)
 	o.Version = env[release.EnvVersion]
 	o.Address = env[EnvImageAddress]
 	o.Commit = env[release.EnvCommit]

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 )
 
 // ErrNoNvcc reports that the pinned nvcc binary is not installed.
@@ -54,7 +56,7 @@ func Detect(ctx context.Context, p Pins, environ []string) (Local, error) {
 		return Local{}, err
 	}
 	l.HostCompiler = host
-	l.Container = envMap(environ)[EnvImage]
+	l.Container = envmap.Map(environ)[EnvImage]
 	l.Identity = KeyIdentity(p, l)
 	return l, nil
 }

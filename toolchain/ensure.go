@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 )
 
 // Mode says where kernels are built.
@@ -97,7 +99,7 @@ type Host struct {
 
 // SystemHost describes this machine.
 func SystemHost(p Pins, environ []string, w io.Writer) (Host, error) {
-	forced, err := ParseExecutor(envMap(environ)[EnvExecutor])
+	forced, err := ParseExecutor(envmap.Map(environ)[EnvExecutor])
 	if err != nil {
 		return Host{}, err
 	}
@@ -178,7 +180,7 @@ func Ensure(ctx context.Context, p Pins, mode Mode, h Host) (Choice, error) {
 // dagger CLI with docker or podman answering (it starts its engine there);
 // for podman and docker, `info` succeeding within 10 s.
 func ExecutorReady(ctx context.Context, e Executor, environ []string) bool {
-	env := envMap(environ)
+	env := envmap.Map(environ)
 	switch e {
 	case Dagger:
 		if env["DAGGER_SESSION_PORT"] != "" || env["_EXPERIMENTAL_DAGGER_RUNNER_HOST"] != "" {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+
+	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 )
 
 //go:embed toolchain.yaml
@@ -117,7 +119,7 @@ func Load(environ []string) (Pins, error) {
 	if err := v.ReadConfig(strings.NewReader(string(defaultPins))); err != nil {
 		return Pins{}, fmt.Errorf("load embedded pins: %w", err)
 	}
-	env := envMap(environ)
+	env := envmap.Map(environ)
 	if path := env[EnvPinsFile]; path != "" {
 		if err := mergeFile(v, path); err != nil {
 			return Pins{}, err
@@ -203,16 +205,6 @@ func splitList(s string) []string {
 		out = append(out, f)
 	}
 	return out
-}
-
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, val, ok := strings.Cut(kv, "="); ok {
-			m[k] = val
-		}
-	}
-	return m
 }
 
 func sortedKeys(m map[string]string) []string {

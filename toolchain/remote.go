@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 	"github.com/cuzk-dev/cuzk/toolchain/cas"
 )
 
@@ -55,7 +56,7 @@ func OpenRemote(p Pins, environ []string, opts ...cas.RemoteOption) (cas.Cache, 
 	if err != nil {
 		return nil, fmt.Errorf("remote cache: %w", err)
 	}
-	env := envMap(environ)
+	env := envmap.Map(environ)
 	cred := cas.Credentials{Token: env[EnvRemoteToken]}
 	if cred.Token == "" {
 		if cred, err = netrcCredentials(env, u.Hostname()); err != nil {

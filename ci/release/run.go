@@ -20,6 +20,7 @@ import (
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/ci/sign"
+	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 	"github.com/cuzk-dev/cuzk/internal/renameio"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
@@ -76,7 +77,7 @@ func Run(ctx context.Context, o RunOptions) (Dist, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	env := envMap(o.Environ)
+	env := envmap.Map(o.Environ)
 	epoch, err := ParseEpoch(o.Environ)
 	if err != nil {
 		if epoch, err = EpochFromGit(ctx, o.Root); err != nil {
@@ -147,16 +148,6 @@ func GitHead(ctx context.Context, root string) string {
 		return "" // not a git checkout: the commit is unknown
 	}
 	return strings.TrimSpace(string(out))
-}
-
-func envMap(environ []string) map[string]string {
-	m := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 // KernelManifestPath is the materialized kernel manifest under root.

@@ -31,6 +31,7 @@ import (
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/ci/sign"
 	"github.com/cuzk-dev/cuzk/cuda"
+	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 )
 
 // Verified is what Verify found in a release directory.
@@ -497,7 +498,7 @@ type SignaturePolicy struct {
 // PolicyFromEnv reads a SignaturePolicy from the RELEASE_VERIFY_*
 // variables (RELEASE_VERIFY_UNSIGNED=1 for Unsigned).
 func PolicyFromEnv(environ []string) SignaturePolicy {
-	env := envMap(environ)
+	env := envmap.Map(environ)
 	return SignaturePolicy{Key: env[EnvVerifyKey], Identity: env[EnvVerifyIdentity], IdentityRegexp: env[EnvVerifyIdentityRegexp],
 		Issuer: env[EnvVerifyIssuer], IssuerRegexp: env[EnvVerifyIssuerRegexp], TrustedRoot: env[EnvVerifyTrustedRoot],
 		Unsigned: env[EnvVerifyUnsigned] == "1" || env[EnvVerifyUnsigned] == "true"}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sgsign "github.com/sigstore/sigstore-go/pkg/sign"
+
+	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 )
 
 // Sigstore's public-good instance and GitHub Actions' OIDC issuer.
@@ -50,7 +52,7 @@ const (
 // set (it wins), keyless when an identity token can be had (EnvIDToken, or
 // GitHub Actions' token request variables), else none.
 func ModeFromEnv(environ []string) Mode {
-	env := envMap(environ)
+	env := envmap.Map(environ)
 	switch {
 	case env[EnvSigningKey] != "":
 		return ModeKey
@@ -66,7 +68,7 @@ func ModeFromEnv(environ []string) Mode {
 // its Rekor; the token is fetched (audience "sigstore") at the first
 // signature. client does the token request; nil means a 30 s default.
 func FromEnv(environ []string, client *http.Client, opts ...Option) (*Signer, error) {
-	env := envMap(environ)
+	env := envmap.Map(environ)
 	switch ModeFromEnv(environ) {
 	case ModeKey:
 		kp, err := LoadKeyPair(env[EnvSigningKey])
@@ -130,14 +132,4 @@ func GitHubToken(ctx context.Context, client *http.Client, requestURL, bearer, a
 		return "", errors.New("github oidc: the response holds no token")
 	}
 	return out.Value, nil
-}
-
-func envMap(environ []string) map[string]string {
-	m := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
 }
