@@ -10,8 +10,8 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/cuzk-dev/cuzk/bench/buildbench"
 	"github.com/cuzk-dev/cuzk/toolchain"
-	"github.com/cuzk-dev/cuzk/toolchain/kbuild/buildbench"
 )
 
 // Bench targets measure cuzk's build against other tools.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/cuzk-dev/cuzk/daemon/loadbench"
+	"github.com/cuzk-dev/cuzk/bench/loadbench"
 )
 
 // Daemon measures the proving daemon over gRPC on the CPU backend: 8 porep-synth 2^16 proofs at concurrency 1 and 4, and its overhead per proof (target ≤ 5 ms), cross-checked against direct calls.

@@ -17,7 +17,7 @@ import (
 // both development setups (cached afterwards): 2^20 takes several minutes
 // on 2 cores. Fails when a target is missed.
 func (Bench) Prover() error {
-	args := []string{"run", "./prover/bench/cmd/cuzk-proverbench"}
+	args := []string{"run", "./bench/cmd/cuzk-proverbench"}
 	if s := os.Getenv("CUZK_BENCH_SIZES"); s != "" {
 		args = append(args, "-sizes", s)
 	}

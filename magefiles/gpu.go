@@ -14,7 +14,7 @@ import (
 )
 
 // gpuPackages hold the tests that need a GPU.
-var gpuPackages = []string{"cuda/driver", "cuda/selftest", "prover/gpu", "prover/bench/gpubench", "prover/groth16/keyfile", "daemon/engine"}
+var gpuPackages = []string{"cuda/driver", "cuda/selftest", "prover/gpu", "bench/gpubench", "prover/groth16/keyfile", "daemon/engine"}
 
 // Gpu builds the GPU test binaries, cuzk-daemon and cuzk-bench (fatbins embedded) into .gpu/ with run.sh, to run where a GPU is.
 func Gpu(ctx context.Context) error {
@@ -30,7 +30,7 @@ func Gpu(ctx context.Context) error {
 		}
 		lines = append(lines, fmt.Sprintf("(cd \"$root/%s\" && \"$root/.gpu/%s\" -test.v -test.run \"$run\" -test.bench \"$bench\" -test.benchtime \"$benchtime\") || rc=1", p, bin))
 	}
-	if err := sh.RunV("go", "build", "-ldflags=-s -w", "-o", ".gpu/", "./daemon/cmd/cuzk-daemon", "./daemon/cmd/cuzk-bench"); err != nil {
+	if err := sh.RunV("go", "build", "-ldflags=-s -w", "-o", ".gpu/", "./daemon/cmd/cuzk-daemon", "./bench/cmd/cuzk-bench"); err != nil {
 		return err
 	}
 	script := `#!/bin/sh

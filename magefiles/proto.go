@@ -6,7 +6,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cuzk-dev/cuzk/daemon/api/protogen"
+	"github.com/cuzk-dev/cuzk/internal/protogen"
 )
 
 // Proto regenerates daemon/api/cuzkv1 from the proto files with the pinned protoc-gen-go, protoc-gen-go-grpc and protoc.

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"os"
 
 	"github.com/cuzk-dev/cuzk/cuda"
@@ -24,9 +25,9 @@ func Status(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("status %s: %w", addr, err)
 	}
-	var running []cuda.Kernel
+	var running []manifest.Kernel
 	for _, k := range st.GetKernels() {
-		running = append(running, cuda.Kernel{Name: k.GetName(), ActionID: k.GetActionId(), ClosureHash: k.GetClosureHash()})
+		running = append(running, manifest.Kernel{Name: k.GetName(), ActionID: k.GetActionId(), ClosureHash: k.GetClosureHash()})
 	}
 	pins, err := toolchain.LoadEnv()
 	if err != nil {

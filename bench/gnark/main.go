@@ -1,5 +1,5 @@
 // Command gnark-bench proves one circuit exported by cuzk's prover
-// benchmark (prover/bench) with gnark v0.14's Groth16 on the CPU and prints
+// benchmark (bench/prover) with gnark v0.14's Groth16 on the CPU and prints
 // its times as one JSON object on stdout.
 //
 // It lives in its own module so that gnark never enters cuzk's dependency
@@ -59,7 +59,7 @@ type Report struct {
 }
 
 func main() {
-	in := flag.String("in", "", "circuit exported by prover/bench (required)")
+	in := flag.String("in", "", "circuit exported by bench/prover (required)")
 	keys := flag.String("keys", "", "directory caching gnark's keys per circuit shape (\"\": no cache)")
 	runs := flag.Int("runs", 3, "timed proofs, after one warm-up proof")
 	flag.Parse()

@@ -15,7 +15,7 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 )
 
-// magic opens the exchange file that prover/bench writes (its export.go is
+// magic opens the exchange file that bench/prover writes (its export.go is
 // the writer and documents the layout; this is the only reader).
 var magic = [4]byte{'C', 'Z', 'R', '1'}
 
@@ -23,7 +23,7 @@ var magic = [4]byte{'C', 'Z', 'R', '1'}
 // cleanly instead of asking for terabytes.
 const maxCount = 1 << 30
 
-// exported is one circuit as prover/bench wrote it: the constraint
+// exported is one circuit as bench/prover wrote it: the constraint
 // matrices of the circuit's own rows (without cuzk's public-input rows,
 // which gnark's setup replaces by its own handling of publics) and the full
 // assignment w = (1, publics…, privates…).

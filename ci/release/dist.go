@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,7 +11,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/cuzk-dev/cuzk/ci/oci"
-	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/internal/renameio"
 )
 
@@ -59,7 +59,7 @@ func Make(ctx context.Context, o Options, base Base, src Source) (Dist, error) {
 	if len(raw) == 0 {
 		return Dist{}, fmt.Errorf("release: the bundle has no %s (add KernelManifestExtra)", KernelManifest)
 	}
-	man, err := cuda.DecodeManifest(raw)
+	man, err := manifest.Decode(raw)
 	if err != nil {
 		return Dist{}, fmt.Errorf("release: bundle %s: %w", KernelManifest, err)
 	}

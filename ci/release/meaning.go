@@ -5,6 +5,7 @@ import (
 	gobuildinfo "debug/buildinfo"
 	"errors"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"maps"
 	"regexp"
 	"runtime/debug"
@@ -17,7 +18,6 @@ import (
 	spdx "github.com/spdx/tools-golang/spdx/v2/v2_3"
 
 	"github.com/cuzk-dev/cuzk/ci/oci"
-	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 )
 
@@ -169,8 +169,8 @@ func checkIdentity(rel string, data []byte, bi *debug.BuildInfo, version, commit
 
 // checkProvenanceKernels compares the "kernel <name>" dependencies with the
 // manifest: digest, action_id and closure_hash.
-func checkProvenanceKernels(pred *slsa.Provenance, m cuda.Manifest) error {
-	want := map[string]cuda.Kernel{}
+func checkProvenanceKernels(pred *slsa.Provenance, m manifest.Manifest) error {
+	want := map[string]manifest.Kernel{}
 	for _, k := range m.Kernels {
 		want[k.Name] = k
 	}
@@ -375,7 +375,7 @@ func checkSBOMKernels(x sbomIndex, v Verified) error {
 }
 
 // kernelSourceInfo is a kernel package's sourceInfo.
-func kernelSourceInfo(k cuda.Kernel) string {
+func kernelSourceInfo(k manifest.Kernel) string {
 	return "built from " + k.Source + " (source closure " + k.ClosureHash + ")"
 }
 

@@ -16,7 +16,7 @@ import (
 
 // DefaultPackages are the main packages a release carries, when present:
 // the daemon, its client and the benchmarks.
-var DefaultPackages = []string{"./daemon/cmd/cuzk-daemon", "./daemon/cmd/cuzk", "./daemon/cmd/cuzk-bench"}
+var DefaultPackages = []string{"./daemon/cmd/cuzk-daemon", "./daemon/cmd/cuzk", "./bench/cmd/cuzk-bench"}
 
 // Environment variables a release build reads (from the container plan or
 // a release workflow).

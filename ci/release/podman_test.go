@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"encoding/json"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"io"
 	"net/http"
 	"os"
@@ -17,11 +18,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/cuzk-dev/cuzk/ci/podman"
-	"github.com/cuzk-dev/cuzk/cuda"
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
+	"github.com/cuzk-dev/cuzk/internal/podman"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -55,7 +55,7 @@ func checkImageInPodman(t *testing.T, d Dist, v Verified) {
 		require.Equal(t, 0, r.ExitCode, "%s", r.Stderr)
 		var info struct {
 			buildinfo.Info
-			Manifest *cuda.Manifest `json:"manifest"`
+			Manifest *manifest.Manifest `json:"manifest"`
 		}
 		require.NoError(t, json.Unmarshal(r.Stdout, &info), "%s", r.Stdout)
 		require.NotNil(t, info.Manifest)

@@ -6,6 +6,7 @@ import (
 	"debug/buildinfo"
 	"encoding/hex"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"os"
 	"regexp"
 	"sort"
@@ -19,7 +20,6 @@ import (
 
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
-	"github.com/cuzk-dev/cuzk/cuda"
 )
 
 // SBOM element identifiers (SPDXRef-<id>) of the fixed packages.
@@ -63,7 +63,7 @@ type Facts struct {
 	// Repository is the source repository's URI.
 	Repository string
 	// Manifest is the bundle's kernel manifest.
-	Manifest cuda.Manifest
+	Manifest manifest.Manifest
 	// Base lists the Debian packages of the image's base layer.
 	Base []debian.Package
 	// Image is the OCI image manifest's descriptor.
@@ -167,7 +167,7 @@ func (b Bundle) SBOM(f Facts) ([]byte, error) {
 }
 
 // kernels adds the CUDA compiler and each kernel it built.
-func (d *sbomDoc) kernels(m cuda.Manifest) []common.ElementID {
+func (d *sbomDoc) kernels(m manifest.Manifest) []common.ElementID {
 	nvcc := d.add(&spdx.Package{PackageName: "nvcc", PackageSPDXIdentifier: sbomNvcc, PackageVersion: m.NvccBuild,
 		PackageSupplier: supplierNVIDIA,
 		PackageComment:  "the pinned CUDA compiler; toolchain identity " + m.Toolchain + pinsComment(m.Pins)})
@@ -241,7 +241,7 @@ func (d *sbomDoc) encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func pinsComment(p *cuda.BuildPins) string {
+func pinsComment(p *manifest.BuildPins) string {
 	if p == nil {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"io"
 	"io/fs"
 	"maps"
@@ -30,7 +31,6 @@ import (
 
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/ci/sign"
-	"github.com/cuzk-dev/cuzk/cuda"
 	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 )
 
@@ -41,7 +41,7 @@ type Verified struct {
 	// Files are the archive's files without the name prefix, by path.
 	Files map[string][]byte
 	// Manifest is the bundle's kernel manifest.
-	Manifest cuda.Manifest
+	Manifest manifest.Manifest
 	// ImageDigest is the image manifest's digest ("sha256:...").
 	ImageDigest string
 	// Commit, Source ("git+<repository>@<commit>", or NOASSERTION) and
@@ -106,7 +106,7 @@ func Verify(dir string) (Verified, error) {
 	if v.Files, err = readBundle(filepath.Join(dir, archive), v.Name); err != nil {
 		return v, err
 	}
-	if v.Manifest, err = cuda.DecodeManifest(v.Files[KernelManifest]); err != nil {
+	if v.Manifest, err = manifest.Decode(v.Files[KernelManifest]); err != nil {
 		return v, fmt.Errorf("verify %s: %s: %w", archive, KernelManifest, err)
 	}
 	if err := checkEmbedded(v.Files); err != nil {
@@ -239,7 +239,7 @@ func readBundle(path, name string) (map[string][]byte, error) {
 	return files, nil
 }
 
-// manifestMarker appears in an encoded kernel manifest (cuda.Manifest.Encode)
+// manifestMarker appears in an encoded kernel manifest (manifest.Manifest.Encode)
 // and not in a binary's type information.
 var manifestMarker = []byte(`"fatbin_sha256": "`)
 
@@ -358,7 +358,7 @@ func subjectsOf(v *Verified, archiveSHA string) map[string]string {
 
 // sameKernels compares the SBOM's "kernel <name>" packages' sha256
 // checksums with the manifest.
-func sameKernels(got map[string]string, m cuda.Manifest) error {
+func sameKernels(got map[string]string, m manifest.Manifest) error {
 	if len(got) != len(m.Kernels) {
 		return fmt.Errorf("%d packages named \"kernel ...\", the bundle's manifest has %d kernels", len(got), len(m.Kernels))
 	}

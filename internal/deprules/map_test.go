@@ -166,3 +166,23 @@ func TestKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestTreesHoldTheirKinds keeps every measuring package in one tree and every
+// harness out of importable product paths: a bench package lives under
+// bench/ and bench/ holds only bench packages and their mains; test helpers
+// and development tools live under an internal/ directory.
+func TestTreesHoldTheirKinds(t *testing.T) {
+	rows := readMap(t, filepath.Join(root(t), mapFile))
+	for dir, r := range rows {
+		underBench := dir == "bench" || strings.HasPrefix(dir, "bench/")
+		underInternal := strings.HasPrefix(dir, "internal/") || strings.Contains(dir, "/internal/")
+		switch r.kind {
+		case "bench":
+			assert.True(t, underBench, "%s:%d: %s is a benchmark: move it under bench/", mapFile, r.line, dir)
+		case "test", "tool":
+			assert.True(t, underInternal, "%s:%d: %s is a %s package: move it under an internal/ directory", mapFile, r.line, dir, r.kind)
+		case "product":
+			assert.False(t, underBench, "%s:%d: %s is product code under bench/", mapFile, r.line, dir)
+		}
+	}
+}

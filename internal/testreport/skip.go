@@ -33,7 +33,7 @@ var hardwareRules = []struct {
 	class  Class
 }{
 	{"no CUDA GPU", NoGPU},                   // cuda/driver, cuda/selftest, daemon/engine, prover/gpu, prover/groth16/keyfile
-	{"no GPU here", NoGPU},                   // daemon/cmd/cuzk-bench, prover/bench/gpubench
+	{"no GPU here", NoGPU},                   // bench/cmd/cuzk-bench, bench/gpubench
 	{"a CUDA device is present", GPUPresent}, // cuda/driver, cuda/selftest: the ErrNoGPU path
 	{"device allows only ", SmallGPU},        // cuda/driver: opt-in shared memory below the test's need
 }

@@ -3,6 +3,7 @@ package kbuild_test
 import (
 	"bytes"
 	"context"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/toolchain/kbuild"
 )
 
@@ -173,7 +173,7 @@ func TestConcurrentBuildsProduceOneCorrectResult(t *testing.T) {
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
 	assert.Equal(t, 3, f.nvccRuns(), "each unit compiled once across both builds")
-	man, err := cuda.DecodeManifest(f.read("cuda/fatbin/manifest.json"))
+	man, err := manifest.Decode(f.read("cuda/fatbin/manifest.json"))
 	require.NoError(t, err)
 	require.Len(t, man.Kernels, 3)
 	require.NotNil(t, man.Pins, "the manifest records the pins that built it")

@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"sort"
 
-	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/toolchain/cas"
 )
 
@@ -27,12 +27,12 @@ type Staleness struct {
 // which inputs changed: the diff of the two action keys when the cache
 // holds the running build's record, else whether the sources differ
 // (closure hash). It runs no nvcc and writes nothing.
-func (e *Engine) Compare(ctx context.Context, running []cuda.Kernel) ([]Staleness, error) {
+func (e *Engine) Compare(ctx context.Context, running []manifest.Kernel) ([]Staleness, error) {
 	units, err := e.Plan(ctx)
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]cuda.Kernel{}
+	byName := map[string]manifest.Kernel{}
 	for _, k := range running {
 		byName[k.Name] = k
 	}
@@ -62,7 +62,7 @@ func (e *Engine) Compare(ctx context.Context, running []cuda.Kernel) ([]Stalenes
 }
 
 // whyRunning explains how a running kernel's build differs from unit u.
-func (e *Engine) whyRunning(ctx context.Context, u Unit, k cuda.Kernel) ([]string, error) {
+func (e *Engine) whyRunning(ctx context.Context, u Unit, k manifest.Kernel) ([]string, error) {
 	id, err := cas.ParseActionID(k.ActionID)
 	if err != nil {
 		return []string{fmt.Sprintf("the daemon reports a malformed action id %q", k.ActionID)}, nil

@@ -2,13 +2,13 @@ package kbuild_test
 
 import (
 	"context"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/toolchain/kbuild"
 )
 
@@ -20,7 +20,7 @@ func TestCompareSaysWhichKernelsOfARunningBinaryAreStale(t *testing.T) {
 	f.mustBuild()
 	b, err := os.ReadFile(f.path("cuda/fatbin/manifest.json"))
 	require.NoError(t, err)
-	man, err := cuda.DecodeManifest(b)
+	man, err := manifest.Decode(b)
 	require.NoError(t, err)
 	running := man.Kernels
 
@@ -32,7 +32,7 @@ func TestCompareSaysWhichKernelsOfARunningBinaryAreStale(t *testing.T) {
 	}
 
 	f.edit("cuda/include/fx/bc.cuh")
-	cmp, err = f.engine().Compare(context.Background(), append(running, cuda.Kernel{Name: "gone", ActionID: "00"}))
+	cmp, err = f.engine().Compare(context.Background(), append(running, manifest.Kernel{Name: "gone", ActionID: "00"}))
 	require.NoError(t, err)
 	byName := map[string]kbuild.Staleness{}
 	for _, s := range cmp {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/toolchain/cas"
 )
 
@@ -160,10 +160,10 @@ func (e *Engine) Explain(ctx context.Context) ([]Explanation, error) {
 	return out, nil
 }
 
-func (e *Engine) readManifest() (cuda.Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(e.root, e.layout.Out, cuda.ManifestFile))
+func (e *Engine) readManifest() (manifest.Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(e.root, e.layout.Out, manifest.File))
 	if err != nil {
-		return cuda.Manifest{}, err
+		return manifest.Manifest{}, err
 	}
-	return cuda.DecodeManifest(b)
+	return manifest.Decode(b)
 }

@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/internal/renameio"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
@@ -23,9 +23,9 @@ func (e *Engine) materialize(results []Result) (int, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, fmt.Errorf("kbuild: materialize: %w", err)
 	}
-	man := cuda.Manifest{Version: cuda.ManifestVersion, Toolchain: e.tc.Identity.Hash(),
+	man := manifest.Manifest{Version: manifest.Version, Toolchain: e.tc.Identity.Hash(),
 		NvccBuild: e.tc.NvccBuild, Image: e.tc.Image, Archs: append(append([]string{}, e.pins.Archs...), e.pins.PTX...), Pins: buildPins(e.pins, e.tc.Identity)}
-	keep := map[string]bool{cuda.ManifestFile: true, "README.md": true}
+	keep := map[string]bool{manifest.File: true, "README.md": true}
 	written := 0
 	for _, r := range results {
 		name := r.Unit.Name + ".fatbin"
@@ -41,7 +41,7 @@ func (e *Engine) materialize(results []Result) (int, error) {
 	if err != nil {
 		return written, err
 	}
-	n, err := writeIfChanged(filepath.Join(dir, cuda.ManifestFile), b)
+	n, err := writeIfChanged(filepath.Join(dir, manifest.File), b)
 	written += n
 	if err != nil {
 		return written, err
@@ -61,20 +61,20 @@ func (e *Engine) materialize(results []Result) (int, error) {
 }
 
 // buildPins records the pins and the toolchain identity in the manifest.
-func buildPins(p toolchain.Pins, id toolchain.Identity) *cuda.BuildPins {
+func buildPins(p toolchain.Pins, id toolchain.Identity) *manifest.BuildPins {
 	list := func(xs []string) []string { return append([]string{}, xs...) }
-	return &cuda.BuildPins{CUDARelease: p.CUDA.Release, NvccRelease: id.NvccRelease, HostCompiler: id.HostCompiler,
+	return &manifest.BuildPins{CUDARelease: p.CUDA.Release, NvccRelease: id.NvccRelease, HostCompiler: id.HostCompiler,
 		SASS: list(p.Archs), PTX: list(p.PTX), Flags: list(p.Flags), Defines: list(p.Defines),
 		BuildImage: p.Images.Build}
 }
 
-func manifestKernel(r Result) cuda.Kernel {
+func manifestKernel(r Result) manifest.Kernel {
 	paths := make([]string, len(r.Unit.Inputs))
 	for i, in := range r.Unit.Inputs {
 		paths[i] = in.Path
 	}
 	sum := sha256.Sum256(r.Fatbin)
-	return cuda.Kernel{Name: r.Unit.Name, Source: r.Unit.Source, ActionID: r.Unit.ID.String(),
+	return manifest.Kernel{Name: r.Unit.Name, Source: r.Unit.Source, ActionID: r.Unit.ID.String(),
 		ClosureHash: r.Unit.ClosureHash(), Inputs: paths,
 		FatbinSHA256: hex.EncodeToString(sum[:]), Size: int64(len(r.Fatbin))}
 }

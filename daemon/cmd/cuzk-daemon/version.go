@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"io"
 
 	"github.com/cuzk-dev/cuzk/cuda"
@@ -16,7 +17,7 @@ import (
 type versionInfo struct {
 	Binary string `json:"binary"`
 	buildinfo.Info
-	Manifest *cuda.Manifest `json:"manifest"`
+	Manifest *manifest.Manifest `json:"manifest"`
 }
 
 // versionCmd prints the binary's version and commit, then the pins that

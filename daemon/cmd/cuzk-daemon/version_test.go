@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"strings"
 	"testing"
 
@@ -40,10 +41,10 @@ func TestVersionJSONIsTheEmbeddedManifest(t *testing.T) {
 }
 
 func TestVersionTextPrintsManifestPins(t *testing.T) {
-	m := cuda.Manifest{Version: cuda.ManifestVersion, NvccBuild: "cuda_x.y/compiler.1_0", Toolchain: "ab",
-		Archs: []string{"sm_90"}, Pins: &cuda.BuildPins{CUDARelease: "9.9", SASS: []string{"sm_90"},
+	m := manifest.Manifest{Version: manifest.Version, NvccBuild: "cuda_x.y/compiler.1_0", Toolchain: "ab",
+		Archs: []string{"sm_90"}, Pins: &manifest.BuildPins{CUDARelease: "9.9", SASS: []string{"sm_90"},
 			Flags: []string{"-O1"}, BuildImage: "img@sha256:00"},
-		Kernels: []cuda.Kernel{{Name: "k", ActionID: "0123456789abcdef0123", Size: 7}}}
+		Kernels: []manifest.Kernel{{Name: "k", ActionID: "0123456789abcdef0123", Size: 7}}}
 	var out bytes.Buffer
 	printVersion(&out, versionInfo{Binary: "cuzk-daemon", Info: buildinfo.Info{Version: "v0.1.0", Commit: strings.Repeat("c", 40),
 		Go: "go1.0", From: buildinfo.FromStamp}, Manifest: &m})

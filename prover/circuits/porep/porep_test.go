@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cuzk-dev/cuzk/prover/bench/benchinput"
+	"github.com/cuzk-dev/cuzk/bench/benchinput"
 	"github.com/cuzk-dev/cuzk/prover/circuits/internal/circuittest"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
