@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"io"
 	"log/slog"
 	"os"
@@ -18,7 +19,6 @@ import (
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
-	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
@@ -115,17 +115,17 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	res := &C2Result{Counts: counts, PartitionBytes: counts.AssignmentBytes(),
 		KeyEstimate: keys.EstimateBytes(counts)}
 	res.JobBudget = int64(cfg.Slots) * res.PartitionBytes
-	opts := server.DefaultOptions()
+	opts := assembly.DefaultConfig()
 	opts.Backend, opts.GPUs, opts.KeyDir, opts.DevKeysInMemory = cfg.Backend, cfg.GPUs, cfg.KeyDir, cfg.KeyDir == ""
 	// By default one synthesis at a time on every core: a partition is
 	// solved as fast as the host can, while the one before it proves. The
 	// key's host copy goes once the GPU holds it (one GPU).
-	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cfg.Synthesizers, res.JobBudget, true
+	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cfg.Synthesizers, stats.Bytes(res.JobBudget), true
 	// The Go heap holds the key and the setup's transients; on a GPU the
 	// vectors are outside it (pinned), so the limit leaves them out there.
-	opts.MemoryLimit = res.KeyEstimate + 8<<30
+	opts.MemoryLimit = stats.Bytes(res.KeyEstimate + 8<<30)
 	if cfg.Backend == "cpu" {
-		opts.MemoryLimit += res.JobBudget
+		opts.MemoryLimit += stats.Bytes(res.JobBudget)
 	}
 	l, err := startLocal(opts, cfg.Log)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package loadbench measures the proving daemon end to end: a real daemon
-// (server.Start) on a unix socket, driven by daemon/client over gRPC.
+// (assembly.Start) on a unix socket, driven by daemon/client over gRPC.
 //
 // Run prints, for a circuit and a proof count: throughput and latency
 // quantiles at each concurrency, the per-phase means the daemon reports,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"io"
 	"sort"
 	"strings"
@@ -11,7 +12,6 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
-	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
@@ -74,7 +74,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := server.DefaultOptions()
+	opts := assembly.DefaultConfig()
 	opts.Backend, opts.Synthesizers, opts.GPUs, opts.KeyDir = cfg.Backend, cfg.Synthesizers, cfg.GPUs, cfg.KeyDir
 	l, err := startLocal(opts, nil)
 	if err != nil {

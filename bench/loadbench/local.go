@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
-	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -21,13 +21,13 @@ import (
 type local struct {
 	dir    string
 	keyDir string // the daemon's key directory
-	d      *server.Daemon
+	d      *assembly.Daemon
 	c      *client.Client
 }
 
 // startLocal starts a daemon with opts, its listeners set here (no HTTP)
 // and, when opts.KeyDir is "", its keys in the temporary directory.
-func startLocal(opts server.Options, log *slog.Logger) (*local, error) {
+func startLocal(opts assembly.Config, log *slog.Logger) (*local, error) {
 	dir, err := os.MkdirTemp("", "cuzk-loadbench-")
 	if err != nil {
 		return nil, err
@@ -36,11 +36,11 @@ func startLocal(opts server.Options, log *slog.Logger) (*local, error) {
 	if opts.KeyDir == "" {
 		opts.KeyDir = filepath.Join(dir, "keys")
 	}
-	d, err := server.Start(opts, log)
+	d, err := assembly.Start(opts, log)
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
-	c, err := client.Dial([]string{d.Addr()}, client.Options{})
+	c, err := client.Dial([]string{d.Addr()}, client.Config{})
 	if err != nil {
 		d.Stop()
 		return nil, errors.Join(err, os.RemoveAll(dir))

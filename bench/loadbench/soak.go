@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"io"
 	"log/slog"
 	"math/rand"
@@ -20,7 +21,6 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
-	"github.com/cuzk-dev/cuzk/daemon/server"
 )
 
 // SoakConfig is a soak: many small jobs against one daemon on the CPU
@@ -71,7 +71,7 @@ func Soak(ctx context.Context, cfg SoakConfig, log *slog.Logger) (*SoakResult, e
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	opts := server.DefaultOptions()
+	opts := assembly.DefaultConfig()
 	opts.Backend = "cpu"
 	l, err := startLocal(opts, log)
 	if err != nil {

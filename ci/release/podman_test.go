@@ -144,7 +144,7 @@ func checkServeInContainer(t *testing.T, image string, v Verified) {
 		}
 		assert.NoError(t, c.Stop(context.Background()))
 	}()
-	cl, err := client.Dial([]string{c.Addr(ImageGRPCPort)}, client.Options{Token: token})
+	cl, err := client.Dial([]string{c.Addr(ImageGRPCPort)}, client.Config{Token: token})
 	require.NoError(t, err)
 	defer cl.Close()
 	require.Eventually(t, func() bool {
@@ -173,7 +173,7 @@ func checkServeInContainer(t *testing.T, image string, v Verified) {
 	assert.Regexp(t, `cuzk_build_info\{commit="`+v.Commit+`",go="go[0-9.]+",version="`+regexp.QuoteMeta(v.Version)+`"\} 1`, body)
 	assert.Contains(t, st.GetVersion(), v.Version+" commit "+v.Commit, "GetStatus names the release")
 
-	bad, err := client.Dial([]string{c.Addr(ImageGRPCPort)}, client.Options{Token: "wrong"})
+	bad, err := client.Dial([]string{c.Addr(ImageGRPCPort)}, client.Config{Token: "wrong"})
 	require.NoError(t, err)
 	defer bad.Close()
 	_, err = bad.GetStatus(ctx, &pb.GetStatusRequest{})

@@ -17,8 +17,8 @@ import (
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 )
 
-// Options configure Dial.
-type Options struct {
+// Config configures Dial.
+type Config struct {
 	Token      string                           // bearer token sent with every call
 	TLS        credentials.TransportCredentials // nil: plaintext
 	MaxMessage int                              // bytes (default 256 MiB)
@@ -37,7 +37,7 @@ const serviceConfig = `{"loadBalancingConfig":[{"round_robin":{}}],"healthCheckC
 // Dial connects to addrs: each "unix:PATH" or "host:port"; one address may
 // also be any gRPC target ("dns:///name:port" spreads over every address
 // the name resolves to).
-func Dial(addrs []string, o Options) (*Client, error) {
+func Dial(addrs []string, o Config) (*Client, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("client: no daemon address")
 	}

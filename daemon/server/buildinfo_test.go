@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 )
 
@@ -38,18 +37,4 @@ func TestBuildInfoMetric(t *testing.T) {
 		}
 		assert.Equal(t, tc.want, got)
 	}
-}
-
-// TestStatusReportsBuildInfo: GetStatus names this binary's version,
-// commit and Go release.
-func TestStatusReportsBuildInfo(t *testing.T) {
-	d, err := startDaemonHTTP(t, "s3cret", false)
-	require.NoError(t, err)
-	c := dial(t, "s3cret", d.Addr())
-	st, err := c.GetStatus(ctxT(t), &pb.GetStatusRequest{})
-	require.NoError(t, err)
-	info := buildinfo.Get()
-	assert.Equal(t, info.String(), st.GetVersion())
-	assert.Contains(t, st.GetVersion(), info.Go)
-	assert.NotContains(t, st.GetVersion(), "(devel)", "the module's placeholder version is not reported")
 }

@@ -100,7 +100,7 @@ func startServer(t *testing.T, o serverOpts) *testServer {
 	gs := grpc.NewServer(srv.ServerOptions(2 << 20)...)
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
-	ts := &testServer{addr: addrOf(lis), eng: eng, keys: km, srv: srv, gs: gs}
+	ts := &testServer{addr: Addr(lis), eng: eng, keys: km, srv: srv, gs: gs}
 	t.Cleanup(ts.kill)
 	return ts
 }
@@ -120,7 +120,7 @@ func (ts *testServer) kill() {
 
 func dial(t *testing.T, token string, addrs ...string) *client.Client {
 	t.Helper()
-	c, err := client.Dial(addrs, client.Options{Token: token})
+	c, err := client.Dial(addrs, client.Config{Token: token})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, c.Close()) })
 	return c

@@ -39,9 +39,9 @@ func (s *Server) HTTPHandler() http.Handler {
 // nothing of jobs or keys.
 var probePaths = map[string]bool{"/healthz": true, "/readyz": true}
 
-// httpAuth asks for the bearer token (when the server has one) on every
+// HTTPAuth asks for the bearer token (when the server has one) on every
 // path but the probes' (probePaths).
-func (s *Server) httpAuth(next http.Handler) http.Handler {
+func (s *Server) HTTPAuth(next http.Handler) http.Handler {
 	if s.cfg.Token == "" {
 		return next
 	}

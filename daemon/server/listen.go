@@ -12,8 +12,9 @@ import (
 // ErrExposedWithoutToken refuses a non-loopback TCP listener with no token.
 var ErrExposedWithoutToken = errors.New("a non-loopback TCP address needs a bearer token (set token)")
 
-// unixPath returns the socket path of a unix address, or ok = false.
-func unixPath(addr string) (path string, ok bool) {
+// UnixPath returns the socket path of a unix address ("unix:PATH" or
+// "unix://PATH"), or ok = false.
+func UnixPath(addr string) (path string, ok bool) {
 	if p, ok := strings.CutPrefix(addr, "unix://"); ok {
 		return p, true
 	}
@@ -23,7 +24,7 @@ func unixPath(addr string) (path string, ok bool) {
 // CheckExposure returns ErrExposedWithoutToken when addr is a TCP address
 // other than loopback and token is empty.
 func CheckExposure(addr, token string) error {
-	if _, ok := unixPath(addr); ok || token != "" {
+	if _, ok := UnixPath(addr); ok || token != "" {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(addr)
@@ -40,10 +41,10 @@ func CheckExposure(addr, token string) error {
 	return nil
 }
 
-// checkHTTPExposure applies CheckExposure's rule to the HTTP listener
+// CheckHTTPExposure applies CheckExposure's rule to the HTTP listener
 // (off when addr is ""): off loopback it needs the token, which HTTP then
 // asks for, or public, which serves it to anyone.
-func checkHTTPExposure(addr, token string, public bool) error {
+func CheckHTTPExposure(addr, token string, public bool) error {
 	if addr == "" || public {
 		return nil
 	}
@@ -56,7 +57,7 @@ func checkHTTPExposure(addr, token string, public bool) error {
 // Listen opens addr: a unix socket ("unix:PATH", a stale socket file is
 // replaced) or TCP.
 func Listen(addr string) (net.Listener, error) {
-	if path, ok := unixPath(addr); ok {
+	if path, ok := UnixPath(addr); ok {
 		if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSocket != 0 {
 			// A socket left by a killed daemon: nothing listens on it if dialing fails.
 			if c, err := net.Dial("unix", path); err == nil {
@@ -78,4 +79,13 @@ func Listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
 	return l, nil
+}
+
+// Addr is l's address as Listen reads it: "unix:PATH" for a socket,
+// host:port for TCP.
+func Addr(l net.Listener) string {
+	if l.Addr().Network() == "unix" {
+		return "unix:" + l.Addr().String()
+	}
+	return l.Addr().String()
 }

@@ -104,7 +104,7 @@ func TestKubernetesExample(t *testing.T) {
 			environ = append(environ, e.Name+"="+e.Value)
 		}
 	}
-	opts, err := loadOptions(c.Args[1:], environ, io.Discard)
+	opts, err := loadConfig(c.Args[1:], environ, io.Discard)
 	require.NoError(t, err, "the daemon accepts the container's arguments and environment")
 
 	mounts := map[string]corev1.VolumeMount{}
@@ -283,7 +283,7 @@ func TestSystemdExample(t *testing.T) {
 	require.GreaterOrEqual(t, len(args), 2)
 	assert.Equal(t, "/usr/local/bin/cuzk-daemon", args[0])
 	require.Equal(t, "serve", args[1])
-	opts, err := loadOptions(args[2:], nil, io.Discard)
+	opts, err := loadConfig(args[2:], nil, io.Discard)
 	require.NoError(t, err, "the daemon accepts ExecStart's flags")
 
 	creds := map[string]string{}

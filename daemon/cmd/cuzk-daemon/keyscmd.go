@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
-	"github.com/cuzk-dev/cuzk/daemon/server"
 )
 
 // defaultKeyDir is serve's key directory without a config file:
@@ -17,7 +17,7 @@ func defaultKeyDir(getenv func(string) string) string {
 	if d := getenv(envPrefix + "KEY_DIR"); d != "" {
 		return d
 	}
-	return server.DefaultOptions().KeyDir
+	return assembly.DefaultConfig().KeyDir
 }
 
 // keysCmd manages the key directory: ls lists its keys, rm deletes one

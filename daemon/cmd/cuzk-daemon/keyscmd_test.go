@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
-	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -69,5 +69,5 @@ func TestKeysLsVerifyRm(t *testing.T) {
 func TestKeysDefaultDirFollowsServe(t *testing.T) {
 	env := map[string]string{"CUZK_DAEMON_KEY_DIR": "/var/lib/cuzk/keys"}
 	assert.Equal(t, "/var/lib/cuzk/keys", defaultKeyDir(func(k string) string { return env[k] }))
-	assert.Equal(t, server.DefaultOptions().KeyDir, defaultKeyDir(func(string) string { return "" }))
+	assert.Equal(t, assembly.DefaultConfig().KeyDir, defaultKeyDir(func(string) string { return "" }))
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"github.com/cuzk-dev/cuzk/daemon/server"
 )
 
@@ -26,10 +27,10 @@ const tokenHint = `cuzk-daemon serve: give it a token: -token-file FILE or CUZK_
 // SIGINT, 143 for SIGTERM), as a shell reports a process a signal ended.
 func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if isHelp(args) {
-		_, _ = loadOptions([]string{"-h"}, os.Environ(), stdout) // prints the flags; flag.ErrHelp is the expected result
+		_, _ = loadConfig([]string{"-h"}, os.Environ(), stdout) // prints the flags; flag.ErrHelp is the expected result
 		return exitOK
 	}
-	opts, err := loadOptions(args, os.Environ(), stderr)
+	opts, err := loadConfig(args, os.Environ(), stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -41,7 +42,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 	defer signal.Stop(sig)
-	d, err := server.Start(opts, log)
+	d, err := assembly.Start(opts, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "cuzk-daemon serve:", err)
 		if errors.Is(err, server.ErrExposedWithoutToken) {

@@ -127,7 +127,7 @@ func porepReq(constraints, seed uint64) *pb.ProofRequest {
 }
 
 func dialDaemon(t *testing.T, p *proc) *client.Client {
-	c, err := client.Dial([]string{"unix:" + p.sock}, client.Options{})
+	c, err := client.Dial([]string{"unix:" + p.sock}, client.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c

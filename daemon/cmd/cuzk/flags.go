@@ -52,7 +52,7 @@ func (d *daemonFlags) dial(ctx context.Context) (*client.Client, context.Context
 	if d.maxMessage <= 0 || int64(d.maxMessage) > 2*stats.GiB-1 {
 		return nil, nil, nil, usagef("-max-message %s: want 1 byte to 2 GiB", d.maxMessage)
 	}
-	c, err := client.Dial(strings.Split(d.addr, ","), client.Options{Token: d.token, MaxMessage: int(d.maxMessage)})
+	c, err := client.Dial(strings.Split(d.addr, ","), client.Config{Token: d.token, MaxMessage: int(d.maxMessage)})
 	if err != nil {
 		return nil, nil, nil, err
 	}

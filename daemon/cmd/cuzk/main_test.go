@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/daemon/client"
-	"github.com/cuzk-dev/cuzk/daemon/server"
 )
 
 // cuzk runs the command line and returns its exit code, stdout and stderr.
@@ -75,9 +75,9 @@ func TestVersion(t *testing.T) {
 // the flags that reach it, and with them a porep-synth circuit of 2^11.
 func daemon(t *testing.T, dir string) (addr, porep []string) {
 	t.Helper()
-	opts := server.DefaultOptions()
+	opts := assembly.DefaultConfig()
 	opts.Listen, opts.HTTPListen, opts.Backend, opts.KeyDir = "unix:"+filepath.Join(dir, "d.sock"), "", "cpu", filepath.Join(dir, "keys")
-	d, err := server.Start(opts, nil)
+	d, err := assembly.Start(opts, nil)
 	require.NoError(t, err)
 	t.Cleanup(d.Stop)
 	addr = []string{"-addr", d.Addr(), "-max-message", "64MiB"}

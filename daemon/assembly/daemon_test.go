@@ -1,11 +1,16 @@
-package server
+package assembly
 
 import (
+	"context"
+	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/daemon/server"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +20,7 @@ import (
 
 func startDaemonHTTP(t *testing.T, token string, public bool) (*Daemon, error) {
 	dir := t.TempDir()
-	o := DefaultOptions()
+	o := DefaultConfig()
 	o.Listen, o.HTTPListen, o.Backend, o.KeyDir = "unix:"+filepath.Join(dir, "d.sock"), "0.0.0.0:0", "cpu", filepath.Join(dir, "keys")
 	o.Token, o.HTTPPublic = token, public
 	d, err := Start(o, nil)
@@ -43,7 +48,7 @@ func get(t *testing.T, url, token string) (int, string) {
 // or http_public.
 func TestHTTPFollowsTheTokenRule(t *testing.T) {
 	_, err := startDaemonHTTP(t, "", false)
-	require.ErrorIs(t, err, ErrExposedWithoutToken)
+	require.ErrorIs(t, err, server.ErrExposedWithoutToken)
 	assert.Contains(t, err.Error(), "http_listen")
 	assert.Contains(t, err.Error(), "http_public")
 
@@ -71,4 +76,22 @@ func TestHTTPFollowsTheTokenRule(t *testing.T) {
 	code, body = get(t, "http://127.0.0.1"+p.HTTPAddr()[strings.LastIndex(p.HTTPAddr(), ":"):]+"/metrics", "")
 	assert.Equal(t, http.StatusOK, code, "http_public serves anyone")
 	assert.Contains(t, body, "cuzk_queue_depth")
+}
+
+// TestStatusReportsBuildInfo: GetStatus names this binary's version,
+// commit and Go release.
+func TestStatusReportsBuildInfo(t *testing.T) {
+	d, err := startDaemonHTTP(t, "s3cret", false)
+	require.NoError(t, err)
+	c, err := client.Dial([]string{d.Addr()}, client.Config{Token: "s3cret"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := c.GetStatus(ctx, &pb.GetStatusRequest{})
+	require.NoError(t, err)
+	info := buildinfo.Get()
+	assert.Equal(t, info.String(), st.GetVersion())
+	assert.Contains(t, st.GetVersion(), info.Go)
+	assert.NotContains(t, st.GetVersion(), "(devel)", "the module's placeholder version is not reported")
 }

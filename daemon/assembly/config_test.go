@@ -1,6 +1,7 @@
-package server
+package assembly
 
 import (
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"testing"
 	"testing/fstest"
 
@@ -9,7 +10,7 @@ import (
 )
 
 func TestMemoryLimitFromOptions(t *testing.T) {
-	o := DefaultOptions()
+	o := DefaultConfig()
 	assert.Equal(t, int64(90<<30), memoryLimit(o, 90<<30, false), "the host budget")
 	assert.Zero(t, memoryLimit(o, 90<<30, true), "GOMEMLIMIT, read by the runtime, wins over the derived limit")
 	o.MemoryLimit = 1 << 30
@@ -30,13 +31,13 @@ func TestBudgetsDerivedFromTheMachine(t *testing.T) {
 		{"all set", 1 << 30, 2 << 30, 3 << 30, Budgets{Host: 1 << 30, Key: 2 << 30, Job: 3 << 30}},
 	}
 	for _, tc := range cases {
-		o := Options{HostBudget: tc.host, HostKeyBudget: tc.key, HostJobBudget: tc.job}
+		o := Config{HostBudget: stats.Bytes(tc.host), HostKeyBudget: stats.Bytes(tc.key), HostJobBudget: stats.Bytes(tc.job)}
 		b, err := budgetsOf(o, m)
 		require.NoError(t, err, tc.name)
 		b.Derived = ""
 		assert.Equal(t, tc.want, b, tc.name)
 	}
-	_, err := budgetsOf(Options{HostBudget: -1}, m)
+	_, err := budgetsOf(Config{HostBudget: -1}, m)
 	assert.ErrorContains(t, err, "negative")
 }
 
