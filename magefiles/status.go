@@ -8,7 +8,6 @@ import (
 	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"os"
 
-	"github.com/cuzk-dev/cuzk/cuda"
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
 	"github.com/cuzk-dev/cuzk/toolchain"
