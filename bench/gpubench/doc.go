@@ -13,9 +13,10 @@
 //   - the kernels benchmark (MSMs, NTTs, MeasureBandwidth, Rate): device
 //     and end-to-end times beside modmul-bound estimates.
 //
-// Timings come from the serialized calls (Serial) and the GPU's per-call
-// trace of each MSM and quotient (Recorder), summed per phase (PhaseTimes). The package prints nothing:
-// cuzk-bench formats its results. Functions that take a *driver.Device or a
+// Timings come from the serialized calls (Serial) and the GPU's record of
+// each MSM and quotient, read from groth16's per-call trace (Recorder),
+// summed per phase (PhaseTimes). The package prints nothing: cuzk-bench
+// formats its results. Functions that take a *driver.Device or a
 // GPU backend need a GPU (OpenGPU reports ErrNoGPU where there is none);
 // the prove and partition benchmarks run on any groth16.Backend. Values are
 // not safe for concurrent use unless their comments say so.

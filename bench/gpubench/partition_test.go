@@ -199,6 +199,38 @@ func TestPhaseTimesOf(t *testing.T) {
 	assert.Zero(t, pt.Points[PhLH])
 }
 
+// A Recorder takes the GPU's records from groth16's trace (the Detail of
+// a sub-phase), ignores the phases without one, and passes every phase on
+// to a trace already in the context.
+func TestRecorderReadsDetails(t *testing.T) {
+	var outer groth16.PhaseTimes
+	var r Recorder
+	_, err := r.LastMSM()
+	require.Error(t, err, "no MSM yet")
+	ctx := r.Context(groth16.WithTrace(context.Background(), outer.Trace()))
+	m := gpu.MSMTimings{Call: groth16.PhaseMSMA, Upload: time.Millisecond, Compute: 3 * time.Millisecond, Bits: 12}
+	q := gpu.QuotientTimings{Call: groth16.PhaseQuotientLH, Compute: 2 * time.Millisecond, Points: 64}
+	for _, i := range []groth16.PhaseInfo{
+		{Phase: groth16.PhaseMSMSort, Duration: time.Millisecond, Device: "gpu0"},
+		{Phase: groth16.PhaseMSMWindow, Duration: time.Millisecond, Device: "gpu0", Detail: m},
+		{Phase: groth16.PhaseQuotientCompute, Duration: 2 * time.Millisecond, Device: "gpu0", Detail: q},
+		{Phase: groth16.PhaseMSMA, Duration: 5 * time.Millisecond},
+	} {
+		groth16.PhaseDone(ctx, i)
+	}
+	last, err := r.LastMSM()
+	require.NoError(t, err)
+	assert.Equal(t, m, last)
+	assert.Len(t, outer.Infos(), 4, "the outer trace sees every phase")
+	pt := r.Take([]groth16.PhaseInfo{{Phase: groth16.PhaseMSMA, Duration: 5 * time.Millisecond, Points: 10},
+		{Phase: groth16.PhaseQuotientLH, Duration: 9 * time.Millisecond}})
+	assert.Equal(t, 3*time.Millisecond, pt.Compute[PhA])
+	assert.Equal(t, 12, pt.Bits[PhA])
+	assert.Equal(t, 2*time.Millisecond, pt.Wall[PhQuotient], "the quotient's record splits the fused call")
+	assert.Equal(t, 7*time.Millisecond, pt.Wall[PhQLH])
+	assert.Equal(t, PhaseTimes{}, r.Take(nil), "Take forgets the records")
+}
+
 // slowG1 is the CPU backend with G1 MSMs that take at least 30 ms.
 type slowG1 struct{ *cpu.Backend }
 

@@ -66,28 +66,38 @@ var callPhase = map[groth16.Phase]Phase{
 }
 
 // Recorder collects the GPU's records of each MSM and quotient made with
-// its context (gpu.Trace), to be combined with the Serial wrapper's timed
-// calls. The zero Recorder is ready; it is safe for concurrent use.
+// its context (groth16.PhaseInfo.Detail: gpu.MSMTimings, gpu.QuotientTimings),
+// to be combined with the Serial wrapper's timed calls. The zero Recorder
+// is ready; it is safe for concurrent use.
 type Recorder struct {
 	mu    sync.Mutex
 	msms  []gpu.MSMTimings
 	quots []gpu.QuotientTimings
 }
 
-// Context returns ctx with r's trace installed.
+// Context returns ctx with r's groth16.Trace installed. A trace already in
+// ctx still receives every phase: r's passes them on.
 func (r *Recorder) Context(ctx context.Context) context.Context {
-	return gpu.WithTrace(ctx, &gpu.Trace{
-		MSMDone: func(m gpu.MSMTimings) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.msms = append(r.msms, m)
-		},
-		QuotientDone: func(q gpu.QuotientTimings) {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.quots = append(r.quots, q)
-		},
-	})
+	outer := groth16.ContextTrace(ctx)
+	return groth16.WithTrace(ctx, &groth16.Trace{PhaseDone: func(info groth16.PhaseInfo) {
+		r.record(info)
+		if outer != nil && outer.PhaseDone != nil {
+			outer.PhaseDone(info)
+		}
+	}})
+}
+
+// record keeps the GPU record that info carries, if any; the phases
+// themselves come from the Serial wrapper.
+func (r *Recorder) record(info groth16.PhaseInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch d := info.Detail.(type) {
+	case gpu.MSMTimings:
+		r.msms = append(r.msms, d)
+	case gpu.QuotientTimings:
+		r.quots = append(r.quots, d)
+	}
 }
 
 // Take returns the times of calls (Serial.TakeCalls) with the GPU records

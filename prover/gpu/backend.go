@@ -20,10 +20,12 @@ import (
 // stream while the transforms of the previous vector run on a compute
 // stream. Device memory (see the table in memory.go) is checked before it is
 // allocated and kept for reuse until Close. Every call reports its
-// sub-phases (uploads, transforms, MSM stages, downloads) to the traces in
-// its own context (groth16.WithTrace, WithTrace), so that reports stay
-// right when calls overlap, and stops between kernels and stages once its
-// context is done, waiting for what it queued (the Backend stays usable).
+// sub-phases (uploads, transforms, MSM stages, downloads), and its record
+// of each MSM and quotient (MSMTimings, QuotientTimings, in the Detail of
+// their last sub-phase), to the groth16.Trace in its own context
+// (groth16.WithTrace), so that reports stay right when calls overlap, and
+// stops between kernels and stages once its context is done, waiting for
+// what it queued (the Backend stays usable).
 type Backend struct {
 	dev *driver.Device
 	cfg config

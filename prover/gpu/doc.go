@@ -17,6 +17,7 @@
 // Every call takes the context of the proof it serves: it stops between
 // kernels and stages once that context is done (waiting for what it queued,
 // so that the Backend stays usable), and reports its sub-phases to the
-// groth16.Trace in it and its MSM and quotient records, with their window
-// and table shape, to the Trace of this package in it.
+// groth16.Trace in it, with its record of each MSM and quotient
+// (MSMTimings with the window and table shape, QuotientTimings) in
+// groth16.PhaseInfo.Detail of the last sub-phase of that MSM or quotient.
 package gpu

@@ -39,9 +39,9 @@ var ErrMSMInput = errors.New("gpu msm: bad input")
 //
 // All device work runs on the Device's locked OS thread through
 // driver.Device.Do, so an MSM is safe for concurrent use: calls run one at a
-// time. Each call reports its transfers and pipeline stages to the traces
-// in its context (groth16.Trace, Trace), and stops between stages once its
-// context is done.
+// time. Each call reports its transfers and pipeline stages to the
+// groth16.Trace in its context, with its MSMTimings in the Detail of the
+// last stage, and stops between stages once its context is done.
 type MSM struct {
 	dev *driver.Device
 	log *slog.Logger
@@ -49,7 +49,8 @@ type MSM struct {
 }
 
 // MSMTimings are one MSM's transfer and device times (the stages measured
-// with CUDA events) and its shape, as Trace.MSMDone reports them.
+// with CUDA events) and its shape, as the MSM's last sub-phase
+// (groth16.PhaseMSMWindow) carries them in groth16.PhaseInfo.Detail.
 type MSMTimings struct {
 	// Upload is the copy of the scalars to the device (host wall time):
 	// through pinned staging chunks, or directly from pinned memory, and

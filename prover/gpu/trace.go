@@ -8,38 +8,9 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
-// Trace is a set of hooks through which the GPU reports its own record of
-// each MSM and quotient of a call, with more detail than groth16's phases
-// (an MSM's window and table shape): install one with WithTrace in the
-// context passed to the call (or to groth16.Prove). Any hook may be nil.
-// Hooks run on the device's thread, inside the call: they must return
-// quickly and must not call the Backend or the MSM engine.
-//
-// Independently of Trace, every call reports its sub-phases
-// (groth16.PhaseQuotientCompute, groth16.PhaseMSMSort, …) to the
-// groth16.Trace in its context.
-type Trace struct {
-	MSMDone      func(MSMTimings)
-	QuotientDone func(QuotientTimings)
-}
-
-type traceKey struct{}
-
-// WithTrace returns a context carrying t (a nil t leaves ctx as it is).
-func WithTrace(ctx context.Context, t *Trace) context.Context {
-	if t == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, traceKey{}, t)
-}
-
-func contextTrace(ctx context.Context) *Trace {
-	t, _ := ctx.Value(traceKey{}).(*Trace)
-	return t
-}
-
 // QuotientTimings are the host wall times of one quotient (QuotientH, or
-// the quotient part of MSMQuotientLH).
+// the quotient part of MSMQuotientLH), as the quotient's last sub-phase
+// carries them in groth16.PhaseInfo.Detail.
 type QuotientTimings struct {
 	// Compute covers the uploads of a, b, c and the seven transforms, until
 	// h is in device memory. In MSMQuotientLH it also covers queuing the
@@ -61,23 +32,20 @@ type QuotientTimings struct {
 // deviceName names device ordinal in phase reports.
 func deviceName(ordinal int) string { return fmt.Sprintf("gpu%d", ordinal) }
 
-// reportQuotient sends q to the traces in ctx: compute (started at start)
-// and, when h came down, its download.
+// reportQuotient reports q to the groth16.Trace in ctx: compute (started
+// at start), the device span and, when h came down, its download, with q
+// as the Detail of the last of them.
 func reportQuotient(ctx context.Context, device string, start time.Time, q QuotientTimings) {
 	q.Call = groth16.ContextCall(ctx)
-	groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.PhaseQuotientCompute, Start: start, Duration: q.Compute,
-		Device: device, Points: q.Points})
+	infos := []groth16.PhaseInfo{{Phase: groth16.PhaseQuotientCompute, Start: start, Duration: q.Compute}}
 	if q.Device > 0 {
-		groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.PhaseQuotientDevice, Start: start, Duration: q.Device,
-			Device: device, Points: q.Points})
+		infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseQuotientDevice, Start: start, Duration: q.Device})
 	}
 	if q.Download > 0 {
-		groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.PhaseQuotientDownload, Start: start.Add(q.Compute),
-			Duration: q.Download, Device: device, Points: q.Points})
+		infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseQuotientDownload, Start: start.Add(q.Compute),
+			Duration: q.Download})
 	}
-	if t := contextTrace(ctx); t != nil && t.QuotientDone != nil {
-		t.QuotientDone(q)
-	}
+	report(ctx, device, q.Points, infos, q)
 }
 
 // msmStarts are the host times at which an MSM's host-timed parts began:
@@ -85,27 +53,40 @@ func reportQuotient(ctx context.Context, device string, start time.Time, q Quoti
 // the device pipeline (its stages follow one another from there).
 type msmStarts struct{ bases, upload, pipeline time.Time }
 
-// reportMSM sends rec to the traces in ctx: each part as a groth16 phase,
-// the device stages placed one after another from the pipeline's start.
+// reportMSM reports rec to the groth16.Trace in ctx: each part as a
+// sub-phase, the device stages placed one after another from the
+// pipeline's start, with rec as the Detail of the last (PhaseMSMWindow).
 func reportMSM(ctx context.Context, device string, at msmStarts, rec MSMTimings) {
 	rec.Call = groth16.ContextCall(ctx)
-	info := func(ph groth16.Phase, start time.Time, d time.Duration) {
-		groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: ph, Start: start, Duration: d, Device: device, Points: rec.Points})
-	}
+	var infos []groth16.PhaseInfo
 	if rec.Bases > 0 {
-		info(groth16.PhaseMSMBases, at.bases, rec.Bases)
+		infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseMSMBases, Start: at.bases, Duration: rec.Bases})
 	}
-	info(groth16.PhaseMSMUpload, at.upload, rec.Upload)
+	infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseMSMUpload, Start: at.upload, Duration: rec.Upload})
 	start := at.pipeline
 	for _, s := range []struct {
 		ph groth16.Phase
 		d  time.Duration
 	}{{groth16.PhaseMSMSort, rec.Sort}, {groth16.PhaseMSMAccumulate, rec.Accumulate},
 		{groth16.PhaseMSMReduce, rec.Reduce}, {groth16.PhaseMSMWindow, rec.Window}} {
-		info(s.ph, start, s.d)
+		infos = append(infos, groth16.PhaseInfo{Phase: s.ph, Start: start, Duration: s.d})
 		start = start.Add(s.d)
 	}
-	if t := contextTrace(ctx); t != nil && t.MSMDone != nil {
-		t.MSMDone(rec)
+	report(ctx, device, rec.Points, infos, rec)
+}
+
+// report sends the sub-phases of one piece of work, in order, to the
+// groth16.Trace in ctx, with device and points on each and detail (the
+// work's record) on the last: the record rides on a sub-phase that is
+// reported anyway, so that no consumer summing durations per phase counts
+// the work twice (groth16.PhaseInfo.Detail).
+func report(ctx context.Context, device string, points int, infos []groth16.PhaseInfo, detail any) {
+	if groth16.ContextTrace(ctx) == nil {
+		return
+	}
+	infos[len(infos)-1].Detail = detail
+	for _, i := range infos {
+		i.Device, i.Points = device, points
+		groth16.PhaseDone(ctx, i)
 	}
 }

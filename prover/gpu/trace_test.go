@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -11,27 +12,29 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
-// msmLog records the MSMs and quotients of the calls made with its context.
+// msmLog records the MSM and quotient records (groth16.PhaseInfo.Detail)
+// of the calls made with its context.
 type msmLog struct {
 	mu    sync.Mutex
 	msms  []MSMTimings
 	quots []QuotientTimings
 }
 
+// record keeps the GPU record that info carries, if any.
+func (l *msmLog) record(info groth16.PhaseInfo) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch d := info.Detail.(type) {
+	case MSMTimings:
+		l.msms = append(l.msms, d)
+	case QuotientTimings:
+		l.quots = append(l.quots, d)
+	}
+}
+
 // context returns a context whose calls report to l.
 func (l *msmLog) context() context.Context {
-	return WithTrace(context.Background(), &Trace{
-		MSMDone: func(r MSMTimings) {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			l.msms = append(l.msms, r)
-		},
-		QuotientDone: func(q QuotientTimings) {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			l.quots = append(l.quots, q)
-		},
-	})
+	return groth16.WithTrace(context.Background(), &groth16.Trace{PhaseDone: l.record})
 }
 
 // last returns the latest MSM record, failing the test when there is none.
@@ -52,12 +55,114 @@ func (l *msmLog) take() []MSMTimings {
 	return r
 }
 
-// phaseLog is a groth16.PhaseTimes installed in a context, with the GPU
-// records beside it.
+// phaseLog returns a context whose calls report each phase to a
+// groth16.PhaseTimes and each GPU record to an msmLog.
 func phaseLog() (context.Context, *groth16.PhaseTimes, *msmLog) {
 	var pt groth16.PhaseTimes
 	var l msmLog
-	return groth16.WithTrace(l.context(), pt.Trace()), &pt, &l
+	all := pt.Trace()
+	return groth16.WithTrace(context.Background(), &groth16.Trace{PhaseDone: func(i groth16.PhaseInfo) {
+		all.PhaseDone(i)
+		l.record(i)
+	}}), &pt, &l
+}
+
+// An MSM's record reaches groth16's trace as the Detail of its last
+// stage, with its Call filled in; the phases and their durations are
+// those of the record's parts, each once, whatever the record carries.
+func TestReportMSM(t *testing.T) {
+	ms := time.Millisecond
+	t0 := time.Unix(1000, 0)
+	rec := MSMTimings{Upload: 3 * ms, Sort: 1 * ms, Accumulate: 5 * ms, Reduce: 2 * ms, Window: 4 * ms, Compute: 12 * ms,
+		Points: 100, Bits: 11, Copies: 2, Windows: 12}
+	for _, tc := range []struct {
+		name  string
+		bases time.Duration
+		want  []groth16.Phase
+	}{
+		{"resident bases", 0, []groth16.Phase{groth16.PhaseMSMUpload, groth16.PhaseMSMSort, groth16.PhaseMSMAccumulate,
+			groth16.PhaseMSMReduce, groth16.PhaseMSMWindow}},
+		{"bases uploaded", 7 * ms, []groth16.Phase{groth16.PhaseMSMBases, groth16.PhaseMSMUpload, groth16.PhaseMSMSort,
+			groth16.PhaseMSMAccumulate, groth16.PhaseMSMReduce, groth16.PhaseMSMWindow}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, pt, log := phaseLog()
+			r := rec
+			r.Bases = tc.bases
+			reportMSM(groth16.WithCall(ctx, groth16.PhaseMSMA), "gpu1",
+				msmStarts{bases: t0, upload: t0.Add(tc.bases), pipeline: t0.Add(tc.bases + r.Upload)}, r)
+			infos := pt.Infos()
+			var got []groth16.Phase
+			for _, i := range infos {
+				got = append(got, i.Phase)
+				assert.Equal(t, "gpu1", i.Device, i.Phase)
+				assert.Equal(t, groth16.PhaseMSMA, i.Call, i.Phase)
+				assert.Equal(t, 100, i.Points, i.Phase)
+			}
+			require.Equal(t, tc.want, got, "the same sub-phases as without a record, in order")
+			for _, i := range infos[:len(infos)-1] {
+				assert.Nil(t, i.Detail, "%s carries no record", i.Phase)
+			}
+			want := r
+			want.Call = groth16.PhaseMSMA
+			assert.Equal(t, want, infos[len(infos)-1].Detail, "the record rides on the last stage")
+			assert.Equal(t, []MSMTimings{want}, log.take())
+			assert.Equal(t, t0.Add(tc.bases+r.Upload+r.Sort+r.Accumulate+r.Reduce), infos[len(infos)-1].Start,
+				"the stages follow one another")
+			d := map[groth16.Phase]time.Duration{groth16.PhaseMSMUpload: r.Upload, groth16.PhaseMSMSort: r.Sort,
+				groth16.PhaseMSMAccumulate: r.Accumulate, groth16.PhaseMSMReduce: r.Reduce, groth16.PhaseMSMWindow: r.Window}
+			if r.Bases > 0 {
+				d[groth16.PhaseMSMBases] = r.Bases
+			}
+			assert.Equal(t, d, pt.Durations(), "each part once, no phase for the record")
+		})
+	}
+}
+
+// A quotient's record reaches groth16's trace as the Detail of its last
+// sub-phase: the download when h came down, else the device span, else
+// the compute.
+func TestReportQuotient(t *testing.T) {
+	ms := time.Millisecond
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name string
+		q    QuotientTimings
+		want []groth16.Phase
+	}{
+		{"downloaded", QuotientTimings{Compute: 9 * ms, Device: 8 * ms, Download: 4 * ms, Points: 64},
+			[]groth16.Phase{groth16.PhaseQuotientCompute, groth16.PhaseQuotientDevice, groth16.PhaseQuotientDownload}},
+		{"h on the device", QuotientTimings{Compute: 9 * ms, Device: 8 * ms, Points: 64},
+			[]groth16.Phase{groth16.PhaseQuotientCompute, groth16.PhaseQuotientDevice}},
+		{"no device span", QuotientTimings{Compute: 9 * ms, Points: 64}, []groth16.Phase{groth16.PhaseQuotientCompute}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, pt, log := phaseLog()
+			reportQuotient(groth16.WithCall(ctx, groth16.PhaseQuotientLH), "gpu0", t0, tc.q)
+			infos := pt.Infos()
+			var got []groth16.Phase
+			var sum time.Duration
+			for _, i := range infos {
+				got = append(got, i.Phase)
+				sum += i.Duration
+				assert.Equal(t, groth16.PhaseQuotientLH, i.Call, i.Phase)
+				assert.Equal(t, 64, i.Points, i.Phase)
+			}
+			require.Equal(t, tc.want, got)
+			want := tc.q
+			want.Call = groth16.PhaseQuotientLH
+			assert.Equal(t, want, infos[len(infos)-1].Detail)
+			assert.Equal(t, []QuotientTimings{want}, log.quots)
+			assert.Equal(t, tc.q.Compute+tc.q.Device+tc.q.Download, sum, "each part once")
+			assert.Len(t, pt.Durations(), len(tc.want), "no phase for the record")
+		})
+	}
+}
+
+// A call with no trace in its context reports nothing, and does not fail.
+func TestReportNoTrace(t *testing.T) {
+	reportMSM(context.Background(), "gpu0", msmStarts{}, MSMTimings{})
+	reportQuotient(context.Background(), "gpu0", time.Time{}, QuotientTimings{})
 }
 
 // A Prove on the GPU backend reports Prove's phases, and each backend

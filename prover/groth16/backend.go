@@ -28,7 +28,8 @@ import (
 // or abandoned what it started for that call, and the Backend stays usable:
 // a later call with a live context succeeds. A method reports its own
 // sub-phases, if it times any, to the Trace in ctx (PhaseDone; ContextCall
-// names the Prove phase of the call), so that they reach the right proof
+// names the Prove phase of the call), with its own record of the work in
+// PhaseInfo.Detail if it keeps one, so that they reach the right proof
 // when calls of several proofs overlap.
 type Backend interface {
 	// QuotientH returns the n coefficients of h = (a·b − c)/Z, lowest degree

@@ -14,7 +14,10 @@
 // them), in the manner of net/http/httptrace, so that they stay right when
 // proofs overlap: Prove reports each backend call as a Phase, backends
 // report their sub-phases (prover/gpu: uploads, transforms, MSM stages,
-// downloads) under the call that did the work.
+// downloads) under the call that did the work, and their own record of
+// each piece of work (prover/gpu: an MSM's window and table shape) in
+// PhaseInfo.Detail of its last sub-phase. It is the one trace of a proof:
+// a backend has none of its own.
 //
 // # Prove's paths
 //

@@ -454,3 +454,67 @@ func TestWorkspaceBusy(t *testing.T) {
 	close(held.release)
 	require.NoError(t, <-done)
 }
+
+// A backend's record of its work reaches the trace in Prove's context as
+// the Detail of its last sub-phase, under the call that did it, and adds
+// no phase: the per-phase sums are those of the sub-phases' durations.
+func TestProveTraceDetail(t *testing.T) {
+	c := &r1cstest.MulChain{N: 200, Seed: fr.NewElement(8)}
+	f := setup(t, c)
+	inner, err := cpu.New()
+	require.NoError(t, err)
+	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+	require.NoError(t, err)
+	var pt groth16.PhaseTimes
+	_, err = groth16.Prove(groth16.WithTrace(context.Background(), pt.Trace()), f.pk, asg, detailed{inner}, seeded(3))
+	require.NoError(t, err)
+	var records []callRecord
+	for _, i := range pt.Infos() {
+		switch i.Phase {
+		case "stage two":
+			require.IsType(t, callRecord{}, i.Detail)
+			r := i.Detail.(callRecord)
+			assert.Equal(t, i.Call, r.call, "the record names the call it came from")
+			records = append(records, r)
+		default:
+			assert.Nil(t, i.Detail, "%s: no record", i.Phase)
+		}
+	}
+	assert.ElementsMatch(t, []callRecord{{groth16.PhaseQuotient, 11}, {groth16.PhaseMSMLH, 11}, {groth16.PhaseMSMA, 11},
+		{groth16.PhaseMSMB1, 11}, {groth16.PhaseMSMB2, 11}}, records, "one record per backend call")
+	d := pt.Durations()
+	assert.Len(t, d, 7+2, "Prove's seven phases and the two sub-phases")
+	assert.Equal(t, 5*time.Duration(1), d["stage one"])
+	assert.Equal(t, 5*time.Duration(2), d["stage two"], "a record counts once, as its sub-phase")
+}
+
+// callRecord is a backend's own record of a call.
+type callRecord struct {
+	call groth16.Phase
+	size int
+}
+
+// detailed is the CPU backend reporting two sub-phases per call, the last
+// with its record of the call.
+type detailed struct{ *cpu.Backend }
+
+func (detailed) report(ctx context.Context) {
+	groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: "stage one", Duration: 1, Device: "test"})
+	groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: "stage two", Duration: 2, Device: "test",
+		Detail: callRecord{call: groth16.ContextCall(ctx), size: 11}})
+}
+
+func (b detailed) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.Element, error) {
+	b.report(ctx)
+	return b.Backend.QuotientH(ctx, a, bv, c)
+}
+
+func (b detailed) MSMG1(ctx context.Context, bases []bls12381.G1Affine, s []fr.Element) (bls12381.G1Jac, error) {
+	b.report(ctx)
+	return b.Backend.MSMG1(ctx, bases, s)
+}
+
+func (b detailed) MSMG2(ctx context.Context, bases []bls12381.G2Affine, s []fr.Element) (bls12381.G2Jac, error) {
+	b.report(ctx)
+	return b.Backend.MSMG2(ctx, bases, s)
+}

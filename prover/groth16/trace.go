@@ -30,7 +30,8 @@ const (
 
 // Backend sub-phases, reported from inside a call with the Device that ran
 // them and, in PhaseInfo.Call, the Prove phase of that call. prover/gpu
-// reports these.
+// reports these, with its record of each MSM and quotient in
+// PhaseInfo.Detail of the last sub-phase of that MSM or quotient.
 const (
 	// PhaseQuotientCompute is the upload of a, b, c and the seven
 	// transforms, until h is in device memory.
@@ -72,6 +73,21 @@ type PhaseInfo struct {
 	// Points is the size of the work: an MSM's points, a quotient's domain
 	// size (0 where it does not apply).
 	Points int
+	// Detail is the backend's own record of the work that this sub-phase
+	// ends, e.g. prover/gpu's MSMTimings (an MSM's stages with its window
+	// and table shape) or QuotientTimings; nil for Prove's own phases and
+	// for every other sub-phase. A backend sets it on the last sub-phase
+	// it reports for that work (prover/gpu: an MSM's PhaseMSMWindow, a
+	// quotient's last of compute, device and download), so that it
+	// arrives once the work's sub-phases are all reported. It rides on
+	// that existing record rather than on a phase of its own, so that
+	// consumers summing Duration per phase (PhaseTimes.Durations, the
+	// daemon's job timings) count every span once without knowing about
+	// details, and a report with details has the same phases, durations
+	// and Call values as one without. Consumers read it with a type
+	// switch and must treat it as read-only: every trace of the call sees
+	// the same value.
+	Detail any
 }
 
 // Trace is a set of hooks that Prove and its backend call as phases
@@ -120,7 +136,8 @@ func ContextCall(ctx context.Context) Phase {
 
 // PhaseDone reports info to the trace in ctx, if any, filling info.Call
 // from ContextCall(ctx) when it is empty. Backends call it for their
-// sub-phases.
+// sub-phases, with their own record of a piece of work in info.Detail of
+// its last sub-phase.
 func PhaseDone(ctx context.Context, info PhaseInfo) {
 	t := ContextTrace(ctx)
 	if t == nil || t.PhaseDone == nil {
@@ -149,7 +166,8 @@ func (p *PhaseTimes) Trace() *Trace {
 	}}
 }
 
-// Durations returns the sum of the recorded durations per phase.
+// Durations returns the sum of the recorded durations per phase. Details
+// (PhaseInfo.Detail) add no phase: they ride on a sub-phase counted once.
 func (p *PhaseTimes) Durations() map[Phase]time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
