@@ -13,7 +13,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
-	"github.com/cuzk-dev/cuzk/daemon/server"
+	"github.com/cuzk-dev/cuzk/daemon/assembly"
 )
 
 func serveBundle() Bundle {
@@ -90,7 +90,7 @@ func TestImageWithoutDaemonHasNoServeConfig(t *testing.T) {
 // default ports, and its key directory is the one the base layer creates
 // for the image's user.
 func TestImageDefaultsAreTheDaemons(t *testing.T) {
-	o := server.DefaultOptions()
+	o := assembly.DefaultConfig()
 	for addr, port := range map[string]int{o.Listen: ImageGRPCPort, o.HTTPListen: ImageHTTPPort} {
 		_, p, err := net.SplitHostPort(addr)
 		require.NoError(t, err)
