@@ -37,11 +37,11 @@ func (Bench) Build(ctx context.Context) error {
 	}
 	var res buildbench.Result
 	if strings.Contains(parts, "sequence") {
-		opts := []buildbench.Option{buildbench.WithLogger(log)}
+		cfg := buildbench.Config{Log: log}
 		if a := os.Getenv("CUZK_BENCH_ARCHS"); a != "" {
-			opts = append(opts, buildbench.WithArchs(strings.Split(a, ",")...))
+			cfg.Archs = strings.Split(a, ",")
 		}
-		if res, err = buildbench.Measure(ctx, ".", pins, 5, opts...); err != nil {
+		if res, err = buildbench.Measure(ctx, ".", pins, 5, cfg); err != nil {
 			return err
 		}
 	}

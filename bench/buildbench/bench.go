@@ -49,7 +49,7 @@ type Result struct {
 
 // bench is one run's state: two trees, their counters and the oracle.
 type bench struct {
-	cfg        config
+	cfg        Config
 	cuzk       *cuzkTree
 	ninja      *ninjaTree
 	cuzkCount  counter
@@ -62,8 +62,8 @@ type bench struct {
 // sequence on both copies, with the pins narrowed to the configured archs.
 // It needs the pinned nvcc and ninja, and takes as long as the compiles it
 // measures.
-func Run(ctx context.Context, src, work string, pins toolchain.Pins, opts ...Option) (Result, error) {
-	cfg, err := newConfig(opts)
+func Run(ctx context.Context, src, work string, pins toolchain.Pins, cfg Config) (Result, error) {
+	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return Result{}, err
 	}
@@ -78,8 +78,8 @@ func Run(ctx context.Context, src, work string, pins toolchain.Pins, opts ...Opt
 	return b.res, err
 }
 
-func setup(ctx context.Context, cfg config, src, work string, pins toolchain.Pins) (*bench, error) {
-	pins.Archs, pins.PTX = cfg.archs, nil
+func setup(ctx context.Context, cfg Config, src, work string, pins toolchain.Pins) (*bench, error) {
+	pins.Archs, pins.PTX = cfg.Archs, nil
 	if err := pins.Validate(); err != nil {
 		return nil, fmt.Errorf("buildbench: %w", err)
 	}
@@ -87,7 +87,7 @@ func setup(ctx context.Context, cfg config, src, work string, pins toolchain.Pin
 	if err != nil {
 		return nil, fmt.Errorf("buildbench: %w: %v", toolchain.ErrNoNvcc, err)
 	}
-	b := &bench{cfg: cfg, oracle: newOracle(), res: Result{Archs: cfg.archs, Jobs: cfg.jobs}}
+	b := &bench{cfg: cfg, oracle: newOracle(), res: Result{Archs: cfg.Archs, Jobs: cfg.Jobs}}
 	// The trees' absolute paths have equal lengths: nvcc embeds the
 	// directory in line info (-lineinfo), and sameOutputs swaps one path for
 	// the other before comparing bytes.
@@ -113,8 +113,8 @@ func setup(ctx context.Context, cfg config, src, work string, pins toolchain.Pin
 	if err != nil {
 		return nil, fmt.Errorf("buildbench: %w", err)
 	}
-	b.cuzk = &cuzkTree{root: roots[0], layout: cfg.layout, pins: pins, tc: tc, store: store, jobs: cfg.jobs}
-	b.ninja = &ninjaTree{root: roots[1], ninja: cfg.ninja, nvcc: b.ninjaCount.bin, jobs: cfg.jobs}
+	b.cuzk = &cuzkTree{root: roots[0], layout: cfg.Layout, pins: pins, tc: tc, store: store, jobs: cfg.Jobs}
+	b.ninja = &ninjaTree{root: roots[1], ninja: cfg.Ninja, nvcc: b.ninjaCount.bin, jobs: cfg.Jobs}
 	return b, b.regenerate(ctx)
 }
 
@@ -134,7 +134,7 @@ func (b *bench) regenerate(ctx context.Context) error {
 // step applies change to both trees, builds each (the engine first, then
 // ninja, never at once), and records the counts, times and the minimum.
 func (b *bench) step(ctx context.Context, name string, change func(root string) error) error {
-	b.cfg.log.Info("buildbench step", "step", name)
+	b.cfg.Log.Info("buildbench step", "step", name)
 	if err := settle(b.ninja.root, ninjaOut, 10*time.Second); err != nil {
 		return fmt.Errorf("buildbench: step %q: %w", name, err)
 	}
@@ -164,7 +164,7 @@ func (b *bench) step(ctx context.Context, name string, change func(root string) 
 		return fmt.Errorf("buildbench: step %q: %w", name, err)
 	}
 	b.res.Steps = append(b.res.Steps, s)
-	b.cfg.log.Info("buildbench step done", "step", name, "min", s.Min, "kbuild", s.Cuzk.Nvcc, "ninja", s.Ninja.Nvcc)
+	b.cfg.Log.Info("buildbench step done", "step", name, "min", s.Min, "kbuild", s.Cuzk.Nvcc, "ninja", s.Ninja.Nvcc)
 	return nil
 }
 
@@ -207,7 +207,7 @@ func (b *bench) differ() ([]string, error) {
 	kroot, nroot := []byte(b.cuzk.root), []byte(b.ninja.root)
 	var out []string
 	for _, name := range b.res.Units {
-		x, err := os.ReadFile(filepath.Join(b.cuzk.root, filepath.FromSlash(path.Join(b.cfg.layout.Out, name+".fatbin"))))
+		x, err := os.ReadFile(filepath.Join(b.cuzk.root, filepath.FromSlash(path.Join(b.cfg.Layout.Out, name+".fatbin"))))
 		if err != nil {
 			return nil, fmt.Errorf("read kbuild output: %w", err)
 		}

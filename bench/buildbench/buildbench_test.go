@@ -35,7 +35,7 @@ func TestSequenceCountsOnFixture(t *testing.T) {
 	pins, err := toolchain.Load(nil)
 	require.NoError(t, err)
 	res, err := buildbench.Run(context.Background(), "../../toolchain/kbuild/testdata/tree", t.TempDir(), pins,
-		buildbench.WithArchs("sm_80"), buildbench.WithJobs(2), buildbench.WithNoOpRuns(3))
+		buildbench.Config{Archs: []string{"sm_80"}, Jobs: 2, NoOpRuns: 3})
 	require.NoError(t, err)
 
 	want := []struct {

@@ -1,6 +1,7 @@
 package buildbench
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -23,101 +24,78 @@ var DefaultArchs = []string{"sm_90"}
 // bytes and the step's output comparison would mean nothing.
 const DefaultFlag = "--extra-device-vectorization"
 
-type config struct {
-	archs  []string
-	flag   string
-	jobs   int
-	ninja  string
-	layout kbuild.Layout
-	noops  int
-	log    *slog.Logger
+// Config is one sequence run's settings; its zero value runs the
+// defaults. Run checks it and names the field of a bad value.
+type Config struct {
+	// Archs are the SASS targets the sequence builds (nil: DefaultArchs).
+	// Changing them changes every ActionID, as it should.
+	Archs []string
+	// Flag is the nvcc flag the flag-change step adds ("": DefaultFlag).
+	Flag string
+	// Jobs is how many nvcc runs each builder may run at once (0: the
+	// number of CPUs, for both).
+	Jobs int
+	// Ninja is the ninja binary ("": ninja on PATH).
+	Ninja string
+	// Layout is the tree layout (zero: kbuild.DefaultLayout).
+	Layout kbuild.Layout
+	// NoOpRuns is how many no-op engine builds are timed (0: 15).
+	NoOpRuns int
+	// Log is where progress is logged (nil: nowhere).
+	Log *slog.Logger
 }
 
-// Option configures Run; bad values are rejected there.
-type Option func(*config) error
-
-// WithArchs sets the SASS targets the sequence builds (default DefaultArchs).
-// Changing them changes every ActionID, as it should.
-func WithArchs(archs ...string) Option {
-	return func(c *config) error {
-		if len(archs) == 0 {
-			return errors.New("buildbench: no archs")
-		}
-		c.archs = append([]string(nil), archs...)
-		return nil
+// validate rejects values no default stands for.
+func (c Config) validate() error {
+	var errs []error
+	if c.Archs != nil && len(c.Archs) == 0 {
+		errs = append(errs, errors.New("Config.Archs: no archs (nil: the default)"))
 	}
-}
-
-// WithFlag sets the nvcc flag the flag-change step adds (default DefaultFlag).
-func WithFlag(f string) Option {
-	return func(c *config) error {
-		if !strings.HasPrefix(f, "-") {
-			return fmt.Errorf("buildbench: flag %q does not start with -", f)
-		}
-		c.flag = f
-		return nil
+	if c.Flag != "" && !strings.HasPrefix(c.Flag, "-") {
+		errs = append(errs, fmt.Errorf("Config.Flag %q does not start with -", c.Flag))
 	}
-}
-
-// WithJobs sets how many nvcc runs each builder may run at once (default:
-// the number of CPUs, for both).
-func WithJobs(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("buildbench: jobs %d < 1", n)
-		}
-		c.jobs = n
-		return nil
+	if c.Jobs < 0 {
+		errs = append(errs, fmt.Errorf("Config.Jobs %d < 0", c.Jobs))
 	}
-}
-
-// WithNinja sets the ninja binary (default: ninja on PATH).
-func WithNinja(path string) Option {
-	return func(c *config) error { c.ninja = path; return nil }
-}
-
-// WithLayout sets the tree layout (default kbuild.DefaultLayout).
-func WithLayout(l kbuild.Layout) Option {
-	return func(c *config) error {
-		if l.Kernels == "" || l.Out == "" {
-			return errors.New("buildbench: layout needs Kernels and Out")
-		}
-		c.layout = l
-		return nil
+	if c.NoOpRuns < 0 {
+		errs = append(errs, fmt.Errorf("Config.NoOpRuns %d < 0", c.NoOpRuns))
 	}
-}
-
-// WithNoOpRuns sets how many no-op engine builds are timed (default 15).
-func WithNoOpRuns(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("buildbench: no-op runs %d < 1", n)
-		}
-		c.noops = n
-		return nil
+	if !isZeroLayout(c.Layout) && (c.Layout.Kernels == "" || c.Layout.Out == "") {
+		errs = append(errs, errors.New("Config.Layout needs Kernels and Out"))
 	}
+	return errors.Join(errs...)
 }
 
-// WithLogger sets where progress is logged (default: nowhere).
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error { c.log = l; return nil }
+func isZeroLayout(l kbuild.Layout) bool {
+	return l.Kernels == "" && l.Out == "" && len(l.Includes) == 0
 }
 
-func newConfig(opts []Option) (config, error) {
-	c := config{archs: DefaultArchs, flag: DefaultFlag, jobs: runtime.NumCPU(), ninja: "ninja",
-		layout: kbuild.DefaultLayout, noops: 15, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	for _, o := range opts {
-		if err := o(&c); err != nil {
-			return c, err
-		}
+// withDefaults checks c, fills in the defaults of its zero fields and finds
+// the ninja binary.
+func (c Config) withDefaults() (Config, error) {
+	if err := c.validate(); err != nil {
+		return c, fmt.Errorf("buildbench: %w", err)
 	}
-	p, err := exec.LookPath(c.ninja)
+	if c.Archs == nil {
+		c.Archs = DefaultArchs
+	} else {
+		c.Archs = append([]string(nil), c.Archs...)
+	}
+	c.Flag, c.Ninja = cmp.Or(c.Flag, DefaultFlag), cmp.Or(c.Ninja, "ninja")
+	c.Jobs, c.NoOpRuns = cmp.Or(c.Jobs, runtime.NumCPU()), cmp.Or(c.NoOpRuns, 15)
+	if isZeroLayout(c.Layout) {
+		c.Layout = kbuild.DefaultLayout
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	p, err := exec.LookPath(c.Ninja)
 	if err != nil {
 		return c, fmt.Errorf("buildbench: ninja: %w (Debian package ninja-build)", err)
 	}
-	c.ninja = p
+	c.Ninja = p
 	return c, nil
 }
 
 // dirs are the tree directories the sequence copies and touches.
-func (c config) dirs() []string { return append([]string{c.layout.Kernels}, c.layout.Includes...) }
+func (c Config) dirs() []string { return append([]string{c.Layout.Kernels}, c.Layout.Includes...) }

@@ -3,6 +3,7 @@ package buildbench
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -172,4 +173,33 @@ func TestSettleWaitsPastTheNewestOutput(t *testing.T) {
 	assert.Contains(t, err.Error(), "did not pass the newest output under out")
 
 	require.NoError(t, settle(t.TempDir(), "out", time.Second), "no outputs yet (before the cold build) is no wait")
+}
+
+func TestConfigRejectsBadValues(t *testing.T) {
+	for field, cfg := range map[string]Config{
+		"Archs":    {Archs: []string{}},
+		"Flag":     {Flag: "lineinfo"},
+		"Jobs":     {Jobs: -1},
+		"NoOpRuns": {NoOpRuns: -3},
+		"Layout":   {Layout: kbuild.Layout{Kernels: "k"}},
+	} {
+		t.Run(field, func(t *testing.T) {
+			_, err := cfg.withDefaults()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "Config."+field)
+		})
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	// sh stands in for ninja, which withDefaults looks up.
+	cfg, err := Config{Ninja: "sh"}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, DefaultArchs, cfg.Archs)
+	assert.Equal(t, DefaultFlag, cfg.Flag)
+	assert.Equal(t, runtime.NumCPU(), cfg.Jobs)
+	assert.Equal(t, 15, cfg.NoOpRuns)
+	assert.Equal(t, kbuild.DefaultLayout, cfg.Layout)
+	assert.True(t, filepath.IsAbs(cfg.Ninja), cfg.Ninja)
+	assert.NotNil(t, cfg.Log)
 }

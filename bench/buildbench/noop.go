@@ -43,7 +43,7 @@ func (t Timing) Pass() bool { return len(t.Runs) > 0 && t.Median() <= t.Target }
 // engine (plan, cache lookups, output check) and fails if one compiles.
 func (b *bench) engineNoOp(ctx context.Context) (Timing, error) {
 	t := Timing{Name: "kbuild no-op Build (plan + cache lookups)", Target: EngineNoOpTarget}
-	for range b.cfg.noops {
+	for range b.cfg.NoOpRuns {
 		s, err := measure(ctx, b.cuzk.build, b.cuzkCount)
 		if err != nil {
 			return t, fmt.Errorf("buildbench: no-op build: %w", err)
@@ -131,7 +131,7 @@ func extract(dst string, h *tar.Header, r io.Reader) error {
 // if mageRuns > 0, times `go run mage.go build` in the snapshot with nothing
 // to do (after one untimed warm build, whose kernels the sequence's cache
 // already holds). The temporary directory is removed afterwards.
-func Measure(ctx context.Context, repo string, pins toolchain.Pins, mageRuns int, opts ...Option) (Result, error) {
+func Measure(ctx context.Context, repo string, pins toolchain.Pins, mageRuns int, cfg Config) (Result, error) {
 	work, err := os.MkdirTemp("", "cuzk-buildbench-")
 	if err != nil {
 		return Result{}, fmt.Errorf("buildbench: %w", err)
@@ -141,7 +141,7 @@ func Measure(ctx context.Context, repo string, pins toolchain.Pins, mageRuns int
 	if err := Snapshot(ctx, repo, snap); err != nil {
 		return Result{}, fmt.Errorf("buildbench: %w", err)
 	}
-	res, err := Run(ctx, snap, filepath.Join(work, "bench"), pins, opts...)
+	res, err := Run(ctx, snap, filepath.Join(work, "bench"), pins, cfg)
 	if err != nil || mageRuns == 0 {
 		return res, err
 	}

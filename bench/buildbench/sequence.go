@@ -50,7 +50,7 @@ func (b *bench) sequence(ctx context.Context) error {
 			}
 			return restore(r, p.SwitchSource, orig[p.SwitchSource])
 		}},
-		{"6 flag " + b.cfg.flag, func(r string) error { return b.addFlag(ctx, r) }},
+		{"6 flag " + b.cfg.Flag, func(r string) error { return b.addFlag(ctx, r) }},
 		{"7 touch all sources", func(r string) error { return touchAll(r, b.cfg.dirs()) }},
 	}
 	for _, s := range steps {
@@ -66,7 +66,7 @@ func (b *bench) sequence(ctx context.Context) error {
 // changes the engine's tree first, so the plan already has the flag).
 func (b *bench) addFlag(ctx context.Context, root string) error {
 	if root == b.cuzk.root {
-		b.cuzk.pins.Flags = append(append([]string(nil), b.cuzk.pins.Flags...), b.cfg.flag)
+		b.cuzk.pins.Flags = append(append([]string(nil), b.cuzk.pins.Flags...), b.cfg.Flag)
 		return b.cuzk.pins.Validate()
 	}
 	return b.regenerate(ctx)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
+	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -216,8 +218,8 @@ func TestRunAgainstGnark(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	t.Setenv(oursEnv, "1")
-	res, err := Run(context.Background(), WithSizes(porep.MinTarget), WithRuns(1), WithRounds(2), WithProcs(2),
-		WithKeyDir(t.TempDir()), WithOursCommand(exe), WithGnarkModule(filepath.Join("..", "..", "bench", "gnark")))
+	res, err := Run(context.Background(), Config{Sizes: []int{porep.MinTarget}, Runs: 1, Rounds: 2, Procs: 2,
+		KeyDir: t.TempDir(), OursCommand: []string{exe}, GnarkModule: filepath.Join("..", "..", "bench", "gnark")})
 	require.NoError(t, err)
 	require.Len(t, res.Sizes, 1)
 	s := res.Sizes[0]
@@ -238,20 +240,38 @@ func TestRunAgainstGnark(t *testing.T) {
 	assert.Contains(t, buf.String(), "gnark v0.14.0")
 }
 
-func TestRunRejectsBadOptions(t *testing.T) {
-	for name, o := range map[string]Option{
-		"runs":   WithRuns(0),
-		"rounds": WithRounds(0),
-		"procs":  WithProcs(0),
-		"sizes":  WithSizes(),
-		"ours":   WithOursCommand(),
-		"logger": WithLogger(nil),
+func TestRunRejectsBadConfig(t *testing.T) {
+	for field, cfg := range map[string]Config{
+		"Runs":        {Runs: -1},
+		"Rounds":      {Rounds: -1},
+		"Procs":       {Procs: -2},
+		"Sizes":       {Sizes: []int{}},
+		"OursCommand": {OursCommand: []string{}},
 	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := Run(context.Background(), o)
+		t.Run(field, func(t *testing.T) {
+			_, err := Run(context.Background(), cfg)
 			require.Error(t, err)
+			assert.Contains(t, err.Error(), "Config."+field)
 		})
 	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg, err := Config{}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, DefaultSizes, cfg.Sizes)
+	assert.Equal(t, 3, cfg.Runs)
+	assert.Equal(t, 1, cfg.Rounds)
+	assert.Equal(t, runtime.GOMAXPROCS(0), cfg.Procs)
+	assert.Equal(t, devkeys.Dir(), cfg.KeyDir)
+	assert.Equal(t, "bench/gnark", cfg.GnarkModule)
+	assert.Empty(t, cfg.GnarkBinary, "built from the module")
+	assert.Equal(t, "ours", cfg.OursCommand[len(cfg.OursCommand)-1])
+	assert.NotNil(t, cfg.Log)
+
+	cfg, err = Config{KeyDir: "x", NoKeyCache: true}.withDefaults()
+	require.NoError(t, err)
+	assert.Empty(t, cfg.KeyDir, "no key cache")
 }
 
 // TestDependencies keeps this package inside the prover's rules and gnark

@@ -1,6 +1,7 @@
 package proverbench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,107 +58,87 @@ type Result struct {
 	Sizes  []Size
 }
 
-// Option configures Run.
-type Option func(*config) error
-
-type config struct {
-	sizes    []int
-	runs     int
-	rounds   int
-	procs    int
-	keyDir   string
-	ours     []string
-	gnarkDir string
-	gnarkBin string
-	log      *slog.Logger
+// Config is one comparison run's settings; its zero value runs the
+// defaults. Run checks it and names the field of a bad value.
+type Config struct {
+	// Sizes are the porep-synth targets (nil: DefaultSizes).
+	Sizes []int
+	// Runs is the timed proofs per side and size, after one warm-up (0: 3).
+	Runs int
+	// Rounds runs each size's two sides that many times, alternating (cuzk,
+	// gnark, cuzk, …), and pools the samples, so that load from other work
+	// on the machine falls on both sides alike (0: 1). Each round has its
+	// own warm-up proof.
+	Rounds int
+	// Procs is GOMAXPROCS for both sides (0: this process's).
+	Procs int
+	// KeyDir is the key cache of both sides ("": devkeys.Dir); NoKeyCache
+	// runs both sides without one.
+	KeyDir     string
+	NoKeyCache bool
+	// OursCommand runs cuzk's side of one size: it is called with
+	// OursMain's flags appended and must behave as OursMain (nil: this
+	// executable with the argument "ours").
+	OursCommand []string
+	// GnarkModule is the directory of the bench/gnark module, built with
+	// the go command found in PATH ("": "bench/gnark").
+	GnarkModule string
+	// GnarkBinary is a prebuilt bench/gnark program used instead of
+	// building the module (for hosts without the go command or the module
+	// cache).
+	GnarkBinary string
+	// Log is where progress goes (nil: discarded).
+	Log *slog.Logger
 }
 
-// WithSizes sets the porep-synth targets (default DefaultSizes).
-func WithSizes(sizes ...int) Option {
-	return func(c *config) error {
-		if len(sizes) == 0 {
-			return errors.New("WithSizes: no size")
+// validate rejects negative counts and an empty size list or command given
+// as non-nil.
+func (c Config) validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"Runs", c.Runs}, {"Rounds", c.Rounds}, {"Procs", c.Procs}} {
+		if f.n < 0 {
+			errs = append(errs, fmt.Errorf("Config.%s %d: want at least 1 (0: the default)", f.name, f.n))
 		}
-		c.sizes = sizes
-		return nil
 	}
+	if c.Sizes != nil && len(c.Sizes) == 0 {
+		errs = append(errs, errors.New("Config.Sizes: no size (nil: the default)"))
+	}
+	if c.OursCommand != nil && len(c.OursCommand) == 0 {
+		errs = append(errs, errors.New("Config.OursCommand: empty command (nil: the default)"))
+	}
+	return errors.Join(errs...)
 }
 
-// WithRuns sets the timed proofs per side and size, after one warm-up (default 3).
-func WithRuns(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("WithRuns(%d): want at least 1", n)
+// withDefaults checks c and fills in the defaults of its zero fields.
+func (c Config) withDefaults() (Config, error) {
+	if err := c.validate(); err != nil {
+		return c, err
+	}
+	if c.Sizes == nil {
+		c.Sizes = DefaultSizes
+	}
+	c.Runs, c.Rounds, c.Procs = cmp.Or(c.Runs, 3), cmp.Or(c.Rounds, 1), cmp.Or(c.Procs, runtime.GOMAXPROCS(0))
+	switch {
+	case c.NoKeyCache:
+		c.KeyDir = ""
+	case c.KeyDir == "":
+		c.KeyDir = devkeys.Dir()
+	}
+	c.GnarkModule = cmp.Or(c.GnarkModule, "bench/gnark")
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.OursCommand == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return c, err
 		}
-		c.runs = n
-		return nil
+		c.OursCommand = []string{exe, "ours"}
 	}
-}
-
-// WithRounds runs each size's two sides n times, alternating (cuzk, gnark,
-// cuzk, …), and pools the samples, so that load from other work on the
-// machine falls on both sides alike (default 1). Each round has its own
-// warm-up proof.
-func WithRounds(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("WithRounds(%d): want at least 1", n)
-		}
-		c.rounds = n
-		return nil
-	}
-}
-
-// WithProcs sets GOMAXPROCS for both sides (default: this process's).
-func WithProcs(n int) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("WithProcs(%d): want at least 1", n)
-		}
-		c.procs = n
-		return nil
-	}
-}
-
-// WithKeyDir sets the key cache of both sides ("": no cache; default devkeys.Dir).
-func WithKeyDir(dir string) Option {
-	return func(c *config) error { c.keyDir = dir; return nil }
-}
-
-// WithOursCommand sets the command that runs cuzk's side of one size: it is
-// called with OursMain's flags appended and must behave as OursMain
-// (default: this executable with the argument "ours").
-func WithOursCommand(argv ...string) Option {
-	return func(c *config) error {
-		if len(argv) == 0 {
-			return errors.New("WithOursCommand: empty command")
-		}
-		c.ours = argv
-		return nil
-	}
-}
-
-// WithGnarkModule sets the directory of the bench/gnark module, built with
-// the go command found in PATH (default "bench/gnark").
-func WithGnarkModule(dir string) Option {
-	return func(c *config) error { c.gnarkDir = dir; return nil }
-}
-
-// WithGnarkBinary uses a prebuilt bench/gnark program instead of building
-// the module (for hosts without the go command or the module cache).
-func WithGnarkBinary(path string) Option {
-	return func(c *config) error { c.gnarkBin = path; return nil }
-}
-
-// WithLogger sets where progress goes (default: discarded).
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error {
-		if l == nil {
-			return errors.New("WithLogger: nil logger")
-		}
-		c.log = l
-		return nil
-	}
+	return c, nil
 }
 
 // Run builds the gnark side, then for each size runs cuzk's side and
@@ -165,34 +146,24 @@ func WithLogger(l *slog.Logger) Option {
 // GOMAXPROCS, and collects their reports and peak memory. A size whose
 // proofs do not all verify is an error. Run is not meant to share the
 // machine: other load skews both sides.
-func Run(ctx context.Context, opts ...Option) (*Result, error) {
-	cfg := config{sizes: DefaultSizes, runs: 3, rounds: 1, procs: runtime.GOMAXPROCS(0), keyDir: devkeys.Dir(),
-		gnarkDir: "bench/gnark", log: slog.New(slog.DiscardHandler)}
-	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, fmt.Errorf("prover bench: %w", err)
-		}
-	}
-	if cfg.ours == nil {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("prover bench: %w", err)
-		}
-		cfg.ours = []string{exe, "ours"}
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("prover bench: %w", err)
 	}
 	work, err := os.MkdirTemp("", "cuzk-proverbench")
 	if err != nil {
 		return nil, fmt.Errorf("prover bench: %w", err)
 	}
 	defer os.RemoveAll(work) // exports and the gnark binary only
-	if cfg.gnarkBin == "" {
-		cfg.gnarkBin = filepath.Join(work, "gnark-bench")
-		if err := buildGnark(ctx, cfg.gnarkDir, cfg.gnarkBin); err != nil {
+	if cfg.GnarkBinary == "" {
+		cfg.GnarkBinary = filepath.Join(work, "gnark-bench")
+		if err := buildGnark(ctx, cfg.GnarkModule, cfg.GnarkBinary); err != nil {
 			return nil, err
 		}
 	}
-	res := &Result{Procs: cfg.procs, NumCPU: runtime.NumCPU(), Runs: cfg.runs * cfg.rounds}
-	for _, target := range cfg.sizes {
+	res := &Result{Procs: cfg.Procs, NumCPU: runtime.NumCPU(), Runs: cfg.Runs * cfg.Rounds}
+	for _, target := range cfg.Sizes {
 		s, err := runSize(ctx, &cfg, target, work)
 		if err != nil {
 			return res, fmt.Errorf("prover bench %s: %w", SizeString(target), err)
@@ -215,10 +186,10 @@ func buildGnark(ctx context.Context, dir, out string) error {
 	return nil
 }
 
-// runSize runs cfg.rounds rounds of both sides at target and pools them.
-func runSize(ctx context.Context, cfg *config, target int, work string) (Size, error) {
+// runSize runs cfg.Rounds rounds of both sides at target and pools them.
+func runSize(ctx context.Context, cfg *Config, target int, work string) (Size, error) {
 	var s Size
-	for round := range cfg.rounds {
+	for round := range cfg.Rounds {
 		r, err := runRound(ctx, cfg, target, work, round)
 		if err != nil {
 			return s, err
@@ -234,21 +205,21 @@ func runSize(ctx context.Context, cfg *config, target int, work string) (Size, e
 
 // runRound runs cuzk's side, which exports the circuit, then gnark's side
 // on that export.
-func runRound(ctx context.Context, cfg *config, target int, work string, round int) (Size, error) {
+func runRound(ctx context.Context, cfg *Config, target int, work string, round int) (Size, error) {
 	export := filepath.Join(work, fmt.Sprintf("porep-synth-%d.czr1", target))
 	defer os.Remove(export) // large; the gnark side has read it by then
 	s := Size{Ours: new(OursReport), Gnark: new(GnarkReport)}
-	runs := strconv.Itoa(cfg.runs)
-	cfg.log.Info("cuzk side", "constraints", target, "round", round+1, "runs", cfg.runs, "gomaxprocs", cfg.procs)
-	argv := append(append([]string(nil), cfg.ours...), "-target", strconv.Itoa(target),
-		"-runs", runs, "-keys", cfg.keyDir, "-export", export)
+	runs := strconv.Itoa(cfg.Runs)
+	cfg.Log.Info("cuzk side", "constraints", target, "round", round+1, "runs", cfg.Runs, "gomaxprocs", cfg.Procs)
+	argv := append(append([]string(nil), cfg.OursCommand...), "-target", strconv.Itoa(target),
+		"-runs", runs, "-keys", cfg.KeyDir, "-export", export)
 	var err error
-	if s.OursRSS, err = child(ctx, cfg.procs, s.Ours, argv...); err != nil {
+	if s.OursRSS, err = child(ctx, cfg.Procs, s.Ours, argv...); err != nil {
 		return s, fmt.Errorf("cuzk side: %w", err)
 	}
-	cfg.log.Info("gnark side", "constraints", target, "round", round+1, "runs", cfg.runs, "gomaxprocs", cfg.procs)
-	argv = []string{cfg.gnarkBin, "-in", export, "-keys", cfg.keyDir, "-runs", runs}
-	if s.GnarkRSS, err = child(ctx, cfg.procs, s.Gnark, argv...); err != nil {
+	cfg.Log.Info("gnark side", "constraints", target, "round", round+1, "runs", cfg.Runs, "gomaxprocs", cfg.Procs)
+	argv = []string{cfg.GnarkBinary, "-in", export, "-keys", cfg.KeyDir, "-runs", runs}
+	if s.GnarkRSS, err = child(ctx, cfg.Procs, s.Gnark, argv...); err != nil {
 		return s, fmt.Errorf("gnark side: %w", err)
 	}
 	return s, nil

@@ -55,9 +55,8 @@ func compare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	res, err := proverbench.Run(ctx, proverbench.WithSizes(sz...), proverbench.WithRuns(*runs), proverbench.WithRounds(*rounds),
-		proverbench.WithProcs(*procs), proverbench.WithKeyDir(*keys), proverbench.WithGnarkModule(*gnark),
-		proverbench.WithGnarkBinary(*gnarkBin), proverbench.WithLogger(log))
+	res, err := proverbench.Run(ctx, proverbench.Config{Sizes: sz, Runs: *runs, Rounds: *rounds, Procs: *procs,
+		KeyDir: *keys, NoKeyCache: *keys == "", GnarkModule: *gnark, GnarkBinary: *gnarkBin, Log: log})
 	if res != nil && len(res.Sizes) > 0 {
 		if werr := res.WriteTable(stdout); werr != nil && err == nil {
 			err = werr
