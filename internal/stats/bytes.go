@@ -96,6 +96,10 @@ func FormatBytes(b int64) string {
 // compare sizes in one unit.
 func FormatGiB(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/float64(GiB)) }
 
+// FormatMiB writes b in whole MiB ("300 MiB", "1537 MiB"), for columns of
+// process memory.
+func FormatMiB(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/float64(MiB)) }
+
 // Bytes is a byte count that flags and configuration decoders read with
 // ParseBytes (it implements flag.Value and encoding.TextUnmarshaler) and
 // print with FormatBytes.

@@ -78,6 +78,9 @@ func TestFormatBytes(t *testing.T) {
 		assert.Equal(t, tc.want, FormatBytes(tc.in), tc.in)
 	}
 	assert.Equal(t, "0.25 GiB", FormatGiB(GiB/4))
+	assert.Equal(t, "300 MiB", FormatMiB(300*MiB))
+	assert.Equal(t, "1537 MiB", FormatMiB(1536*MiB+700*KiB))
+	assert.Equal(t, "0 MiB", FormatMiB(0))
 }
 
 func TestFormatBytesParsesBack(t *testing.T) {

@@ -25,12 +25,14 @@ func TestParseCount(t *testing.T) {
 	}{
 		{"2^20", 1 << 20, false},
 		{" 2^0", 1, false},
+		{" 2^0 ", 1, false},
 		{"2^40", 1 << 40, false},
 		{"1024", 1024, false},
 		{"1000", 1000, false},
 		{"2^41", 0, true},
 		{"2^-1", 0, true},
 		{"2^x", 0, true},
+		{"2^", 0, true},
 		{"0", 0, true},
 		{"-4", 0, true},
 		{"", 0, true},
@@ -79,5 +81,29 @@ func TestMs(t *testing.T) {
 	for _, tc := range cases {
 		assert.Equal(t, tc.ms, Ms(tc.d), tc.d)
 		assert.Equal(t, tc.sig, MsSig(tc.d), tc.d)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	cases := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0.0 ms"},
+		{456 * time.Microsecond, "0.5 ms"},
+		{12345 * time.Microsecond, "12.3 ms"},
+		{99_940 * time.Microsecond, "99.9 ms"},
+		{99_960 * time.Microsecond, "100.0 ms"}, // rounds up below the switch to whole ms
+		{100 * time.Millisecond, "100 ms"},
+		{999 * time.Millisecond, "999 ms"},
+		{time.Second, "1.00 s"},
+		{1234567 * time.Microsecond, "1.23 s"},
+		{9_999 * time.Millisecond, "10.00 s"},
+		{12345 * time.Millisecond, "12.3 s"},
+		{-12345 * time.Microsecond, "-12.3 ms"},
+		{-2 * time.Second, "-2.00 s"},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, FormatDuration(tc.d), tc.d)
 	}
 }

@@ -1,6 +1,7 @@
-// Package stats holds the numbers every cuzk report shares: medians and
-// quantiles of samples, byte sizes (formatted and parsed, with units such as
-// 64GiB), counts written as powers of two, and durations in milliseconds.
+// Package stats holds the numbers every cuzk report shares: medians,
+// quantiles and means of samples, byte sizes (formatted and parsed, with
+// units such as 64GiB), counts written as powers of two, and durations in
+// milliseconds or seconds.
 //
 // One definition of a quantile serves everywhere, so that a report's median
 // and its p50 are the same number: Quantile is the inverse of the samples'

@@ -23,3 +23,21 @@ func MsSig(d time.Duration) string {
 		return fmt.Sprintf("%.3f ms", v)
 	}
 }
+
+// FormatDuration writes d with about three significant digits, in seconds
+// from one second up and in milliseconds below: "12.3 s", "1.23 s",
+// "123 ms", "12.3 ms", "0.5 ms" (never finer than a tenth of a
+// millisecond), for cells that span magnitudes from a kernel to a setup.
+func FormatDuration(d time.Duration) string {
+	v := d.Seconds()
+	switch a := max(v, -v); {
+	case a >= 10:
+		return fmt.Sprintf("%.1f s", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f s", v)
+	case a >= 0.1:
+		return fmt.Sprintf("%.0f ms", v*1e3)
+	default:
+		return fmt.Sprintf("%.1f ms", v*1e3)
+	}
+}

@@ -41,6 +41,20 @@ func Quantiles[T Number](s []T, qs ...float64) []T {
 // middle samples for an even count; 0 when there are none.
 func Median[T Number](s []T) T { return Quantile(s, 0.5) }
 
+// Mean returns the arithmetic mean of s, 0 when there are none. Integer
+// types, durations included, divide with truncation toward zero; the sum
+// must fit T.
+func Mean[T Number](s []T) T {
+	if len(s) == 0 {
+		return 0
+	}
+	var sum T
+	for _, v := range s {
+		sum += v
+	}
+	return sum / T(len(s))
+}
+
 // sortedQuantile is Quantile over samples already sorted.
 func sortedQuantile[T Number](c []T, q float64) T {
 	n := len(c)

@@ -76,3 +76,16 @@ func ExampleQuantiles() {
 	// p90 90ms
 	// p99 90ms
 }
+
+func TestMean(t *testing.T) {
+	ms := time.Millisecond
+	assert.Equal(t, time.Duration(0), Mean[time.Duration](nil))
+	assert.Equal(t, 7*ms, Mean([]time.Duration{7 * ms}))
+	assert.Equal(t, 2*ms, Mean([]time.Duration{1 * ms, 2 * ms, 3 * ms}))
+	assert.Equal(t, time.Duration(1), Mean([]time.Duration{1, 2}), "integers truncate")
+	assert.Equal(t, -1, Mean([]int{-1, -2}), "toward zero")
+	assert.InDelta(t, 1.5, Mean([]float64{1, 2}), 0)
+	s := []time.Duration{3, 1, 2}
+	Mean(s)
+	assert.Equal(t, []time.Duration{3, 1, 2}, s, "not reordered")
+}
