@@ -98,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Rows = append(res.Rows, row)
 		res.Failures += len(row.Report.Failures)
 		if conc == 1 {
-			res.DaemonMean = mean(row.Report.Latencies())
+			res.DaemonMean = stats.Mean(row.Report.Latencies())
 			res.SingleJob = row.P50
 			pm := row.Report.PhaseMeans()
 			res.Pipeline = res.DaemonMean - pm["synthesis"] - pm["prove"] - pm["verify"]
@@ -283,17 +283,6 @@ func overhead(ctx context.Context, c *client.Client, circ *registry.Resolved, n 
 // least 16, since one CPU proof's time varies by about 1 % on a shared
 // machine and the difference sought is a few milliseconds.
 func overheadPairs(n int) int { return max(n, 16) }
-
-func mean(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	var s time.Duration
-	for _, d := range ds {
-		s += d
-	}
-	return s / time.Duration(len(ds))
-}
 
 // Write prints the result's tables and the targets' PASS/MISS.
 func (r *Result) Write(w io.Writer, cfg Config) error {

@@ -114,11 +114,11 @@ type row struct {
 }
 
 func ours(pick func(*OursReport) []time.Duration) func(Size) string {
-	return func(s Size) string { return dur(stats.Median(pick(s.Ours))) }
+	return func(s Size) string { return stats.FormatDuration(stats.Median(pick(s.Ours))) }
 }
 
 func theirs(pick func(*GnarkReport) []time.Duration) func(Size) string {
-	return func(s Size) string { return dur(stats.Median(pick(s.Gnark))) }
+	return func(s Size) string { return stats.FormatDuration(stats.Median(pick(s.Gnark))) }
 }
 
 var rows = []row{
@@ -139,11 +139,11 @@ var rows = []row{
 	{"cuzk MSM B   G2   after them, alone", ours(func(o *OursReport) []time.Duration { return o.MSMB2 })},
 	{"cuzk prove (groth16.Prove)", ours(func(o *OursReport) []time.Duration { return o.Prove })},
 	{"cuzk synthesis + prove", ours(func(o *OursReport) []time.Duration { return sum(o.Synthesis, o.Prove) })},
-	{"cuzk peak RSS", func(s Size) string { return mib(s.OursRSS) }},
+	{"cuzk peak RSS", func(s Size) string { return rss(s.OursRSS) }},
 	{"gnark solve", theirs(func(g *GnarkReport) []time.Duration { return g.Solve })},
 	{"gnark prove (after solve)", theirs(func(g *GnarkReport) []time.Duration { return g.Prove })},
 	{"gnark groth16.Prove (solve + prove)", theirs(func(g *GnarkReport) []time.Duration { return g.Total })},
-	{"gnark peak RSS", func(s Size) string { return mib(s.GnarkRSS) }},
+	{"gnark peak RSS", func(s Size) string { return rss(s.GnarkRSS) }},
 	{fmt.Sprintf("cuzk/gnark prove (target ≤ %.1f)", RatioTarget), func(s Size) string {
 		q := s.ProveRatio()
 		return fmt.Sprintf("%.2fx %s", q, verdict(q > 0 && q <= RatioTarget))
@@ -161,27 +161,14 @@ func setup(cached bool, d time.Duration) string {
 	if cached {
 		return "cached"
 	}
-	return dur(d)
+	return stats.FormatDuration(d)
 }
 
-// dur formats d with about three significant digits.
-func dur(d time.Duration) string {
-	switch v := d.Seconds(); {
-	case v >= 10:
-		return fmt.Sprintf("%.1f s", v)
-	case v >= 1:
-		return fmt.Sprintf("%.2f s", v)
-	case v >= 0.1:
-		return fmt.Sprintf("%.0f ms", v*1e3)
-	default:
-		return fmt.Sprintf("%.1f ms", v*1e3)
-	}
-}
-
-// mib writes b in whole MiB, "-" when it was not measured.
-func mib(b int64) string {
+// rss writes a peak resident set size in whole MiB, "-" when it was not
+// measured.
+func rss(b int64) string {
 	if b <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f MiB", float64(b)/float64(stats.MiB))
+	return stats.FormatMiB(b)
 }

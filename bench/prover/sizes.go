@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/cuzk-dev/cuzk/internal/stats"
@@ -19,9 +18,12 @@ func ParseSizes(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		n, err := parseSize(f)
+		n, err := stats.ParseCount(f)
 		if err != nil {
 			return nil, fmt.Errorf("size %q: %w", f, err)
+		}
+		if !strings.HasPrefix(f, "2^") && n < 64 {
+			n = 1 << n // a bare exponent
 		}
 		if n < porep.MinTarget || n > porep.MaxTarget {
 			return nil, fmt.Errorf("size %q: want 2^10 … 2^27", f)
@@ -29,23 +31,6 @@ func ParseSizes(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// parseSize reads a constraint count: 2^k, a bare k below 64 (also 2^k), or
-// a count of 64 or more; k is at most stats.MaxLog2.
-func parseSize(f string) (int, error) {
-	exp, isPow := strings.CutPrefix(f, "2^")
-	n, err := strconv.Atoi(exp)
-	switch {
-	case err != nil:
-		return 0, err
-	case isPow || n < 64:
-		if n < 0 || n > stats.MaxLog2 {
-			return 0, fmt.Errorf("exponent %d out of range", n)
-		}
-		return 1 << n, nil
-	}
-	return n, nil
 }
 
 // SizeString writes n as 2^k when it is a power of two.

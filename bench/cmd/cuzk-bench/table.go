@@ -7,9 +7,6 @@ import (
 	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
-// parseSize is stats.ParseCount under the name TestParseSize calls it by.
-func parseSize(s string) (int, error) { return stats.ParseCount(s) }
-
 // msf formats a time in milliseconds given as a float.
 func msf(v float64) string { return stats.MsSig(time.Duration(v * float64(time.Millisecond))) }
 
