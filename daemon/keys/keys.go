@@ -498,17 +498,26 @@ func (m *Manager) progress(key string) func(devkeys.Info) {
 // shape key.
 func FileName(key string) string { return strings.NewReplacer("/", "-", ",", "-").Replace(key) }
 
-// EstimateBytes is a key's host size before it is read: about one G1 point
-// per wire for each of A, B, L, one per row for H, and a G2 point per wire.
+// EstimateBytes is the size of the bases of sys's proving key before the
+// key exists (groth16.KeySize.Bytes): exact from the column densities
+// when sys knows them (its matrices, or Columns in Counts form: a counting
+// pass or a circuit that derives them, which bound the key from above),
+// else every wire counted in A and B, an upper bound. It reads matrices
+// when sys has them (one pass over their column indices); in Counts form
+// it costs nothing.
 func EstimateBytes(sys *r1cs.System) int64 {
-	nv := int64(sys.NbPublic + sys.NbPrivate)
-	n := int64(sys.DomainSize())
-	return (3*nv+n)*96 + nv*192
+	d, ok := sys.KnownDensity()
+	if !ok {
+		d = r1cs.Density{Columns: sys.NbVariables(), A: sys.NbVariables(), B: sys.NbVariables()}
+	}
+	return groth16.SizeFor(sys, d).Bytes()
 }
 
+// keyBytes is the memory of pk's bases as they are (a key built by hand
+// may hold L and H apart from Setup's layout).
 func keyBytes(pk *groth16.ProvingKey) int64 {
 	g1 := len(pk.G1.A) + len(pk.G1.B) + len(pk.G1.L) + len(pk.G1.H)
-	return int64(g1)*96 + int64(len(pk.G2.B))*192
+	return int64(g1)*groth16.G1Bytes + int64(len(pk.G2.B))*groth16.G2Bytes
 }
 
 // sortedEntries returns the entries by key (for stable listings).

@@ -85,7 +85,7 @@ func TestHostBudgetEvictsLRUButNeverInUse(t *testing.T) {
 
 	// A budget for the larger key alone: loading one drops the other.
 	waits := make(chan struct{}, 8)
-	m, err := New(Config{Dir: dir, DevSeed: 1, HostBudget: max(aBytes, bBytes) + max(aBytes, bBytes)/2,
+	m, err := New(Config{Dir: dir, DevSeed: 1, HostBudget: max(aBytes, bBytes) + min(aBytes, bBytes)/2,
 		Log: slog.New(onMessage{msgWaitsForBudget, waits})})
 	require.NoError(t, err)
 	h1, err := m.Acquire(context.Background(), a)

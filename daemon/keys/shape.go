@@ -3,6 +3,7 @@ package keys
 import (
 	"context"
 	"fmt"
+	"math/bits"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -104,8 +105,7 @@ func countShape(c *registry.Resolved) (sh Shape, err error) {
 	if err := circ.Define(&k); err != nil {
 		return Shape{}, fmt.Errorf("count %s: %w", c.Key, err)
 	}
-	return Shape{Sys: &r1cs.System{NbPublic: k.public + 1, NbPrivate: k.private, NbConstraints: k.constraints},
-		Terms: k.terms}, nil
+	return Shape{Sys: k.system(), Terms: k.terms}, nil
 }
 
 // counter is an r1cs.API in shape mode that keeps counts only. Being none
@@ -115,6 +115,50 @@ func countShape(c *registry.Resolved) (sh Shape, err error) {
 type counter struct {
 	public, private, constraints int
 	terms                        int64
+	// The columns seen with a nonzero coefficient in A, B and C: publics
+	// by index (One is 0), privates by index.
+	pubA, pubB, pubC, privA, privB, privC bitset
+}
+
+// system is the counts with the columns' densities (A holds every public
+// column by the public-input rows).
+func (k *counter) system() *r1cs.System {
+	nbPublic := k.public + 1
+	d := r1cs.Density{Columns: nbPublic + k.private, A: nbPublic + k.privA.count(),
+		B: k.pubB.count() + k.privB.count(), C: k.pubC.count() + k.privC.count()}
+	return &r1cs.System{NbPublic: nbPublic, NbPrivate: k.private, NbConstraints: k.constraints, Columns: &d}
+}
+
+// mark records lc's columns with a nonzero coefficient.
+func (k *counter) mark(lc r1cs.LC, pub, priv *bitset) {
+	for i := range lc {
+		if lc[i].Coeff.IsZero() {
+			continue
+		}
+		if v := lc[i].Var; v.IsPrivate() {
+			priv.set(int(v &^ (1 << 31)))
+		} else {
+			pub.set(int(v))
+		}
+	}
+}
+
+// bitset is a growable set of small integers.
+type bitset []uint64
+
+func (b *bitset) set(i int) {
+	for i>>6 >= len(*b) {
+		*b = append(*b, 0)
+	}
+	(*b)[i>>6] |= 1 << (i & 63)
+}
+
+func (b bitset) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
 }
 
 func (k *counter) Public(fr.Element) r1cs.Variable {
@@ -130,6 +174,9 @@ func (k *counter) Private(fr.Element) r1cs.Variable {
 func (k *counter) Enforce(a, b, c r1cs.LC) {
 	k.constraints++
 	k.terms += int64(len(a) + len(b) + len(c))
+	k.mark(a, &k.pubA, &k.privA)
+	k.mark(b, &k.pubB, &k.privB)
+	k.mark(c, &k.pubC, &k.privC)
 }
 
 func (k *counter) Value(r1cs.Variable) fr.Element { return fr.Element{} }

@@ -38,3 +38,16 @@ func (d Density) Share(n int) float64 {
 	}
 	return float64(n) / float64(d.Columns)
 }
+
+// KnownDensity returns s's column densities: from its matrices when it has
+// them (a pass over the column indices of A, B and C), else the Columns a
+// System in Counts form carries; ok is false when neither is there.
+func (s *System) KnownDensity() (d Density, ok bool) {
+	if s.A.RowPtr != nil {
+		return s.Density(), true
+	}
+	if s.Columns != nil {
+		return *s.Columns, true
+	}
+	return Density{}, false
+}

@@ -45,13 +45,17 @@ type System struct {
 	A, B, C Matrix
 	// Coeffs is the coefficient table of A, B and C; Coeffs[0] = 1.
 	Coeffs []fr.Element
+	// Columns is, in Counts form, the column densities when they are known
+	// without matrices (a counting pass, or a circuit that derives them):
+	// each count at least the compiled System's Density. nil: unknown.
+	Columns *Density
 }
 
 // Counts returns a System with s's counts and no matrices: enough for
 // Solve's WithShape and for sizing, not for a setup. A key held for proving
 // keeps this instead of the matrices (about 11 GB at 2^27).
 func (s *System) Counts() *System {
-	return &System{NbPublic: s.NbPublic, NbPrivate: s.NbPrivate, NbConstraints: s.NbConstraints}
+	return &System{NbPublic: s.NbPublic, NbPrivate: s.NbPrivate, NbConstraints: s.NbConstraints, Columns: s.Columns}
 }
 
 // AssignmentBytes is the host memory of one solve of s: the wire vector

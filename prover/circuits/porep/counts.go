@@ -11,7 +11,8 @@ import (
 // r1cs.System.Counts' form) without compiling or building an instance: the
 // layout, the segment sizes (probes cached per depth) and the head and
 // tail, which Define allocates around the segments. r1cs.Compile of any
-// instance has these counts (tested).
+// instance has these counts (tested). Columns bounds the compile's column
+// densities from above by a few hundred columns (see density).
 func Counts(target int) (*r1cs.System, error) { return Synth.Counts(target) }
 
 // Counts is the package's Counts for shape s.
@@ -30,5 +31,9 @@ func (s Shape) Counts(target int) (*r1cs.System, error) {
 	}
 	private += l.Labelled*sz.labelled.private + (l.Challenges-l.Labelled)*sz.plain.private + sz.columns.private
 	private += poseidon.Width3().Constraints() // comm_r's permutation: one private variable per constraint
-	return &r1cs.System{NbPublic: l.Publics(), NbPrivate: private, NbConstraints: l.Constraints()}, nil
+	d, err := density(l, l.Publics()+private)
+	if err != nil {
+		return nil, fmt.Errorf("porep-synth %d: %w", target, err)
+	}
+	return &r1cs.System{NbPublic: l.Publics(), NbPrivate: private, NbConstraints: l.Constraints(), Columns: &d}, nil
 }

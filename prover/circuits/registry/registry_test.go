@@ -116,7 +116,8 @@ func TestCountsWithoutCompiling(t *testing.T) {
 	require.NoError(t, err)
 	sys, err := r1cs.Compile(circ)
 	require.NoError(t, err)
-	assert.Equal(t, sys.Counts(), got)
+	assert.Equal(t, [3]int{sys.NbPublic, sys.NbPrivate, sys.NbConstraints}, [3]int{got.NbPublic, got.NbPrivate, got.NbConstraints})
+	require.NotNil(t, got.Columns, "porep-synth knows its column densities too")
 
 	s, err := Default().Resolve("sha256", map[string]uint64{"bytes": 64})
 	require.NoError(t, err)

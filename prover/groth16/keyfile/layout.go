@@ -82,3 +82,17 @@ func plan(pk *groth16.ProvingKey, data [nbSections][]byte) *Header {
 	h.FileSize = off
 	return h
 }
+
+// FileSize is the size of the raw key file of a key of size s, as Write
+// lays it out: the header page, then each section at the next multiple of
+// Align.
+func FileSize(s groth16.KeySize) int64 {
+	nv := uint64(s.NbPublic + s.NbPrivate)
+	counts := [nbSections]uint64{SecSmall: 1, SecInfA: nv, SecInfB: nv, SecA: uint64(s.A), SecB1: uint64(s.B),
+		SecLH: uint64(s.NbPrivate + s.H()), SecB2: uint64(s.B)}
+	off := uint64(Align)
+	for i, n := range counts {
+		off = alignUp(off + n*uint64(elemSizes[i]))
+	}
+	return int64(off)
+}
