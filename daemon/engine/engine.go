@@ -85,6 +85,7 @@ type Engine struct {
 	idle     *sync.Cond
 	synth    int // jobs synthesizing
 	randMu   sync.Mutex
+	uploadMu sync.Mutex // one early key upload at a time (uploadEarly): a second finds the key hot
 }
 
 // New starts an engine: its synthesis workers and one worker per device.
@@ -269,6 +270,7 @@ func (e *Engine) end(j *Job, r *Result, err error) {
 		j.handle.Release()
 		j.handle = nil
 	}
+	dropKeyLoad(j)
 	j.asg = nil
 	j.dropInstanceSoon() // one built ahead for a job that ended before its solve
 	if j.vec != nil {    // not handed back to the budget: the job failed or was cancelled

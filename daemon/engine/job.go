@@ -81,7 +81,9 @@ func (r Request) partitions() int { return max(1, r.Partitions) }
 // EventKind is the kind of a job event.
 type EventKind int
 
-// Event kinds, in the order a job passes them.
+// Event kinds, in the order a job passes them, except EventKeyReady: a key
+// loading beside the job's synthesis (keyload.go) is ready before or after
+// EventSynthesisDone, at most by the time the job proves.
 const (
 	EventQueued EventKind = iota + 1
 	EventKeyReady
@@ -155,6 +157,7 @@ type Job struct {
 
 	// Pipeline data, owned by the stage holding the job.
 	handle    *keys.Handle
+	key       *keyLoad // the key loading beside the synthesis, until awaitKey takes its handle
 	asg       *r1cs.Assignment
 	vec       *vectors // the memory asg lies in, kept or freed when the job ends
 	public    []fr.Element

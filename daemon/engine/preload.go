@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -23,20 +24,25 @@ func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) er
 	if !hot {
 		return nil
 	}
-	for _, w := range e.workers {
-		if e.cfg.Keys.IsHotOn(h.Key, w.dev.Name()) {
+	return e.makeHot(ctx, h, e.workers[0])
+}
+
+// makeHot makes h's key resident on w's device unless some device holds it
+// already or w's device proves from host memory.
+func (e *Engine) makeHot(ctx context.Context, h *keys.Handle, w *worker) error {
+	for _, o := range e.workers {
+		if e.cfg.Keys.IsHotOn(h.Key, o.dev.Name()) {
 			return nil
 		}
 	}
-	w := e.workers[0]
 	if !w.dev.Resident() {
 		return nil // the CPU proves from the warm key
 	}
 	if err := e.cfg.Keys.MakeRoomOn(h, w.dev.Name()); err != nil {
-		return fmt.Errorf("preload %s: %w", c.Key, err)
+		return fmt.Errorf("preload %s: %w", h.Key, err)
 	}
 	if err := w.dev.Preload(ctx, h.PK); err != nil {
-		return fmt.Errorf("preload %s on %s: %w", c.Key, w.dev.Name(), err)
+		return fmt.Errorf("preload %s on %s: %w", h.Key, w.dev.Name(), err)
 	}
 	e.cfg.Keys.MarkHot(h, w.dev.Name())
 	return nil

@@ -38,20 +38,30 @@ func (e *Engine) synthesize(j *Job) {
 		e.end(j, nil, fmt.Errorf("job %s: %w", j.ID, err))
 		return
 	}
-	h, err := e.cfg.Keys.Acquire(j.ctx, j.Req.Circuit)
+	sh, err := e.cfg.Keys.Shape(j.ctx, j.Req.Circuit)
 	if err != nil {
 		e.end(j, nil, fmt.Errorf("job %s: key: %w", j.ID, err))
 		return
 	}
-	j.handle = h
-	j.timings.KeyLoad = h.LoadTime
-	j.event(Event{Kind: EventKeyReady})
-	need := h.Sys.AssignmentBytes()
-	if err := e.neverFits("synthesis of "+h.Key, need); err != nil {
+	sys, key := sh.Sys, j.Req.Circuit.Key
+	if e.overlapKey(sh) {
+		j.key = e.startKeyLoad(j) // beside the solve (keyload.go)
+	} else {
+		h, err := e.cfg.Keys.Acquire(j.ctx, j.Req.Circuit)
+		if err != nil {
+			e.end(j, nil, fmt.Errorf("job %s: key: %w", j.ID, err))
+			return
+		}
+		j.handle = h
+		j.timings.KeyLoad = h.LoadTime
+		j.event(Event{Kind: EventKeyReady})
+	}
+	need := sys.AssignmentBytes()
+	if err := e.neverFits("synthesis of "+key, need); err != nil {
 		e.end(j, nil, fmt.Errorf("job %s: %w", j.ID, err))
 		return
 	}
-	vec, dropped, err := e.budget.acquireFor(j.ctx, h.Key, need)
+	vec, dropped, err := e.budget.acquireFor(j.ctx, key, need)
 	e.freeVectors(dropped...)
 	if err != nil {
 		e.end(j, nil, fmt.Errorf("job %s: waiting for host memory: %w", j.ID, err))
@@ -60,7 +70,7 @@ func (e *Engine) synthesize(j *Job) {
 	j.reserved = need
 	start := time.Now()
 	if vec == nil {
-		if vec, err = e.vecs.alloc(h.Sys); err != nil {
+		if vec, err = e.vecs.alloc(sys); err != nil {
 			e.end(j, nil, fmt.Errorf("job %s: synthesis: %w", j.ID, err))
 			return
 		}
@@ -70,7 +80,7 @@ func (e *Engine) synthesize(j *Job) {
 	circ, err := j.instance() // the instance: witness values, trees (maybe built ahead)
 	var asg *r1cs.Assignment
 	if err == nil {
-		opts := []r1cs.SolveOption{r1cs.WithShape(h.Sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers)}
+		opts := []r1cs.SolveOption{r1cs.WithShape(sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers)}
 		if vec != nil {
 			opts = append(opts, r1cs.WithBuffers(vec.asg)) // an earlier job's vectors, or fresh pinned ones
 		}
@@ -95,6 +105,12 @@ func (e *Engine) synthesize(j *Job) {
 	if err != nil {
 		e.end(j, nil, fmt.Errorf("job %s: synthesis: %w", j.ID, err))
 		return
+	}
+	if l := j.key; l != nil {
+		if err := l.failed(); err != nil { // no device time for a job whose key will not come
+			e.end(j, nil, fmt.Errorf("job %s: key: %w", j.ID, err))
+			return
+		}
 	}
 	j.asg = asg
 	j.public = append(j.public[:0], asg.PublicInputs()...)

@@ -10,6 +10,10 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
+// phaseKeyWait is the phase a job's timings give the device's wait for a
+// key still loading when the job's synthesis ended.
+const phaseKeyWait = "key wait"
+
 // worker proves the jobs of one device, one at a time.
 type worker struct {
 	e   *Engine
@@ -28,7 +32,7 @@ type worker struct {
 func (w *worker) run() {
 	defer w.e.wg.Done()
 	name := w.dev.Name()
-	hot := func(j *Job) bool { return w.e.cfg.Keys.IsHotOn(j.handle.Key, name) }
+	hot := func(j *Job) bool { return w.e.cfg.Keys.IsHotOn(j.Req.Circuit.Key, name) }
 	eligible := func(j *Job) bool { return hot(j) || !w.e.heldByIdleOther(j, w) }
 	var next *Job      // taken at the end of the last proof
 	var release func() // the last proof's vectors, handed back during the next one (see prove)
@@ -91,12 +95,20 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	j.setState(Proving, Event{Kind: EventProving, Device: name})
 	w.setCurrent(j.ID)
 	defer w.setCurrent("")
+	keyWait, err := e.awaitKey(j) // loading beside the synthesis: what is still missing
+	if err != nil {
+		e.end(j, nil, err)
+		return nil, nil, nil
+	}
 	if err := e.cfg.Keys.MakeRoomOn(j.handle, name); err != nil {
 		e.end(j, nil, fmt.Errorf("job %s: key residency on %s: %w", j.ID, name, err))
 		return nil, nil, nil
 	}
 	var pmu sync.Mutex
 	phases := map[string]time.Duration{}
+	if keyWait > 0 {
+		phases[phaseKeyWait] = keyWait
+	}
 	ctx := groth16.WithTrace(j.ctx, &groth16.Trace{PhaseDone: func(info groth16.PhaseInfo) {
 		if info.Phase == groth16.PhaseHost && info.Call == "" {
 			handBack()
@@ -215,7 +227,7 @@ func (w *worker) busyLocked(now time.Time) time.Duration {
 // has its key whenever that GPU is free.
 func (e *Engine) heldByIdleOther(j *Job, me *worker) bool {
 	for _, w := range e.workers {
-		if w != me && w.idle.Load() && w.dev.Resident() && e.cfg.Keys.IsHotOn(j.handle.Key, w.dev.Name()) {
+		if w != me && w.idle.Load() && w.dev.Resident() && e.cfg.Keys.IsHotOn(j.Req.Circuit.Key, w.dev.Name()) {
 			return true
 		}
 	}

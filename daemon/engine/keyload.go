@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+)
+
+// A job's key loads beside its synthesis. A synthesizer that takes a job
+// starts the key's Acquire on a goroutine of its own (keyLoad) and solves
+// at once from the shape's counts (keys.Shape, which admission computed):
+// a cold key (a raw file to read, a development setup) then costs the
+// first partition only what is still missing when its solve ends. The
+// device worker waits for the key (awaitKey) before it proves; a load
+// that fails fails the job, naming the key, and nothing else. On a daemon
+// with one GPU the loaded key is uploaded there at once (uploadEarly),
+// still beside the solve.
+//
+// The overlap holds the key's load (with a development key's compile)
+// beside the job's vectors, which admission's peak (Need.Peak) counts one
+// after the other: where HostTotal bounds the host and the three together
+// would pass it, the job waits for its key before it solves, as before.
+
+// keyLoad is one job's Acquire running beside its synthesis. done closes
+// when it returns; h and err are set before.
+type keyLoad struct {
+	done  chan struct{}
+	h     *keys.Handle
+	err   error
+	start time.Time
+}
+
+// startKeyLoad starts j's Acquire under j's context: a job cancelled or
+// ended leaves the load (keys.Manager.Acquire) and a handle that arrives
+// anyway is released (dropKeyLoad).
+func (e *Engine) startKeyLoad(j *Job) *keyLoad {
+	l := &keyLoad{done: make(chan struct{}), start: time.Now()}
+	go func() {
+		defer close(l.done)
+		defer func() {
+			if p := recover(); p != nil {
+				l.h, l.err = nil, fmt.Errorf("key %s: acquire: panic: %v", j.Req.Circuit.Key, p)
+			}
+		}()
+		h, err := e.cfg.Keys.Acquire(j.ctx, j.Req.Circuit)
+		if err == nil {
+			j.event(Event{Kind: EventKeyReady}) // when it is: before or after the solve
+			e.uploadEarly(j, h)
+		}
+		l.h, l.err = h, err
+	}()
+	return l
+}
+
+// uploadEarly makes a key just loaded resident on the daemon's one device
+// while the job still solves, so that its first proof does not upload the
+// bases itself (a 2^27 key's 46-61 GiB). With several devices the job's
+// device is not known yet: the proof uploads where it runs. A failed
+// upload is logged and left to that proof, which uploads again.
+func (e *Engine) uploadEarly(j *Job, h *keys.Handle) {
+	if len(e.workers) != 1 || !e.workers[0].dev.Resident() {
+		return
+	}
+	e.uploadMu.Lock()
+	defer e.uploadMu.Unlock()
+	if err := e.makeHot(j.ctx, h, e.workers[0]); err != nil && j.ctx.Err() == nil {
+		e.cfg.Log.Warn("key upload beside the synthesis failed: the proof uploads it", "job", j.ID, "key", h.Key, "err", err)
+	}
+}
+
+// failed returns the load's error once it has ended with one; nil while
+// it runs or when it succeeded.
+func (l *keyLoad) failed() error {
+	select {
+	case <-l.done:
+		return l.err
+	default:
+		return nil
+	}
+}
+
+// overlapKey reports whether j's key may load beside its synthesis: always
+// without a host bound, else when the key, its compile and one
+// partition's vectors fit it together.
+func (e *Engine) overlapKey(sh keys.Shape) bool {
+	t := e.cfg.HostTotal
+	return t == 0 || sh.KeyBytes()+sh.CompileBytes()+sh.VectorBytes() <= t
+}
+
+// awaitKey gives j its key handle: at once when the synthesizer acquired
+// it, else when the load started beside the synthesis ends. It returns
+// how long it waited. On an error (the load's, or j's context) j keeps
+// the load for end to drop.
+func (e *Engine) awaitKey(j *Job) (time.Duration, error) {
+	l := j.key
+	if l == nil {
+		return 0, nil
+	}
+	start := time.Now()
+	select {
+	case <-l.done:
+	case <-j.ctx.Done():
+		return time.Since(start), fmt.Errorf("job %s: waiting for key %s: %w", j.ID, j.Req.Circuit.Key, j.ctx.Err())
+	}
+	waited := time.Since(start)
+	if l.err != nil {
+		return waited, fmt.Errorf("job %s: key: %w", j.ID, l.err)
+	}
+	j.key, j.handle = nil, l.h
+	j.timings.KeyLoad = l.h.LoadTime
+	return waited, nil
+}
+
+// dropKeyLoad lets go of a load j no longer waits for: its handle, when
+// it comes, is released.
+func dropKeyLoad(j *Job) {
+	l := j.key
+	if l == nil {
+		return
+	}
+	j.key = nil
+	go func() {
+		<-l.done
+		if l.h != nil {
+			l.h.Release()
+		}
+	}()
+}

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+// gatedSetup is a development setup's FixedBaser that holds every key
+// load at its first fixed-base product until opened, and fails the first
+// fails loads: a key loader the test drives.
+type gatedSetup struct {
+	entered chan struct{} // closed when a load reaches the gate
+	once    sync.Once
+	open    chan struct{}
+	fails   atomic.Int32
+}
+
+func newGatedSetup() *gatedSetup {
+	return &gatedSetup{entered: make(chan struct{}), open: make(chan struct{})}
+}
+
+var errInjectedSetup = errors.New("injected setup fault")
+
+func (g *gatedSetup) pass(ctx context.Context) error {
+	g.once.Do(func() { close(g.entered) })
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if g.fails.Add(-1) >= 0 {
+		return errInjectedSetup
+	}
+	return nil
+}
+
+func (g *gatedSetup) FixedBaseG1(ctx context.Context, base *bls12381.G1Affine, s []fr.Element) ([]bls12381.G1Affine, error) {
+	if err := g.pass(ctx); err != nil {
+		return nil, err
+	}
+	return groth16.CPUFixedBase{}.FixedBaseG1(ctx, base, s)
+}
+
+func (g *gatedSetup) FixedBaseG2(ctx context.Context, base *bls12381.G2Affine, s []fr.Element) ([]bls12381.G2Affine, error) {
+	if err := g.pass(ctx); err != nil {
+		return nil, err
+	}
+	return groth16.CPUFixedBase{}.FixedBaseG2(ctx, base, s)
+}
+
+func gatedEngine(t *testing.T, g *gatedSetup) (*Engine, *keys.Manager) {
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, FixedBase: g, DevKeysInMemory: true})
+	require.NoError(t, err)
+	return newEngine(t, Config{Keys: km, Synthesizers: 1}, newFake(t, "fake0")), km
+}
+
+// TestSynthesisRunsWhileTheKeyLoads: the first partition of a job is
+// solved while its key's load is held at the gate (no key yet), and the
+// job proves once the gate opens.
+func TestSynthesisRunsWhileTheKeyLoads(t *testing.T) {
+	g := newGatedSetup()
+	e, km := gatedEngine(t, g)
+	c := porep(t, 1024)
+	j, _, err := e.Submit(Request{Circuit: c, Input: partitionInput(1, 2), Partitions: 2})
+	require.NoError(t, err)
+
+	errSeen := errors.New("first partition solved")
+	var before []EventKind
+	err = j.Watch(context.Background(), func(ev Event) error {
+		if ev.Kind == EventSynthesisDone && ev.Partition == 0 {
+			return errSeen
+		}
+		before = append(before, ev.Kind)
+		return nil
+	})
+	require.ErrorIs(t, err, errSeen)
+	assert.NotContains(t, before, EventKeyReady, "the key was not ready when the first partition was solved")
+	tier := km.Get(c.Key).Tier
+	assert.NotEqual(t, keys.Warm, tier, "the key is still loading")
+	assert.NotEqual(t, keys.Hot, tier, "the key is still loading")
+	<-g.entered // the load is in the setup, held
+	close(g.open)
+
+	r, err := wait(t, j)
+	require.NoError(t, err)
+	require.Len(t, r.Partitions, 2)
+	for _, p := range r.Partitions {
+		assert.True(t, p.Verified)
+	}
+	assert.Contains(t, r.Timings.Phases, phaseKeyWait, "the device waited for the rest of the load")
+}
+
+// TestKeyLoadFailureFailsTheJobAndTheEngineServes: a load failing beside
+// the synthesis fails the job with the key's error, and the next job of
+// the same key loads it again and proves.
+func TestKeyLoadFailureFailsTheJobAndTheEngineServes(t *testing.T) {
+	g := newGatedSetup()
+	g.fails.Store(1)
+	e, _ := gatedEngine(t, g)
+	c := porep(t, 1024)
+	j := submit(t, e, c, 1, Normal)
+	close(g.open)
+	_, err := wait(t, j)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, errInjectedSetup)
+	assert.Contains(t, err.Error(), "key "+c.Key)
+	assert.Equal(t, Failed, j.State())
+
+	r, err := wait(t, submit(t, e, c, 2, Normal))
+	require.NoError(t, err, "the engine serves the next job")
+	assert.True(t, r.Verified)
+}
+
+// uploadingFake is a resident fake device that records the keys made
+// resident by Preload.
+type uploadingFake struct {
+	residentFake
+	preloaded chan *groth16.ProvingKey
+}
+
+func (d uploadingFake) Preload(_ context.Context, pk *groth16.ProvingKey) error {
+	d.preloaded <- pk
+	return nil
+}
+
+// TestKeyUploadedBesideTheSynthesis: on a daemon with one resident device
+// the key goes to the device as soon as it is loaded, before the job's
+// proof, which then finds it hot.
+func TestKeyUploadedBesideTheSynthesis(t *testing.T) {
+	g := newGatedSetup()
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, FixedBase: g, DevKeysInMemory: true})
+	require.NoError(t, err)
+	d := uploadingFake{residentFake{newFake(t, "gpu0")}, make(chan *groth16.ProvingKey, 4)}
+	e := newEngine(t, Config{Keys: km, Synthesizers: 1}, d)
+	c := porep(t, 1024)
+	j := submit(t, e, c, 1, Normal)
+	errSeen := errors.New("solved")
+	require.ErrorIs(t, j.Watch(context.Background(), func(ev Event) error {
+		if ev.Kind == EventSynthesisDone {
+			return errSeen
+		}
+		return nil
+	}), errSeen)
+	assert.Empty(t, d.preloaded, "nothing to upload before the key is loaded")
+	close(g.open)
+	r, err := wait(t, j)
+	require.NoError(t, err)
+	assert.True(t, r.Verified)
+	require.Len(t, d.preloaded, 1, "one upload, beside the synthesis; the proof found the key hot")
+	assert.True(t, km.IsHotOn(c.Key, "gpu0"))
+}
