@@ -69,15 +69,23 @@ func (e *Engine) uploadEarly(j *Job, h *keys.Handle) {
 	}
 }
 
+// ended reports whether the load has returned.
+func (l *keyLoad) ended() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // failed returns the load's error once it has ended with one; nil while
 // it runs or when it succeeded.
 func (l *keyLoad) failed() error {
-	select {
-	case <-l.done:
-		return l.err
-	default:
+	if !l.ended() {
 		return nil
 	}
+	return l.err
 }
 
 // overlapKey reports whether j's key may load beside its synthesis: always

@@ -95,6 +95,9 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	j.setState(Proving, Event{Kind: EventProving, Device: name})
 	w.setCurrent(j.ID)
 	defer w.setCurrent("")
+	if l := j.key; l != nil && !l.ended() {
+		handBack() // the last proof's vectors need not wait for this key: a solve can use them meanwhile
+	}
 	keyWait, err := e.awaitKey(j) // loading beside the synthesis: what is still missing
 	if err != nil {
 		e.end(j, nil, err)
