@@ -115,9 +115,10 @@ func countShape(c *registry.Resolved) (sh Shape, err error) {
 type counter struct {
 	public, private, constraints int
 	terms                        int64
-	// The columns seen with a nonzero coefficient in A, B and C: publics
-	// by index (One is 0), privates by index.
-	pubA, pubB, pubC, privA, privB, privC bitset
+	// The columns seen with a nonzero coefficient in A and B (what a key
+	// holds; C is left out, a third of the pass's cost): publics by index
+	// (One is 0), privates by index.
+	pubA, pubB, privA, privB bitset
 }
 
 // system is the counts with the columns' densities (A holds every public
@@ -125,7 +126,7 @@ type counter struct {
 func (k *counter) system() *r1cs.System {
 	nbPublic := k.public + 1
 	d := r1cs.Density{Columns: nbPublic + k.private, A: nbPublic + k.privA.count(),
-		B: k.pubB.count() + k.privB.count(), C: k.pubC.count() + k.privC.count()}
+		B: k.pubB.count() + k.privB.count(), C: nbPublic + k.private} // C: not counted, bounded by every column
 	return &r1cs.System{NbPublic: nbPublic, NbPrivate: k.private, NbConstraints: k.constraints, Columns: &d}
 }
 
@@ -147,10 +148,11 @@ func (k *counter) mark(lc r1cs.LC, pub, priv *bitset) {
 type bitset []uint64
 
 func (b *bitset) set(i int) {
-	for i>>6 >= len(*b) {
-		*b = append(*b, 0)
+	w := i >> 6
+	if w >= len(*b) {
+		*b = append(*b, make([]uint64, w+1-len(*b))...)
 	}
-	(*b)[i>>6] |= 1 << (i & 63)
+	(*b)[w] |= 1 << (i & 63)
 }
 
 func (b bitset) count() int {
@@ -176,7 +178,6 @@ func (k *counter) Enforce(a, b, c r1cs.LC) {
 	k.terms += int64(len(a) + len(b) + len(c))
 	k.mark(a, &k.pubA, &k.privA)
 	k.mark(b, &k.pubB, &k.privB)
-	k.mark(c, &k.pubC, &k.privC)
 }
 
 func (k *counter) Value(r1cs.Variable) fr.Element { return fr.Element{} }

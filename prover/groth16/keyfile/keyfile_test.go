@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -89,6 +90,10 @@ func TestRoundTripAndSameProof(t *testing.T) {
 			defer func() { assert.NoError(t, k.Close()) }()
 
 			assert.True(t, k.Header.Checked(), "Write checks the points by default")
+			st, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.Equal(t, st.Size(), keyfile.FileSize(groth16.SizeFor(f.sys, f.sys.Density())), "FileSize from the System")
+			assert.Equal(t, int64(k.Header.FileSize), keyfile.FileSize(groth16.SizeOf(f.pk)))
 			assert.Equal(t, f.pk.G1, k.PK.G1)
 			assert.Equal(t, f.pk.G2, k.PK.G2)
 			assert.Equal(t, f.pk.InfinityA, k.PK.InfinityA)
