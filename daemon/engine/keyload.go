@@ -23,32 +23,36 @@ import (
 // would pass it, the job waits for its key before it solves, as before.
 
 // keyLoad is one job's Acquire running beside its synthesis. done closes
-// when it returns; h and err are set before.
+// when it returns (and an early upload has ended); h and err are set before.
 type keyLoad struct {
-	done  chan struct{}
-	h     *keys.Handle
-	err   error
-	start time.Time
+	done chan struct{}
+	h    *keys.Handle
+	err  error
 }
 
 // startKeyLoad starts j's Acquire under j's context: a job cancelled or
 // ended leaves the load (keys.Manager.Acquire) and a handle that arrives
 // anyway is released (dropKeyLoad).
 func (e *Engine) startKeyLoad(j *Job) *keyLoad {
-	l := &keyLoad{done: make(chan struct{}), start: time.Now()}
+	l := &keyLoad{done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		defer func() {
 			if p := recover(); p != nil {
-				l.h, l.err = nil, fmt.Errorf("key %s: acquire: panic: %v", j.Req.Circuit.Key, p)
+				if l.h == nil {
+					l.err = fmt.Errorf("key %s: acquire: panic: %v", j.Req.Circuit.Key, p)
+					return
+				}
+				// The key is there; only its early upload failed: the proof uploads it.
+				e.cfg.Log.Warn("key upload beside the synthesis panicked: the proof uploads it", "job", j.ID,
+					"key", l.h.Key, "panic", p)
 			}
 		}()
-		h, err := e.cfg.Keys.Acquire(j.ctx, j.Req.Circuit)
-		if err == nil {
+		l.h, l.err = e.cfg.Keys.Acquire(j.ctx, j.Req.Circuit)
+		if l.err == nil {
 			j.event(Event{Kind: EventKeyReady}) // when it is: before or after the solve
-			e.uploadEarly(j, h)
+			e.uploadEarly(j, l.h)
 		}
-		l.h, l.err = h, err
 	}()
 	return l
 }
