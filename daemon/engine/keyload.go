@@ -92,9 +92,9 @@ func (l *keyLoad) failed() error {
 	return l.err
 }
 
-// overlapKey reports whether j's key may load beside its synthesis: always
-// without a host bound, else when the key, its compile and one
-// partition's vectors fit it together.
+// overlapKey reports whether a job's key (of shape sh) may load beside its
+// synthesis: always without a host bound, else when the key, its compile
+// and one partition's vectors fit it together.
 func (e *Engine) overlapKey(sh keys.Shape) bool {
 	t := e.cfg.HostTotal
 	return t == 0 || sh.KeyBytes()+sh.CompileBytes()+sh.VectorBytes() <= t
@@ -102,20 +102,23 @@ func (e *Engine) overlapKey(sh keys.Shape) bool {
 
 // awaitKey gives j its key handle: at once when the synthesizer acquired
 // it, else when the load started beside the synthesis ends. It returns
-// how long it waited. On an error (the load's, or j's context) j keeps
-// the load for end to drop.
+// how long it waited (0 when the load had ended). On an error (the
+// load's, or j's context) j keeps the load for end to drop.
 func (e *Engine) awaitKey(j *Job) (time.Duration, error) {
 	l := j.key
 	if l == nil {
 		return 0, nil
 	}
-	start := time.Now()
-	select {
-	case <-l.done:
-	case <-j.ctx.Done():
-		return time.Since(start), fmt.Errorf("job %s: waiting for key %s: %w", j.ID, j.Req.Circuit.Key, j.ctx.Err())
+	var waited time.Duration
+	if !l.ended() {
+		start := time.Now()
+		select {
+		case <-l.done:
+		case <-j.ctx.Done():
+			return time.Since(start), fmt.Errorf("job %s: waiting for key %s: %w", j.ID, j.Req.Circuit.Key, j.ctx.Err())
+		}
+		waited = time.Since(start)
 	}
-	waited := time.Since(start)
 	if l.err != nil {
 		return waited, fmt.Errorf("job %s: key: %w", j.ID, l.err)
 	}
