@@ -121,9 +121,10 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	// solved as fast as the host can, while the one before it proves. The
 	// key's host copy goes once the GPU holds it (one GPU).
 	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cfg.Synthesizers, stats.Bytes(res.JobBudget), true
-	// The Go heap holds the key and the setup's transients; on a GPU the
-	// vectors are outside it (pinned), so the limit leaves them out there.
-	opts.MemoryLimit = stats.Bytes(res.KeyEstimate + 8<<30)
+	// The Go heap holds the key and the development setup's scalar vectors
+	// (the key is made at start); on a GPU the partitions' vectors are
+	// outside it (pinned), so the limit leaves them out there.
+	opts.MemoryLimit = stats.Bytes(res.KeyEstimate + keys.EstimateSize(counts).SetupScratchBytes() + 8<<30)
 	if cfg.Backend == "cpu" {
 		opts.MemoryLimit += stats.Bytes(res.JobBudget)
 	}

@@ -505,12 +505,16 @@ func FileName(key string) string { return strings.NewReplacer("/", "-", ",", "-"
 // else every wire counted in A and B, an upper bound. It reads matrices
 // when sys has them (one pass over their column indices); in Counts form
 // it costs nothing.
-func EstimateBytes(sys *r1cs.System) int64 {
+func EstimateBytes(sys *r1cs.System) int64 { return EstimateSize(sys).Bytes() }
+
+// EstimateSize is the shape of sys's key as EstimateBytes sizes it: from
+// the known column densities, else every variable in A and B.
+func EstimateSize(sys *r1cs.System) groth16.KeySize {
 	d, ok := sys.KnownDensity()
 	if !ok {
 		d = r1cs.Density{Columns: sys.NbVariables(), A: sys.NbVariables(), B: sys.NbVariables()}
 	}
-	return groth16.SizeFor(sys, d).Bytes()
+	return groth16.SizeFor(sys, d)
 }
 
 // keyBytes is the memory of pk's bases as they are (a key built by hand

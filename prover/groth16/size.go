@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
@@ -49,3 +50,14 @@ func (s KeySize) G2Points() int64 { return int64(s.B) }
 // Bytes is the memory of the key's bases: what a host copy of its points
 // and a device holding them take (the masks and single points aside).
 func (s KeySize) Bytes() int64 { return s.G1Points()*G1Bytes + s.G2Points()*G2Bytes }
+
+// SetupScratchBytes bounds the scalar vectors SetupWith holds at once
+// beside the key it builds: L_i(τ) over the domain, the column sums of A, B
+// and C over every variable, then the G1 and the G2 scalar batches handed
+// to the FixedBaser (one element per point). It leaves out the
+// constraint system itself and whatever the FixedBaser allocates.
+func (s KeySize) SetupScratchBytes() int64 {
+	wires := int64(s.NbPublic) + int64(s.NbPrivate)
+	elems := int64(s.DomainSize) + 3*wires + s.G1Points() + s.G2Points() + 8 // + α, β, δ, γ and the other single points
+	return elems * int64(unsafe.Sizeof(fr.Element{}))
+}
