@@ -85,3 +85,17 @@ func allWires(sys *r1cs.System) int64 {
 	nv := sys.NbVariables()
 	return groth16.SizeFor(sys, r1cs.Density{Columns: nv, A: nv, B: nv}).Bytes()
 }
+
+// TestEstimateOfTheC2Key: porep-c2 at 2^27, sized from its densities
+// without a compile, against what its key held on an H200's device
+// (docs/runs/h200-c2-porep-c2-overlap.log: "device 46.05 GiB", the old
+// every-wire estimate 71.71 GiB).
+func TestEstimateOfTheC2Key(t *testing.T) {
+	c, err := registry.Default().Resolve("porep-c2", map[string]uint64{"constraints": 1 << 27})
+	require.NoError(t, err)
+	counts, _, err := c.Counts()
+	require.NoError(t, err)
+	got := float64(EstimateBytes(counts)) / (1 << 30)
+	t.Logf("porep-c2 2^27: key estimate %.2f GiB", got)
+	assert.InDelta(t, 46.05, got, 0.01, "the key the device held, in GiB")
+}
