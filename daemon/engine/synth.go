@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -44,17 +45,9 @@ func (e *Engine) synthesize(j *Job) {
 		return
 	}
 	sys, key := sh.Sys, j.Req.Circuit.Key
-	if e.overlapKey(sh) {
-		j.key = e.startKeyLoad(j) // beside the solve (keyload.go)
-	} else {
-		h, err := e.cfg.Keys.Acquire(j.ctx, j.Req.Circuit)
-		if err != nil {
-			e.end(j, nil, fmt.Errorf("job %s: key: %w", j.ID, err))
-			return
-		}
-		j.handle = h
-		j.timings.KeyLoad = h.LoadTime
-		j.event(Event{Kind: EventKeyReady})
+	if err := e.keyForJob(j, sh); err != nil {
+		e.end(j, nil, fmt.Errorf("job %s: key: %w", j.ID, err))
+		return
 	}
 	need := sys.AssignmentBytes()
 	if err := e.neverFits("synthesis of "+key, need); err != nil {
@@ -68,37 +61,7 @@ func (e *Engine) synthesize(j *Job) {
 		return
 	}
 	j.reserved = need
-	start := time.Now()
-	if vec == nil {
-		if vec, err = e.vecs.alloc(sys); err != nil {
-			e.end(j, nil, fmt.Errorf("job %s: synthesis: %w", j.ID, err))
-			return
-		}
-	}
-	j.vec = vec
-	e.prefetchInstance()
-	circ, err := j.instance() // the instance: witness values, trees (maybe built ahead)
-	var asg *r1cs.Assignment
-	if err == nil {
-		opts := []r1cs.SolveOption{r1cs.WithShape(sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers)}
-		if vec != nil {
-			opts = append(opts, r1cs.WithBuffers(vec.asg)) // an earlier job's vectors, or fresh pinned ones
-		}
-		asg, err = r1cs.Solve(circ, opts...)
-	}
-	j.timings.Synthesis = time.Since(start)
-	j.dropInstance() // solved: the tree and the witness values can go
-	if err == nil {
-		if vec == nil {
-			vec = &vectors{}
-			j.vec = vec
-		} else if !vec.owns(asg) { // Solve outgrew them: the result is on the heap
-			if err := e.vecs.unmap(vec); err != nil {
-				e.cfg.Log.Warn("freeing solved vectors", "err", err)
-			}
-		}
-		vec.asg = asg
-	}
+	asg, err := e.solve(j, sys, vec)
 	if err == nil {
 		err = j.ctx.Err()
 	}
@@ -122,6 +85,64 @@ func (e *Engine) synthesize(j *Job) {
 		}
 		e.end(j, nil, fmt.Errorf("job %s: waiting for a device: %w", j.ID, err))
 	}
+}
+
+// keyForJob starts j's key load beside the solve (keyload.go) or, where
+// the host budget cannot hold the key, its compile and a partition's
+// vectors at once (overlapKey), loads it before the solve.
+func (e *Engine) keyForJob(j *Job, sh keys.Shape) error {
+	if e.overlapKey(sh) {
+		j.key = e.startKeyLoad(j)
+		return nil
+	}
+	h, err := e.cfg.Keys.Acquire(j.ctx, j.Req.Circuit)
+	if err != nil {
+		return err
+	}
+	j.handle = h
+	j.timings.KeyLoad = h.LoadTime
+	j.event(Event{Kind: EventKeyReady})
+	return nil
+}
+
+// solve synthesizes j's instance into vec (an earlier job's vectors, or nil:
+// fresh ones) and times it (the vectors' allocation included). j.vec holds
+// the vectors from then on, with the assignment once solved; a solve that
+// outgrew them leaves its result on the heap and gives them back.
+func (e *Engine) solve(j *Job, sys *r1cs.System, vec *vectors) (*r1cs.Assignment, error) {
+	start := time.Now()
+	defer func() { j.timings.Synthesis = time.Since(start) }()
+	if vec == nil {
+		var err error
+		if vec, err = e.vecs.alloc(sys); err != nil {
+			return nil, err
+		}
+	}
+	j.vec = vec
+	e.prefetchInstance()
+	circ, err := j.instance() // the instance: witness values, trees (maybe built ahead)
+	var asg *r1cs.Assignment
+	if err == nil {
+		opts := []r1cs.SolveOption{r1cs.WithShape(sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers)}
+		if vec != nil {
+			opts = append(opts, r1cs.WithBuffers(vec.asg)) // an earlier job's vectors, or fresh pinned ones
+		}
+		asg, err = r1cs.Solve(circ, opts...)
+	}
+	j.dropInstance() // solved: the tree and the witness values can go
+	if err != nil {
+		return nil, err
+	}
+	if vec == nil {
+		vec = &vectors{}
+		j.vec = vec
+	} else if !vec.owns(asg) { // Solve outgrew them: the result is on the heap
+		if err := e.vecs.unmap(vec); err != nil {
+			e.cfg.Log.Warn("freeing solved vectors", "err", err)
+		}
+	}
+	vec.asg = asg
+	return asg, nil
 }
 
 // prefetchInstance starts building the instance of the job the queue
