@@ -115,20 +115,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	res := &C2Result{Counts: counts, PartitionBytes: counts.AssignmentBytes(),
 		KeyEstimate: keys.EstimateBytes(counts)}
 	res.JobBudget = int64(cfg.Slots) * res.PartitionBytes
-	opts := assembly.DefaultConfig()
-	opts.Backend, opts.GPUs, opts.KeyDir, opts.DevKeysInMemory = cfg.Backend, cfg.GPUs, cfg.KeyDir, cfg.KeyDir == ""
-	// By default one synthesis at a time on every core: a partition is
-	// solved as fast as the host can, while the one before it proves. The
-	// key's host copy goes once the GPU holds it (one GPU).
-	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cfg.Synthesizers, stats.Bytes(res.JobBudget), true
-	// The Go heap holds the key and the development setup's scalar vectors
-	// (the key is made at start); on a GPU the partitions' vectors are
-	// outside it (pinned), so the limit leaves them out there.
-	opts.MemoryLimit = stats.Bytes(res.KeyEstimate + keys.EstimateSize(counts).SetupScratchBytes() + 8<<30)
-	if cfg.Backend == "cpu" {
-		opts.MemoryLimit += stats.Bytes(res.JobBudget)
-	}
-	l, err := startLocal(opts, cfg.Log)
+	l, err := startLocal(c2Daemon(cfg, counts, res), cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -138,26 +125,9 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	if res.Key, res.KeyLoad, err = l.preload(ctx, circ); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	warm, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: 1, Seed: 1 << 40})
-	if err != nil {
+	if err := warmAndSingle(ctx, c, circ, cfg.Partitions, res); err != nil {
 		return nil, err
 	}
-	if len(warm.Failures) > 0 {
-		return nil, fmt.Errorf("warm-up: %w", warm.Failures[0])
-	}
-	res.Warmup = time.Since(start)
-	if len(warm.Proofs) > 0 {
-		res.Device = warm.Proofs[0].Result.GetDevice()
-	}
-	single, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: 1, Partitions: cfg.Partitions, Seed: 1 << 41})
-	if err != nil {
-		return nil, err
-	}
-	if len(single.Failures) > 0 || len(single.Proofs) != 1 {
-		return nil, fmt.Errorf("single proof: %w", errors.Join(single.Failures...))
-	}
-	res.Single = single.Proofs[0].Latency
 
 	mon := startMonitor(ctx, c)
 	var mu sync.Mutex
@@ -189,17 +159,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	}
 	res.Busy = (last.busy - first.busy) / rep.Wall.Seconds()
 	res.BusyPer = busyBetween(first, last, rep.Wall)
-	ends := make([]time.Time, 0, len(rep.Proofs))
-	for _, p := range rep.Proofs {
-		ends = append(ends, p.End)
-	}
-	sort.Slice(ends, func(a, b int) bool { return ends[a].Before(ends[b]) })
-	if n := len(ends); n >= 2 {
-		res.SteadyIntervals = n - 1
-		res.Steady = ends[n-1].Sub(ends[0]) / time.Duration(n-1)
-	} else if n > 0 {
-		res.Steady = ends[n-1].Sub(res.Start) / time.Duration(n)
-	}
+	res.Steady, res.SteadyIntervals = steadyOf(rep, res.Start)
 	if n := len(marks); n >= 2 {
 		res.SteadyBusy = (marks[n-1].busy - marks[0].busy) / marks[n-1].at.Sub(marks[0].at).Seconds()
 	}
@@ -207,6 +167,70 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	res.PeakRSS = peakRSS()
 	res.ProvingRSS, res.GPUPeak, res.GPUTotal = mon.rss, mon.gpuPeak, mon.gpuTotal
 	return res, nil
+}
+
+// c2Daemon is the configuration of the daemon a C2 run starts: cfg's
+// devices and key directory, one partition's vectors per slot, and a Go
+// memory limit sized for the key and its development setup.
+func c2Daemon(cfg C2Config, counts *r1cs.System, res *C2Result) assembly.Config {
+	opts := assembly.DefaultConfig()
+	opts.Backend, opts.GPUs, opts.KeyDir, opts.DevKeysInMemory = cfg.Backend, cfg.GPUs, cfg.KeyDir, cfg.KeyDir == ""
+	// By default one synthesis at a time on every core: a partition is
+	// solved as fast as the host can, while the one before it proves. The
+	// key's host copy goes once the GPU holds it (one GPU).
+	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cfg.Synthesizers, stats.Bytes(res.JobBudget), true
+	// The Go heap holds the key and the development setup's scalar vectors
+	// (the key is made at start); on a GPU the partitions' vectors are
+	// outside it (pinned), so the limit leaves them out there.
+	opts.MemoryLimit = stats.Bytes(res.KeyEstimate + keys.EstimateSize(counts).SetupScratchBytes() + 8<<30)
+	if cfg.Backend == "cpu" {
+		opts.MemoryLimit += stats.Bytes(res.JobBudget)
+	}
+	return opts
+}
+
+// warmAndSingle proves one partition (the warm-up: the device's first
+// proof, kernels and tables loaded) and then one proof of partitions
+// partitions alone, whose latency is the single-proof figure.
+func warmAndSingle(ctx context.Context, c *client.Client, circ *registry.Resolved, partitions int, res *C2Result) error {
+	start := time.Now()
+	warm, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: 1, Seed: 1 << 40})
+	if err != nil {
+		return err
+	}
+	if len(warm.Failures) > 0 {
+		return fmt.Errorf("warm-up: %w", warm.Failures[0])
+	}
+	res.Warmup = time.Since(start)
+	if len(warm.Proofs) > 0 {
+		res.Device = warm.Proofs[0].Result.GetDevice()
+	}
+	single, err := client.RunLoad(ctx, c, client.Load{Circuit: circ, N: 1, Partitions: partitions, Seed: 1 << 41})
+	if err != nil {
+		return err
+	}
+	if len(single.Failures) > 0 || len(single.Proofs) != 1 {
+		return fmt.Errorf("single proof: %w", errors.Join(single.Failures...))
+	}
+	res.Single = single.Proofs[0].Latency
+	return nil
+}
+
+// steadyOf is the wall per proof between the first and the last
+// completion, over the intervals between them (with one proof: from start).
+func steadyOf(rep *client.Report, start time.Time) (time.Duration, int) {
+	ends := make([]time.Time, 0, len(rep.Proofs))
+	for _, p := range rep.Proofs {
+		ends = append(ends, p.End)
+	}
+	sort.Slice(ends, func(a, b int) bool { return ends[a].Before(ends[b]) })
+	switch n := len(ends); {
+	case n >= 2:
+		return ends[n-1].Sub(ends[0]) / time.Duration(n-1), n - 1
+	case n == 1:
+		return ends[0].Sub(start), 0
+	}
+	return 0, 0
 }
 
 // withDefaults checks cfg and fills in the defaults of its zero fields.

@@ -114,3 +114,21 @@ func TestBusyPerDevice(t *testing.T) {
 	assert.InDelta(t, 0.4, got["gpu1"], 1e-9)
 	assert.Equal(t, "gpu0 90 %, gpu1 40 %", perDeviceString(got))
 }
+
+// TestSteadyIsOverTheIntervalsBetweenCompletions: out-of-order completions
+// are sorted; n completions give n−1 intervals; one gives the wall from the
+// start.
+func TestSteadyIsOverTheIntervalsBetweenCompletions(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rep := &client.Report{Proofs: []client.Proof{{End: t0.Add(30 * time.Second)}, {End: t0.Add(10 * time.Second)},
+		{End: t0.Add(50 * time.Second)}, {End: t0.Add(20 * time.Second)}}}
+	d, n := steadyOf(rep, t0)
+	assert.Equal(t, 3, n)
+	assert.Equal(t, 40*time.Second/3, d)
+	d, n = steadyOf(&client.Report{Proofs: rep.Proofs[:1]}, t0)
+	assert.Equal(t, 0, n)
+	assert.Equal(t, 30*time.Second, d)
+	d, n = steadyOf(&client.Report{}, t0)
+	assert.Zero(t, d)
+	assert.Zero(t, n)
+}
