@@ -107,21 +107,11 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 		e.end(j, nil, fmt.Errorf("job %s: key residency on %s: %w", j.ID, name, err))
 		return nil, nil, nil
 	}
-	var pmu sync.Mutex
-	phases := map[string]time.Duration{}
+	phases := &proofPhases{byName: map[string]time.Duration{}}
 	if keyWait > 0 {
-		phases[phaseKeyWait] = keyWait
+		phases.byName[phaseKeyWait] = keyWait
 	}
-	ctx := groth16.WithTrace(j.ctx, &groth16.Trace{PhaseDone: func(info groth16.PhaseInfo) {
-		if info.Phase == groth16.PhaseHost && info.Call == "" {
-			handBack()
-		}
-		p := phaseName(info)
-		pmu.Lock()
-		phases[p] += info.Duration
-		pmu.Unlock()
-		j.event(Event{Kind: EventPhase, Phase: p, Duration: info.Duration, Device: name})
-	}})
+	ctx := groth16.WithTrace(j.ctx, phases.trace(j, name, handBack))
 	start := w.startBusy()
 	proof, err := w.dev.Prove(ctx, j.handle.PK, j.asg, e.rand())
 	j.timings.Prove = time.Since(start)
@@ -146,9 +136,7 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	key, vec, reserved := j.handle.Key, j.vec, j.reserved
 	release = func() { e.freeVectors(e.budget.keep(key, vec, reserved)) }
 	j.asg, j.vec, j.reserved = nil, nil, 0
-	pmu.Lock()
-	j.timings.Phases = phases
-	pmu.Unlock()
+	j.timings.Phases = phases.done()
 	if next = e.handoff.tryTake(eligible, prefer); next == nil {
 		release()
 		release = nil
@@ -162,6 +150,35 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 		e.verifyAndEnd(j, r)
 	}()
 	return next, release, nil
+}
+
+// proofPhases sums one proof's phases by name for its timings.
+type proofPhases struct {
+	mu     sync.Mutex
+	byName map[string]time.Duration
+}
+
+// trace records each phase of j's proof on device and sends it as an
+// event; the end of Prove's own host work hands the last proof's vectors
+// back (handBack), as the new proof no longer needs them.
+func (p *proofPhases) trace(j *Job, device string, handBack func()) *groth16.Trace {
+	return &groth16.Trace{PhaseDone: func(info groth16.PhaseInfo) {
+		if info.Phase == groth16.PhaseHost && info.Call == "" {
+			handBack()
+		}
+		name := phaseName(info)
+		p.mu.Lock()
+		p.byName[name] += info.Duration
+		p.mu.Unlock()
+		j.event(Event{Kind: EventPhase, Phase: name, Duration: info.Duration, Device: device})
+	}}
+}
+
+// done returns the sums once Prove has returned.
+func (p *proofPhases) done() map[string]time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.byName
 }
 
 // verifyAndEnd checks r's proof against the job's verifying key (unless
