@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/bench/loadbench"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 )
 
 // c2Cmd is the C2-sized benchmark: a daemon started here, its development
 // key generated at start, then -proofs proofs of -partitions partitions of
 // 2^-log constraints (bench/loadbench.RunC2).
 func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("c2", "A C2-shaped run through a daemon started here: the development key made at start (on the GPU) and kept\n"+
+	fs := cli.NewFlagSet(prog, "c2", "[flags]", "A C2-shaped run through a daemon started here: the development key made at start (on the GPU) and kept\n"+
 		"in memory, a one-partition warm-up, one proof alone, then -proofs proofs of -partitions partitions of -circuit,\n"+
 		"every partition verified by the client; wall per proof over all proofs (fill included) and in steady state\n"+
 		"(between the first and the last completion), per-partition phases, device busy by CUDA events and by worker\n"+
@@ -36,7 +37,7 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	minBusy := fs.Float64("min-busy", 0.95, "target: steady-state device busy ratio by CUDA events (0: none)")
 	verbose := fs.Bool("v", false, "the daemon's log on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	if code, stop := parseFlags(fs, args); stop {
+	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
 	if *logN < 10 || *logN > 27 {

@@ -12,13 +12,14 @@ import (
 	"strings"
 
 	"github.com/cuzk-dev/cuzk/bench/loadbench"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
 // daemonBenchCmd starts a daemon in this process and measures it over
 // gRPC (bench/loadbench).
 func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("daemon", "Start a daemon here (unix socket) and drive it over gRPC: -n porep-synth proofs per concurrency,\nevery proof verified by the client; throughput, latency quantiles, busy ratio, phase means.", stderr)
+	fs := cli.NewFlagSet(prog, "daemon", "[flags]", "Start a daemon here (unix socket) and drive it over gRPC: -n porep-synth proofs per concurrency,\nevery proof verified by the client; throughput, latency quantiles, busy ratio, phase means.", stderr)
 	size := fs.String("constraints", "2^20", "porep-synth constraints")
 	n := fs.Int("n", 64, "proofs per concurrency")
 	partitions := fs.Int("partitions", 1, "partitions per proof (the C2 shape: 10)")
@@ -32,7 +33,7 @@ func daemonBenchCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	direct := fs.Bool("direct", false, "also measure the overhead against direct calls (CPU backend)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := fs.String("trace", "", "write a runtime execution trace of the run to this file")
-	if code, stop := parseFlags(fs, args); stop {
+	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
 	c, err := stats.ParseCount(*size)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/bench/gpubench"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
@@ -42,7 +43,7 @@ type kernelsConfig struct {
 }
 
 func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("kernels", kernelsSummary, stderr)
+	fs := cli.NewFlagSet(prog, "kernels", "[flags]", kernelsSummary, stderr)
 	sizes := fs.String("sizes", "", "one size list for every kernel, e.g. 2^20,2^24 (overrides -g1, -g2, -ntt)")
 	g1 := fs.String("g1", "2^20,2^22,2^24,2^26", "MSM G1 sizes (\"\": none)")
 	g2 := fs.String("g2", "2^20,2^24", "MSM G2 sizes (\"\": none)")
@@ -53,7 +54,7 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	direct := fs.String("direct-check", "2^24", "largest MSM checked on the full input (larger: folded to the tile)")
 	rate := fs.Float64("fr-rate", 0, "Fr multiplication rate for the estimates in Gmul/s (0: measure it)")
 	tables := fs.Float64("msm-tables", 0, "GiB of GPU memory for MSM tables of base multiples (0: none)")
-	if code, stop := parseFlags(fs, args); stop {
+	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
 	cfg, err := kernelsFlags(*sizes, *g1, *g2, *ntt, *tile, *direct)

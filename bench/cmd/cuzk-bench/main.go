@@ -38,7 +38,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -47,13 +46,17 @@ import (
 
 	"github.com/cuzk-dev/cuzk/bench/gpubench"
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 )
 
-// Exit codes, as cuzk-daemon's.
+// prog is this command's name in its messages.
+const prog = "cuzk-bench"
+
+// Exit codes: cli's, and 3 when a GPU was needed and there is none.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK    = cli.ExitOK
+	exitFail  = cli.ExitFail
+	exitUsage = cli.ExitUsage
 	exitNoGPU = 3
 )
 
@@ -75,7 +78,7 @@ commands:
 
 A running daemon's client is cuzk (prove, submit, await, watch, cancel, status, preload, evict, vk).
 
-Run "cuzk-bench <command> -help" for a command's flags.
+Run "cuzk-bench <command> -help" or "cuzk-bench help <command>" for a command's flags.
 Exit status: 0 ok, 1 failure, 2 usage, 3 no GPU (or no embedded kernels).
 `
 
@@ -86,37 +89,37 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	name, args := cli.Subcommand(args)
+	switch name {
+	case "":
 		fmt.Fprint(stderr, usage)
 		return exitUsage
-	}
-	switch args[0] {
 	case "prove":
-		return proveCmd(ctx, args[1:], stdout, stderr)
+		return proveCmd(ctx, args, stdout, stderr)
 	case "daemon":
-		return daemonBenchCmd(ctx, args[1:], stdout, stderr)
+		return daemonBenchCmd(ctx, args, stdout, stderr)
 	case "c2":
-		return c2Cmd(ctx, args[1:], stdout, stderr)
+		return c2Cmd(ctx, args, stdout, stderr)
 	case "soak":
-		return soakCmd(ctx, args[1:], stdout, stderr)
+		return soakCmd(ctx, args, stdout, stderr)
 	case "kernels":
-		return kernelsCmd(ctx, args[1:], stdout, stderr)
+		return kernelsCmd(ctx, args, stdout, stderr)
 	case "partition":
-		return partitionCmd(ctx, args[1:], stdout, stderr)
+		return partitionCmd(ctx, args, stdout, stderr)
 	case "synth":
-		return synthCmd(ctx, args[1:], stdout, stderr)
+		return synthCmd(ctx, args, stdout, stderr)
 	case "keys":
-		return keysCmd(ctx, args[1:], stdout, stderr)
+		return keysCmd(ctx, args, stdout, stderr)
 	case "version", "-version", "--version":
-		return versionCmd(args[1:], stdout, stderr)
-	case "-h", "-help", "--help", "help":
+		return versionCmd(args, stdout, stderr)
+	case "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	case "status", "preload", "evict", "cancel", "submit", "await", "watch", "vk":
-		fmt.Fprintf(stderr, "cuzk-bench: %s is a command of cuzk, the daemon's client: cuzk %s -h\n", args[0], args[0])
+		fmt.Fprintf(stderr, "cuzk-bench: %s is a command of cuzk, the daemon's client: cuzk %s -h\n", name, name)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "cuzk-bench: unknown command %q\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "cuzk-bench: unknown command %q\n%s", name, usage)
 		return exitUsage
 	}
 }
@@ -124,9 +127,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // versionCmd prints the binary's version, commit and Go release
 // (buildinfo.Get; -json: as one JSON object).
 func versionCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("version", "This binary's version, source commit and Go release.", stderr)
+	fs := cli.NewFlagSet(prog, "version", "[flags]", "This binary's version, source commit and Go release.", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object (version, commit, go, module, path, from)")
-	if code, stop := parseFlags(fs, args); stop {
+	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
 	info := buildinfo.Get()
@@ -143,31 +146,17 @@ func versionCmd(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// newFlags returns a flag set whose -help prints summary, then the flags.
-func newFlags(name, summary string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: cuzk-bench %s [flags]\n\n%s\n\nflags:\n", name, summary)
-		fs.PrintDefaults()
+// parseFlags parses args into fs (cli.Parse: help on stdout) and refuses
+// arguments after the flags: no command of cuzk-bench takes any.
+func parseFlags(fs *cli.FlagSet, args []string, stdout io.Writer) (code int, stop bool) {
+	if code, stop := cli.Parse(fs, args, stdout); stop {
+		return code, true
 	}
-	return fs
-}
-
-// parseFlags parses args into fs; the second result is the exit code when
-// the command should stop (help asked: 0, bad flags: 2).
-func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK, true
-	case err != nil:
-		return exitUsage, true
-	case fs.NArg() > 0:
-		fmt.Fprintf(fs.Output(), "cuzk-bench %s: unexpected arguments %q\n", fs.Name(), fs.Args())
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s %s: unexpected arguments %q\n", prog, fs.Name(), fs.Args())
 		return exitUsage, true
 	}
-	return 0, false
+	return exitOK, false
 }
 
 // exitFor reports err on stderr under the command's name and returns the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/bench/gpubench"
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
@@ -51,7 +52,7 @@ an H200 host (16 cores, 128 GiB RAM), much of it generating and uploading
 ~75 GB of bases.`
 
 func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("partition", partitionSummary, stderr)
+	fs := cli.NewFlagSet(prog, "partition", "[flags]", partitionSummary, stderr)
 	logN := fs.Int("log", 27, "log2 of the evaluation domain (QuotientH size, H MSM 2^log − 1 points)")
 	wires := fs.Int("wires", 0, "wires of the A MSM, L has one less (0: 31/32 of 2^log, about a PoRep C2 partition)")
 	bFrac := fs.Float64("b-frac", 1, "fraction of the wires in the B MSMs (G1 and G2)")
@@ -62,7 +63,7 @@ func partitionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	bits := fs.Float64("bits", 0, "fraction of the wire values that are random bits (0 or 1); the rest are random field elements")
 	hOnDevice := fs.Bool("h-on-device", true, "the quotient and the L‖H MSM in one call, h kept on the GPU (false: h through the host)")
 	pinned := fs.String("pinned", "all", "vectors in pinned host memory: none, scalars (Prove's workspace: every MSM's scalars), all (also a, b, c)")
-	if code, stop := parseFlags(fs, args); stop {
+	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
 	cfg, err := partitionFlags(*logN, *wires, *bFrac, *tile)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cuzk-dev/cuzk/bench/gpubench"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/porep"
 	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
@@ -39,7 +40,7 @@ type proveConfig struct {
 }
 
 func proveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("prove", proveSummary, stderr)
+	fs := cli.NewFlagSet(prog, "prove", "[flags]", proveSummary, stderr)
 	size := fs.String("constraints", "2^20", "porep-synth size: target constraints, 2^k or an integer (2^10 … 2^27)")
 	backends := fs.String("backend", "cpu,gpu", "backends to run, comma-separated: cpu, gpu")
 	runs := fs.Int("runs", 3, "timed proofs per backend, after one warm-up proof")
@@ -48,7 +49,7 @@ func proveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	setupSeed := fs.Uint64("setup-seed", 1, "seed of the development setup's trapdoor (part of the key file name)")
 	pinned := fs.Bool("pinned", true, "gpu: Prove's workspace and synthesis's a, b, c and wires in the backend's pinned host memory (false: the Go heap, uploads staged)")
 	hOnDevice := fs.Bool("h-on-device", true, "gpu: the quotient and the L‖H MSM in one call, h kept on the device (false: h through the host)")
-	if code, stop := parseFlags(fs, args); stop {
+	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
 	cfg := proveConfig{runs: *runs, keyDir: *keys, seed: *seed, setupSed: *setupSeed, pinned: *pinned, hOnDevice: *hOnDevice}

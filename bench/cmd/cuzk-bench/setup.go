@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/bench/gpubench"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/gpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -22,12 +23,12 @@ Lagrange basis at τ, column sums and the key scalars, all on the CPU). With
 bytes must be equal (compared by SHA-256). The keys are not stored.`
 
 func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("keys", keysSummary, stderr)
+	fs := cli.NewFlagSet(prog, "keys", "[flags]", keysSummary, stderr)
 	logN := fs.Int("log", 20, "log2 of porep-synth's target constraints (4 … 27)")
 	useGPU := fs.Bool("gpu", false, "fixed-base multiplications on GPU 0 (default: the CPU)")
 	check := fs.Bool("check", false, "also run the CPU setup and require identical key bytes")
 	seed := fs.Uint64("seed", 1, "seed of the setup's trapdoor (devkeys.Rand(seed, 0))")
-	if code, stop := parseFlags(fs, args); stop {
+	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
 	if *logN < 4 || *logN > 27 {

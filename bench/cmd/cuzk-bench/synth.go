@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/cuzk-dev/cuzk/bench/gpubench"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 )
@@ -22,13 +23,13 @@ witness's share of zero, one and other wire values. Needs no key and no GPU;
 about 160 bytes of host memory per constraint, twice with -sequential.`
 
 func synthCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("synth", synthSummary, stderr)
+	fs := cli.NewFlagSet(prog, "synth", "[flags]", synthSummary, stderr)
 	size := fs.String("constraints", "2^20", "porep-synth size: target constraints, 2^k or an integer (2^10 … 2^27)")
 	runs := fs.Int("runs", 3, "timed solves per mode, after one warm-up solve")
 	seed := fs.Int64("seed", 1, "seed of the circuit's witness")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines of the parallel solves (r1cs.WithWorkers), at least 2")
 	sequential := fs.Bool("sequential", true, "also solve on one goroutine and compare")
-	if code, stop := parseFlags(fs, args); stop {
+	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
 	target, err := stats.ParseCount(*size)

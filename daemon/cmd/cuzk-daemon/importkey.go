@@ -6,19 +6,17 @@ import (
 	"os"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
 )
 
 // importKeyCmd converts a proving key in the compressed encoding into a raw
 // key file, checking every point once (keyfile.Import).
 func importKeyCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("import-key", "", stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: cuzk-daemon import-key <name>.pk <name>.rawpk\n\n"+
-			"Writes the raw key file the daemon maps instead of decoding <name>.pk; every point is checked\n"+
-			"on the curve and in the subgroup here, once. Put it beside <name>.vk in the key directory.")
-	}
-	if code, ok := parseFlags(fs, args, stdout); !ok {
+	fs := cli.NewFlagSet(prog, "import-key", "<name>.pk <name>.rawpk",
+		"Writes the raw key file the daemon maps instead of decoding <name>.pk; every point is checked\n"+
+			"on the curve and in the subgroup here, once. Put it beside <name>.vk in the key directory.", stderr)
+	if code, stop := cli.Parse(fs, args, stdout); stop {
 		return code
 	}
 	if fs.NArg() != 2 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 )
 
 // defaultKeyDir is serve's key directory without a config file:
@@ -24,11 +25,11 @@ func defaultKeyDir(getenv func(string) string) string {
 // key's files (production ones only with -force), verify checks every file
 // (the .pk beside a used .rawpk too) and says which a load uses.
 func keysCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("keys", "[-key-dir DIR] ls | rm [-force] NAME... | verify [NAME...]", stderr)
+	fs := cli.NewFlagSet(prog, "keys", "[-key-dir DIR] ls | rm [-force] NAME... | verify [NAME...]", "", stderr)
 	usage := fs.Usage
 	dir := fs.String("key-dir", defaultKeyDir(os.Getenv), "key directory (default $"+envPrefix+"KEY_DIR, as serve)")
 	force := fs.Bool("force", false, "rm: delete production key files too")
-	if code, ok := parseFlags(fs, args, stdout); !ok {
+	if code, stop := cli.Parse(fs, args, stdout); stop {
 		return code
 	}
 	if fs.NArg() == 0 {
@@ -36,7 +37,7 @@ func keysCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	sub, names := fs.Arg(0), fs.Args()[1:]
-	if err := fs.Parse(names); err != nil { // flags after the subcommand: rm -force NAME
+	if err := fs.FlagSet.Parse(names); err != nil { // flags after the subcommand: rm -force NAME
 		return exitUsage
 	}
 	names = fs.Args()

@@ -12,19 +12,23 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/cuzk-dev/cuzk/internal/cli"
 )
 
-// Exit codes.
+// prog is this command's name in its messages.
+const prog = "cuzk-daemon"
+
+// Exit codes: cli's, and 3 when a GPU was needed and there is none.
 const (
-	exitOK      = 0
-	exitFail    = 1
-	exitUsage   = 2
+	exitOK      = cli.ExitOK
+	exitFail    = cli.ExitFail
+	exitUsage   = cli.ExitUsage
 	exitNoGPU   = 3
 	usageFormat = "usage: %s serve [flags] | version [-json] | selftest [-n elements] [-seed S] | import-key <name>.pk <name>.rawpk | keys ls|rm|verify\n"
 )
@@ -36,78 +40,28 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintf(stderr, usageFormat, "cuzk-daemon")
+	// Every subcommand's help ("help CMD", or -h, -help, --help or help
+	// after it) prints its usage on stdout and exits 0: cli.Parse.
+	name, args := cli.Subcommand(args)
+	switch name {
+	case "":
+		fmt.Fprintf(stderr, usageFormat, prog)
 		return exitUsage
-	}
-	if len(args) > 1 && isHelp(args[1:]) {
-		args = []string{args[0], "-h"} // every subcommand's help: usage on stdout, exit 0
-	}
-	switch args[0] {
 	case "version":
-		return versionCmd(args[1:], stdout, stderr)
+		return versionCmd(args, stdout, stderr)
 	case "serve":
-		return serveCmd(args[1:], stdout, stderr)
+		return serveCmd(args, stdout, stderr)
 	case "selftest":
-		return selftestCmd(ctx, args[1:], stdout, stderr)
+		return selftestCmd(ctx, args, stdout, stderr)
 	case "import-key":
-		return importKeyCmd(args[1:], stdout, stderr)
+		return importKeyCmd(args, stdout, stderr)
 	case "keys":
-		return keysCmd(args[1:], stdout, stderr)
-	case "-h", "-help", "--help", "help":
-		if len(args) > 1 && args[0] == "help" {
-			return run(ctx, []string{args[1], "-h"}, stdout, stderr)
-		}
-		fmt.Fprintf(stdout, usageFormat, "cuzk-daemon")
+		return keysCmd(args, stdout, stderr)
+	case "help":
+		fmt.Fprintf(stdout, usageFormat, prog)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "cuzk-daemon: unknown command %q\n"+usageFormat, args[0], "cuzk-daemon")
+		fmt.Fprintf(stderr, "%s: unknown command %q\n"+usageFormat, prog, name, prog)
 		return exitUsage
 	}
-}
-
-// newFlags returns a flag set for the subcommand name whose usage (a
-// line, then the flags) goes to fs.Output(), stderr unless help was asked.
-func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: cuzk-daemon %s %s\n", name, synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// isHelp reports whether args ask for help: "help" alone, or -h, -help or
-// --help before any "--".
-func isHelp(args []string) bool {
-	if len(args) == 1 && args[0] == "help" {
-		return true
-	}
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "-help", "--help":
-			return true
-		}
-	}
-	return false
-}
-
-// parseFlags parses args into fs. Help prints fs's usage on stdout and
-// returns exitOK, a bad flag exitUsage (the flag package printed why on
-// stderr); ok is true when the subcommand should go on.
-func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, ok bool) {
-	if isHelp(args) {
-		out := fs.Output()
-		fs.SetOutput(stdout)
-		fs.Usage()
-		fs.SetOutput(out)
-		return exitOK, false
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage, false
-	}
-	return exitOK, true
 }

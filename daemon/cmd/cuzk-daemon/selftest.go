@@ -11,16 +11,17 @@ import (
 	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 	"github.com/cuzk-dev/cuzk/cuda/selftest"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 )
 
 // selftestCmd runs every field kernel on one GPU (-gpu, default 0) on fresh
 // random inputs and compares each element with gnark-crypto.
 func selftestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("selftest", "[-n elements] [-seed S] [-gpu N]", stderr)
+	fs := cli.NewFlagSet(prog, "selftest", "[-n elements] [-seed S] [-gpu N]", "", stderr)
 	n := fs.Int("n", 1<<20, "elements per kernel")
 	seed := fs.Int64("seed", 0, "random seed (0: from the clock; printed either way)")
 	ordinal := fs.Int("gpu", 0, "GPU ordinal")
-	if code, ok := parseFlags(fs, args, stdout); !ok {
+	if code, stop := cli.Parse(fs, args, stdout); stop {
 		return code
 	}
 	if *seed == 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"github.com/cuzk-dev/cuzk/daemon/server"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 )
 
 // tokenHint says how to give serve its token, after ErrExposedWithoutToken
@@ -26,7 +27,7 @@ const tokenHint = `cuzk-daemon serve: give it a token: -token-file FILE or CUZK_
 // cancels every job and exits with 128 + the signal's number (130 for
 // SIGINT, 143 for SIGTERM), as a shell reports a process a signal ended.
 func serveCmd(args []string, stdout, stderr io.Writer) int {
-	if isHelp(args) {
+	if cli.IsHelp(args) {
 		_, _ = loadConfig([]string{"-h"}, os.Environ(), stdout) // prints the flags; flag.ErrHelp is the expected result
 		return exitOK
 	}

@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"io"
 
 	"github.com/cuzk-dev/cuzk/cuda"
+	"github.com/cuzk-dev/cuzk/cuda/manifest"
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 )
 
 // versionInfo is what `version -json` prints: the binary's identity
@@ -26,9 +27,9 @@ type versionInfo struct {
 // manifest checked against the embedded fatbins), never from a source
 // tree; -json prints versionInfo.
 func versionCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("version", "[-json]", stderr)
+	fs := cli.NewFlagSet(prog, "version", "[-json]", "", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object (binary, version, commit, go, module, manifest)")
-	if code, ok := parseFlags(fs, args, stdout); !ok {
+	if code, stop := cli.Parse(fs, args, stdout); stop {
 		return code
 	}
 	info := versionInfo{Binary: "cuzk-daemon", Info: buildinfo.Get()}

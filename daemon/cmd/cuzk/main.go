@@ -31,13 +31,17 @@ import (
 	"syscall"
 
 	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 )
 
-// Exit codes, as cuzk-daemon's.
+// prog is this command's name in its messages.
+const prog = "cuzk"
+
+// Exit codes: cli's.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK    = cli.ExitOK
+	exitFail  = cli.ExitFail
+	exitUsage = cli.ExitUsage
 )
 
 // command is one subcommand: setup declares its flags and returns what runs
@@ -72,20 +76,12 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	name, args := cli.Subcommand(args) // "help CMD" is CMD -h
+	switch name {
+	case "":
 		usage(stderr)
 		return exitUsage
-	}
-	name := args[0]
-	switch name {
-	case "help", "-h", "-help", "--help":
-		if len(args) > 1 && name == "help" {
-			if c := lookup(args[1]); c != nil {
-				return runCommand(ctx, c, []string{"-h"}, stdout, stderr)
-			}
-			fmt.Fprintf(stderr, "cuzk help: unknown command %q\n", args[1])
-			return exitUsage
-		}
+	case "help":
 		usage(stdout)
 		return exitOK
 	case "-version", "--version":
@@ -93,11 +89,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c := lookup(name)
 	if c == nil {
-		fmt.Fprintf(stderr, "cuzk: unknown command %q\n\n", name)
+		fmt.Fprintf(stderr, "%s: unknown command %q\n\n", prog, name)
 		usage(stderr)
 		return exitUsage
 	}
-	return runCommand(ctx, c, args[1:], stdout, stderr)
+	return runCommand(ctx, c, args, stdout, stderr)
 }
 
 func lookup(name string) *command {
@@ -109,28 +105,20 @@ func lookup(name string) *command {
 	return nil
 }
 
-// runCommand parses c's flags (-h, --help and a lone "help" print its help
-// on stdout) and runs it.
+// runCommand parses c's flags (-h, -help, --help and a lone "help" print
+// its help on stdout: cli.Parse) and runs it.
 func runCommand(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet(prog, c.name, "[flags]"+prefixed(" ", c.args), c.detail, stderr)
+	fs.HintOnError() // a bad flag: the flag package's message, then where the help is
 	var d daemonFlags
 	if c.daemon {
-		d.add(fs)
+		d.add(fs.FlagSet)
 	}
 	var format string
 	fs.StringVar(&format, "o", "text", "output: text, or json for scripts")
-	runner := c.setup(fs)
-	fs.Usage = func() {} // help goes to stdout below; a bad flag's message is enough on stderr
-	if len(args) == 1 && args[0] == "help" {
-		args = []string{"-h"}
-	}
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		commandHelp(stdout, c, fs)
-		return exitOK
-	} else if err != nil {
-		fmt.Fprintf(stderr, "run \"cuzk %s -h\" for its flags\n", c.name) // the flag package said what was wrong
-		return exitUsage
+	runner := c.setup(fs.FlagSet)
+	if code, stop := cli.Parse(fs, args, stdout); stop {
+		return code
 	}
 	out := &output{w: stdout, errw: stderr, json: format == "json"}
 	if format != "text" && format != "json" {
@@ -181,12 +169,6 @@ Every command takes -o json. "cuzk help <command>" or "cuzk <command> -h" shows 
 Exit status: 0 ok, 1 failure, 2 usage.
 `)
 	_, _ = io.WriteString(w, b.String()) // help text: nowhere to report a failed write
-}
-
-func commandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: cuzk %s [flags]%s\n\n%s\n\nflags:\n", c.name, prefixed(" ", c.args), c.detail)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
 }
 
 func prefixed(p, s string) string {
