@@ -157,7 +157,7 @@ type Job struct {
 
 	// Pipeline data, owned by the stage holding the job.
 	handle    *keys.Handle
-	key       *keyLoad // the key loading beside the synthesis, until awaitKey takes its handle
+	key       *keyLoad // the key loading beside the synthesis, until takeKey takes its handle
 	asg       *r1cs.Assignment
 	vec       *vectors // the memory asg lies in, kept or freed when the job ends
 	public    []fr.Element

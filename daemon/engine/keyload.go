@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 )
@@ -11,9 +10,12 @@ import (
 // starts the key's Acquire on a goroutine of its own (keyLoad) and solves
 // at once from the shape's counts (keys.Shape, which admission computed):
 // a cold key (a raw file to read, a development setup) then costs the
-// first partition only what is still missing when its solve ends. The
-// device worker waits for the key (awaitKey) before it proves; a load
-// that fails fails the job, naming the key, and nothing else. On a daemon
+// first partition only what is still missing when its solve ends. A
+// solved job whose key still loads waits in the hand-off, not on a device,
+// so a device proves other keys' jobs meanwhile (handoff.bestLocked); the
+// load's end wakes the workers, and the one that takes the job gets the
+// key's handle from awaitKey. A load that fails fails the job, naming the
+// key, and nothing else. On a daemon
 // with one GPU the loaded key is uploaded there at once (uploadEarly),
 // still beside the solve.
 //
@@ -36,6 +38,7 @@ type keyLoad struct {
 func (e *Engine) startKeyLoad(j *Job) *keyLoad {
 	l := &keyLoad{done: make(chan struct{})}
 	go func() {
+		defer e.handoff.kick() // the job may go to a device now (handoff.bestLocked)
 		defer close(l.done)
 		defer func() {
 			if p := recover(); p != nil {
@@ -73,6 +76,11 @@ func (e *Engine) uploadEarly(j *Job, h *keys.Handle) {
 	}
 }
 
+// keyReady reports whether j's key may be proved with now: acquired by the
+// synthesizer, or its load beside the synthesis has ended (with an error,
+// which the device worker reports at once).
+func (j *Job) keyReady() bool { return j.key == nil || j.key.ended() }
+
 // ended reports whether the load has returned.
 func (l *keyLoad) ended() bool {
 	select {
@@ -100,31 +108,26 @@ func (e *Engine) overlapKey(sh keys.Shape) bool {
 	return t == 0 || sh.KeyBytes()+sh.CompileBytes()+sh.VectorBytes() <= t
 }
 
-// awaitKey gives j its key handle: at once when the synthesizer acquired
-// it, else when the load started beside the synthesis ends. It returns
-// how long it waited (0 when the load had ended). On an error (the
-// load's, or j's context) j keeps the load for end to drop.
-func (e *Engine) awaitKey(j *Job) (time.Duration, error) {
+// takeKey gives j the handle its load beside the synthesis acquired (the
+// hand-off gives a device only jobs whose load has ended); nothing when the
+// synthesizer acquired the key itself. On the load's error j keeps the load
+// for end to drop.
+func (e *Engine) takeKey(j *Job) error {
 	l := j.key
 	if l == nil {
-		return 0, nil
+		return nil
 	}
-	var waited time.Duration
-	if !l.ended() {
-		start := time.Now()
-		select {
-		case <-l.done:
-		case <-j.ctx.Done():
-			return time.Since(start), fmt.Errorf("job %s: waiting for key %s: %w", j.ID, j.Req.Circuit.Key, j.ctx.Err())
-		}
-		waited = time.Since(start)
+	select {
+	case <-l.done:
+	case <-j.ctx.Done(): // not reached through the hand-off: a load there has ended
+		return fmt.Errorf("job %s: waiting for key %s: %w", j.ID, j.Req.Circuit.Key, j.ctx.Err())
 	}
 	if l.err != nil {
-		return waited, fmt.Errorf("job %s: key: %w", j.ID, l.err)
+		return fmt.Errorf("job %s: key: %w", j.ID, l.err)
 	}
 	j.key, j.handle = nil, l.h
 	j.timings.KeyLoad = l.h.LoadTime
-	return waited, nil
+	return nil
 }
 
 // dropKeyLoad lets go of a load j no longer waits for: its handle, when

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -24,6 +25,9 @@ type gatedSetup struct {
 	once    sync.Once
 	open    chan struct{}
 	fails   atomic.Int32
+	// minPoints gates only the products of at least this many points (0:
+	// every one), so that a small key loads while a large one is held.
+	minPoints int
 }
 
 func newGatedSetup() *gatedSetup {
@@ -32,7 +36,10 @@ func newGatedSetup() *gatedSetup {
 
 var errInjectedSetup = errors.New("injected setup fault")
 
-func (g *gatedSetup) pass(ctx context.Context) error {
+func (g *gatedSetup) pass(ctx context.Context, points int) error {
+	if points < g.minPoints {
+		return nil
+	}
 	g.once.Do(func() { close(g.entered) })
 	select {
 	case <-g.open:
@@ -46,14 +53,14 @@ func (g *gatedSetup) pass(ctx context.Context) error {
 }
 
 func (g *gatedSetup) FixedBaseG1(ctx context.Context, base *bls12381.G1Affine, s []fr.Element) ([]bls12381.G1Affine, error) {
-	if err := g.pass(ctx); err != nil {
+	if err := g.pass(ctx, len(s)); err != nil {
 		return nil, err
 	}
 	return groth16.CPUFixedBase{}.FixedBaseG1(ctx, base, s)
 }
 
 func (g *gatedSetup) FixedBaseG2(ctx context.Context, base *bls12381.G2Affine, s []fr.Element) ([]bls12381.G2Affine, error) {
-	if err := g.pass(ctx); err != nil {
+	if err := g.pass(ctx, len(s)); err != nil {
 		return nil, err
 	}
 	return groth16.CPUFixedBase{}.FixedBaseG2(ctx, base, s)
@@ -159,4 +166,49 @@ func TestKeyUploadedBesideTheSynthesis(t *testing.T) {
 	assert.True(t, r.Verified)
 	require.Len(t, d.preloaded, 1, "one upload, beside the synthesis; the proof found the key hot")
 	assert.True(t, km.IsHotOn(c.Key, "gpu0"))
+}
+
+// TestDeviceProvesOtherKeysWhileAKeyLoads: a solved job whose key still
+// loads waits in the hand-off, not on the device: a later job of a key
+// already there, even one of a lower priority, proves meanwhile, and the
+// first job proves once its key is loaded.
+func TestDeviceProvesOtherKeysWhileAKeyLoads(t *testing.T) {
+	small, large := porep(t, 1024), porep(t, 4096)
+	g := newGatedSetup()
+	g.minPoints = 10000 // more than the small key's G1 product (about 4 points a constraint), fewer than the large key's
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, FixedBase: g, DevKeysInMemory: true})
+	require.NoError(t, err)
+	e := newEngine(t, Config{Keys: km, Synthesizers: 2}, newFake(t, "fake0"))
+	t.Cleanup(func() {
+		select {
+		case <-g.open:
+		default:
+			close(g.open)
+		}
+	})
+	r, err := wait(t, submit(t, e, small, 1, Normal)) // the small key is loaded
+	require.NoError(t, err)
+	require.True(t, r.Verified)
+
+	held := submit(t, e, large, 2, High)
+	errSeen := errors.New("solved")
+	require.ErrorIs(t, held.Watch(context.Background(), func(ev Event) error {
+		if ev.Kind == EventSynthesisDone {
+			return errSeen
+		}
+		return nil
+	}), errSeen)
+	<-g.entered // the large key's load is held at the gate, its job solved
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err = submit(t, e, small, 3, Low).Wait(ctx)
+	require.NoError(t, err, "a job of a loaded key proves while another key loads")
+	assert.True(t, r.Verified)
+	assert.Equal(t, Ready, held.State(), "the held job waits in the hand-off, not on the device")
+
+	close(g.open)
+	r, err = wait(t, held)
+	require.NoError(t, err)
+	assert.True(t, r.Verified)
 }

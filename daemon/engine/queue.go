@@ -243,11 +243,14 @@ func (h *handoff) popBestLocked(eligible, prefer func(*Job) bool) *Job {
 	return j
 }
 
-// bestLocked returns the index of the best eligible job, or -1.
+// bestLocked returns the index of the best eligible job whose key is
+// ready, or -1. A job whose key still loads beside its synthesis waits in
+// the hand-off, not on a device: the device proves other jobs meanwhile,
+// and the load's end wakes the workers (startKeyLoad).
 func (h *handoff) bestLocked(eligible, prefer func(*Job) bool) int {
 	best, bestPref := -1, false
 	for i, j := range h.jobs {
-		if !eligible(j) {
+		if !eligible(j) || !j.keyReady() {
 			continue
 		}
 		p := prefer(j)

@@ -10,10 +10,6 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
-// phaseKeyWait is the phase a job's timings give the device's wait for a
-// key still loading when the job's synthesis ended.
-const phaseKeyWait = "key wait"
-
 // worker proves the jobs of one device, one at a time.
 type worker struct {
 	e   *Engine
@@ -95,11 +91,7 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	j.setState(Proving, Event{Kind: EventProving, Device: name})
 	w.setCurrent(j.ID)
 	defer w.setCurrent("")
-	if l := j.key; l != nil && !l.ended() {
-		handBack() // the last proof's vectors need not wait for this key: a solve can use them meanwhile
-	}
-	keyWait, err := e.awaitKey(j) // loading beside the synthesis: what is still missing
-	if err != nil {
+	if err := e.takeKey(j); err != nil {
 		e.end(j, nil, err)
 		return nil, nil, nil
 	}
@@ -108,9 +100,6 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 		return nil, nil, nil
 	}
 	phases := &proofPhases{byName: map[string]time.Duration{}}
-	if keyWait > 0 {
-		phases.byName[phaseKeyWait] = keyWait
-	}
 	ctx := groth16.WithTrace(j.ctx, phases.trace(j, name, handBack))
 	start := w.startBusy()
 	proof, err := w.dev.Prove(ctx, j.handle.PK, j.asg, e.rand())
