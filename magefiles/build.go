@@ -12,24 +12,19 @@ import (
 
 	"github.com/magefile/mage/mg"
 	"github.com/magefile/mage/sh"
+
+	"github.com/cuzk-dev/cuzk/ci/release"
 )
 
 // Default is what `go run mage.go` with no target runs.
 var Default = Build
 
-// binaries are the mains `build` puts into bin/.
-var binaries = []string{"cuzk-daemon", "cuzk", "cuzk-bench"}
-
-// Build compiles changed kernels (zero nvcc runs when nothing changed) and builds bin/cuzk-daemon with them embedded.
+// Build compiles changed kernels (zero nvcc runs when nothing changed) and builds bin/cuzk-daemon, bin/cuzk and bin/cuzk-bench with them embedded.
 func Build(ctx context.Context) error {
 	start := time.Now()
 	mg.CtxDeps(ctx, Kernels)
-	args := []string{"build", "-o", "bin/"}
-	for _, b := range binaries {
-		if _, err := os.Stat("./daemon/cmd/" + b); err == nil {
-			args = append(args, "./daemon/cmd/"+b)
-		}
-	}
+	// The mains a release carries (cuzk-daemon, cuzk, cuzk-bench): one list.
+	args := append([]string{"build", "-o", "bin/"}, release.DefaultPackages...)
 	// One go build for every main: the staleness check loads the shared graph once.
 	if err := sh.RunV("go", args...); err != nil {
 		return fmt.Errorf("build: %w", err)
