@@ -14,7 +14,7 @@ import (
 )
 
 // gpuPackages hold the tests that need a GPU.
-var gpuPackages = []string{"cuda/driver", "cuda/selftest", "prover/gpu", "bench/gpubench", "prover/groth16/keyfile", "daemon/engine"}
+var gpuPackages = []string{"cuda/driver", "cuda/selftest", "prover/gpu", "bench/gpubench", "bench/cmd/cuzk-bench", "prover/groth16/keyfile", "daemon/engine"}
 
 // Gpu builds the GPU test binaries, cuzk-daemon and cuzk-bench (fatbins embedded) into .gpu/ with run.sh, to run where a GPU is.
 func Gpu(ctx context.Context) error {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestGPUPackagesHoldEveryGPUTest: `go run mage.go gpu` builds the test
+// binaries of gpuPackages for the GPU runner; a package whose tests open a
+// GPU (they name ErrNoGPU, the sentinel a test skips on) and is missing
+// from the list would never run its GPU side anywhere.
+func TestGPUPackagesHoldEveryGPUTest(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "gpu.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "gpuPackages" {
+			return true
+		}
+		ast.Inspect(vs, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				s, _ := strconv.Unquote(lit.Value)
+				listed = append(listed, s)
+			}
+			return true
+		})
+		return false
+	})
+	if len(listed) == 0 {
+		t.Fatal("gpu.go: no gpuPackages list found")
+	}
+	found := map[string]bool{}
+	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != ".." && (d.Name() == "testdata" || d.Name() == "magefiles" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), "ErrNoGPU") {
+			rel, err := filepath.Rel("..", filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			found[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for p := range found {
+		want = append(want, p)
+	}
+	sort.Strings(want)
+	sort.Strings(listed)
+	if strings.Join(want, " ") != strings.Join(listed, " ") {
+		t.Errorf("gpuPackages = %v; the packages whose tests skip on ErrNoGPU are %v", listed, want)
+	}
+}
