@@ -75,16 +75,10 @@ type Recorder struct {
 	quots []gpu.QuotientTimings
 }
 
-// Context returns ctx with r's groth16.Trace installed. A trace already in
-// ctx still receives every phase: r's passes them on.
+// Context returns ctx with r's groth16.Trace installed (a trace already in
+// ctx still receives every phase: groth16.WithTrace composes them).
 func (r *Recorder) Context(ctx context.Context) context.Context {
-	outer := groth16.ContextTrace(ctx)
-	return groth16.WithTrace(ctx, &groth16.Trace{PhaseDone: func(info groth16.PhaseInfo) {
-		r.record(info)
-		if outer != nil && outer.PhaseDone != nil {
-			outer.PhaseDone(info)
-		}
-	}})
+	return groth16.WithTrace(ctx, &groth16.Trace{PhaseDone: r.record})
 }
 
 // record keeps the GPU record that info carries, if any; the phases

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	mrand "math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -269,6 +270,43 @@ func TestProveTrace(t *testing.T) {
 	assert.Empty(t, pt.Infos())
 	assert.Nil(t, groth16.ContextTrace(context.Background()))
 	assert.Equal(t, context.Background(), groth16.WithTrace(context.Background(), nil), "a nil trace adds nothing")
+}
+
+// TestWithTraceComposes: a trace installed over another runs first, and
+// the earlier one still receives every phase, once; a trace without a
+// hook leaves the earlier one in place.
+func TestWithTraceComposes(t *testing.T) {
+	c := &r1cstest.MulChain{N: 50, Seed: fr.NewElement(8)}
+	f := setup(t, c)
+	be, err := cpu.New()
+	require.NoError(t, err)
+	var outer, inner groth16.PhaseTimes
+	var order []string
+	var mu sync.Mutex
+	ctx := groth16.WithTrace(context.Background(), &groth16.Trace{PhaseDone: func(i groth16.PhaseInfo) {
+		outer.Trace().PhaseDone(i)
+		if i.Phase == groth16.PhaseProve {
+			mu.Lock()
+			order = append(order, "outer")
+			mu.Unlock()
+		}
+	}})
+	ctx = groth16.WithTrace(ctx, &groth16.Trace{})
+	ctx = groth16.WithTrace(ctx, &groth16.Trace{PhaseDone: func(i groth16.PhaseInfo) {
+		inner.Trace().PhaseDone(i)
+		if i.Phase == groth16.PhaseProve {
+			mu.Lock()
+			order = append(order, "inner")
+			mu.Unlock()
+		}
+	}})
+	asg, err := r1cs.Solve(c, r1cs.WithShape(f.sys))
+	require.NoError(t, err)
+	_, err = groth16.Prove(ctx, f.pk, asg, be, seeded(4))
+	require.NoError(t, err)
+	require.NotEmpty(t, inner.Infos())
+	assert.ElementsMatch(t, inner.Infos(), outer.Infos(), "both traces see every phase, once")
+	assert.Equal(t, []string{"inner", "outer"}, order, "the trace installed last runs first")
 }
 
 // Two overlapping Proves with different traces each get only their own

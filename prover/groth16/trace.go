@@ -104,11 +104,21 @@ type Trace struct {
 type traceKey struct{}
 
 // WithTrace returns a context carrying t: Prove calls and the backend
-// calls made with it (or a context derived from it) report to t. A nil t
-// leaves ctx as it is.
+// calls made with it (or a context derived from it) report to t. As in
+// net/http/httptrace, a trace already in ctx keeps receiving every phase:
+// t's hook runs first, then the earlier one. A nil t leaves ctx as it is.
 func WithTrace(ctx context.Context, t *Trace) context.Context {
 	if t == nil {
 		return ctx
+	}
+	if old := ContextTrace(ctx); old != nil && old.PhaseDone != nil {
+		composed := *t
+		if inner := t.PhaseDone; inner == nil {
+			composed.PhaseDone = old.PhaseDone
+		} else {
+			composed.PhaseDone = func(info PhaseInfo) { inner(info); old.PhaseDone(info) }
+		}
+		t = &composed
 	}
 	return context.WithValue(ctx, traceKey{}, t)
 }
