@@ -2,6 +2,7 @@ package keys
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/internal/renameio"
 )
 
 func flipByte(t *testing.T, path string) {
@@ -120,6 +123,8 @@ func TestDirBudgetDeletesLeastRecentlyUsedDevelopmentKeys(t *testing.T) {
 // TestDamagedPKBesideARawFileIsFound is issue 28's finding: a .pk a load
 // never reads, because the .rawpk beside it is used, is checked anyway; a
 // damaged development one is deleted, a damaged production one reported.
+// The daemon writes no development .pk (its raw file stands for it); the
+// one here is as earlier versions left it.
 func TestDamagedPKBesideARawFileIsFound(t *testing.T) {
 	c := shape(t, 1024)
 	dir := t.TempDir()
@@ -133,11 +138,17 @@ func TestDamagedPKBesideARawFileIsFound(t *testing.T) {
 	require.Len(t, ls, 1)
 	var devPK string
 	for _, p := range ls[0].Paths {
-		if strings.HasSuffix(p, ".pk") {
-			devPK = p
+		assert.False(t, strings.HasSuffix(p, ".pk"), "a development key is its raw file and .vk: %s", p)
+		if strings.HasSuffix(p, RawExt) {
+			devPK = strings.TrimSuffix(p, RawExt) + ".pk"
 		}
 	}
 	require.NotEmpty(t, devPK)
+	require.NoError(t, renameio.WriteFrom(devPK, 0o644, func(w io.Writer) error { _, err := hd.PK.WriteTo(w); return err }))
+	ls, err = ListDir(dir)
+	require.NoError(t, err)
+	require.Len(t, ls, 1)
+	require.Contains(t, ls[0].Paths, devPK)
 	flipByte(t, devPK)
 	checks := VerifyKey(ls[0])
 	for _, ch := range checks {

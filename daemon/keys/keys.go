@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -396,11 +397,11 @@ func (m *Manager) compile(ctx context.Context, e *entry) (*r1cs.System, error) {
 }
 
 // devFilesFit reports whether a development key of sys fits dir's free
-// space as files (the compressed pair and the raw file: about 1.5 times
-// the key's host size), with the estimate and the free bytes. Where the
+// space as files (its raw key file: the daemon writes no .pk for a
+// development key), with the file's size and the free bytes. Where the
 // free space cannot be read it assumes the files fit.
 func devFilesFit(dir string, sys *r1cs.System) (need, free int64, ok bool) {
-	need = EstimateBytes(sys) * 3 / 2
+	need = keyfile.FileSize(EstimateSize(sys))
 	free, known := freeBytes(dir)
 	return need, free, !known || need <= free
 }
@@ -451,7 +452,7 @@ func (m *Manager) readKeys(ctx context.Context, e *entry) error {
 		dir = ""
 	}
 	done := m.progress(e.key)
-	pk, vk, info, err := devkeys.GetWith(ctx, dir, name, full, m.cfg.DevSeed, m.cfg.FixedBase, devkeys.WithRawFile())
+	pk, vk, info, err := devkeys.GetWith(ctx, dir, name, full, m.cfg.DevSeed, m.cfg.FixedBase, devkeys.WithRawFileOnly())
 	done(info)
 	if err != nil {
 		return err
@@ -490,7 +491,7 @@ func (m *Manager) progress(key string) func(devkeys.Info) {
 			return
 		}
 		m.cfg.Log.Warn("development key generated (NOT for production: its trapdoor is public)", "key", key,
-			"path", info.PKPath, "setup", info.Setup, "store", info.Store, "replaced", info.Replaced)
+			"path", cmp.Or(info.PKPath, info.RawPath), "setup", info.Setup, "store", info.Store, "replaced", info.Replaced)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/internal/renameio"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -23,6 +25,16 @@ func TestKeysLsVerifyRm(t *testing.T) {
 	require.NoError(t, err)
 	h, err := m.Acquire(context.Background(), c)
 	require.NoError(t, err)
+	made, err := keys.ListDir(dir)
+	require.NoError(t, err)
+	require.Len(t, made, 1)
+	for _, p := range made[0].Paths { // a .pk as earlier versions wrote beside the raw file
+		require.False(t, strings.HasSuffix(p, ".pk"), "the daemon writes no development .pk: %s", p)
+		if strings.HasSuffix(p, keys.RawExt) {
+			require.NoError(t, renameio.WriteFrom(strings.TrimSuffix(p, keys.RawExt)+".pk", 0o644,
+				func(w io.Writer) error { _, err := h.PK.WriteTo(w); return err }))
+		}
+	}
 	h.Release()
 	m.Close()
 	require.NoError(t, os.WriteFile(dir+"/prod.vk", []byte("not a key"), 0o644))

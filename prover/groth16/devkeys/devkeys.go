@@ -22,7 +22,7 @@ import (
 // Info says where a key pair came from and what it cost.
 type Info struct {
 	Cached         bool          // read from the cache directory
-	PKPath, VKPath string        // the cache files; "" when caching is off
+	PKPath, VKPath string        // the cache files; "" when caching is off (PKPath also when WithRawFileOnly wrote none)
 	PKSize, VKSize int64         // their sizes in bytes (0 when caching is off)
 	RawPath        string        // the raw key file (prover/groth16/keyfile) beside them; "" when caching is off
 	RawSize        int64         // its size when Get wrote it (WithRawFile) or Mapped opened it; else 0
@@ -95,6 +95,14 @@ func GetWith(ctx context.Context, dir, name string, sys *r1cs.System, seed uint6
 		return pk, vk, info, nil
 	}
 	start = time.Now()
+	if cfg.rawOnly {
+		if info.Replaced != "" { // a damaged .pk: the raw file replaces it
+			if err := os.Remove(info.PKPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, nil, info, fmt.Errorf("dev keys: %w", err)
+			}
+		}
+		info.PKPath = "" // the raw file stands for it
+	}
 	if err := store(dir, info.PKPath, info.VKPath, pk, vk); err != nil {
 		return nil, nil, info, err
 	}

@@ -252,6 +252,55 @@ func TestRawFileWrittenAndMapped(t *testing.T) {
 	assert.ErrorContains(t, err, info.RawPath)
 }
 
+// TestRawFileOnlyLeavesNoPK checks that WithRawFileOnly leaves the raw key
+// file and the .vk, with the key a Get without a cache makes, and no .pk;
+// that a damaged .pk it finds is replaced by the raw file, not kept; and
+// that a sound .pk (written without the option) is still loaded.
+func TestRawFileOnlyLeavesNoPK(t *testing.T) {
+	sys := compile(t, porep.MinTarget, 1)
+	want, wantVK, _, err := Get("", "c", sys, 3)
+	require.NoError(t, err)
+
+	dir := t.TempDir()
+	pk, _, info, err := Get(dir, "c", sys, 3, WithRawFileOnly())
+	require.NoError(t, err)
+	assert.False(t, info.Cached)
+	assert.Empty(t, info.PKPath)
+	assert.Zero(t, info.PKSize)
+	assert.Equal(t, encode(t, want), encode(t, pk))
+	assert.Positive(t, info.RawSize)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, filepath.Ext(e.Name()))
+	}
+	assert.ElementsMatch(t, []string{RawExt, ".vk"}, names, "the raw file and the .vk, nothing else")
+	k, vk, _, err := Mapped(dir, "c", sys, 3)
+	require.NoError(t, err)
+	assert.Equal(t, encode(t, want), encode(t, k.PK))
+	assert.Equal(t, encode(t, wantVK), encode(t, vk))
+	require.NoError(t, k.Close())
+
+	withPK := t.TempDir()
+	_, _, info, err = Get(withPK, "c", sys, 3)
+	require.NoError(t, err)
+	pkPath := info.PKPath
+	_, _, info, err = Get(withPK, "c", sys, 3, WithRawFileOnly())
+	require.NoError(t, err)
+	assert.True(t, info.Cached, "a sound .pk is loaded")
+	assert.FileExists(t, info.RawPath)
+	assert.FileExists(t, pkPath, "a sound .pk is left as it is")
+
+	require.NoError(t, os.WriteFile(pkPath, []byte("damaged"), 0o644))
+	pk, _, info, err = Get(withPK, "c", sys, 3, WithRawFileOnly())
+	require.NoError(t, err)
+	assert.False(t, info.Cached)
+	assert.NotEmpty(t, info.Replaced, "the damaged .pk is named")
+	assert.NoFileExists(t, pkPath, "a damaged .pk is removed, the raw file stands for it")
+	assert.Equal(t, encode(t, want), encode(t, pk))
+}
+
 // countingFixedBase is the CPU FixedBaser counting its calls.
 type countingFixedBase struct {
 	groth16.CPUFixedBase

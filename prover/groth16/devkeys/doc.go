@@ -14,7 +14,8 @@
 //
 // With WithRawFile, Get also writes the proving key as a raw key file
 // (prover/groth16/keyfile) beside the pair, and Mapped opens that file by
-// mmap without decoding.
+// mmap without decoding; WithRawFileOnly writes the raw key file in place
+// of the .pk.
 //
 // Rand is the deterministic byte stream behind the setup (stream 0); callers
 // use its other streams for reproducible proof blinding.

@@ -39,13 +39,16 @@ func readFile(path string, dst io.ReaderFrom) error {
 	return nil
 }
 
-// store writes both keys into dir, creating it when needed.
+// store writes both keys into dir, creating it when needed; an empty
+// pkPath writes the verifying key alone.
 func store(dir, pkPath, vkPath string, pk *groth16.ProvingKey, vk *groth16.VerifyingKey) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("dev keys: %w", err)
 	}
-	if err := writeFileAtomic(pkPath, pk); err != nil {
-		return err
+	if pkPath != "" {
+		if err := writeFileAtomic(pkPath, pk); err != nil {
+			return err
+		}
 	}
 	return writeFileAtomic(vkPath, vk)
 }

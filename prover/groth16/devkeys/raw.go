@@ -19,7 +19,7 @@ const RawExt = ".rawpk"
 // Option configures Get.
 type Option func(*config) error
 
-type config struct{ raw bool }
+type config struct{ raw, rawOnly bool }
 
 // WithRawFile makes Get also write the proving key as a raw key file
 // (Info.RawPath), replacing any there, whenever it returns keys from the
@@ -29,6 +29,17 @@ type config struct{ raw bool }
 // construction. Without the option Get writes no raw file, so the
 // benchmarks' caches keep their size.
 func WithRawFile() Option { return func(c *config) error { c.raw = true; return nil } }
+
+// WithRawFileOnly is WithRawFile without the .pk: a setup leaves the raw
+// key file and the .vk, so the key takes its raw size on disk once (a
+// porep-c2 2^27 key: 46 GiB, not about 69 with its .pk beside it). Get
+// reads a cached pair from the .pk, so it finds none of these later: a
+// caller that uses this option looks the key up with Mapped first, as the
+// daemon does. A .pk already there (written without the option) is still
+// loaded, and the raw file written from it.
+func WithRawFileOnly() Option {
+	return func(c *config) error { c.raw, c.rawOnly = true, true; return nil }
+}
 
 // writeRaw writes pk's raw key file when the option asks for one.
 func (c config) writeRaw(info *Info, pk *groth16.ProvingKey) error {
