@@ -12,12 +12,14 @@ import (
 type Need struct {
 	Key     int64 // the proving key's host size
 	Compile int64 // a compile of the circuit (for a development key's setup)
+	Setup   int64 // a development setup's scalars beside the compile; 0 for a production key file
 	Vectors int64 // one partition's synthesis vectors; 0 for a key request
 }
 
 // Peak is the most the request holds at once: the key beside its compile
-// (while it loads) or beside one partition's vectors (while it proves).
-func (n Need) Peak() int64 { return n.Key + max(n.Compile, n.Vectors) }
+// and a development setup's scalars (while it loads) or beside one
+// partition's vectors (while it proves).
+func (n Need) Peak() int64 { return n.Key + max(n.Compile+n.Setup, n.Vectors) }
 
 // Admit computes what a request of circuit c needs (partitions 0: a key
 // request — GetVerifyingKey, PreloadKey — which synthesizes nothing) and
@@ -34,6 +36,9 @@ func (e *Engine) Admit(ctx context.Context, c *registry.Resolved, partitions int
 		return Need{}, err
 	}
 	n := Need{Key: sh.KeyBytes(), Compile: sh.CompileBytes()}
+	if e.cfg.Keys.Development(c) {
+		n.Setup = sh.SetupBytes()
+	}
 	if err := e.cfg.Keys.Fits(sh.Sys); err != nil {
 		return n, fmt.Errorf("key of %s: %w", c.Key, err)
 	}
@@ -48,8 +53,8 @@ func (e *Engine) Admit(ctx context.Context, c *registry.Resolved, partitions int
 		}
 	}
 	if t := e.cfg.HostTotal; t > 0 && n.Peak() > t {
-		return n, fmt.Errorf("%s needs %d bytes of host memory at its peak (key %d, compile %d, vectors %d), the host budget is %d: %w",
-			c.Key, n.Peak(), n.Key, n.Compile, n.Vectors, t, ErrNeverFits)
+		return n, fmt.Errorf("%s needs %d bytes of host memory at its peak (key %d, compile %d, development setup %d, vectors %d), the host budget is %d: %w",
+			c.Key, n.Peak(), n.Key, n.Compile, n.Setup, n.Vectors, t, ErrNeverFits)
 	}
 	return n, nil
 }

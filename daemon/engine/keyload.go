@@ -19,10 +19,11 @@ import (
 // with one GPU the loaded key is uploaded there at once (uploadEarly),
 // still beside the solve.
 //
-// The overlap holds the key's load (with a development key's compile)
-// beside the job's vectors, which admission's peak (Need.Peak) counts one
-// after the other: where HostTotal bounds the host and the three together
-// would pass it, the job waits for its key before it solves, as before.
+// The overlap holds the key's load (with a development key's compile and
+// setup scalars) beside the vectors solved meanwhile, which admission's
+// peak (Need.Peak) counts one after the other: where HostTotal bounds the
+// host and the two together would pass it, the job waits for its key
+// before it solves, as before.
 
 // keyLoad is one job's Acquire running beside its synthesis. done closes
 // when it returns (and an early upload has ended); h and err are set before.
@@ -100,12 +101,21 @@ func (l *keyLoad) failed() error {
 	return l.err
 }
 
-// overlapKey reports whether a job's key (of shape sh) may load beside its
-// synthesis: always without a host bound, else when the key, its compile
-// and one partition's vectors fit it together.
-func (e *Engine) overlapKey(sh keys.Shape) bool {
+// overlapKey reports whether j's key (of shape sh) may load beside its
+// synthesis: always without a host bound, else when the load's peak
+// (keys.Manager.LoadBytes: a development key's compile and setup scalars
+// included) and the vectors the synthesizers may fill meanwhile (the job
+// budget, or all of j's partitions without one) fit it together.
+func (e *Engine) overlapKey(j *Job, sh keys.Shape) bool {
 	t := e.cfg.HostTotal
-	return t == 0 || sh.KeyBytes()+sh.CompileBytes()+sh.VectorBytes() <= t
+	if t == 0 {
+		return true
+	}
+	vectors := e.cfg.HostBudget
+	if vectors == 0 {
+		vectors = sh.VectorBytes() * int64(j.Req.partitions())
+	}
+	return e.cfg.Keys.LoadBytes(j.Req.Circuit, sh)+vectors <= t
 }
 
 // takeKey gives j the handle its load beside the synthesis acquired (the

@@ -212,3 +212,34 @@ func TestDeviceProvesOtherKeysWhileAKeyLoads(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, r.Verified)
 }
+
+// TestOverlapKeyCountsTheSetupAndTheJobBudget: a development key loads
+// beside the synthesis only where its load's peak (key, compile, setup
+// scalars) and the job budget's vectors fit HostTotal together. The rule
+// before counted the key, its compile and one partition's vectors, which
+// let a development setup's scalars and the other slots' vectors pass the
+// host (a porep-c2 2^27 setup: 46 + 27 + 30 GiB beside 48 GiB of vectors).
+func TestOverlapKeyCountsTheSetupAndTheJobBudget(t *testing.T) {
+	c := porep(t, 1<<12)
+	e := newEngine(t, Config{}, newFake(t, "fake0"))
+	sh, err := e.cfg.Keys.Shape(context.Background(), c)
+	require.NoError(t, err)
+	j := &Job{Req: Request{Circuit: c, Partitions: 3}}
+	assert.True(t, e.overlapKey(j, sh), "no host bound")
+
+	load := e.cfg.Keys.LoadBytes(c, sh)
+	require.Equal(t, sh.KeyBytes()+sh.CompileBytes()+sh.SetupBytes(), load)
+	e.cfg.HostBudget = 2 * sh.VectorBytes()
+	e.cfg.HostTotal = load + e.cfg.HostBudget
+	assert.True(t, e.overlapKey(j, sh), "the load and the job budget fit")
+	e.cfg.HostTotal--
+	assert.False(t, e.overlapKey(j, sh), "one byte short")
+	e.cfg.HostTotal = sh.KeyBytes() + sh.CompileBytes() + sh.VectorBytes()
+	assert.False(t, e.overlapKey(j, sh), "the rule before would have let it overlap")
+
+	e.cfg.HostBudget = 0 // no job budget: all of the job's partitions
+	e.cfg.HostTotal = load + 3*sh.VectorBytes()
+	assert.True(t, e.overlapKey(j, sh))
+	e.cfg.HostTotal--
+	assert.False(t, e.overlapKey(j, sh))
+}

@@ -88,10 +88,10 @@ func (e *Engine) synthesize(j *Job) {
 }
 
 // keyForJob starts j's key load beside the solve (keyload.go) or, where
-// the host budget cannot hold the key, its compile and a partition's
-// vectors at once (overlapKey), loads it before the solve.
+// the host budget cannot hold the load and the vectors solved meanwhile
+// at once (overlapKey), loads it before the solve.
 func (e *Engine) keyForJob(j *Job, sh keys.Shape) error {
-	if e.overlapKey(sh) {
+	if e.overlapKey(j, sh) {
 		j.key = e.startKeyLoad(j)
 		return nil
 	}

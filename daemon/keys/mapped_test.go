@@ -148,3 +148,29 @@ func TestRawFileHashedOncePerManager(t *testing.T) {
 	_, err = m.Acquire(context.Background(), c)
 	require.ErrorIs(t, err, keyfile.ErrChecksum, "a changed file is hashed again")
 }
+
+// TestLoadBytesCountsWhatALoadAdds: a development key's load counts its
+// compile and setup scalars beside the key, a production key file the key
+// alone, and a key held already nothing.
+func TestLoadBytesCountsWhatALoadAdds(t *testing.T) {
+	ctx := context.Background()
+	c := shape(t, 1024)
+	dev, err := New(Config{Dir: t.TempDir(), DevSeed: 9})
+	require.NoError(t, err)
+	defer dev.Close()
+	sh, err := dev.Shape(ctx, c)
+	require.NoError(t, err)
+	require.Positive(t, sh.SetupBytes())
+	assert.Equal(t, sh.KeyBytes()+sh.CompileBytes()+sh.SetupBytes(), dev.LoadBytes(c, sh), "a development setup")
+	h, err := dev.Acquire(ctx, c)
+	require.NoError(t, err)
+	assert.Zero(t, dev.LoadBytes(c, sh), "held: an Acquire joins it")
+	h.Release()
+	assert.Zero(t, dev.LoadBytes(c, sh), "still warm after the release")
+
+	dir, _ := productionRaw(t, c.Key, h, false)
+	prod, err := New(Config{Dir: dir, NoGenerate: true})
+	require.NoError(t, err)
+	defer prod.Close()
+	assert.Equal(t, sh.KeyBytes(), prod.LoadBytes(c, sh), "a production key file: the key alone")
+}

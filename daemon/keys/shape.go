@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"path/filepath"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -25,6 +26,38 @@ func (s Shape) KeyBytes() int64 { return EstimateBytes(s.Sys) }
 // VectorBytes is the host memory of one solve (the wire vector and the
 // three evaluation vectors).
 func (s Shape) VectorBytes() int64 { return s.Sys.AssignmentBytes() }
+
+// SetupBytes is the scalar vectors a development setup of the shape holds
+// at once beside its compile (groth16.KeySize.SetupScratchBytes).
+func (s Shape) SetupBytes() int64 { return EstimateSize(s.Sys).SetupScratchBytes() }
+
+// LoadBytes is the host memory an Acquire of c (of shape sh) would add
+// now, at its peak: nothing when the key is loaded or loading already (the
+// Acquire joins it); the key alone from a production key file; for a
+// development key, the key, its compile and the setup's scalars. A
+// development key's files are named by its compiled shape, so whether they
+// are there (a map instead of a setup) is not known before the compile:
+// the setup is counted.
+func (m *Manager) LoadBytes(c *registry.Resolved, sh Shape) int64 {
+	m.mu.Lock()
+	_, held := m.entries[c.Key]
+	m.mu.Unlock()
+	if held {
+		return 0
+	}
+	if !m.Development(c) {
+		return sh.KeyBytes()
+	}
+	return sh.KeyBytes() + sh.CompileBytes() + sh.SetupBytes()
+}
+
+// Development reports whether a load of c's key would make a development
+// key: no production key file of it (<name>.rawpk or <name>.pk) in the key
+// directory, and development keys allowed.
+func (m *Manager) Development(c *registry.Resolved) bool {
+	base := filepath.Join(m.cfg.Dir, FileName(c.Key))
+	return !m.cfg.NoGenerate && !fileExists(base+RawExt) && !fileExists(base+".pk")
+}
 
 // termsPerConstraint stands for a circuit's matrix terms when only its
 // counts are known (porep-synth has about 6).
