@@ -92,8 +92,13 @@ type C2Result struct {
 	BusyPer         map[string]float64 // each device's over all the proofs
 	PeakRSS         int64              // this process's peak resident set, key setup included
 	ProvingRSS      int64              // the largest resident set sampled while proving
-	GPUPeak         int64              // the most device memory the prover held at once
-	GPUTotal        int64
+	// provingMem is where the resident set lay near its largest sample
+	// while proving (read again each time the set grew by a sixteenth, at
+	// most every 5 s); memErr why it could not be read.
+	provingMem hostMemory
+	memErr     error
+	GPUPeak    int64 // the most device memory the prover held at once
+	GPUTotal   int64
 }
 
 // RunC2 starts a daemon, loads the key, proves one partition as a warm-up,
@@ -166,6 +171,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	res.EventBusy, res.SteadyEventBusy = eventBusy(rep, len(res.BusyPer))
 	res.PeakRSS = peakRSS()
 	res.ProvingRSS, res.GPUPeak, res.GPUTotal = mon.rss, mon.gpuPeak, mon.gpuTotal
+	res.provingMem, res.memErr = mon.mem, mon.memErr
 	return res, nil
 }
 
@@ -311,6 +317,9 @@ type monitor struct {
 	done              chan struct{}
 	rss               int64
 	gpuPeak, gpuTotal int64
+	mem               hostMemory // read at memAt
+	memAt             time.Time
+	memErr            error
 }
 
 func startMonitor(ctx context.Context, c *client.Client) *monitor {
@@ -333,7 +342,12 @@ func startMonitor(ctx context.Context, c *client.Client) *monitor {
 }
 
 func (m *monitor) sample(ctx context.Context) {
-	m.rss = max(m.rss, currentRSS())
+	rss := currentRSS()
+	m.rss = max(m.rss, rss)
+	if m.memErr == nil && (m.memAt.IsZero() || rss > m.mem.RSS+max(1<<30, m.mem.RSS/16) && time.Since(m.memAt) >= 5*time.Second) {
+		m.mem, m.memErr = readHostMemory() // smaps walks the page tables: not at every sample
+		m.memAt = time.Now()
+	}
 	st, err := m.c.GetStatus(ctx, &pb.GetStatusRequest{})
 	if err != nil {
 		return
@@ -427,7 +441,13 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 	if cfg.MaxRSS > 0 {
 		fmt.Fprintf(w, " (target ≤ %s)  %s", stats.FormatGiB(cfg.MaxRSS), verdict(r.PeakRSS <= cfg.MaxRSS))
 	}
-	fmt.Fprintf(w, "\npeak device memory held by the prover: %s of %s\n", stats.FormatGiB(r.GPUPeak), stats.FormatGiB(r.GPUTotal))
+	fmt.Fprintln(w)
+	if r.memErr != nil {
+		fmt.Fprintf(w, "  where it lay: not read (%v)\n", r.memErr)
+	} else if r.provingMem.Mappings != nil {
+		r.provingMem.write(w, "  ")
+	}
+	fmt.Fprintf(w, "peak device memory held by the prover: %s of %s\n", stats.FormatGiB(r.GPUPeak), stats.FormatGiB(r.GPUTotal))
 	fmt.Fprintf(w, "every partition proof verified by the client: %s\n", verdict(len(r.Report.Failures) == 0 && len(r.Report.Proofs) == cfg.Proofs))
 	for _, f := range r.Report.Failures {
 		fmt.Fprintf(w, "  %v\n", f)

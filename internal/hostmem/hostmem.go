@@ -7,9 +7,17 @@ package hostmem
 
 import (
 	"fmt"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
+
+// mapped is the bytes Alloc has mapped and Free not yet unmapped.
+var mapped atomic.Int64
+
+// Mapped is the bytes this process holds from Alloc: mapped and not yet
+// freed (resident once written; Discard leaves them mapped).
+func Mapped() int64 { return mapped.Load() }
 
 // Alloc maps n zeroed bytes (n > 0).
 func Alloc(n int) ([]byte, error) {
@@ -20,6 +28,7 @@ func Alloc(n int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hostmem: map %d bytes: %w", n, err)
 	}
+	mapped.Add(int64(n))
 	return b, nil
 }
 
@@ -28,6 +37,7 @@ func Free(b []byte) error {
 	if err := syscall.Munmap(b); err != nil {
 		return fmt.Errorf("hostmem: unmap %d bytes: %w", len(b), err)
 	}
+	mapped.Add(-int64(len(b)))
 	return nil
 }
 

@@ -10,9 +10,11 @@ import (
 )
 
 func TestAllocIsZeroedWritableAndFreed(t *testing.T) {
+	before := Mapped()
 	b, err := Alloc(3 << 20)
 	require.NoError(t, err)
 	require.Len(t, b, 3<<20)
+	assert.Equal(t, before+3<<20, Mapped(), "counted while mapped")
 	assert.Zero(t, uintptr(unsafe.Pointer(&b[0]))%4096, "page-aligned")
 	for _, i := range []int{0, 1 << 20, len(b) - 1} {
 		assert.Zero(t, b[i], "fresh mapping is zeroed")
@@ -20,6 +22,7 @@ func TestAllocIsZeroedWritableAndFreed(t *testing.T) {
 		assert.Equal(t, byte(0xA5), b[i])
 	}
 	require.NoError(t, Free(b))
+	assert.Equal(t, before, Mapped(), "uncounted once freed")
 	_, err = Alloc(0)
 	assert.Error(t, err)
 }

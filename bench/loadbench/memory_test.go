@@ -1,0 +1,93 @@
+package loadbench
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/internal/hostmem"
+)
+
+const smapsSample = `55d0c0a00000-55d0c0b00000 r-xp 00000000 08:01 1234                       /usr/bin/cuzk-bench
+Size:               1024 kB
+Rss:                 512 kB
+VmFlags: rd ex mr mw me dw
+7f0000000000-7f0040000000 rw-p 00000000 00:00 0 
+Size:            1048576 kB
+Rss:             1048576 kB
+THPeligible:    1
+VmFlags: rd wr mr mw me ac
+7f0040000000-7f0040100000 rw-s 00000000 00:05 77                         /dev/nvidiactl
+Rss:                1024 kB
+7f0050000000-7f0060000000 r--s 00000000 08:01 99                         /keys/porep c2.rawpk
+Rss:              262144 kB
+7f0070000000-7f0070100000 rw-p 00000000 00:00 0                          [heap]
+Rss:                2048 kB
+7f0080000000-7f0080100000 rw-p 00000000 00:00 0 
+Rss:                   4 kB
+`
+
+func TestParseSmapsSumsResidentBytesByMapping(t *testing.T) {
+	hm, err := parseSmaps(strings.NewReader(smapsSample))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"/usr/bin/cuzk-bench": 512 << 10, anonymous: (1048576 + 4) << 10,
+		"/dev/nvidiactl": 1 << 20, "/keys/porep c2.rawpk": 256 << 20, "[heap]": 2 << 20}, hm.Mappings)
+	assert.Equal(t, int64(512+1048576+1024+262144+2048+4)<<10, hm.RSS)
+	_, err = parseSmaps(strings.NewReader("7f00-7f01 rw-p 00000000 00:00 0\nRss: many kB\n"))
+	assert.ErrorContains(t, err, `Rss line "Rss: many kB"`)
+
+	var out bytes.Buffer
+	hm.Vectors, hm.GoObjects, hm.GoFree, hm.GoOther, hm.GoGoal, hm.GoLimit = 512<<20, 256<<20, 128<<20, 64<<20, 512<<20, 1<<62
+	hm.write(&out, "  ")
+	assert.Equal(t, "  resident 1.25 GiB by mapping: anonymous 1.00 GiB, /keys/porep c2.rawpk 0.25 GiB, [heap] 0.00 GiB, "+
+		"/dev/nvidiactl 0.00 GiB, /usr/bin/cuzk-bench 0.00 GiB\n"+
+		"  anonymous 1.00 GiB: solved vectors (out of heap) 0.50 GiB, Go heap objects 0.25 GiB, Go heap free (not returned) 0.12 GiB, "+
+		"Go runtime other 0.06 GiB, the rest (CUDA driver, C) 0.06 GiB; Go heap goal 0.50 GiB, memory limit none\n", out.String())
+}
+
+// TestReadHostMemoryFindsItsParts reads this process: out-of-heap vectors,
+// a mapped file and Go heap objects each show where they belong.
+func TestReadHostMemoryFindsItsParts(t *testing.T) {
+	if _, err := os.Stat("/proc/self/smaps"); err != nil {
+		t.Skipf("SKIP: no /proc/self/smaps here (%v): the breakdown is Linux's", err)
+	}
+	vec, err := hostmem.Alloc(32 << 20)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, hostmem.Free(vec)) }()
+	for i := 0; i < len(vec); i += 4096 {
+		vec[i] = 1
+	}
+	path := filepath.Join(t.TempDir(), "key file")
+	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte{7}, 16<<20), 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	mapped, err := syscall.Mmap(int(f.Fd()), 0, 16<<20, syscall.PROT_READ, syscall.MAP_SHARED)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, syscall.Munmap(mapped)) }()
+	sum := 0
+	for i := 0; i < len(mapped); i += 4096 {
+		sum += int(mapped[i])
+	}
+	require.Equal(t, 7*(16<<20)/4096, sum)
+	heap := make([]byte, 24<<20)
+	for i := range heap {
+		heap[i] = byte(i)
+	}
+
+	hm, err := readHostMemory()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, hm.Vectors, int64(32<<20))
+	assert.GreaterOrEqual(t, hm.Mappings[path], int64(16<<20), "the mapped file, resident once read")
+	assert.GreaterOrEqual(t, hm.Mappings[anonymous]+hm.Mappings["[heap]"], int64(32<<20+24<<20), "vectors and Go heap are anonymous")
+	assert.GreaterOrEqual(t, hm.GoObjects, int64(24<<20))
+	assert.GreaterOrEqual(t, hm.RSS, int64(72<<20))
+	runtime.KeepAlive(heap)
+}
