@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -58,8 +59,12 @@ type C2Config struct {
 	MaxFillWall  time.Duration
 	MaxSingle    time.Duration
 	MaxRSS       int64
-	MinBusy      float64
-	Progress     func(done, total int)
+	// MaxKeyReady is the target for the key's preload when it comes from a
+	// raw key file in KeyDir (compile, map, verify, upload); a development
+	// setup is not held to it.
+	MaxKeyReady time.Duration
+	MinBusy     float64
+	Progress    func(done, total int)
 }
 
 // C2Result is what RunC2 measured.
@@ -71,10 +76,13 @@ type C2Result struct {
 	KeyEstimate     int64        // the key's host bytes, estimated before loading
 	Key             *pb.KeyInfo
 	KeyLoad         time.Duration // preload: compile, setup, upload to the device
-	Warmup          time.Duration // one partition alone, before the proofs
-	Single          time.Duration // one proof of every partition alone, after the warm-up
-	Start           time.Time     // the proofs' submission
-	Report          *client.Report
+	// KeyFile is the raw key file the preload mapped (in KeyDir before
+	// the run); "": the key came from a development setup.
+	KeyFile string
+	Warmup  time.Duration // one partition alone, before the proofs
+	Single  time.Duration // one proof of every partition alone, after the warm-up
+	Start   time.Time     // the proofs' submission
+	Report  *client.Report
 	// Steady is the wall time per proof between the first and the last
 	// completion (SteadyIntervals = proofs − 1 intervals: the pipeline's
 	// fill is before the first completion), and SteadyBusy the worker busy
@@ -127,6 +135,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	defer l.stop()
 	c := l.c
 	res.Backend = l.d.Backend()
+	res.KeyFile = rawKeyFile(cfg.KeyDir, circ.Key)
 	if res.Key, res.KeyLoad, err = l.preload(ctx, circ); err != nil {
 		return nil, err
 	}
@@ -396,8 +405,16 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 	fmt.Fprintf(w, "partition: %s %d: %d constraints, %d wires, domain 2^%d; vectors %s each, host job budget %s (%d partitions)\n",
 		cfg.Circuit, cfg.Constraints, r.Counts.NbConstraints, r.Counts.NbVariables(), stats.Log2(r.Counts.DomainSize()), stats.FormatGiB(r.PartitionBytes),
 		stats.FormatGiB(r.JobBudget), cfg.Slots)
-	fmt.Fprintf(w, "key: preload %s (compile, development setup, upload), host %s after the upload, device %s (estimated %s)\n",
-		s(r.KeyLoad), stats.FormatGiB(r.Key.GetHostBytes()), stats.FormatGiB(r.Key.GetGpuBytes()), stats.FormatGiB(r.KeyEstimate))
+	how := "compile, development setup, upload"
+	if r.KeyFile != "" {
+		how = "compile, map and verify " + r.KeyFile + ", upload"
+	}
+	fmt.Fprintf(w, "key: preload %s (%s), host %s after the upload, device %s (estimated %s)",
+		s(r.KeyLoad), how, stats.FormatGiB(r.Key.GetHostBytes()), stats.FormatGiB(r.Key.GetGpuBytes()), stats.FormatGiB(r.KeyEstimate))
+	if r.KeyFile != "" && cfg.MaxKeyReady > 0 {
+		fmt.Fprintf(w, " (target ≤ %s from a raw key file)  %s", s(cfg.MaxKeyReady), verdict(r.KeyLoad <= cfg.MaxKeyReady))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "warm-up: one partition alone in %s\n", s(r.Warmup))
 	fmt.Fprintf(w, "single proof: %d partitions alone in %s", cfg.Partitions, s(r.Single))
 	if cfg.MaxSingle > 0 {
@@ -462,7 +479,8 @@ func (r *C2Result) OK(cfg C2Config) bool {
 		(cfg.MaxProofWall == 0 || (r.Steady > 0 && r.Steady <= cfg.MaxProofWall && r.SteadyIntervals >= 4)) &&
 		(cfg.MaxFillWall == 0 || fill <= cfg.MaxFillWall) &&
 		(cfg.MaxSingle == 0 || (r.Single > 0 && r.Single <= cfg.MaxSingle)) &&
-		(cfg.MinBusy == 0 || r.SteadyEventBusy >= cfg.MinBusy) && (cfg.MaxRSS == 0 || r.PeakRSS <= cfg.MaxRSS)
+		(cfg.MinBusy == 0 || r.SteadyEventBusy >= cfg.MinBusy) && (cfg.MaxRSS == 0 || r.PeakRSS <= cfg.MaxRSS) &&
+		(cfg.MaxKeyReady == 0 || r.KeyFile == "" || r.KeyLoad <= cfg.MaxKeyReady)
 }
 
 // partitionTable is the daemon's timings per partition over every proof:
@@ -498,4 +516,27 @@ func (r *C2Result) partitionTable() *report.Table {
 		t.Add(k, stats.Ms(sums[k]/time.Duration(max(1, n))), stats.Ms(maxs[k]))
 	}
 	return t
+}
+
+// rawKeyFile is the raw key file of key in dir that a load would map: the
+// production one (<name>.rawpk), else a development one
+// (<name>-setup<seed>-<shape>.rawpk, the newest when there are several);
+// "" when dir is "" or holds none.
+func rawKeyFile(dir, key string) string {
+	if dir == "" {
+		return ""
+	}
+	base := filepath.Join(dir, keys.FileName(key))
+	if _, err := os.Stat(base + keys.RawExt); err == nil {
+		return base + keys.RawExt
+	}
+	dev, _ := filepath.Glob(base + "-setup*" + keys.RawExt) // the pattern is well formed
+	var newest string
+	var at time.Time
+	for _, p := range dev {
+		if st, err := os.Stat(p); err == nil && (newest == "" || st.ModTime().After(at)) {
+			newest, at = p, st.ModTime()
+		}
+	}
+	return newest
 }

@@ -3,6 +3,7 @@ package loadbench
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/daemon/keys"
 )
 
 func TestRunSmallOnCPU(t *testing.T) {
@@ -135,4 +137,41 @@ func TestSteadyIsOverTheIntervalsBetweenCompletions(t *testing.T) {
 	d, n = steadyOf(&client.Report{}, t0)
 	assert.Zero(t, d)
 	assert.Zero(t, n)
+}
+
+// TestRunC2FromARawKeyFile is the H200's "key ready from a raw file" run on
+// the CPU: a first run with a key directory writes the development key as
+// its raw key file (no .pk), a second maps it, says so, and is held to the
+// key-ready target; every partition verifies both times.
+func TestRunC2FromARawKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := C2Config{Constraints: 1024, Partitions: 2, Proofs: 1, Backend: "cpu", KeyDir: dir, MaxKeyReady: time.Hour}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	first, err := RunC2(ctx, cfg)
+	require.NoError(t, err)
+	assert.Empty(t, first.KeyFile, "the first run sets the key up")
+	raw, err := filepath.Glob(filepath.Join(dir, "*"+keys.RawExt))
+	require.NoError(t, err)
+	require.Len(t, raw, 1, "the setup left its raw key file")
+	pks, err := filepath.Glob(filepath.Join(dir, "*.pk"))
+	require.NoError(t, err)
+	assert.Empty(t, pks, "and no .pk")
+	var out bytes.Buffer
+	require.NoError(t, first.Write(&out, cfg))
+	assert.Contains(t, out.String(), "(compile, development setup, upload)")
+	assert.NotContains(t, out.String(), "from a raw key file")
+
+	second, err := RunC2(ctx, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, raw[0], second.KeyFile)
+	assert.Empty(t, second.Report.Failures)
+	assert.True(t, second.OK(cfg))
+	out.Reset()
+	require.NoError(t, second.Write(&out, cfg))
+	assert.Contains(t, out.String(), "(compile, map and verify "+raw[0]+", upload)")
+	assert.Contains(t, out.String(), "(target ≤ 3600.00 s from a raw key file)  PASS")
+
+	cfg.MaxKeyReady = time.Nanosecond
+	assert.False(t, second.OK(cfg), "a key slower than its target fails the run")
 }

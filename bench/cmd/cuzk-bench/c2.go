@@ -34,6 +34,7 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxFill := fs.Duration("max-fill-wall", 14*time.Second, "target: wall per proof over all proofs, fill included (0: none)")
 	maxSingle := fs.Duration("max-single", 20*time.Second, "target: one proof's latency alone (0: none)")
 	maxRSS := fs.Float64("max-rss-gib", 64, "target: peak host RSS in GiB (0: none)")
+	maxKeyReady := fs.Duration("max-key-ready", 20*time.Second, "target: the key's preload from a raw key file in -key-dir (0: none)")
 	minBusy := fs.Float64("min-busy", 0.95, "target: steady-state device busy ratio by CUDA events (0: none)")
 	verbose := fs.Bool("v", false, "the daemon's log on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -48,7 +49,7 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFor(stderr, "c2", err)
 	}
 	cfg := loadbench.C2Config{Circuit: *circuit, GPUs: ords, Constraints: 1 << *logN, MaxFillWall: *maxFill, MaxSingle: *maxSingle, Partitions: *partitions, Proofs: *proofs, InFlight: *inFlight, Slots: *slots, Synthesizers: *synth,
-		Backend: *backend, KeyDir: *keyDir, MaxProofWall: *maxWall, MaxRSS: int64(*maxRSS * (1 << 30)), MinBusy: *minBusy,
+		Backend: *backend, KeyDir: *keyDir, MaxProofWall: *maxWall, MaxRSS: int64(*maxRSS * (1 << 30)), MinBusy: *minBusy, MaxKeyReady: *maxKeyReady,
 		Progress: func(done, total int) { fmt.Fprintf(stderr, "c2: proof %d/%d done\n", done, total) }}
 	if *verbose {
 		cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
