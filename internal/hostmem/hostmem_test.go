@@ -51,3 +51,30 @@ func TestDiscardKeepsTheEdgesAndZeroesTheInside(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "no whole page")
 }
+
+// BenchmarkAllocTouch is the first touch of a solved-vectors set (a
+// partition's 16 GiB at 2^27; 1 GiB here), which a GPU's page-locking of
+// fresh vectors also pays: 4 KiB pages against transparent huge pages.
+func BenchmarkAllocTouch(b *testing.B) {
+	const n = 1 << 30
+	for _, c := range []struct {
+		name string
+		huge bool
+	}{{"4KiB-pages", false}, {"huge-pages", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(n)
+			for b.Loop() {
+				m, err := alloc(n, c.huge)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; i < n; i += 4096 {
+					m[i] = 1
+				}
+				if err := Free(m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
