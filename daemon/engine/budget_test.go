@@ -399,3 +399,54 @@ func TestVectorsGoBackAfterTheNextProofsHostWork(t *testing.T) {
 	defer e.budget.mu.Unlock()
 	assert.Equal(t, int64(1), e.budget.reused, "job 3 solved into job 1's vectors")
 }
+
+// TestPreloadMakesTheVectorsItsJobsSolveInto: a preload pins the vector
+// sets its jobs will use (as many as the job budget holds, here three of
+// the four a one-synthesizer pipeline could), so the jobs after it pin
+// nothing: a GPU proving meanwhile never waits out a page-locking. A
+// second preload makes none, and an unbounded budget none at all.
+func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
+	c := porep(t, 1024)
+	sys, _, err := c.Counts()
+	require.NoError(t, err)
+	n := sys.AssignmentBytes()
+	d := newPinning(t, "pin0", nil)
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
+	require.NoError(t, err)
+	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1, HostBudget: 3*n + n/2})
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, e.Preload(ctx, c, true))
+	d.mu.Lock()
+	assert.Equal(t, 3, d.pins, "three sets fit the budget")
+	d.mu.Unlock()
+	assert.Equal(t, 3, e.budget.keptCount(c.Key))
+	assert.Equal(t, 3*n, e.budget.inUse(), "kept sets stay counted")
+
+	require.NoError(t, e.Preload(ctx, c, true))
+	for i := range 3 {
+		r, err := wait(t, submit(t, e, c, uint64(i+1), Normal))
+		require.NoError(t, err)
+		assert.True(t, r.Verified, "job %d", i)
+	}
+	d.mu.Lock()
+	assert.Equal(t, 3, d.pins, "neither the second preload nor the jobs pinned anything")
+	assert.True(t, d.inMem, "every proof's vectors lay in the sets made ahead")
+	d.mu.Unlock()
+	e.budget.mu.Lock()
+	assert.Equal(t, int64(3), e.budget.reused, "every job solved into a set made ahead")
+	e.budget.mu.Unlock()
+	require.NoError(t, e.Close())
+	d.mu.Lock()
+	assert.Empty(t, d.pinned, "Close unpins and frees them")
+	d.mu.Unlock()
+
+	u := newPinning(t, "pin1", nil)
+	eu, err := New(Config{Devices: []Device{u}, Keys: km, Synthesizers: 1})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, eu.Close()) }()
+	require.NoError(t, eu.Preload(ctx, c, true))
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	assert.Zero(t, u.pins, "an unbounded job budget: the jobs make their own")
+}

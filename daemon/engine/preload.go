@@ -10,12 +10,24 @@ import (
 
 // Preload makes c's key warm and, with hot, resident on a device: the one
 // already holding it, else the first device in order whose budget admits
-// it. It runs beside the workers: device work is serialized by the device.
-// A key that can never fit is refused before any work (Admit).
+// it. Beside the key it makes the solved vectors the job budget has room
+// for, kept for c's jobs (warmVectors). It runs beside the workers: device
+// work is serialized by the device. A key that can never fit is refused
+// before any work (Admit).
 func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) error {
 	if _, err := e.Admit(ctx, c, 0); err != nil {
 		return fmt.Errorf("preload %s: %w", c.Key, err)
 	}
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		if n, err := e.warmVectors(ctx, c); err != nil {
+			e.cfg.Log.Warn("solved vectors not made ahead: the first jobs make them", "key", c.Key, "made", n, "err", err)
+		} else if n > 0 {
+			e.cfg.Log.Info("solved vectors made ahead for the key's jobs", "key", c.Key, "sets", n)
+		}
+	}()
+	defer func() { <-warmed }()
 	h, err := e.cfg.Keys.Acquire(ctx, c)
 	if err != nil {
 		return fmt.Errorf("preload %s: %w", c.Key, err)
@@ -25,6 +37,40 @@ func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) er
 		return nil
 	}
 	return e.makeHot(ctx, h, e.workers[0])
+}
+
+// warmVectors makes out-of-heap solved vectors for c's shape, pinned, and
+// keeps them for c's jobs: as many as a pipeline with one synthesizer
+// holds at once (one solving, the hand-off full, one proving on each
+// device) and the job budget has room for now (it neither waits nor drops
+// other keys' kept vectors), counting sets of c's already kept. Page-locking a
+// fresh set (16 GiB at 2^27) takes seconds in the GPU driver, which a
+// device proving meanwhile appears to wait out (the C2 run's single
+// proof: 11.2 s on its first partition, not 1.76 s, while two fresh sets
+// were solved into): made at preload, while nothing proves, the first
+// proofs solve into them instead.
+// Without a pinning device, or with an unbounded job budget, it makes
+// none. It returns how many sets it made.
+func (e *Engine) warmVectors(ctx context.Context, c *registry.Resolved) (int, error) {
+	if len(e.vecs.pins) == 0 {
+		return 0, nil
+	}
+	sh, err := e.cfg.Keys.Shape(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	n := sh.VectorBytes()
+	made, want := 0, 1+e.cfg.Handoff+len(e.workers)-e.budget.keptCount(c.Key)
+	for made < want && ctx.Err() == nil && e.budget.tryReserve(n) {
+		v, err := e.vecs.alloc(sh.Sys)
+		if err != nil {
+			e.budget.release(n)
+			return made, err
+		}
+		e.freeVectors(e.budget.keep(c.Key, v, n))
+		made++
+	}
+	return made, nil
 }
 
 // makeHot makes h's key resident on w's device unless some device holds it

@@ -439,6 +439,25 @@ func (b *budget) drainKept() []*vectors {
 	return out
 }
 
+// keptCount is how many vector sets are kept for key.
+func (b *budget) keptCount(key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.kept[key])
+}
+
+// tryReserve reserves n bytes when they fit the bound now, without
+// waiting and without dropping kept vectors; never when unbounded.
+func (b *budget) tryReserve(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.limit <= 0 || b.used+n > b.limit {
+		return false
+	}
+	b.used += n
+	return true
+}
+
 func (b *budget) release(n int64) {
 	b.mu.Lock()
 	b.used -= n
