@@ -450,3 +450,49 @@ func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
 	defer u.mu.Unlock()
 	assert.Zero(t, u.pins, "an unbounded job budget: the jobs make their own")
 }
+
+// TestPreloadMakesVectorsBesideALoadOnlyWhereBothFit: with room in the
+// host budget for the key's load and the job budget together, the sets are
+// made while the load is still held at its setup; without, only once the
+// load has ended (none while it is held).
+func TestPreloadMakesVectorsBesideALoadOnlyWhereBothFit(t *testing.T) {
+	c := porep(t, 1024)
+	sys, _, err := c.Counts()
+	require.NoError(t, err)
+	n := sys.AssignmentBytes()
+	run := func(beside bool) {
+		g := newGatedSetup()
+		km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, FixedBase: g, DevKeysInMemory: true})
+		require.NoError(t, err)
+		t.Cleanup(km.Close)
+		sh, err := km.Shape(context.Background(), c)
+		require.NoError(t, err)
+		total := km.LoadBytes(c, sh) + 3*n
+		if !beside {
+			total--
+		}
+		d := newPinning(t, "pin0", nil)
+		e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1, HostBudget: 3 * n, HostTotal: total})
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, e.Close()) })
+		require.Equal(t, beside, e.loadFitsBeside(c, sh, e.cfg.HostBudget))
+		pins := func() int {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.pins
+		}
+		done := make(chan error, 1)
+		go func() { done <- e.Preload(context.Background(), c, false) }()
+		<-g.entered // the key's setup is held
+		if beside {
+			require.Eventually(t, func() bool { return pins() == 3 }, time.Minute, time.Millisecond, "made beside the held load")
+		} else {
+			assert.Zero(t, pins(), "none while the load is held")
+		}
+		close(g.open)
+		require.NoError(t, <-done)
+		assert.Equal(t, 3, pins(), "beside: %v", beside)
+	}
+	run(true)
+	run(false)
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
 // A job's key loads beside its synthesis. A synthesizer that takes a job
@@ -107,15 +108,19 @@ func (l *keyLoad) failed() error {
 // included) and the vectors the synthesizers may fill meanwhile (the job
 // budget, or all of j's partitions without one) fit it together.
 func (e *Engine) overlapKey(j *Job, sh keys.Shape) bool {
-	t := e.cfg.HostTotal
-	if t == 0 {
-		return true
-	}
 	vectors := e.cfg.HostBudget
 	if vectors == 0 {
 		vectors = sh.VectorBytes() * int64(j.Req.partitions())
 	}
-	return e.cfg.Keys.LoadBytes(j.Req.Circuit, sh)+vectors <= t
+	return e.loadFitsBeside(j.Req.Circuit, sh, vectors)
+}
+
+// loadFitsBeside reports whether a load of c's key (of shape sh) fits
+// HostTotal beside vectors bytes of solved vectors: always without a
+// bound, else by the load's peak (keys.Manager.LoadBytes).
+func (e *Engine) loadFitsBeside(c *registry.Resolved, sh keys.Shape, vectors int64) bool {
+	t := e.cfg.HostTotal
+	return t == 0 || e.cfg.Keys.LoadBytes(c, sh)+vectors <= t
 }
 
 // takeKey gives j the handle its load beside the synthesis acquired (the

@@ -10,24 +10,41 @@ import (
 
 // Preload makes c's key warm and, with hot, resident on a device: the one
 // already holding it, else the first device in order whose budget admits
-// it. Beside the key it makes the solved vectors the job budget has room
-// for, kept for c's jobs (warmVectors). It runs beside the workers: device
-// work is serialized by the device. A key that can never fit is refused
-// before any work (Admit).
-func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) error {
+// it. It also makes the solved vectors of c's jobs ahead (warmVectors):
+// beside the key's load where the load's peak and the job budget fit the
+// host budget together (as a job's key loads beside its synthesis), else
+// once the key is in place. It runs beside the workers: device work is
+// serialized by the device. A key that can never fit is refused before
+// any work (Admit).
+func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) (err error) {
 	if _, err := e.Admit(ctx, c, 0); err != nil {
 		return fmt.Errorf("preload %s: %w", c.Key, err)
 	}
-	warmed := make(chan struct{})
-	go func() {
-		defer close(warmed)
-		if n, err := e.warmVectors(ctx, c); err != nil {
+	sh, err := e.cfg.Keys.Shape(ctx, c) // Admit's, remembered
+	if err != nil {
+		return fmt.Errorf("preload %s: %w", c.Key, err)
+	}
+	warm := func() {
+		if n, err := e.warmVectors(ctx, c, sh); err != nil {
 			e.cfg.Log.Warn("solved vectors not made ahead: the first jobs make them", "key", c.Key, "made", n, "err", err)
 		} else if n > 0 {
 			e.cfg.Log.Info("solved vectors made ahead for the key's jobs", "key", c.Key, "sets", n)
 		}
-	}()
-	defer func() { <-warmed }()
+	}
+	if e.loadFitsBeside(c, sh, e.cfg.HostBudget) {
+		warmed := make(chan struct{})
+		go func() {
+			defer close(warmed)
+			warm()
+		}()
+		defer func() { <-warmed }()
+	} else {
+		defer func() { // after the key's load, its compile and setup gone (and its host copy, once hot and released)
+			if err == nil {
+				warm()
+			}
+		}()
+	}
 	h, err := e.cfg.Keys.Acquire(ctx, c)
 	if err != nil {
 		return fmt.Errorf("preload %s: %w", c.Key, err)
@@ -51,13 +68,9 @@ func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) er
 // proofs solve into them instead.
 // Without a pinning device, or with an unbounded job budget, it makes
 // none. It returns how many sets it made.
-func (e *Engine) warmVectors(ctx context.Context, c *registry.Resolved) (int, error) {
+func (e *Engine) warmVectors(ctx context.Context, c *registry.Resolved, sh keys.Shape) (int, error) {
 	if len(e.vecs.pins) == 0 {
 		return 0, nil
-	}
-	sh, err := e.cfg.Keys.Shape(ctx, c)
-	if err != nil {
-		return 0, err
 	}
 	n := sh.VectorBytes()
 	made, want := 0, 1+e.cfg.Handoff+len(e.workers)-e.budget.keptCount(c.Key)
