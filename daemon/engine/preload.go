@@ -13,10 +13,10 @@ import (
 // it. It also makes the solved vectors of c's jobs ahead (warmVectors):
 // beside the key's load where the load's peak and the job budget fit the
 // host budget together (as a job's key loads beside its synthesis), else
-// once the key is in place. It runs beside the workers: device work is
-// serialized by the device. A key that can never fit is refused before
-// any work (Admit).
-func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) (err error) {
+// once the load has ended (its compile and setup scalars gone), beside the
+// upload. It runs beside the workers: device work is serialized by the
+// device. A key that can never fit is refused before any work (Admit).
+func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) error {
 	if _, err := e.Admit(ctx, c, 0); err != nil {
 		return fmt.Errorf("preload %s: %w", c.Key, err)
 	}
@@ -24,32 +24,33 @@ func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) (e
 	if err != nil {
 		return fmt.Errorf("preload %s: %w", c.Key, err)
 	}
-	warm := func() {
-		if n, err := e.warmVectors(ctx, c, sh); err != nil {
-			e.cfg.Log.Warn("solved vectors not made ahead: the first jobs make them", "key", c.Key, "made", n, "err", err)
-		} else if n > 0 {
-			e.cfg.Log.Info("solved vectors made ahead for the key's jobs", "key", c.Key, "sets", n)
-		}
-	}
-	if e.loadFitsBeside(c, sh, e.cfg.HostBudget) {
-		warmed := make(chan struct{})
+	warmed := make(chan struct{})
+	startWarm := func() {
 		go func() {
 			defer close(warmed)
-			warm()
-		}()
-		defer func() { <-warmed }()
-	} else {
-		defer func() { // after the key's load, its compile and setup gone (and its host copy, once hot and released)
-			if err == nil {
-				warm()
+			if n, err := e.warmVectors(ctx, c, sh); err != nil {
+				e.cfg.Log.Warn("solved vectors not made ahead: the first jobs make them", "key", c.Key, "made", n, "err", err)
+			} else if n > 0 {
+				e.cfg.Log.Info("solved vectors made ahead for the key's jobs", "key", c.Key, "sets", n)
 			}
 		}()
 	}
+	beside := e.loadFitsBeside(c, sh, e.cfg.HostBudget)
+	if beside {
+		startWarm()
+	}
 	h, err := e.cfg.Keys.Acquire(ctx, c)
 	if err != nil {
+		if beside {
+			<-warmed
+		}
 		return fmt.Errorf("preload %s: %w", c.Key, err)
 	}
 	defer h.Release()
+	if !beside {
+		startWarm()
+	}
+	defer func() { <-warmed }()
 	if !hot {
 		return nil
 	}
