@@ -415,6 +415,10 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 		fmt.Fprintf(w, " (target ≤ %s from a raw key file)  %s", s(cfg.MaxKeyReady), verdict(r.KeyLoad <= cfg.MaxKeyReady))
 	}
 	fmt.Fprintln(w)
+	if load := time.Duration(r.Key.GetLoadNs()); load > 0 && load <= r.KeyLoad {
+		fmt.Fprintf(w, "  of which the key's load %s (the key manager's: compile and setup, or map and verify), then %s for the upload and the vector sets made ahead\n",
+			s(load), s(r.KeyLoad-load))
+	}
 	fmt.Fprintf(w, "warm-up: one partition alone in %s\n", s(r.Warmup))
 	fmt.Fprintf(w, "single proof: %d partitions alone in %s", cfg.Partitions, s(r.Single))
 	if cfg.MaxSingle > 0 {

@@ -171,6 +171,7 @@ func TestRunC2FromARawKeyFile(t *testing.T) {
 	require.NoError(t, second.Write(&out, cfg))
 	assert.Contains(t, out.String(), "(compile, map and verify "+raw[0]+", upload)")
 	assert.Contains(t, out.String(), "(target ≤ 3600.00 s from a raw key file)  PASS")
+	assert.Contains(t, out.String(), "  of which the key's load ")
 
 	cfg.MaxKeyReady = time.Nanosecond
 	assert.False(t, second.OK(cfg), "a key slower than its target fails the run")
