@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -135,7 +134,9 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	defer l.stop()
 	c := l.c
 	res.Backend = l.d.Backend()
-	res.KeyFile = rawKeyFile(cfg.KeyDir, circ.Key)
+	if cfg.KeyDir != "" {
+		res.KeyFile = keys.RawKeyFile(cfg.KeyDir, circ.Key)
+	}
 	if res.Key, res.KeyLoad, err = l.preload(ctx, circ); err != nil {
 		return nil, err
 	}
@@ -520,27 +521,4 @@ func (r *C2Result) partitionTable() *report.Table {
 		t.Add(k, stats.Ms(sums[k]/time.Duration(max(1, n))), stats.Ms(maxs[k]))
 	}
 	return t
-}
-
-// rawKeyFile is the raw key file of key in dir that a load would map: the
-// production one (<name>.rawpk), else a development one
-// (<name>-setup<seed>-<shape>.rawpk, the newest when there are several);
-// "" when dir is "" or holds none.
-func rawKeyFile(dir, key string) string {
-	if dir == "" {
-		return ""
-	}
-	base := filepath.Join(dir, keys.FileName(key))
-	if _, err := os.Stat(base + keys.RawExt); err == nil {
-		return base + keys.RawExt
-	}
-	dev, _ := filepath.Glob(base + "-setup*" + keys.RawExt) // the pattern is well formed
-	var newest string
-	var at time.Time
-	for _, p := range dev {
-		if st, err := os.Stat(p); err == nil && (newest == "" || st.ModTime().After(at)) {
-			newest, at = p, st.ModTime()
-		}
-	}
-	return newest
 }

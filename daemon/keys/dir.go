@@ -36,6 +36,37 @@ type KeyFiles struct {
 	LastUsed    time.Time // the latest access time of its files (the manager sets it at every load)
 }
 
+// RawKeyFile is the raw key file of key in dir that a load would map:
+// the production one (<name>.rawpk), else a development one (the newest,
+// when setups of several seeds or shapes lie there); "" when dir holds
+// none or cannot be read.
+func RawKeyFile(dir, key string) string {
+	all, err := ListDir(dir)
+	if err != nil {
+		return ""
+	}
+	name := FileName(key)
+	var newest string
+	var at time.Time
+	for _, k := range all {
+		if k.Name != name && !(k.Development && strings.HasPrefix(k.Name, name+"-setup")) {
+			continue
+		}
+		for _, p := range k.Paths {
+			if !strings.HasSuffix(p, RawExt) {
+				continue
+			}
+			if !k.Development {
+				return p
+			}
+			if st, err := os.Stat(p); err == nil && (newest == "" || st.ModTime().After(at)) {
+				newest, at = p, st.ModTime()
+			}
+		}
+	}
+	return newest
+}
+
 // ErrProduction refuses to delete production key files without force.
 var ErrProduction = errors.New("production key files are never deleted by the daemon")
 

@@ -182,3 +182,23 @@ func TestDamagedPKBesideARawFileIsFound(t *testing.T) {
 	assert.FileExists(t, pk, "production files are never deleted")
 	hd.Release()
 }
+
+// TestRawKeyFileNamesWhatALoadMaps: a production raw key file wins over a
+// development one of the same key; another key's files are not taken;
+// nothing there is "".
+func TestRawKeyFileNamesWhatALoadMaps(t *testing.T) {
+	dir := t.TempDir()
+	const key = "porep-c2/constraints=1024"
+	assert.Empty(t, RawKeyFile(dir, key))
+	assert.Empty(t, RawKeyFile(filepath.Join(dir, "missing"), key))
+	name := FileName(key)
+	dev := filepath.Join(dir, name+"-setup1-"+strings.Repeat("ab", 12)+RawExt)
+	other := filepath.Join(dir, FileName("porep-c2/constraints=2048")+RawExt)
+	for _, p := range []string{dev, other} {
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
+	}
+	assert.Equal(t, dev, RawKeyFile(dir, key), "the development raw file")
+	prod := filepath.Join(dir, name+RawExt)
+	require.NoError(t, os.WriteFile(prod, []byte("x"), 0o644))
+	assert.Equal(t, prod, RawKeyFile(dir, key), "a production raw file is what a load maps")
+}
