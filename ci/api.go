@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,11 +22,20 @@ import (
 // or docker.
 var ErrNoEngine = errors.New("ci: no container executor (no Dagger engine, podman or docker answers; or build natively with CUZK_TOOLCHAIN=native on Debian 12)")
 
-// Kernels builds the kernel fatbins inside the pinned build image and
-// exports cuda/fatbin into Root. See KernelsPlan.
-func Kernels(ctx context.Context, opts Options) error {
-	_, err := execute(ctx, opts, KernelsPlan)
-	return err
+// Kernels builds the kernel fatbins inside the pinned build image, exports
+// cuda/fatbin into Root and returns the report the kernels step wrote. See
+// KernelsPlan.
+func Kernels(ctx context.Context, opts Options) (KernelsReport, error) {
+	out, err := execute(ctx, opts, KernelsPlan)
+	if err != nil {
+		return KernelsReport{}, err
+	}
+	defer out.remove()
+	r, err := ReadKernelsReport(filepath.Join(out.dir, KernelsReportFile), out.began)
+	if err != nil {
+		return KernelsReport{}, fmt.Errorf("pipeline kernels (%s): %w", out.executor, err)
+	}
+	return r, nil
 }
 
 // Test fetches and verifies the pinned .deb files on the host (the release
@@ -37,7 +49,8 @@ func Test(ctx context.Context, opts Options) error {
 	if err := o.fetchBase(ctx); err != nil {
 		return fmt.Errorf("pipeline test: %w", err)
 	}
-	_, err = execute(ctx, o, TestPlan)
+	out, err := execute(ctx, o, TestPlan)
+	out.remove()
 	return err
 }
 
@@ -66,7 +79,9 @@ func Release(ctx context.Context, opts Options) (string, error) {
 	if err := o.fetchBase(ctx); err != nil {
 		return "", fmt.Errorf("pipeline release: %w", err)
 	}
-	if _, err := execute(ctx, o, ReleasePlan); err != nil {
+	out, err := execute(ctx, o, ReleasePlan)
+	out.remove()
+	if err != nil {
 		return "", err
 	}
 	if o.Address == "" {
@@ -86,20 +101,42 @@ func Release(ctx context.Context, opts Options) (string, error) {
 	return ref, nil
 }
 
-// execute builds a plan, picks the executor, makes sure the pinned build
-// image exists (built from the lock, or cached) and runs the plan in it.
-func execute(ctx context.Context, opts Options, build func(Options) (Plan, error)) (string, error) {
+// outcome is what a pipeline run left on the host.
+type outcome struct {
+	// dir holds what the steps wrote into the plan's Out.
+	dir string
+	// began is when the host started the steps (a report finished before
+	// then was served from the executor's cache).
+	began    time.Time
+	executor toolchain.Executor
+}
+
+// remove deletes the report directory.
+func (o outcome) remove() {
+	if o.dir != "" {
+		os.RemoveAll(o.dir) // reports already read
+	}
+}
+
+// execute builds a plan, takes o.Executor (else chooses one), makes sure
+// the pinned build image exists (built from the lock, or cached), fills the
+// host's module cache (the steps build offline from it, whichever executor
+// runs them) and runs the plan in the image. The caller removes the
+// outcome's directory.
+func execute(ctx context.Context, opts Options, build func(Options) (Plan, error)) (outcome, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
-		return "", err
+		return outcome{}, err
 	}
 	p, err := build(o)
 	if err != nil {
-		return "", err
+		return outcome{}, err
 	}
-	exe, err := o.chooseExecutor(ctx)
-	if err != nil {
-		return "", fmt.Errorf("pipeline %s: %w", p.Name, err)
+	exe := o.Executor
+	if exe == "" {
+		if exe, err = o.chooseExecutor(ctx); err != nil {
+			return outcome{}, fmt.Errorf("pipeline %s: %w", p.Name, err)
+		}
 	}
 	image := o.image
 	if image == nil {
@@ -107,27 +144,57 @@ func execute(ctx context.Context, opts Options, build func(Options) (Plan, error
 	}
 	img, err := image(ctx, o)
 	if err != nil {
-		return "", fmt.Errorf("pipeline %s: %w", p.Name, err)
+		return outcome{}, fmt.Errorf("pipeline %s: %w", p.Name, err)
 	}
-	start := time.Now()
+	download := o.download
+	if download == nil {
+		download = downloadModules
+	}
+	if err := download(ctx, o.GoCommand, o.Root, o.Log); err != nil {
+		return outcome{}, fmt.Errorf("pipeline %s: %w", p.Name, err)
+	}
+	out := outcome{executor: exe}
+	if out.dir, err = os.MkdirTemp("", "cuzk-"+p.Name+"-out-"); err != nil {
+		return outcome{}, fmt.Errorf("pipeline %s: %w", p.Name, err)
+	}
+	out.began = time.Now()
 	fmt.Fprintf(o.Log, "pipeline %s: executor %s, image %s\n", p.Name, exe, img.Ref)
 	o.Logger.Info("pipeline start", "pipeline", p.Name, "executor", exe, "image", img.Ref)
 	if exe == toolchain.Dagger {
-		err = o.runDagger(ctx, p, img)
+		err = o.runDagger(ctx, p, img, out.dir)
 	} else {
 		var rt cliRuntime
 		if rt, err = newCLIRuntime(exe); err == nil {
-			err = rt.run(ctx, p, img, o.Log)
+			err = rt.run(ctx, p, img, out.dir, o.Log)
 		}
 	}
 	if err != nil {
-		return "", err
+		out.remove()
+		return outcome{}, err
 	}
-	o.Logger.Info("pipeline done", "pipeline", p.Name, "duration", time.Since(start))
-	return "", nil
+	o.Logger.Info("pipeline done", "pipeline", p.Name, "duration", time.Since(out.began))
+	return out, nil
 }
 
-// chooseExecutor returns o.Executor, else the first that answers.
+// downloadModules fills the host's module cache for every module of the
+// tree at root (a no-op when it is full): the steps run with GOPROXY=off.
+func downloadModules(ctx context.Context, goCmd, root string, log io.Writer) error {
+	mods, err := moduleDirs(root)
+	if err != nil {
+		return err
+	}
+	for _, dir := range mods {
+		dl := exec.CommandContext(ctx, goCmd, "mod", "download")
+		dl.Dir, dl.Stdout, dl.Stderr = dir, log, log
+		if err := dl.Run(); err != nil {
+			return fmt.Errorf("go mod download in %s on the host (the build image's steps are offline): %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// chooseExecutor returns the first executor that answers, or
+// CUZK_EXECUTOR's if it does.
 func (o Options) chooseExecutor(ctx context.Context) (toolchain.Executor, error) {
 	ready := o.ready
 	if ready == nil {
@@ -135,12 +202,9 @@ func (o Options) chooseExecutor(ctx context.Context) (toolchain.Executor, error)
 			return toolchain.ExecutorReady(ctx, e, o.Environ)
 		}
 	}
-	forced := o.Executor
-	if forced == "" {
-		var err error
-		if forced, err = toolchain.ParseExecutor(envValue(o.Environ, toolchain.EnvExecutor)); err != nil {
-			return "", err
-		}
+	forced, err := toolchain.ParseExecutor(envValue(o.Environ, toolchain.EnvExecutor))
+	if err != nil {
+		return "", err
 	}
 	e, err := toolchain.ChooseExecutor(ctx, toolchain.Host{Ready: ready, Forced: forced})
 	if err != nil {
@@ -150,8 +214,8 @@ func (o Options) chooseExecutor(ctx context.Context) (toolchain.Executor, error)
 }
 
 // runDagger runs p through a Dagger engine, the image imported from its OCI
-// archive.
-func (o Options) runDagger(ctx context.Context, p Plan, img buildimage.Result) error {
+// archive, the reports exported into out.
+func (o Options) runDagger(ctx context.Context, p Plan, img buildimage.Result, out string) error {
 	archive, err := buildimage.Archive(img)
 	if err != nil {
 		return fmt.Errorf("pipeline %s: %w", p.Name, err)
@@ -165,7 +229,7 @@ func (o Options) runDagger(ctx context.Context, p Plan, img buildimage.Result) e
 		return fmt.Errorf("pipeline %s: connect to engine: %w", p.Name, err)
 	}
 	defer c.Close() // the session's results are already exported
-	return run(ctx, c, p, archive)
+	return run(ctx, c, p, archive, out)
 }
 
 func envValue(environ []string, name string) string {

@@ -3,6 +3,7 @@ package ci
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -87,8 +89,8 @@ func (rt cliRuntime) ensureLoaded(ctx context.Context, img buildimage.Result, lo
 }
 
 // runArgs returns the `run` command line for p in img with the source
-// staged at stage.
-func (rt cliRuntime) runArgs(p Plan, img buildimage.Result, stage string) ([]string, error) {
+// staged at stage and the report directory at out.
+func (rt cliRuntime) runArgs(p Plan, img buildimage.Result, stage, out string) ([]string, error) {
 	args := append([]string{"run", "--rm", "--network", "none", "--platform", p.Platform}, rt.flags...)
 	if p.NoASLR {
 		args = append(args, "--security-opt", "seccomp=unconfined")
@@ -104,20 +106,35 @@ func (rt cliRuntime) runArgs(p Plan, img buildimage.Result, stage string) ([]str
 		if err := os.MkdirAll(c.Host, 0o755); err != nil {
 			return nil, fmt.Errorf("pipeline %s: cache %s: %w", p.Name, c.Key, err)
 		}
-		args = append(args, "-v", c.Host+":"+c.Path)
+		v := c.Host + ":" + c.Path
+		if c.Use == ReadOnly {
+			v += ":ro"
+		}
+		args = append(args, "-v", v)
+	}
+	if p.Out != "" {
+		args = append(args, "-v", out+":"+p.Out)
 	}
 	for _, e := range p.Env {
 		args = append(args, "-e", e.Name+"="+e.Value)
 	}
-	return append(args, img.Tag(), "sh", "-c", script(p.Steps)), nil
+	return append(args, img.Tag(), "sh", "-c", script(p.Steps, p.Out)), nil
 }
 
-// script runs steps in order in one shell, each announced with its reason,
-// stopping at the first failure.
-func script(steps []Step) string {
+// stepFile is where the script records, in the report directory, the index
+// of the step it is running: after a failure, the step that failed.
+const stepFile = ".step"
+
+// script runs steps in order in one shell, each announced with its reason
+// and its index recorded in out's stepFile (when out is set), stopping at
+// the first failure.
+func script(steps []Step, out string) string {
 	var b strings.Builder
 	b.WriteString("set -e\n")
-	for _, s := range steps {
+	for i, s := range steps {
+		if out != "" {
+			fmt.Fprintf(&b, "echo %d >%s\n", i, shquote.Quote(path.Join(out, stepFile)))
+		}
 		fmt.Fprintf(&b, "echo %s\n", shquote.Quote("== step: "+s.Why))
 		q := make([]string, len(s.Args))
 		for i, a := range s.Args {
@@ -128,9 +145,11 @@ func script(steps []Step) string {
 	return b.String()
 }
 
-// runCLI executes p with rt: stage the source (without the excluded paths),
-// run every step in one container, then copy the exports back.
-func (rt cliRuntime) run(ctx context.Context, p Plan, img buildimage.Result, log io.Writer) error {
+// run executes p with rt: stage the source (without the excluded paths),
+// run every step in one container with the report directory bound at
+// out, then copy the exports back. A failed step comes back as a
+// StepError.
+func (rt cliRuntime) run(ctx context.Context, p Plan, img buildimage.Result, out string, log io.Writer) error {
 	if err := rt.ensureLoaded(ctx, img, log); err != nil {
 		return fmt.Errorf("pipeline %s: %w", p.Name, err)
 	}
@@ -142,29 +161,27 @@ func (rt cliRuntime) run(ctx context.Context, p Plan, img buildimage.Result, log
 	if err := copyTree(p.Source.Host, stage, p.Source.Exclude); err != nil {
 		return fmt.Errorf("pipeline %s: stage source: %w", p.Name, err)
 	}
-	// The container has no network: every module comes from the host's
-	// module cache, which the host fills first for every module of the
-	// tree (a no-op when it is full).
-	mods, err := moduleDirs(stage)
-	if err != nil {
-		return fmt.Errorf("pipeline %s: %w", p.Name, err)
-	}
-	for _, dir := range mods {
-		dl := exec.CommandContext(ctx, "go", "mod", "download")
-		dl.Dir, dl.Stdout, dl.Stderr = dir, log, log
-		if err := dl.Run(); err != nil {
-			return fmt.Errorf("pipeline %s: go mod download in %s on the host: %w", p.Name, dir, err)
-		}
-	}
-	args, err := rt.runArgs(p, img, stage)
+	args, err := rt.runArgs(p, img, stage, out)
 	if err != nil {
 		return err
 	}
+	var tail tailWriter
 	cmd := exec.CommandContext(ctx, rt.bin, args...)
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Stdout, cmd.Stderr = log, io.MultiWriter(log, &tail)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("pipeline %s: %s run %s: %w", p.Name, rt.bin, img.Ref, err)
+		var xe *exec.ExitError
+		if !errors.As(err, &xe) {
+			return fmt.Errorf("pipeline %s: %s run %s: %w", p.Name, rt.bin, img.Ref, err)
+		}
+		se := &StepError{Pipeline: p.Name, Exit: xe.ExitCode(), Stderr: tail.String(), Err: err}
+		if b, rerr := os.ReadFile(filepath.Join(out, stepFile)); rerr == nil {
+			if i, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && i >= 0 && i < len(p.Steps) {
+				se.Step = p.Steps[i]
+			}
+		}
+		return se
 	}
+	os.Remove(filepath.Join(out, stepFile)) // bookkeeping, not a report
 	for _, x := range p.Exports {
 		if path.IsAbs(x.Path) {
 			return fmt.Errorf("pipeline %s: export %s: %s exports only paths under the workdir", p.Name, x.Path, rt.bin)

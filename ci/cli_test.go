@@ -21,13 +21,15 @@ func TestCLIRunArgs(t *testing.T) {
 	for _, e := range []toolchain.Executor{toolchain.Podman, toolchain.Docker} {
 		rt, err := newCLIRuntime(e)
 		require.NoError(t, err)
-		args, err := rt.runArgs(p, img, "/tmp/stage")
+		args, err := rt.runArgs(p, img, "/tmp/stage", "/tmp/out")
 		require.NoError(t, err)
 		line := strings.Join(args, " ")
 		assert.Contains(t, line, "run --rm --network none --platform linux/amd64", e)
 		assert.Contains(t, line, "-v /tmp/stage:/src -w /src", e)
 		assert.Contains(t, line, "--security-opt seccomp=unconfined", "%s: nvcc may turn ASLR off", e)
-		assert.Contains(t, line, "-v "+o.HostCaches.GoMod+":"+o.HostCaches.GoMod+" ", "%s: the host's module cache, at its own path", e)
+		assert.Contains(t, line, "-v "+o.HostCaches.GoMod+":"+o.HostCaches.GoMod+":ro ", "%s: the host's module cache, at its own path, read-only", e)
+		assert.Contains(t, line, "-v /tmp/out:/cuzk-out ", "%s: the reports come back", e)
+		assert.Contains(t, line, "echo 1 >'/cuzk-out/.step'\n", "%s: the running step is recorded", e)
 		assert.Contains(t, line, "-e GOMODCACHE="+o.HostCaches.GoMod+" ", e)
 		assert.Contains(t, line, "-v "+o.HostCaches.Kernels+":/cache/cuzk", "%s: the host's kernel cache", e)
 		assert.Contains(t, line, "-e CUZK_IMAGE="+o.Pins.Images.Build, e)
@@ -46,13 +48,18 @@ func TestCLIRunArgs(t *testing.T) {
 
 	p.Caches[0].Host = ""
 	rt, _ := newCLIRuntime(toolchain.Podman)
-	_, err = rt.runArgs(p, img, "/tmp/stage")
+	_, err = rt.runArgs(p, img, "/tmp/stage", "/tmp/out")
 	assert.ErrorContains(t, err, "has no host directory")
 }
 
 func TestScriptQuotes(t *testing.T) {
-	s := script([]Step{{Why: "it's", Args: []string{"sh", "-c", `echo "$HOME" 'x'`}}})
+	s := script([]Step{{Why: "it's", Args: []string{"sh", "-c", `echo "$HOME" 'x'`}}}, "")
 	assert.Equal(t, "set -e\necho '== step: it'\\''s'\n'sh' '-c' 'echo \"$HOME\" '\\''x'\\'''\n", s)
+}
+
+func TestScriptRecordsTheStep(t *testing.T) {
+	s := script([]Step{{Why: "a", Args: []string{"true"}}, {Why: "b", Args: []string{"false"}}}, "/out")
+	assert.Equal(t, "set -e\necho 0 >'/out/.step'\necho '== step: a'\n'true'\necho 1 >'/out/.step'\necho '== step: b'\n'false'\n", s)
 }
 
 func TestCopyTreeExcludes(t *testing.T) {

@@ -2,6 +2,7 @@ package ci
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -14,11 +15,22 @@ func connectEngine(ctx context.Context, log io.Writer) (*dagger.Client, error) {
 	return dagger.Connect(ctx, dagger.WithLogOutput(log))
 }
 
+// daggerBuild is a plan translated into Dagger calls: the container after
+// the last step, and the host directories its Shared caches came from.
+type daggerBuild struct {
+	ctr    *dagger.Container
+	shared map[string]*dagger.Directory // by cache path: the host directory as imported
+}
+
 // container translates the build part of p into Dagger calls: the pinned
 // image imported from its OCI archive on the host (cuzk builds it; no
-// registry holds it), the source mount, caches, environment, then the steps.
-// Nothing runs until a result is requested.
-func container(c *dagger.Client, p Plan, archive string) *dagger.Container {
+// registry holds it), the source, the caches as their Use says, the report
+// directory, the environment, then the steps. Shared and ReadOnly caches are
+// imported host directories, so their content is an input of every step
+// and a step Dagger serves from its cache had the same caches. Nothing runs
+// until a result is requested.
+func container(c *dagger.Client, p Plan, archive string) daggerBuild {
+	b := daggerBuild{shared: map[string]*dagger.Directory{}}
 	ctr := c.Container(dagger.ContainerOpts{Platform: dagger.Platform(p.Platform)}).Import(c.Host().File(archive))
 	ctr = ctr.WithMountedDirectory(p.Workdir, c.Host().Directory(p.Source.Host,
 		dagger.HostDirectoryOpts{Exclude: p.Source.Exclude}))
@@ -26,7 +38,19 @@ func container(c *dagger.Client, p Plan, archive string) *dagger.Container {
 		ctr = ctr.WithMountedDirectory(m.Path, c.Host().Directory(m.Host))
 	}
 	for _, cv := range p.Caches {
-		ctr = ctr.WithMountedCache(cv.Path, c.CacheVolume(cv.Key))
+		dir := c.Host().Directory(cv.Host)
+		switch cv.Use {
+		case Scratch:
+			ctr = ctr.WithMountedCache(cv.Path, c.CacheVolume(cv.Key), dagger.ContainerWithMountedCacheOpts{Source: dir})
+		case Shared:
+			b.shared[cv.Path] = dir
+			ctr = ctr.WithMountedDirectory(cv.Path, dir)
+		default:
+			ctr = ctr.WithMountedDirectory(cv.Path, dir)
+		}
+	}
+	if p.Out != "" {
+		ctr = ctr.WithMountedDirectory(p.Out, c.Directory())
 	}
 	for _, e := range p.Env {
 		ctr = ctr.WithEnvVariable(e.Name, e.Value)
@@ -35,14 +59,39 @@ func container(c *dagger.Client, p Plan, archive string) *dagger.Container {
 	for _, s := range p.Steps {
 		ctr = ctr.WithExec(s.Args, dagger.ContainerWithExecOpts{InsecureRootCapabilities: p.NoASLR})
 	}
-	return ctr
+	b.ctr = ctr
+	return b
 }
 
-// run executes p on c: the steps, then the exports.
-func run(ctx context.Context, c *dagger.Client, p Plan, archive string) error {
-	built, err := container(c, p, archive).Sync(ctx)
+// run executes p on c: the steps, then what comes back to the host: the
+// report directory into out (when p has one), what the steps added to each
+// Shared cache, and the exports.
+func run(ctx context.Context, c *dagger.Client, p Plan, archive, out string) error {
+	b := container(c, p, archive)
+	built, err := b.ctr.Sync(ctx)
 	if err != nil {
+		var ee *dagger.ExecError
+		if errors.As(err, &ee) {
+			return &StepError{Pipeline: p.Name, Step: stepByArgs(p.Steps, ee.Cmd), Exit: ee.ExitCode, Stderr: Tail(ee.Stderr), Err: err}
+		}
 		return fmt.Errorf("pipeline %s: %w", p.Name, err)
+	}
+	if p.Out != "" {
+		if _, err := built.Directory(p.Out).Export(ctx, out); err != nil {
+			return fmt.Errorf("pipeline %s: export the reports to %s: %w", p.Name, out, err)
+		}
+	}
+	for _, cv := range p.Caches {
+		if cv.Use != Shared {
+			continue
+		}
+		// Only what the steps added or changed travels back; the host's
+		// other entries stay as they are (a cache never loses entries to a
+		// build).
+		added := built.Directory(cv.Path).Diff(b.shared[cv.Path])
+		if _, err := added.Export(ctx, cv.Host); err != nil {
+			return fmt.Errorf("pipeline %s: export cache %s to %s: %w", p.Name, cv.Key, cv.Host, err)
+		}
 	}
 	for _, x := range p.Exports {
 		src := x.Path

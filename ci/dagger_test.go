@@ -160,6 +160,7 @@ func fakeOptions(t *testing.T, f *fakeEngine) (Options, *bool) {
 	img := fakeImage(t)
 	o.image = func(context.Context, Options) (buildimage.Result, error) { return img, nil }
 	o.fetchDebs = func(context.Context, string, []debian.Package) error { return nil }
+	o.download = func(context.Context, string, string, io.Writer) error { return nil }
 	o.connect = func(ctx context.Context, _ io.Writer) (*dagger.Client, error) {
 		connected = true
 		return dagger.Connect(ctx, dagger.WithConn(f))
@@ -170,7 +171,9 @@ func fakeOptions(t *testing.T, f *fakeEngine) (Options, *bool) {
 func TestKernelsThroughEngine(t *testing.T) {
 	f := &fakeEngine{}
 	o, _ := fakeOptions(t, f)
-	require.NoError(t, Kernels(context.Background(), o))
+	out, err := execute(context.Background(), o, KernelsPlan)
+	require.NoError(t, err)
+	defer out.remove()
 	all := strings.Join(f.queries, "\n")
 
 	assert.Contains(t, all, `image.tar"`, "the host's image archive is read")
@@ -178,8 +181,18 @@ func TestKernelsThroughEngine(t *testing.T) {
 	assert.NotContains(t, all, "from(address:", "no registry holds the build image")
 	assert.Contains(t, all, `platform:"linux/amd64"`)
 	assert.True(t, hasCall(all, "directory", `path:"`+o.Root+`"`, `exclude:[".git","bin","dist"`))
-	assert.Contains(t, all, `cacheVolume(key:"cuzk-go-mod")`)
-	assert.True(t, hasCall(all, "withMountedCache", `path:"`+o.HostCaches.GoMod+`"`, `cache:"fake-id-`))
+	// The caches travel as their Use says: the module and kernel caches
+	// are host directories (their content is an input of the steps), the
+	// build cache an engine volume seeded from the host's.
+	assert.NotContains(t, all, `cacheVolume(key:"cuzk-go-mod")`)
+	assert.NotContains(t, all, `cacheVolume(key:"cuzk-kernels")`)
+	assert.True(t, hasCall(all, "directory", `path:"`+o.HostCaches.GoMod+`"`))
+	assert.True(t, hasCall(all, "withMountedDirectory", `path:"`+o.HostCaches.GoMod+`"`, `source:"fake-id-`))
+	assert.True(t, hasCall(all, "directory", `path:"`+o.HostCaches.Kernels+`"`))
+	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/cache/cuzk"`, `source:"fake-id-`))
+	assert.True(t, hasCall(all, "withMountedCache", `path:"/root/.cache/go-build"`, `cache:"fake-id-`, `source:"fake-id-`))
+	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/cuzk-out"`, `source:"fake-id-`), "an empty report directory")
+	assert.True(t, hasCall(all, "withEnvVariable", `name:"GOPROXY"`, `value:"off"`), "offline, as podman's")
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"CUZK_IMAGE"`, `value:"`+o.Pins.Images.Build+`"`))
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"CUZK_TOOLCHAIN"`, `value:"native"`))
 	assert.False(t, hasCall(all, "withMountedDirectory", `path:"/usr/local/go"`), "Go is in the image")
@@ -189,9 +202,22 @@ func TestKernelsThroughEngine(t *testing.T) {
 	assert.True(t, hasCall(all, "withExec", `args:["go","run","mage.go","kernels"]`, `insecureRootCapabilities:true`),
 		"nvcc may turn address randomization off")
 	assert.Contains(t, all, `directory(path:"/src/cuda/fatbin"){export(path:"`+o.Root+`/cuda/fatbin")}`)
+	assert.Contains(t, all, `directory(path:"/cuzk-out"){export(path:"`+out.dir+`")}`, "the reports come back")
+	assert.True(t, hasCall(all, "diff", `other:"fake-id-`), "only what the steps added to the kernel cache")
+	assert.Contains(t, all, `export(path:"`+o.HostCaches.Kernels+`")`, "goes back to the host's kernel cache")
+	assert.NotContains(t, all, `export(path:"`+o.HostCaches.GoMod+`")`, "the module cache only goes in")
+
+	_, err = Kernels(context.Background(), o)
+	assert.ErrorIs(t, err, ErrNoReport, "a kernels step that wrote no report is a failure (the fake engine writes nothing)")
 
 	// Order: the Go check runs before the mage step, caches before execs.
-	last := f.queries[len(f.queries)-2] // the sync of the build container
+	var last string // the sync of the build container
+	for _, q := range f.queries {
+		if strings.Contains(q, "sync") {
+			last = q
+			break
+		}
+	}
 	assert.Less(t, strings.Index(last, "withMountedCache"), strings.Index(last, "withExec"))
 	require.Positive(t, strings.Index(last, `args:["sh","-c"`))
 	assert.Less(t, strings.Index(last, `args:["sh","-c"`), strings.Index(last, `"mage.go","kernels"`))
@@ -251,7 +277,7 @@ func TestNoEngine(t *testing.T) {
 	o.Executor = ""
 	o.ready = func(context.Context, toolchain.Executor) bool { return false }
 	for name, run := range map[string]func() error{
-		"kernels": func() error { return Kernels(context.Background(), o) },
+		"kernels": func() error { _, err := Kernels(context.Background(), o); return err },
 		"test":    func() error { return Test(context.Background(), o) },
 		"release": func() error {
 			o := o

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -33,6 +34,10 @@ const (
 	// DebsDir is where the host's verified .deb files are mounted for the
 	// release's base layer (containers run without a network).
 	DebsDir = "/debs"
+	// OutDir is the plans' Out: the steps' reports, brought back to the host.
+	OutDir = "/cuzk-out"
+	// KernelsReportFile is the kernels step's report in OutDir (KernelsReport).
+	KernelsReportFile = "kernels.json"
 	// containerPath puts the pinned Go first; Debian's nvcc is in /usr/bin.
 	containerPath = GoRoot + "/bin:" + GoPath + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
@@ -40,10 +45,6 @@ const (
 // SourceExclude leaves version control and build outputs out of the source
 // mount, so containers build from sources alone (mirrors .gitignore).
 var SourceExclude = []string{".git", "bin", "dist", ".gpu", "cuda/fatbin/*.fatbin", "cuda/fatbin/manifest.json", "**/*.test", "**/*.prof"}
-
-// forwardedGoEnv are host variables passed through so the container reaches
-// the same module proxy and checksum database as the host.
-var forwardedGoEnv = []string{"GOPROXY", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY"}
 
 // Options configure the pipelines. Root and Pins are required.
 type Options struct {
@@ -85,11 +86,12 @@ type Options struct {
 	GoCommand string
 
 	// Seams for tests: executor detection, connection, the build image, the
-	// host's .deb fetch and the push.
+	// host's .deb fetch, the host's module download and the push.
 	ready     func(context.Context, toolchain.Executor) bool
 	connect   func(context.Context, io.Writer) (*dagger.Client, error)
 	image     func(context.Context, Options) (buildimage.Result, error)
 	fetchDebs func(context.Context, string, []debian.Package) error
+	download  func(ctx context.Context, goCmd, root string, log io.Writer) error
 	push      func(ctx context.Context, layout, address string) (string, error)
 }
 
@@ -191,10 +193,11 @@ func basePlan(name string, o Options) (Plan, error) {
 		Source: Source{Host: o.Root, Exclude: SourceExclude},
 		Env:    env,
 		NoASLR: true, // every pipeline may compile kernels
+		Out:    OutDir,
 		Caches: []Cache{
-			{Key: "cuzk-go-mod", Path: goModCache(o), Host: o.HostCaches.GoMod},
-			{Key: goBuild, Path: GoBuildCache, Host: filepath.Join(o.HostCaches.Dir, goBuild)},
-			{Key: "cuzk-kernels", Path: KernelCache, Host: o.HostCaches.Kernels},
+			{Key: "cuzk-go-mod", Path: goModCache(o), Host: o.HostCaches.GoMod, Use: ReadOnly},
+			{Key: goBuild, Path: GoBuildCache, Host: filepath.Join(o.HostCaches.Dir, goBuild), Use: Scratch},
+			{Key: "cuzk-kernels", Path: KernelCache, Host: o.HostCaches.Kernels, Use: Shared},
 		},
 		Steps: []Step{{Why: "check the pinned Go", Args: []string{"sh", "-c",
 			fmt.Sprintf(`v=$(go env GOVERSION) && [ "$v" = %q ] || { echo "go is $v, pinned %s" >&2; exit 1; }`, g.GOVERSION(), g.GOVERSION())}}},
@@ -204,7 +207,9 @@ func basePlan(name string, o Options) (Plan, error) {
 
 // containerEnv returns the sorted container environment: the native
 // toolchain mode with the image named (so kernel keys include its digest),
-// Go's paths, and the host's CUZK_* pin overrides and Go proxy settings.
+// Go's paths, Go offline (GOPROXY=off: every module comes from the host's
+// module cache, whichever executor runs the steps), and the host's CUZK_*
+// pin overrides.
 func containerEnv(o Options) ([]EnvVar, error) {
 	env := map[string]string{
 		toolchain.EnvToolchain: string(toolchain.Native),
@@ -215,6 +220,7 @@ func containerEnv(o Options) ([]EnvVar, error) {
 		"GOCACHE":              GoBuildCache,
 		"GOTOOLCHAIN":          "local",
 		"GOFLAGS":              "-buildvcs=false",
+		"GOPROXY":              "off",
 		"PATH":                 containerPath,
 	}
 	for _, kv := range o.Environ {
@@ -225,9 +231,9 @@ func containerEnv(o Options) ([]EnvVar, error) {
 		switch {
 		case k == toolchain.EnvPinsFile:
 			return nil, fmt.Errorf("ci: %s=%s is a host file the container cannot read; set the pins as CUZK_* variables instead", k, v)
-		case k == toolchain.EnvToolchain || k == toolchain.EnvImage || k == toolchain.EnvCache:
-			// set above for the container
-		case strings.HasPrefix(k, "CUZK_"), contains(forwardedGoEnv, k):
+		case k == toolchain.EnvToolchain || k == toolchain.EnvImage || k == toolchain.EnvCache || k == toolchain.EnvKernelsReport:
+			// set above, or by the plan, for the container
+		case strings.HasPrefix(k, "CUZK_"):
 			env[k] = v
 		}
 	}
@@ -269,6 +275,7 @@ func KernelsPlan(opts Options) (Plan, error) {
 		return Plan{}, err
 	}
 	p.Steps = append(p.Steps, mageStep("kernels", "build fatbins with the image's nvcc"))
+	p.Env = setEnv(p.Env, toolchain.EnvKernelsReport, path.Join(p.Out, KernelsReportFile))
 	p.Exports = []Export{{Path: "cuda/fatbin", Host: filepath.Join(o.Root, "cuda", "fatbin"), Dir: true}}
 	return p, p.Validate()
 }

@@ -58,6 +58,7 @@ func TestBasePlanPinsEverything(t *testing.T) {
 	want := map[string]string{
 		"CUZK_TOOLCHAIN": "native", "CUZK_IMAGE": o.Pins.Images.Build, "CUZK_CACHE": KernelCache,
 		"GOTOOLCHAIN": "local", "GOMODCACHE": "/host/go/pkg/mod", "GOCACHE": GoBuildCache, "GOFLAGS": "-buildvcs=false",
+		"GOPROXY": "off", "CUZK_KERNELS_REPORT": "/cuzk-out/kernels.json",
 	}
 	for k, v := range want {
 		got, ok := p.LookupEnv(k)
@@ -68,13 +69,14 @@ func TestBasePlanPinsEverything(t *testing.T) {
 	assert.True(t, strings.HasPrefix(path, GoRoot+"/bin:"), "pinned Go first on PATH: %s", path)
 	assert.NotContains(t, path, "/usr/local/cuda", "the image's nvcc is Debian's, in /usr/bin")
 	_, ok := p.LookupEnv("HOME")
-	assert.False(t, ok, "host variables other than CUZK_* and Go proxy settings stay out")
+	assert.False(t, ok, "host variables other than CUZK_* stay out")
 
 	assert.Equal(t, []Cache{
-		{Key: "cuzk-go-mod", Path: "/host/go/pkg/mod", Host: "/host/go/pkg/mod"},
-		{Key: "cuzk-go-build-go" + o.Pins.Go + "-linux-amd64-b84142a9", Path: "/root/.cache/go-build", Host: "/host/cache/cuzk-ci/cuzk-go-build-go" + o.Pins.Go + "-linux-amd64-b84142a9"},
-		{Key: "cuzk-kernels", Path: "/cache/cuzk", Host: "/host/cache/cuzk"},
-	}, p.Caches)
+		{Key: "cuzk-go-mod", Path: "/host/go/pkg/mod", Host: "/host/go/pkg/mod", Use: ReadOnly},
+		{Key: "cuzk-go-build-go" + o.Pins.Go + "-linux-amd64-b84142a9", Path: "/root/.cache/go-build", Host: "/host/cache/cuzk-ci/cuzk-go-build-go" + o.Pins.Go + "-linux-amd64-b84142a9", Use: Scratch},
+		{Key: "cuzk-kernels", Path: "/cache/cuzk", Host: "/host/cache/cuzk", Use: Shared},
+	}, p.Caches, "the module cache only goes in; the kernel cache goes in and out; the build cache only saves time")
+	assert.Equal(t, OutDir, p.Out, "the steps' reports come back")
 	other := o
 	other.HostCaches.GoMod = "/home/dev/go/pkg/mod"
 	q, err := KernelsPlan(other)
@@ -108,11 +110,12 @@ func TestTestPlan(t *testing.T) {
 func TestEnvForwarding(t *testing.T) {
 	o := testOptions(t)
 	o.Environ = []string{"CUZK_ARCHS=sm_90", "CUZK_TOOLCHAIN=container", "CUZK_IMAGE=evil", "CUZK_CACHE=/host/cache",
-		"GOPROXY=https://proxy.example", "GOFLAGS=-race", "PATH=/host/bin", "CUZK_DEBUGHASH=1"}
-	p, err := TestPlan(o)
+		"GOPROXY=https://proxy.example", "GOFLAGS=-race", "PATH=/host/bin", "CUZK_DEBUGHASH=1", "CUZK_KERNELS_REPORT=/host/r.json"}
+	p, err := KernelsPlan(o)
 	require.NoError(t, err)
 	for k, v := range map[string]string{"CUZK_ARCHS": "sm_90", "CUZK_TOOLCHAIN": "native", "CUZK_IMAGE": o.Pins.Images.Build,
-		"CUZK_CACHE": KernelCache, "GOPROXY": "https://proxy.example", "GOFLAGS": "-buildvcs=false", "CUZK_DEBUGHASH": "1"} {
+		"CUZK_CACHE": KernelCache, "GOPROXY": "off", "GOFLAGS": "-buildvcs=false", "CUZK_DEBUGHASH": "1",
+		"CUZK_KERNELS_REPORT": "/cuzk-out/kernels.json"} {
 		got, _ := p.LookupEnv(k)
 		assert.Equal(t, v, got, k)
 	}
@@ -195,7 +198,8 @@ func TestPlanString(t *testing.T) {
 	require.NoError(t, err)
 	s := p.String()
 	for _, want := range []string{
-		"pipeline release\n", "from " + p.Image, "cache cuzk-go-mod at /host/go/pkg/mod", "env CUZK_TOOLCHAIN=native",
+		"pipeline release\n", "from " + p.Image, "cache cuzk-go-mod at /host/go/pkg/mod (host /host/go/pkg/mod, read-only)",
+		"cache cuzk-kernels at /cache/cuzk (host /host/cache/cuzk, shared)", "reports /cuzk-out -> the host", "env CUZK_TOOLCHAIN=native",
 		"exec go run mage.go release", "export dist -> ", "mount /host/cache/cuzk-debs at /debs (read-only)",
 		"push dist/image -> ghcr.io/x/cuzk:v1 (from the host)",
 	} {

@@ -37,6 +37,11 @@ type Plan struct {
 	Mounts []Mount
 	// Exports copy container paths back to the host after the last step.
 	Exports []Export
+	// Out, when set, is an empty directory (absolute) the steps write their
+	// reports into (KernelsReport): it comes back to the host after the
+	// steps, whichever executor ran them, and the host reads the files
+	// there. Nothing is learnt from what a step prints.
+	Out string
 	// NoASLR lets steps turn address randomization off for their children
 	// (personality(2) with ADDR_NO_RANDOMIZE, which kbuild needs for
 	// reproducible ptxas output and which default seccomp filters refuse):
@@ -64,12 +69,47 @@ type Source struct {
 // EnvVar is one environment variable.
 type EnvVar struct{ Name, Value string }
 
-// Cache is a named cache volume mounted at Path. Dagger keeps it as an
-// engine cache volume; the podman and docker executors bind Host, a
-// directory on the machine (the host's own Go module and kernel caches for
-// those two, so a cache filled natively serves the container and the other
-// way round).
-type Cache struct{ Key, Path, Host string }
+// Cache is a host directory, Host, that the steps see at Path. Use says
+// how its content travels; every executor keeps to it, so a cache means the
+// same thing whichever ran the steps.
+type Cache struct {
+	Key, Path, Host string
+	Use             CacheUse
+}
+
+// CacheUse says how a cache's content travels between host and steps.
+type CacheUse int
+
+const (
+	// Shared: the host directory's content goes in and what the steps add
+	// comes back (the kernel cache: native and container builds share its
+	// keys). podman and docker bind it; Dagger imports it, so its content
+	// is one of the steps' inputs, and exports the steps' additions back.
+	Shared CacheUse = iota
+	// ReadOnly: the host directory's content goes in and nothing comes
+	// back (the Go module cache, which the host fills first: the steps
+	// build offline from it). podman and docker bind it read-only; Dagger
+	// imports it.
+	ReadOnly
+	// Scratch: it only saves time and never changes a result (Go's build
+	// cache, whose own keys hold every input). podman and docker bind the
+	// host directory; Dagger keeps an engine cache volume named Key, seeded
+	// from the host directory when the volume is new.
+	Scratch
+)
+
+// String names u for plan dumps.
+func (u CacheUse) String() string {
+	switch u {
+	case Shared:
+		return "shared"
+	case ReadOnly:
+		return "read-only"
+	case Scratch:
+		return "scratch"
+	}
+	return fmt.Sprintf("CacheUse(%d)", int(u))
+}
 
 // Step is one command, run without a shell unless Args says so.
 type Step struct {
@@ -109,9 +149,12 @@ func (p Plan) Validate() error {
 		errs = append(errs, fmt.Errorf("plan %s: env not sorted", p.Name))
 	}
 	for _, c := range p.Caches {
-		if c.Key == "" || !path.IsAbs(c.Path) {
-			errs = append(errs, fmt.Errorf("plan %s: cache %q at %q: want a key and an absolute path", p.Name, c.Key, c.Path))
+		if c.Key == "" || !path.IsAbs(c.Path) || c.Host == "" {
+			errs = append(errs, fmt.Errorf("plan %s: cache %q at %q from %q: want a key, an absolute path and a host directory", p.Name, c.Key, c.Path, c.Host))
 		}
+	}
+	if p.Out != "" && !path.IsAbs(p.Out) {
+		errs = append(errs, fmt.Errorf("plan %s: out directory %q is not absolute", p.Name, p.Out))
 	}
 	for _, m := range p.Mounts {
 		if m.Host == "" || !path.IsAbs(m.Path) {
@@ -142,7 +185,7 @@ func (p Plan) String() string {
 		fmt.Fprintf(&b, "  mount %s at %s (read-only)\n", m.Host, m.Path)
 	}
 	for _, c := range p.Caches {
-		fmt.Fprintf(&b, "  cache %s at %s (host %s)\n", c.Key, c.Path, c.Host)
+		fmt.Fprintf(&b, "  cache %s at %s (host %s, %s)\n", c.Key, c.Path, c.Host, c.Use)
 	}
 	for _, e := range p.Env {
 		fmt.Fprintf(&b, "  env %s=%s\n", e.Name, e.Value)
@@ -155,6 +198,9 @@ func (p Plan) String() string {
 	}
 	for _, x := range p.Exports {
 		fmt.Fprintf(&b, "  export %s -> %s\n", x.Path, x.Host)
+	}
+	if p.Out != "" {
+		fmt.Fprintf(&b, "  reports %s -> the host\n", p.Out)
 	}
 	if p.Push != "" {
 		fmt.Fprintf(&b, "  push dist/%s -> %s (from the host)\n", release.ImageDir, p.Push)

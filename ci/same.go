@@ -1,7 +1,6 @@
 package ci
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,36 +18,17 @@ import (
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
-// Run is one build compared by Same: where it ran, how long it took, what
-// its kernels step said, and the hash of every file it produced.
+// Run is one build compared by Same: where it ran, how long it took, the
+// report its kernels step wrote, and the hash of every file it produced.
 type Run struct {
 	Name string
 	Wall time.Duration
-	// Kernels is the kernels step's summary line, parsed; zero when the
-	// step printed none (a release reuses the materialized kernels).
-	Kernels KernelLine
+	// Kernels is the kernels step's report; nil for a run that builds no
+	// kernels of its own (a release reuses the materialized kernels).
+	Kernels *KernelsReport
 	// Files maps each produced file (slash path under the output) to its
-	// sha256.
+	// sha256, as found on the host afterwards.
 	Files map[string]string
-}
-
-// KernelLine is what `mage kernels` prints when it ends.
-type KernelLine struct {
-	Units, Hits, Remote, Nvcc int
-	Seen                      bool
-}
-
-var kernelLineRE = regexp.MustCompile(`kernels: (\d+) units, (\d+) hits \((\d+) remote\), (\d+) nvcc runs`)
-
-// ParseKernelLine finds the last summary line of a kernels step in out.
-func ParseKernelLine(out []byte) KernelLine {
-	all := kernelLineRE.FindAllSubmatch(out, -1)
-	if len(all) == 0 {
-		return KernelLine{}
-	}
-	m := all[len(all)-1]
-	n := func(i int) int { v, _ := strconv.Atoi(string(m[i])); return v } // the pattern admits digits only
-	return KernelLine{Units: n(1), Hits: n(2), Remote: n(3), Nvcc: n(4), Seen: true}
 }
 
 // TreeHashes returns the sha256 of every regular file under dir, by slash
@@ -111,55 +90,71 @@ func DiffTrees(a, b map[string]string, ignore ...string) []string {
 
 // NativeMage runs `go run mage.go target` natively in root (CUZK_TOOLCHAIN
 // native), its output going to log, and returns the run with the files
-// under out hashed.
+// under out hashed. For the kernels target the run holds the report the
+// build wrote.
 func NativeMage(ctx context.Context, root, target, out string, environ []string, log io.Writer) (Run, error) {
-	var buf bytes.Buffer
+	dir, err := os.MkdirTemp("", "cuzk-native-"+target+"-")
+	if err != nil {
+		return Run{}, err
+	}
+	defer os.RemoveAll(dir) // the report, read below
+	report := filepath.Join(dir, KernelsReportFile)
+	var tail tailWriter
 	cmd := exec.CommandContext(ctx, "go", "run", "mage.go", target)
 	cmd.Dir = root
 	cmd.Env = append(append([]string{}, environ...), toolchain.EnvToolchain+"="+string(toolchain.Native))
-	cmd.Stdout = io.MultiWriter(log, &buf)
-	cmd.Stderr = cmd.Stdout
+	if target == "kernels" {
+		cmd.Env = append(cmd.Env, toolchain.EnvKernelsReport+"="+report)
+	}
+	cmd.Stdout, cmd.Stderr = log, io.MultiWriter(log, &tail)
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return Run{}, fmt.Errorf("native %s: %w", target, err)
+		return Run{}, &StepError{Pipeline: "native " + target, Step: Step{Why: "natively", Args: cmd.Args},
+			Exit: cmd.ProcessState.ExitCode(), Stderr: tail.String(), Err: err}
 	}
-	r := Run{Name: "native " + target, Wall: time.Since(start), Kernels: ParseKernelLine(buf.Bytes())}
-	var err error
+	r := Run{Name: "native " + target, Wall: time.Since(start)}
+	if target == "kernels" {
+		k, err := ReadKernelsReport(report, start)
+		if err != nil {
+			return Run{}, err
+		}
+		r.Kernels = &k
+	}
 	r.Files, err = TreeHashes(filepath.Join(root, out))
 	return r, err
 }
 
-// ContainerPipeline runs the pipeline build in the image (as Kernels or
-// Release do) and returns the run with the files under out hashed.
-func ContainerPipeline(ctx context.Context, name string, opts Options, build func(Options) (Plan, error), out string) (Run, error) {
-	var buf bytes.Buffer
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
-	opts.Log = io.MultiWriter(opts.Log, &buf)
+// ContainerKernels runs the kernels pipeline in the image and returns the
+// run with its report and the files of cuda/fatbin hashed.
+func ContainerKernels(ctx context.Context, name string, opts Options) (Run, error) {
 	start := time.Now()
-	if _, err := execute(ctx, opts, build); err != nil {
+	k, err := Kernels(ctx, opts)
+	if err != nil {
 		return Run{}, err
 	}
-	r := Run{Name: name, Wall: time.Since(start), Kernels: ParseKernelLine(buf.Bytes())}
+	r := Run{Name: name, Wall: time.Since(start), Kernels: &k}
 	root, err := filepath.Abs(opts.Root)
 	if err != nil {
 		return Run{}, err
 	}
-	r.Files, err = TreeHashes(filepath.Join(root, out))
+	r.Files, err = TreeHashes(filepath.Join(root, "cuda", "fatbin"))
 	return r, err
 }
 
 // SameTable renders runs as the table `ci:same` prints: wall time, the
-// kernels line and how each run's files compare with the first's.
+// kernels step's report (units, hits, nvcc runs, whether the step ran or
+// its executor served it from its cache) and how each run's files compare
+// with the first's.
 func SameTable(runs []Run, ignore ...string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-44s %9s %6s %5s %5s  %s\n", "build", "wall", "units", "hits", "nvcc", "files vs the first run")
+	fmt.Fprintf(&b, "%-44s %9s %6s %5s %5s %7s  %s\n", "build", "wall", "units", "hits", "nvcc", "step", "files vs the first run")
 	for i, r := range runs {
-		k := "-"
-		hits, nvcc := "-", "-"
-		if r.Kernels.Seen {
-			k, hits, nvcc = strconv.Itoa(r.Kernels.Units), strconv.Itoa(r.Kernels.Hits), strconv.Itoa(r.Kernels.Nvcc)
+		units, hits, nvcc, step := "-", "-", "-", "-"
+		if k := r.Kernels; k != nil {
+			units, hits, nvcc, step = strconv.Itoa(k.Units), strconv.Itoa(k.Hits), strconv.Itoa(k.Nvcc), "ran"
+			if k.Cached {
+				step = "cached"
+			}
 		}
 		same := fmt.Sprintf("%d files", len(r.Files))
 		if i > 0 {
@@ -169,31 +164,49 @@ func SameTable(runs []Run, ignore ...string) string {
 				same += fmt.Sprintf(", %d differ: %s", len(d), strings.Join(d, "; "))
 			}
 		}
-		fmt.Fprintf(&b, "%-44s %9s %6s %5s %5s  %s\n", r.Name, r.Wall.Round(100*time.Millisecond), k, hits, nvcc, same)
+		fmt.Fprintf(&b, "%-44s %9s %6s %5s %5s %7s  %s\n", r.Name, r.Wall.Round(100*time.Millisecond), units, hits, nvcc, step, same)
 	}
 	return b.String()
 }
 
 // SameReport is what Same measured: the kernels natively, in the image on
 // an empty kernel cache and in the image on the natively filled one; the
-// release natively and in the image.
+// release natively and in the image; and the executor that ran the image's
+// steps.
 type SameReport struct {
+	Executor         toolchain.Executor
 	Kernels, Release []Run
 }
 
 // Problems lists every way the report breaks the promise that native and
-// container builds are one build; empty means kept.
+// container builds are one build; empty means kept. Every check reads the
+// steps' reports and the files that came back, so it holds whether a step
+// ran or was served from the executor's cache.
 func (r SameReport) Problems() []string {
 	var out []string
-	if len(r.Kernels) == 3 {
+	for _, k := range r.Kernels {
+		switch {
+		case k.Kernels == nil:
+			out = append(out, k.Name+": no kernels report")
+		default:
+			if d := DiffTrees(k.Kernels.Files, k.Files); len(d) > 0 {
+				out = append(out, fmt.Sprintf("%s: the files that came back are not the ones its report lists: %s", k.Name, strings.Join(d, "; ")))
+			}
+		}
+	}
+	if len(r.Kernels) == 3 && r.Kernels[1].Kernels != nil && r.Kernels[2].Kernels != nil {
 		for _, c := range r.Kernels[1:] {
 			if d := DiffTrees(r.Kernels[0].Files, c.Files); len(d) > 0 {
 				out = append(out, fmt.Sprintf("%s: cuda/fatbin differs from %s: %s", c.Name, r.Kernels[0].Name, strings.Join(d, "; ")))
 			}
 		}
-		if k := r.Kernels[2].Kernels; !k.Seen || k.Nvcc != 0 || k.Hits != k.Units {
-			out = append(out, fmt.Sprintf("%s: %d hits of %d units and %d nvcc runs, want every unit a hit and none (seen %v)",
-				r.Kernels[2].Name, k.Hits, k.Units, k.Nvcc, k.Seen))
+		if k := r.Kernels[1].Kernels; k.Hits != k.Remote || k.Units == 0 {
+			out = append(out, fmt.Sprintf("%s: %d local hits of %d units, want none: its kernel cache was not empty",
+				r.Kernels[1].Name, k.Hits-k.Remote, k.Units))
+		}
+		if k := r.Kernels[2].Kernels; k.Nvcc != 0 || k.Hits != k.Units || k.Units == 0 {
+			out = append(out, fmt.Sprintf("%s: %d hits of %d units and %d nvcc runs, want every unit a hit and none",
+				r.Kernels[2].Name, k.Hits, k.Units, k.Nvcc))
 		}
 	}
 	if len(r.Release) == 2 {
@@ -205,16 +218,23 @@ func (r SameReport) Problems() []string {
 }
 
 // Same builds the kernels and the release natively and in the build image
-// (through o's executor) and reports how they compare. coldCache is an
-// empty directory for the image's cold kernel build. The native steps run
-// `go run mage.go` in o.Root; the tree's cuda/fatbin and dist/ are rewritten
-// by every step. log receives every step's output.
+// and reports how they compare. The executor is chosen once (o.Executor,
+// else CUZK_EXECUTOR's or the first that answers) and runs every container
+// leg. coldCache is an empty directory for the image's cold kernel build.
+// The native steps run `go run mage.go` in o.Root; the tree's cuda/fatbin
+// and dist/ are rewritten by every step. log receives every step's output.
 func Same(ctx context.Context, o Options, coldCache string) (SameReport, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return SameReport{}, err
 	}
-	var rep SameReport
+	if o.Executor == "" {
+		if o.Executor, err = o.chooseExecutor(ctx); err != nil {
+			return SameReport{}, fmt.Errorf("ci same: %w", err)
+		}
+	}
+	rep := SameReport{Executor: o.Executor}
+	fmt.Fprintf(o.Log, "ci same: container legs through %s\n", o.Executor)
 	native, err := NativeMage(ctx, o.Root, "kernels", "cuda/fatbin", o.Environ, o.Log)
 	if err != nil {
 		return rep, err
@@ -226,7 +246,7 @@ func Same(ctx context.Context, o Options, coldCache string) (SameReport, error) 
 		name string
 		o    Options
 	}{{"container kernels, empty kernel cache", cold}, {"container kernels, natively filled cache", o}} {
-		r, err := ContainerPipeline(ctx, c.name, c.o, KernelsPlan, "cuda/fatbin")
+		r, err := ContainerKernels(ctx, c.name, c.o)
 		if err != nil {
 			return rep, err
 		}

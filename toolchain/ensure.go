@@ -71,14 +71,20 @@ func ParseExecutor(s string) (Executor, error) {
 // Choice is the toolchain a build will use.
 type Choice struct {
 	Mode     Mode     // Native or Container
-	Local    Local    // the native toolchain, when Mode is Native
+	Local    Local    // the native toolchain, when Mode is Native and not Cached
 	Executor Executor // what runs the container, when Mode is Container
+	// Cached: natively, from the caches alone: every kernel is a hit, so no
+	// nvcc is needed (Host.Cached said so).
+	Cached bool
 }
 
 // String says what was chosen, for the line a build prints.
 func (c Choice) String() string {
-	if c.Mode == Container {
+	switch {
+	case c.Mode == Container:
 		return fmt.Sprintf("container (%s, cuzk's build image)", c.Executor)
+	case c.Cached:
+		return "native, from the caches (every kernel a hit; no nvcc needed)"
 	}
 	return fmt.Sprintf("native (%s; %s)", c.Local.Nvcc, c.Local.Identity)
 }
@@ -95,6 +101,9 @@ type Host struct {
 	// packages install natively.
 	Debian12      func() bool
 	InstallNative func(ctx context.Context) error
+	// Cached, when set, reports whether every kernel is already in a
+	// cache (local or remote), so that a build needs no nvcc at all.
+	Cached func(ctx context.Context) bool
 }
 
 // SystemHost describes this machine.
@@ -133,14 +142,20 @@ func ChooseExecutor(ctx context.Context, h Host) (Executor, error) {
 }
 
 // Ensure picks the toolchain for mode, in this order for Auto: a native nvcc
-// that is the pinned build; a container executor (Dagger, podman, docker:
-// the first that answers, or CUZK_EXECUTOR's); on Debian 12, the pinned
-// package installed natively; otherwise ErrNoToolchain naming the ways out.
+// that is the pinned build; the caches alone, when every kernel is in one
+// (Host.Cached); a container executor (Dagger, podman, docker: the first
+// that answers, or CUZK_EXECUTOR's); on Debian 12, the pinned package
+// installed natively; otherwise ErrNoToolchain naming the ways out. Native
+// takes the pinned nvcc or the caches alone; Container, an executor.
 func Ensure(ctx context.Context, p Pins, mode Mode, h Host) (Choice, error) {
 	local, derr := h.Detect(ctx)
 	nativeOK := derr == nil && len(Mismatch(p, local)) == 0
+	cached := func() bool { return h.Cached != nil && h.Cached(ctx) }
 	switch mode {
 	case Native:
+		if !nativeOK && cached() {
+			return Choice{Mode: Native, Cached: true}, nil
+		}
 		if derr != nil {
 			return Choice{}, fmt.Errorf("native toolchain: %w (run `go run mage.go toolchain:install`)", derr)
 		}
@@ -158,6 +173,9 @@ func Ensure(ctx context.Context, p Pins, mode Mode, h Host) (Choice, error) {
 	if nativeOK {
 		return Choice{Mode: Native, Local: local}, nil
 	}
+	if cached() {
+		return Choice{Mode: Native, Cached: true}, nil
+	}
 	if e, err := ChooseExecutor(ctx, h); err == nil {
 		return Choice{Mode: Container, Executor: e}, nil
 	}
@@ -165,6 +183,7 @@ func Ensure(ctx context.Context, p Pins, mode Mode, h Host) (Choice, error) {
 		if err := h.InstallNative(ctx); err != nil {
 			return Choice{}, err
 		}
+		h.Cached = nil // known: some kernel is in no cache
 		return Ensure(ctx, p, Native, h)
 	}
 	why := "no nvcc"
@@ -175,15 +194,29 @@ func Ensure(ctx context.Context, p Pins, mode Mode, h Host) (Choice, error) {
 		ErrNoToolchain, why, p.CUDA.Release, p.CUDA.NvccBuild)
 }
 
+// EnvDaggerRunnerHost names the Dagger engine the SDK dials (for an engine
+// started by the CI's engine.sh, unix://<its socket>).
+const EnvDaggerRunnerHost = "_EXPERIMENTAL_DAGGER_RUNNER_HOST"
+
 // ExecutorReady reports whether e answers: for Dagger a `dagger run`
-// session, an engine named by _EXPERIMENTAL_DAGGER_RUNNER_HOST, or the
+// session, an engine named by _EXPERIMENTAL_DAGGER_RUNNER_HOST (a unix
+// socket must exist), or the
 // dagger CLI with docker or podman answering (it starts its engine there);
 // for podman and docker, `info` succeeding within 10 s.
 func ExecutorReady(ctx context.Context, e Executor, environ []string) bool {
 	env := envmap.Map(environ)
 	switch e {
 	case Dagger:
-		if env["DAGGER_SESSION_PORT"] != "" || env["_EXPERIMENTAL_DAGGER_RUNNER_HOST"] != "" {
+		if env["DAGGER_SESSION_PORT"] != "" {
+			return true
+		}
+		if host := env[EnvDaggerRunnerHost]; host != "" {
+			// An engine started by engine.sh listens on a unix socket: a
+			// socket that is gone means a stopped engine, not one to dial.
+			if sock, ok := strings.CutPrefix(host, "unix://"); ok {
+				fi, err := os.Stat(sock)
+				return err == nil && fi.Mode()&os.ModeSocket != 0
+			}
 			return true
 		}
 		if _, err := exec.LookPath("dagger"); err != nil {

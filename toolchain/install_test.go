@@ -3,7 +3,10 @@ package toolchain_test
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -53,6 +56,9 @@ type fakeHost struct {
 	debian     bool
 	installed  bool
 	installErr error
+	// cached: every kernel is in a cache; asked counts the questions.
+	cached bool
+	asked  int
 }
 
 func (f *fakeHost) host() toolchain.Host {
@@ -70,6 +76,7 @@ func (f *fakeHost) host() toolchain.Host {
 			f.installed = f.installErr == nil
 			return f.installErr
 		},
+		Cached: func(context.Context) bool { f.asked++; return f.cached },
 	}
 }
 
@@ -96,20 +103,25 @@ func TestEnsureOrder(t *testing.T) {
 		executor  toolchain.Executor
 		installed bool
 		err       string
+		cached    bool // want a Cached choice
 	}{
-		{"matching native wins", toolchain.Auto, fakeHost{local: pinnedLocal(), ready: all, debian: true}, toolchain.Native, "", false, ""},
-		{"wrong nvcc, dagger first", toolchain.Auto, fakeHost{local: other, ready: all, debian: true}, toolchain.Container, toolchain.Dagger, false, ""},
-		{"no nvcc, podman before installing", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: podman, debian: true}, toolchain.Container, toolchain.Podman, false, ""},
-		{"no nvcc, docker last", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: []toolchain.Executor{toolchain.Docker}}, toolchain.Container, toolchain.Docker, false, ""},
-		{"no nvcc, forced docker", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: all, forced: toolchain.Docker}, toolchain.Container, toolchain.Docker, false, ""},
-		{"no nvcc, debian 12 installs", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true}, toolchain.Native, "", true, ""},
-		{"nothing", toolchain.Auto, fakeHost{detectErr: noNvcc}, "", "", false, "Ways out"},
-		{"install fails", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true, installErr: errors.New("apt down")}, "", "", false, "apt down"},
-		{"forced native, wrong nvcc", toolchain.Native, fakeHost{local: other, ready: all}, "", "", false, "nvcc build: want"},
-		{"forced native, other host compiler", toolchain.Native, fakeHost{local: otherGcc}, "", "", false, "host compiler: want"},
-		{"forced container, no executor", toolchain.Container, fakeHost{local: pinnedLocal()}, "", "", false, "no container executor"},
-		{"forced container, forced executor silent", toolchain.Container, fakeHost{ready: podman, forced: toolchain.Docker}, "", "", false, "CUZK_EXECUTOR=docker does not answer"},
-		{"forced container", toolchain.Container, fakeHost{local: pinnedLocal(), ready: podman}, toolchain.Container, toolchain.Podman, false, ""},
+		{"matching native wins", toolchain.Auto, fakeHost{local: pinnedLocal(), ready: all, debian: true}, toolchain.Native, "", false, "", false},
+		{"wrong nvcc, dagger first", toolchain.Auto, fakeHost{local: other, ready: all, debian: true}, toolchain.Container, toolchain.Dagger, false, "", false},
+		{"no nvcc, podman before installing", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: podman, debian: true}, toolchain.Container, toolchain.Podman, false, "", false},
+		{"no nvcc, docker last", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: []toolchain.Executor{toolchain.Docker}}, toolchain.Container, toolchain.Docker, false, "", false},
+		{"no nvcc, forced docker", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: all, forced: toolchain.Docker}, toolchain.Container, toolchain.Docker, false, "", false},
+		{"no nvcc, debian 12 installs", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true}, toolchain.Native, "", true, "", false},
+		{"nothing", toolchain.Auto, fakeHost{detectErr: noNvcc}, "", "", false, "Ways out", false},
+		{"install fails", toolchain.Auto, fakeHost{detectErr: noNvcc, debian: true, installErr: errors.New("apt down")}, "", "", false, "apt down", false},
+		{"forced native, wrong nvcc", toolchain.Native, fakeHost{local: other, ready: all}, "", "", false, "nvcc build: want", false},
+		{"forced native, other host compiler", toolchain.Native, fakeHost{local: otherGcc}, "", "", false, "host compiler: want", false},
+		{"forced container, no executor", toolchain.Container, fakeHost{local: pinnedLocal()}, "", "", false, "no container executor", false},
+		{"forced container, forced executor silent", toolchain.Container, fakeHost{ready: podman, forced: toolchain.Docker}, "", "", false, "CUZK_EXECUTOR=docker does not answer", false},
+		{"forced container", toolchain.Container, fakeHost{local: pinnedLocal(), ready: podman}, toolchain.Container, toolchain.Podman, false, "", false},
+		{"no nvcc, every kernel cached: no executor, no install", toolchain.Auto, fakeHost{detectErr: noNvcc, ready: all, debian: true, cached: true}, toolchain.Native, "", false, "", true},
+		{"forced native, no nvcc, every kernel cached", toolchain.Native, fakeHost{detectErr: noNvcc, cached: true}, toolchain.Native, "", false, "", true},
+		{"forced container although cached", toolchain.Container, fakeHost{detectErr: noNvcc, ready: podman, cached: true}, toolchain.Container, toolchain.Podman, false, "", false},
+		{"matching native, cache not asked", toolchain.Auto, fakeHost{local: pinnedLocal(), cached: true}, toolchain.Native, "", false, "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,6 +136,10 @@ func TestEnsureOrder(t *testing.T) {
 			assert.Equal(t, tc.want, c.Mode)
 			assert.Equal(t, tc.executor, c.Executor)
 			assert.Equal(t, tc.installed, h.installed)
+			assert.Equal(t, tc.cached, c.Cached)
+			if tc.want == toolchain.Native && tc.host.detectErr == nil {
+				assert.Zero(t, h.asked, "a pinned native nvcc builds without asking the caches")
+			}
 		})
 	}
 }
@@ -179,4 +195,18 @@ func TestDetectRealNvcc(t *testing.T) {
 	pins.CUDA.Nvcc = "definitely-not-nvcc"
 	_, err = toolchain.Detect(context.Background(), pins, nil)
 	assert.ErrorIs(t, err, toolchain.ErrNoNvcc)
+}
+
+func TestDaggerReadyNeedsTheEngineSocket(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "engine.sock")
+	env := []string{toolchain.EnvDaggerRunnerHost + "=unix://" + sock, "PATH=" + dir}
+	assert.False(t, toolchain.ExecutorReady(context.Background(), toolchain.Dagger, env), "no socket: a stopped engine")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	assert.True(t, toolchain.ExecutorReady(context.Background(), toolchain.Dagger, env))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "plain"), nil, 0o644))
+	env[0] = toolchain.EnvDaggerRunnerHost + "=unix://" + filepath.Join(dir, "plain")
+	assert.False(t, toolchain.ExecutorReady(context.Background(), toolchain.Dagger, env), "a file that is no socket")
 }

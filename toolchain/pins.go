@@ -92,6 +92,10 @@ const (
 	// -run pattern (a named subset, as run inside the build image).
 	EnvTestPackages = "CUZK_TEST_PACKAGES"
 	EnvTestRun      = "CUZK_TEST_RUN"
+	// EnvKernelsReport names a file `mage kernels` writes its report into
+	// (JSON: units, hits, nvcc runs, files and digests), which a pipeline
+	// reads back instead of what the build printed.
+	EnvKernelsReport = "CUZK_KERNELS_REPORT"
 )
 
 // EnvBenchPrefix starts the variables that steer benchmarks (CUZK_BENCH_SIZES…).
@@ -107,7 +111,7 @@ const EnvSigningKey = "CUZK_SIGNING_KEY"
 
 // operational lists CUZK_* variables that are read elsewhere and are not pins.
 var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvTestGPU, EnvRemoteToken,
-	EnvExecutor, EnvImageRepin, EnvTestPackages, EnvTestRun, EnvSigningKey}
+	EnvExecutor, EnvImageRepin, EnvTestPackages, EnvTestRun, EnvSigningKey, EnvKernelsReport}
 
 // Load reads the pins: embedded defaults, then the file named by CUZK_PINS if
 // set, then CUZK_* variables from environ (nested keys join with "_", e.g.
