@@ -88,7 +88,7 @@ func run(ctx context.Context, c *dagger.Client, p Plan, archive, out string) err
 		// Only what the steps added or changed travels back; the host's
 		// other entries stay as they are (a cache never loses entries to a
 		// build).
-		added := built.Directory(cv.Path).Diff(b.shared[cv.Path])
+		added := b.shared[cv.Path].Diff(built.Directory(cv.Path)) // what the second holds beyond the first
 		if _, err := added.Export(ctx, cv.Host); err != nil {
 			return fmt.Errorf("pipeline %s: export cache %s to %s: %w", p.Name, cv.Key, cv.Host, err)
 		}
