@@ -51,7 +51,7 @@ func (Ci) Release(ctx context.Context) error {
 // envSameReport names a file ci:same writes its measurements into (JSON).
 const envSameReport = "CUZK_SAME_REPORT"
 
-// Same builds the kernels and the release natively and in the build image, prints a table, and fails unless fatbins, ActionIDs and release bytes are identical (CUZK_SAME_REPORT: also write the runs as JSON).
+// Same builds the kernels and the release natively and in the build image, prints a table, and fails unless fatbins, ActionIDs and release bytes are identical.
 func (Ci) Same(ctx context.Context) error {
 	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
 	if err != nil {
