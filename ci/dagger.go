@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 
 	"dagger.io/dagger"
@@ -67,6 +68,12 @@ func container(c *dagger.Client, p Plan, archive string) daggerBuild {
 // report directory into out (when p has one), what the steps added to each
 // Shared cache, and the exports.
 func run(ctx context.Context, c *dagger.Client, p Plan, archive, out string) error {
+	for _, cv := range p.Caches {
+		// A cache the host never had starts empty, as podman's bind does.
+		if err := os.MkdirAll(cv.Host, 0o755); err != nil {
+			return fmt.Errorf("pipeline %s: cache %s: %w", p.Name, cv.Key, err)
+		}
+	}
 	b := container(c, p, archive)
 	built, err := b.ctr.Sync(ctx)
 	if err != nil {
