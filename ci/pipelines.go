@@ -233,6 +233,8 @@ func containerEnv(o Options) ([]EnvVar, error) {
 			return nil, fmt.Errorf("ci: %s=%s is a host file the container cannot read; set the pins as CUZK_* variables instead", k, v)
 		case k == toolchain.EnvToolchain || k == toolchain.EnvImage || k == toolchain.EnvCache || k == toolchain.EnvKernelsReport:
 			// set above, or by the plan, for the container
+		case k == toolchain.EnvSameReport:
+			// a host file
 		case strings.HasPrefix(k, "CUZK_"):
 			env[k] = v
 		}

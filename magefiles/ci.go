@@ -48,9 +48,6 @@ func (Ci) Release(ctx context.Context) error {
 	return err
 }
 
-// envSameReport names a file ci:same writes its measurements into (JSON).
-const envSameReport = "CUZK_SAME_REPORT"
-
 // Same builds the kernels and the release natively and in the build image, prints a table, and fails unless fatbins, ActionIDs and release bytes are identical.
 func (Ci) Same(ctx context.Context) error {
 	opts, err := ci.OptionsFromEnv(ctx, ".", os.Environ())
@@ -67,13 +64,13 @@ func (Ci) Same(ctx context.Context) error {
 	fmt.Printf("== native and container builds (%s)\n", rep.Executor)
 	fmt.Print(ci.SameTable(rep.Kernels))
 	fmt.Print(ci.SameTable(rep.Release))
-	if path := os.Getenv(envSameReport); path != "" {
+	if path := os.Getenv(toolchain.EnvSameReport); path != "" {
 		b, jerr := json.MarshalIndent(rep, "", "  ")
 		if jerr == nil {
 			jerr = renameio.WriteFile(path, append(b, '\n'), 0o644)
 		}
 		if jerr != nil {
-			return fmt.Errorf("ci:same: %s: %w", envSameReport, jerr)
+			return fmt.Errorf("ci:same: %s: %w", toolchain.EnvSameReport, jerr)
 		}
 	}
 	if err != nil {

@@ -96,6 +96,8 @@ const (
 	// (JSON: units, hits, nvcc runs, files and digests), which a pipeline
 	// reads back instead of what the build printed.
 	EnvKernelsReport = "CUZK_KERNELS_REPORT"
+	// EnvSameReport names a file `mage ci:same` writes its runs into (JSON).
+	EnvSameReport = "CUZK_SAME_REPORT"
 )
 
 // EnvBenchPrefix starts the variables that steer benchmarks (CUZK_BENCH_SIZES…).
@@ -111,7 +113,7 @@ const EnvSigningKey = "CUZK_SIGNING_KEY"
 
 // operational lists CUZK_* variables that are read elsewhere and are not pins.
 var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvTestGPU, EnvRemoteToken,
-	EnvExecutor, EnvImageRepin, EnvTestPackages, EnvTestRun, EnvSigningKey, EnvKernelsReport}
+	EnvExecutor, EnvImageRepin, EnvTestPackages, EnvTestRun, EnvSigningKey, EnvKernelsReport, EnvSameReport}
 
 // Load reads the pins: embedded defaults, then the file named by CUZK_PINS if
 // set, then CUZK_* variables from environ (nested keys join with "_", e.g.
