@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/ci/release"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
@@ -252,7 +253,16 @@ func Same(ctx context.Context, o Options, coldCache string) (SameReport, error) 
 		}
 		rep.Kernels = append(rep.Kernels, r)
 	}
-	nrel, err := NativeMage(ctx, o.Root, "release", "dist", o.Environ, o.Log)
+	// The native release gets the identity the container's gets (the
+	// commit and date taken when Same began), whatever HEAD is by now.
+	nenv := append([]string{}, o.Environ...)
+	if o.Commit != "" {
+		nenv = append(nenv, release.EnvCommit+"="+o.Commit)
+	}
+	if !o.Epoch.IsZero() {
+		nenv = append(nenv, release.EnvSourceDateEpoch+"="+strconv.FormatInt(o.Epoch.Unix(), 10))
+	}
+	nrel, err := NativeMage(ctx, o.Root, "release", "dist", nenv, o.Log)
 	if err != nil {
 		return rep, err
 	}
