@@ -146,4 +146,6 @@ func TestStepErrorSaysStepAndStderr(t *testing.T) {
 	assert.Contains(t, msg, "\n    go: module lookup disabled by GOPROXY=off")
 	assert.ErrorIs(t, e, e.Err)
 	assert.Equal(t, Step{Args: []string{"x"}}, stepByArgs(steps, []string{"x"}), "an unknown command is still named")
+	early := &StepError{Pipeline: "kernels", Exit: 125, Stderr: "Error: no such image"}
+	assert.Contains(t, early.Error(), "pipeline kernels: the container failed with exit code 125 before any step ran; the end of its stderr:\n    Error: no such image")
 }

@@ -10,7 +10,8 @@ import (
 // exit code and the end of its standard error, whichever executor ran it.
 type StepError struct {
 	Pipeline string
-	// Step is the step that failed; zero when the executor could not tell.
+	// Step is the step that failed; zero when none had started (the
+	// container itself failed).
 	Step Step
 	// Exit is the step's exit code (-1 when unknown).
 	Exit int
@@ -24,11 +25,10 @@ func (e *StepError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pipeline %s: ", e.Pipeline)
 	if len(e.Step.Args) > 0 {
-		fmt.Fprintf(&b, "step %q (%s) ", e.Step.Why, strings.Join(e.Step.Args, " "))
+		fmt.Fprintf(&b, "step %q (%s) failed with exit code %d", e.Step.Why, strings.Join(e.Step.Args, " "), e.Exit)
 	} else {
-		b.WriteString("a step ")
+		fmt.Fprintf(&b, "the container failed with exit code %d before any step ran", e.Exit)
 	}
-	fmt.Fprintf(&b, "failed with exit code %d", e.Exit)
 	if e.Stderr == "" {
 		b.WriteString("; it wrote nothing to stderr")
 	} else {
