@@ -39,16 +39,18 @@ func container(c *dagger.Client, p Plan, archive string) daggerBuild {
 		ctr = ctr.WithMountedDirectory(m.Path, c.Host().Directory(m.Host))
 	}
 	for _, cv := range p.Caches {
-		dir := c.Host().Directory(cv.Host)
-		switch cv.Use {
-		case Scratch:
-			ctr = ctr.WithMountedCache(cv.Path, c.CacheVolume(cv.Key), dagger.ContainerWithMountedCacheOpts{Source: dir})
-		case Shared:
-			b.shared[cv.Path] = dir
-			ctr = ctr.WithMountedDirectory(cv.Path, dir)
-		default:
-			ctr = ctr.WithMountedDirectory(cv.Path, dir)
+		if cv.Use == Scratch {
+			// The engine's own volume: a host directory as its seed would
+			// make the steps' keys change with a cache that never changes a
+			// result.
+			ctr = ctr.WithMountedCache(cv.Path, c.CacheVolume(cv.Key))
+			continue
 		}
+		dir := c.Host().Directory(cv.Host)
+		if cv.Use == Shared {
+			b.shared[cv.Path] = dir
+		}
+		ctr = ctr.WithMountedDirectory(cv.Path, dir)
 	}
 	if p.Out != "" {
 		ctr = ctr.WithMountedDirectory(p.Out, c.Directory())

@@ -183,14 +183,15 @@ func TestKernelsThroughEngine(t *testing.T) {
 	assert.True(t, hasCall(all, "directory", `path:"`+o.Root+`"`, `exclude:[".git","bin","dist"`))
 	// The caches travel as their Use says: the module and kernel caches
 	// are host directories (their content is an input of the steps), the
-	// build cache an engine volume seeded from the host's.
+	// build cache an engine volume.
 	assert.NotContains(t, all, `cacheVolume(key:"cuzk-go-mod")`)
 	assert.NotContains(t, all, `cacheVolume(key:"cuzk-kernels")`)
 	assert.True(t, hasCall(all, "directory", `path:"`+o.HostCaches.GoMod+`"`))
 	assert.True(t, hasCall(all, "withMountedDirectory", `path:"`+o.HostCaches.GoMod+`"`, `source:"fake-id-`))
 	assert.True(t, hasCall(all, "directory", `path:"`+o.HostCaches.Kernels+`"`))
 	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/cache/cuzk"`, `source:"fake-id-`))
-	assert.True(t, hasCall(all, "withMountedCache", `path:"/root/.cache/go-build"`, `cache:"fake-id-`, `source:"fake-id-`))
+	assert.True(t, hasCall(all, "withMountedCache", `path:"/root/.cache/go-build"`, `cache:"fake-id-`))
+	assert.False(t, hasCall(all, "withMountedCache", `source:`), "the build cache is the engine's own: no host content in the steps' keys")
 	assert.True(t, hasCall(all, "withMountedDirectory", `path:"/cuzk-out"`, `source:"fake-id-`), "an empty report directory")
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"GOPROXY"`, `value:"off"`), "offline, as podman's")
 	assert.True(t, hasCall(all, "withEnvVariable", `name:"CUZK_IMAGE"`, `value:"`+o.Pins.Images.Build+`"`))

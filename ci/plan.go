@@ -93,8 +93,9 @@ const (
 	ReadOnly
 	// Scratch: it only saves time and never changes a result (Go's build
 	// cache, whose own keys hold every input). podman and docker bind the
-	// host directory; Dagger keeps an engine cache volume named Key, seeded
-	// from the host directory when the volume is new.
+	// host directory; Dagger keeps an engine cache volume named Key (not an
+	// input of the steps, so the engine still serves unchanged steps from
+	// its cache).
 	Scratch
 )
 
