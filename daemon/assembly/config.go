@@ -41,11 +41,17 @@ type Config struct {
 	HostKeyBudget   stats.Bytes `mapstructure:"host_key_budget" help:"bytes of warm keys, as in 64GiB (0: host-budget)"` // bytes; 0: host_budget
 	// KeyDirBudget bounds the bytes of key files in key_dir (0: none): the
 	// least recently used development keys' files are deleted past it.
-	KeyDirBudget  stats.Bytes `mapstructure:"key_dir_budget" help:"bytes of key files in key-dir; least recently used development keys are deleted past it (0: no bound)"`
-	GPUKeyBudget  stats.Bytes `mapstructure:"gpu_key_budget" help:"bytes of hot keys per GPU (0: no bound)"`               // bytes per GPU; 0: none
-	HostJobBudget stats.Bytes `mapstructure:"host_job_budget" help:"bytes of synthesized jobs in flight (0: host-budget)"` // bytes of synthesized jobs; 0: none
-	QueueSize     int         `mapstructure:"queue_size" help:"queued jobs before ResourceExhausted"`
-	Synthesizers  int         `mapstructure:"synthesizers" help:"jobs synthesized at once (0: one per core)"` // 0: one per core
+	KeyDirBudget stats.Bytes `mapstructure:"key_dir_budget" help:"bytes of key files in key-dir; least recently used development keys are deleted past it (0: no bound)"`
+	GPUKeyBudget stats.Bytes `mapstructure:"gpu_key_budget" help:"bytes of hot keys per GPU (0: no bound)"` // bytes per GPU; 0: none
+	// GPUMemoryLimit caps the device memory the prover holds on each GPU
+	// (gpu.WithMemoryLimit): keys, MSM scratch, quotient vectors. A key
+	// that does not fit beside a proof's working memory is planned in
+	// chunks, its bases partly streamed from host memory. It leaves the
+	// rest of the GPU to other programs (a WinningPoSt prover, say).
+	GPUMemoryLimit stats.Bytes `mapstructure:"gpu_memory_limit" help:"device memory the prover may hold on each GPU, as in 24GiB; keys that do not fit stream from host memory (0: all the GPU has)"`
+	HostJobBudget  stats.Bytes `mapstructure:"host_job_budget" help:"bytes of synthesized jobs in flight (0: host-budget)"` // bytes of synthesized jobs; 0: none
+	QueueSize      int         `mapstructure:"queue_size" help:"queued jobs before ResourceExhausted"`
+	Synthesizers   int         `mapstructure:"synthesizers" help:"jobs synthesized at once (0: one per core)"` // 0: one per core
 	// SynthesisWorkers is the goroutines of one synthesis (0: cores / synthesizers).
 	SynthesisWorkers int           `mapstructure:"synthesis_workers" help:"goroutines per synthesis (0: cores / synthesizers)"`
 	Handoff          int           `mapstructure:"handoff" help:"synthesized jobs waiting for a device (0: two per device)"`

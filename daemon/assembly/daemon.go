@@ -24,6 +24,8 @@ import (
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
+	"github.com/cuzk-dev/cuzk/internal/stats"
+	"github.com/cuzk-dev/cuzk/prover/gpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
@@ -247,7 +249,11 @@ func openDevices(o Config, log *slog.Logger) ([]engine.Device, string, string, m
 	if len(o.GPUs) > 0 {
 		ords = o.GPUs
 	}
-	gpus, err := engine.OpenGPUs(ords)
+	gopts := []gpu.Option{gpu.WithLogger(log)}
+	if o.GPUMemoryLimit > 0 {
+		gopts = append(gopts, gpu.WithMemoryLimit(int64(o.GPUMemoryLimit)))
+	}
+	gpus, err := engine.OpenGPUs(ords, gopts...)
 	if err != nil {
 		if o.Backend == "auto" && errors.Is(err, driver.ErrNoGPU) {
 			return cpuDev(err.Error())
@@ -257,8 +263,13 @@ func openDevices(o Config, log *slog.Logger) ([]engine.Device, string, string, m
 	var devs []engine.Device
 	for _, g := range gpus {
 		devs = append(devs, g)
-		infos[g.Name()] = server.DeviceInfo{Ordinal: g.Info().Ordinal, MemoryBytes: g.Info().TotalMemory, Held: g.MemoryHeld}
-		log.Info("gpu", "device", g.Info().String())
+		infos[g.Name()] = server.DeviceInfo{Ordinal: g.Info().Ordinal, MemoryBytes: g.Info().TotalMemory, Held: g.MemoryHeld,
+			MemoryLimit: int64(o.GPUMemoryLimit)}
+		log.Info("gpu", "device", g.Info().String(), "memory_limit", o.GPUMemoryLimit.String())
+		if lim := int64(o.GPUMemoryLimit); lim > g.Info().TotalMemory {
+			log.Warn("gpu_memory_limit is above the device's memory: the device's free memory bounds the prover", "gpu_memory_limit",
+				o.GPUMemoryLimit.String(), "device", g.Name(), "device_memory", stats.Bytes(g.Info().TotalMemory).String())
+		}
 	}
 	return devs, "gpu", "", infos, nil
 }

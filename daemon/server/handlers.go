@@ -229,6 +229,11 @@ func (s *Server) GetStatus(context.Context, *pb.GetStatusRequest) (*pb.GetStatus
 		if info.Held != nil {
 			pd.MemoryHeldBytes, pd.MemoryPeakBytes = info.Held()
 		}
+		pd.MemoryLimitBytes = info.MemoryLimit
+		for _, k := range d.Keys {
+			pd.Keys = append(pd.Keys, &pb.DeviceKey{Key: k.Key, ResidentBytes: k.ResidentBytes, StreamedBytes: k.StreamedBytes,
+				PeakBytes: k.PeakBytes, Plan: k.Plan})
+		}
 		out.Devices = append(out.Devices, pd)
 	}
 	out.Queue = &pb.QueueStatus{Critical: int32(st.Queued[engine.Critical]), High: int32(st.Queued[engine.High]),

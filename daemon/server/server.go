@@ -48,6 +48,9 @@ type DeviceInfo struct {
 	// Held reports the device memory the prover holds now and at most
 	// (nil: not tracked, as on the CPU).
 	Held func() (now, peak int64)
+	// MemoryLimit is the device memory the prover may hold (0: no limit
+	// beyond the device's).
+	MemoryLimit int64
 }
 
 // KernelInfo is the embedded kernel manifest as reported.
