@@ -389,13 +389,43 @@ func (m *MSM) SetTableMemory(bytes int64) error {
 	return m.dev.Do(func(*driver.Ctx) error { m.st.tableBudget = bytes; return nil })
 }
 
-// EvictBases frees every resident bases set; later calls upload again.
+// PlanG1 makes the MSMs over bases (and its prefixes) run in chunks of
+// chunk points (msm_chunk.go): over the bases resident on the device, or,
+// with resident false, over bases streamed from host memory for every
+// call, page-locked where the host allows. EvictBases ends it.
+// Backend.PlanKey plans a whole key this way within a memory budget; this
+// is the same for one set (benchmarks, tests).
+func (m *MSM) PlanG1(bases []bls12381.G1Affine, chunk int, resident bool) error {
+	if len(bases) == 0 || chunk < 1 {
+		return fmt.Errorf("gpu msm: plan %d points in chunks of %d: %w", len(bases), chunk, ErrMSMInput)
+	}
+	return m.dev.Do(func(c *driver.Ctx) error {
+		st, raw := m.st, driver.Bytes(bases)
+		if err := st.dropPlan(c, basesKey(raw)); err != nil {
+			return err
+		}
+		run := &setRun{curve: st.g1, points: len(bases), chunk: chunk, resident: resident, host: bases}
+		if !resident {
+			if _, ok := st.resident[basesKey(raw)]; ok {
+				if err := st.free(c, basesKey(raw)); err != nil {
+					return err
+				}
+			}
+			run.pin = pinForStreaming(c, st.log, raw)
+		}
+		st.plans[basesKey(raw)] = run
+		return nil
+	})
+}
+
+// EvictBases frees every resident bases set and forgets every plan
+// (PlanG1, Backend.PlanKey); later calls upload again.
 func (m *MSM) EvictBases() error {
 	return m.dev.Do(func(c *driver.Ctx) error { return m.st.evict(c) })
 }
 
 func (st *msmState) evict(c *driver.Ctx) error {
-	var errs []error
+	errs := []error{st.dropPlans(c)}
 	for k := range st.resident {
 		errs = append(errs, st.free(c, k))
 	}
@@ -428,7 +458,6 @@ func (m *MSM) Close() error {
 		if st.tables != nil {
 			errs = append(errs, c.Unload(st.tables))
 		}
-		errs = append(errs, st.dropPlans(c))
 		*st = msmState{log: st.log, resident: map[uintptr]*residentBases{}, plans: map[uintptr]*setRun{}, mem: st.mem}
 		return errors.Join(errs...)
 	})
