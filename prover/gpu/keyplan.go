@@ -18,10 +18,11 @@ import (
 // On a device that holds the whole key, the quotient's vectors and the
 // scratch of the largest MSM in one pass, every set is resident and every
 // MSM runs in one pass, as without a plan. Otherwise the planner tries chunk
-// sizes from 2^26 points (G1; G2 half as many, the same bytes) down to 2^18:
-// each bounds the MSM scratch, and what the budget has left beside the
-// quotient, the scratch and the two stream buffers goes to resident sets,
-// G1 before G2 and smaller before larger. A G2 MSM does about three times a
+// sizes from 2^27 points down to 2^18 in G1 and, on their own, from 2^26
+// down to 2^17 in G2: they bound the MSM scratch, and what the budget has
+// left beside the quotient, the scratch and the two stream buffers goes to
+// resident sets, in priority order, each that fits the room left: G1
+// before G2 and smaller before larger. A G2 MSM does about three times a
 // G1 MSM's work per point over twice its bytes, so its bases' upload hides
 // best behind its own pipeline; a small set's MSM is short and hides its
 // upload least. Among chunk sizes it takes the one with the least estimated
@@ -132,13 +133,13 @@ const (
 	g2PointBytes = 192
 )
 
-// Planner constants: the chunk sizes it tries (log2 of a G1 chunk; a G2
-// chunk is half) and its cost model (planChunkCost per chunk of a G1 MSM,
+// Planner constants: the chunk sizes it tries (log2; G2 chunks one less,
+// the same bytes at most) and its cost model (planChunkCost per chunk of a G1 MSM,
 // three times that for G2, from the window stages measured at 2^27:
 // docs/perf.md; planLinkRate bytes a second for streamed bases, a PCIe 4
 // link's, so that the model leans towards residency).
 const (
-	planMaxChunkLog = 26
+	planMaxChunkLog = 27
 	planMinChunkLog = 18
 	planChunkCost   = 0.012 // seconds
 	planLinkRate    = 25e9
@@ -179,17 +180,19 @@ func planKey(sets []setShape, quotient, budget int64, arena arenaFunc) (KeyPlan,
 		return cmp.Compare(sets[a].bytes(), sets[b].bytes())
 	})
 	best, bestCost := KeyPlan{}, math.Inf(1)
-	for e := planMaxChunkLog; e >= planMinChunkLog; e-- {
-		p, ok := planChunked(sets, order, e, quotient, budget, arena)
-		if !ok {
-			continue
-		}
-		if c := p.cost(); c < bestCost {
-			best, bestCost = p, c
+	for e1 := planMaxChunkLog; e1 >= planMinChunkLog; e1-- {
+		for e2 := planMaxChunkLog - 1; e2 >= planMinChunkLog-1; e2-- {
+			p, ok := planChunked(sets, order, [2]int{e1, e2}, quotient, budget, arena)
+			if !ok {
+				continue
+			}
+			if c := p.cost(); c < bestCost {
+				best, bestCost = p, c
+			}
 		}
 	}
 	if math.IsInf(bestCost, 1) {
-		p := planAllStreamed(sets, planMinChunkLog, quotient, budget, arena)
+		p := planAllStreamed(sets, [2]int{planMinChunkLog, planMinChunkLog - 1}, quotient, budget, arena)
 		return KeyPlan{}, fmt.Errorf("%w: a key of %s needs at least %s beside it (quotient %s, MSM scratch %s, stream buffers %s), budget %s",
 			ErrDeviceMemory, stats.FormatGiB(all), stats.FormatGiB(p.Peak()), stats.FormatGiB(quotient),
 			stats.FormatGiB(p.Arena), stats.FormatGiB(p.Stream), stats.FormatGiB(budget))
@@ -197,12 +200,13 @@ func planKey(sets []setShape, quotient, budget int64, arena arenaFunc) (KeyPlan,
 	return best, nil
 }
 
-// chunkOf is a set's chunk for G1 chunks of 2^e points.
-func chunkOf(s setShape, e int) int {
+// chunkOf is a set's chunk for chunks of 2^e[0] points in G1 and 2^e[1]
+// in G2.
+func chunkOf(s setShape, e [2]int) int {
 	if s.g2 {
-		e--
+		return min(s.points, 1<<e[1])
 	}
-	return min(s.points, 1<<e)
+	return min(s.points, 1<<e[0])
 }
 
 func setPlan(s setShape, resident bool, chunk int) SetPlan {
@@ -213,8 +217,9 @@ func setPlan(s setShape, resident bool, chunk int) SetPlan {
 	return SetPlan{Curve: curve, Points: s.points, Bytes: s.bytes(), Resident: resident, Chunk: chunk}
 }
 
-// planAllStreamed is the plan with chunks of 2^e and no set resident.
-func planAllStreamed(sets []setShape, e int, quotient, budget int64, arena arenaFunc) KeyPlan {
+// planAllStreamed is the plan with chunks of 2^e (G1, G2) and no set
+// resident.
+func planAllStreamed(sets []setShape, e [2]int, quotient, budget int64, arena arenaFunc) KeyPlan {
 	kp := KeyPlan{Budget: budget, Quotient: quotient}
 	for _, s := range sets {
 		c := chunkOf(s, e)
@@ -225,10 +230,10 @@ func planAllStreamed(sets []setShape, e int, quotient, budget int64, arena arena
 	return kp
 }
 
-// planChunked plans chunks of 2^e points (G1): resident sets by priority
-// order while they fit beside the working memory; false where not even
-// that fits.
-func planChunked(sets []setShape, order []int, e int, quotient, budget int64, arena arenaFunc) (KeyPlan, bool) {
+// planChunked plans chunks of 2^e points (G1, G2): the sets in priority
+// order resident where each fits the room left beside the working memory;
+// false where not even the working memory fits.
+func planChunked(sets []setShape, order []int, e [2]int, quotient, budget int64, arena arenaFunc) (KeyPlan, bool) {
 	kp := planAllStreamed(sets, e, quotient, budget, arena)
 	room := budget - quotient - kp.Arena
 	var all int64

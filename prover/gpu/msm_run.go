@@ -312,12 +312,19 @@ func (st *msmState) prepare(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n
 	}
 	t, p, arena, err := st.shape(cv, raw, n, free)
 	if errors.Is(err, ErrDeviceMemory) {
-		_, resident := st.residentFor(cv, raw)
-		for chunk := n / 2; chunk >= msmMinChunk; chunk /= 2 {
-			if _, _, fitErr := st.chunkShape(cv, raw, n, chunk, resident, free); fitErr == nil {
-				st.log.Debug("msm in chunks to fit device memory", slog.String("curve", cv.name), slog.Int("points", n),
-					slog.Int("chunk", chunk), slog.Bool("resident", resident))
-				return st.prepareChunked(c, cv, host, raw, n, chunk, resident, free)
+		// Resident bases (already, or uploaded whole) in chunks, else
+		// streamed ones; the largest chunk that fits either way.
+		ways := []bool{true, false}
+		if _, ok := st.residentFor(cv, raw); ok {
+			ways = ways[:1]
+		}
+		for _, resident := range ways {
+			for chunk := n / 2; chunk >= msmMinChunk; chunk /= 2 {
+				if _, _, fitErr := st.chunkShape(cv, raw, n, chunk, resident, free); fitErr == nil {
+					st.log.Debug("msm in chunks to fit device memory", slog.String("curve", cv.name), slog.Int("points", n),
+						slog.Int("chunk", chunk), slog.Bool("resident", resident))
+					return st.prepareChunked(c, cv, host, raw, n, chunk, resident, free)
+				}
 			}
 		}
 	}
