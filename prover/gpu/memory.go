@@ -138,15 +138,15 @@ func MSMBytes(n int, g2 bool, table int64) (bases, scratch int64, err error) {
 // any goroutine while the Backend works.
 func (b *Backend) MemoryHeld() (now, peak int64) { return b.st.mem.now.Load(), b.st.mem.peak.Load() }
 
-// nttHeld is the device memory of the quotient's state: its work vectors
-// and every domain's tables.
-func (st *state) nttHeld() int64 {
+// quotientHeld is the device memory a quotient over 2^logN reuses of what
+// the Backend holds: its work vectors and the domain's tables.
+func (st *state) quotientHeld(logN uint32) int64 {
 	var n int64
 	if st.vecs[0] != 0 {
 		n += vectorBytes(3, st.vecLog)
 	}
-	for l := range st.domains {
-		n += twiddleBytes(l)
+	if _, ok := st.domains[logN]; ok {
+		n += twiddleBytes(logN)
 	}
 	return n
 }

@@ -56,7 +56,7 @@ func (s msmScalars) sub(lo, hi int) msmScalars {
 
 // chunked reports whether j runs in more than one chunk or streams its
 // bases (and so may not share its sort, nor take scalars queued ahead).
-func (j *msmJob) chunked() bool { return j.streamed != nil || j.chunk < int(j.p.n) }
+func (j *msmJob) chunked() bool { return j.streamed != nil || j.chunk < j.n }
 
 // msmChunked runs the MSM j over scalars chunk by chunk (see above) and
 // returns the sum of the chunks' results, with one record for the whole

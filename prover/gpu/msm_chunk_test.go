@@ -201,7 +201,7 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 	}()
 	streamedOnce := false
 	for _, frac := range []float64{1, 0.9, 0.75, 0.6, 0.5} {
-		limit := int64(float64(whole.Peak())*frac) + fitHeadroom
+		limit := int64(float64(whole.Peak()) * frac)
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			b, err := New(dev, WithMemoryLimit(limit))
 			require.NoError(t, err)

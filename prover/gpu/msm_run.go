@@ -281,10 +281,10 @@ type msmJob struct {
 	// loaded, when not nil, runs once the scalars are on the device, just
 	// before the pipeline (MSMQuotientLH starts prefetched uploads there).
 	loaded func() error
-	// chunk is the points of one pass (msm_chunk.go; p.n: one pass). A
-	// chunked job's p is the plan of a full chunk and table the bases'
-	// shape its chunks plan over.
-	chunk int
+	// n is the MSM's points and chunk the points of one pass
+	// (msm_chunk.go; n: one pass). A chunked job's p is the plan of a full
+	// chunk and table the bases' shape its chunks plan over.
+	n, chunk int
 	table msmTable
 	// streamed, when not nil, are the bases' bytes on the host, sent chunk
 	// by chunk into streamBufs (the arena's first streamBytes bytes); res
@@ -340,7 +340,7 @@ func (st *msmState) prepare(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n
 	if err != nil {
 		return nil, err
 	}
-	return &msmJob{cv: cv, p: p, res: res, b: b, basesTime: basesTime, basesStart: basesStart, chunk: n, table: t}, nil
+	return &msmJob{cv: cv, p: p, res: res, b: b, basesTime: basesTime, basesStart: basesStart, n: n, chunk: n, table: t}, nil
 }
 
 // msmMinChunk is the smallest chunk an unplanned MSM is cut into.
@@ -404,7 +404,7 @@ func (st *msmState) prepareChunked(c *driver.Ctx, cv *msmCurve, host any, raw []
 	if err != nil {
 		return nil, err
 	}
-	j := &msmJob{cv: cv, p: p, chunk: chunk, table: t, basesStart: time.Now()}
+	j := &msmJob{cv: cv, p: p, n: n, chunk: chunk, table: t, basesStart: time.Now()}
 	if resident {
 		if j.res, j.basesTime, err = st.bases(c, cv, host, raw, t); err != nil {
 			return nil, err

@@ -122,13 +122,14 @@ func (b *Backend) PlanKey(g1 [][]bls12381.G1Affine, g2 [][]bls12381.G2Affine, lo
 		}
 		// What the plan may use: what the Backend may hold, less what it
 		// holds that the plan does not count (other keys' resident sets,
-		// fixed-base buffers); the quotient's vectors and tables, the
-		// arena and this key's resident sets are counted by the plan.
+		// other sizes' transform tables); the quotient's vectors and
+		// tables, the arena and this key's resident sets are counted by
+		// the plan.
 		budget := st.mem.held + free - fitHeadroom
 		if st.mem.limit > 0 {
 			budget = min(budget, st.mem.limit)
 		}
-		other := st.mem.held - int64(st.arenaLen) - b.st.nttHeld()
+		other := st.mem.held - int64(st.arenaLen) - b.st.quotientHeld(logN)
 		shapes := make([]setShape, len(sets))
 		for i, s := range sets {
 			shapes[i] = s.shape
