@@ -249,6 +249,7 @@ func TestOverlapKeyCountsTheSetupAndTheJobBudget(t *testing.T) {
 // as a GPU does (gpu.Backend.PlanKey): here half of each key streamed.
 type planningFake struct {
 	residentFake
+	whole bool // plan every key whole instead
 	mu    sync.Mutex
 	plans map[*groth16.ProvingKey]gpu.KeyPlan
 }
@@ -258,7 +259,7 @@ func (d *planningFake) Preload(_ context.Context, pk *groth16.ProvingKey) error 
 	defer d.mu.Unlock()
 	d.plans[pk] = gpu.KeyPlan{Budget: 3 << 30, Quotient: 1 << 30, Arena: 1 << 29, Stream: 1 << 28, Sets: []gpu.SetPlan{
 		{Curve: "g1", Points: 1000, Bytes: 96_000, Resident: true, Chunk: 1000},
-		{Curve: "g2", Points: 1000, Bytes: 192_000, Resident: false, Chunk: 500}}}
+		{Curve: "g2", Points: 1000, Bytes: 192_000, Resident: d.whole, Chunk: 500}}}
 	return nil
 }
 
@@ -292,4 +293,27 @@ func TestStatusShowsHowAKeyUsesTheDevice(t *testing.T) {
 	_, err = km.EvictKey(c.Key, keys.Warm)
 	require.NoError(t, err)
 	assert.Empty(t, e.Status().Devices[0].Keys, "an evicted key no longer shows")
+}
+
+// TestStreamedKeyKeepsItsHostCopy: with the host copy given back once a GPU
+// holds the key (ReleaseHostCopy), a key the GPU streams in part from host
+// memory keeps its host copy, and a key it holds whole gives it back.
+func TestStreamedKeyKeepsItsHostCopy(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true, ReleaseHostCopy: true})
+		require.NoError(t, err)
+		d := &planningFake{residentFake: residentFake{newFake(t, "gpu0")}, whole: whole, plans: map[*groth16.ProvingKey]gpu.KeyPlan{}}
+		e := newEngine(t, Config{Keys: km, Synthesizers: 1}, d)
+		c := porep(t, 1024)
+		require.NoError(t, e.Preload(context.Background(), c, false))
+		before := km.List()[0].HostBytes
+		require.NoError(t, e.Preload(context.Background(), c, true))
+		after := km.List()[0]
+		assert.True(t, km.IsHotOn(c.Key, "gpu0"))
+		if whole {
+			assert.Less(t, after.HostBytes, before, "held whole: the host copy goes")
+		} else {
+			assert.Equal(t, before, after.HostBytes, "streamed: the host copy stays")
+		}
+	}
 }

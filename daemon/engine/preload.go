@@ -110,6 +110,10 @@ func (e *Engine) makeHot(ctx context.Context, h *keys.Handle, w *worker) error {
 		if p, ok := kp.KeyPlan(h.PK); ok {
 			w.setPlacement(h.Key, p)
 			e.cfg.Log.Info("key placed", "key", h.Key, "device", w.dev.Name(), "whole", p.Whole(), "plan", p.String())
+			if p.StreamedBytes() > 0 { // the device reads the host copy for every proof: it stays
+				e.cfg.Keys.MarkHotStreaming(h, w.dev.Name())
+				return nil
+			}
 		}
 	}
 	e.cfg.Keys.MarkHot(h, w.dev.Name())

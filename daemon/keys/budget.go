@@ -176,6 +176,19 @@ func (m *Manager) MarkHot(h *Handle, device string) {
 	m.releaseHostLocked(h.e, device)
 }
 
+// MarkHotStreaming is MarkHot for a device that holds part of h's bases
+// and streams the rest from the host copy for every proof (a key larger
+// than the device's memory budget: gpu.Backend.PlanKey): the host copy
+// stays, whatever Config.ReleaseHostCopy says.
+func (m *Manager) MarkHotStreaming(h *Handle, device string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h.e.lost {
+		return
+	}
+	h.e.hot[device] = m.now()
+}
+
 // IsHotOn reports whether key's bases are resident on device.
 func (m *Manager) IsHotOn(key, device string) bool {
 	m.mu.Lock()
