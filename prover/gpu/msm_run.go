@@ -285,7 +285,7 @@ type msmJob struct {
 	// (msm_chunk.go; n: one pass). A chunked job's p is the plan of a full
 	// chunk and table the bases' shape its chunks plan over.
 	n, chunk int
-	table msmTable
+	table    msmTable
 	// streamed, when not nil, are the bases' bytes on the host, sent chunk
 	// by chunk into streamBufs (the arena's first streamBytes bytes); res
 	// is nil then.
