@@ -74,7 +74,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Registry = registry.Default()
 	}
 	if cfg.MaxInputBytes == 0 {
-		cfg.MaxInputBytes = DefaultMaxMessageBytes - 64<<10
+		cfg.MaxInputBytes = MaxInputBytes(DefaultMaxMessageBytes)
+	}
+	if cfg.MaxInputBytes < 0 {
+		return nil, fmt.Errorf("server: input limit %d bytes: negative", cfg.MaxInputBytes)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -85,8 +88,22 @@ func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg, health: health.NewServer(), start: time.Now()}, nil
 }
 
-// DefaultMaxMessageBytes is the default gRPC message limit.
-const DefaultMaxMessageBytes = 256 << 20
+// Message limits: the default gRPC message limit, the part of it a
+// request's fields other than its input may take, and the smallest and
+// largest limits a daemon accepts. The floor carries the largest request
+// of every registered circuit (sha256's 64 KiB input and the 64 KiB kept
+// for the rest) and a verifying key's reply (96 bytes a public input) with
+// room to spare; the ceiling is protobuf's: no message may reach 2 GiB.
+const (
+	DefaultMaxMessageBytes = 256 << 20
+	RequestOverheadBytes   = 64 << 10
+	MinMessageBytes        = 1 << 20
+	MaxMessageBytes        = 2<<30 - 1
+)
+
+// MaxInputBytes is the largest input a request may carry under the
+// message limit maxMessage.
+func MaxInputBytes(maxMessage int) int { return maxMessage - RequestOverheadBytes }
 
 // Register adds the proving service, health and reflection to gs and
 // marks the service SERVING.
