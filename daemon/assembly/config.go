@@ -132,20 +132,21 @@ func sizeText(b int64) string {
 	return fmt.Sprintf("%d bytes (%s)", b, stats.FormatBytes(b))
 }
 
-// machineWarnings names the settings above the machine's memory: a budget
-// or a memory limit the machine cannot give is allowed (a machine may
-// grow, swap may serve), but never silently.
-func machineWarnings(c Config, m Machine) []string {
+// machineWarnings names the settings above the machine's memory: the
+// budgets b (a key or job budget left unset is the host budget, and named
+// as well) and memory_limit. A machine may grow or swap may serve, so
+// they are allowed, but never silently.
+func machineWarnings(b Budgets, memoryLimit int64, m Machine) []string {
 	if m.Bytes <= 0 {
 		return nil
 	}
 	var out []string
 	for _, s := range []struct {
 		key string
-		v   stats.Bytes
-	}{{"host_budget", c.HostBudget}, {"host_key_budget", c.HostKeyBudget}, {"host_job_budget", c.HostJobBudget}, {"memory_limit", c.MemoryLimit}} {
-		if int64(s.v) > m.Bytes {
-			out = append(out, fmt.Sprintf("%s: %s is above the machine's memory, %s (%s)", s.key, sizeText(int64(s.v)), sizeText(m.Bytes), m.Source))
+		v   int64
+	}{{"host_budget", b.Host}, {"host_key_budget", b.Key}, {"host_job_budget", b.Job}, {"memory_limit", memoryLimit}} {
+		if s.v > m.Bytes {
+			out = append(out, fmt.Sprintf("%s: %s is above the machine's memory, %s (%s)", s.key, sizeText(s.v), sizeText(m.Bytes), m.Source))
 		}
 	}
 	return out

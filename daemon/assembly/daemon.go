@@ -78,7 +78,7 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range machineWarnings(cfg, machine) {
+	for _, w := range machineWarnings(budgets, int64(cfg.MemoryLimit), machine) {
 		log.Warn(w)
 	}
 	log.Info("host budgets", "host_bytes", budgets.Host, "key_bytes", budgets.Key, "job_bytes", budgets.Job,
