@@ -7,7 +7,8 @@
 //	cuzk-daemon keys ls|rm|verify the key directory: list, delete (development keys; -force for others), check every file
 //
 // Exit status: 0 success, 1 failure, 2 usage, 3 no GPU (or no kernels) here;
-// serve: 130 or 143 when a second SIGINT or SIGTERM cancelled running jobs.
+// serve: 130 or 143 when a second SIGINT or SIGTERM cancelled running jobs;
+// SIGHUP is logged and ignored.
 package main
 
 import (
