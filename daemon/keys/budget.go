@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -299,6 +300,9 @@ func readPair(pkPath, vkPath string) (*groth16.ProvingKey, *groth16.VerifyingKey
 		return nil, nil, err
 	}
 	if err := readFile(vkPath, vk); err != nil {
+		return nil, nil, err
+	}
+	if err := keyfile.CheckPair(pkPath, pk, vkPath, vk); err != nil {
 		return nil, nil, err
 	}
 	return pk, vk, nil

@@ -37,6 +37,9 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 	vk := new(groth16.VerifyingKey)
 	err = readFile(vkPath, vk)
 	if err == nil {
+		err = keyfile.CheckPair(rawPath, k.PK, vkPath, vk)
+	}
+	if err == nil {
 		err = m.verifyOnce(k)
 	}
 	if err == nil {
@@ -54,7 +57,10 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bool) {
 	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, keyfile.SkipVerify(), keyfile.Populate())
 	if err == nil {
-		if err = m.verifyOnce(k); err != nil {
+		if err = keyfile.CheckPair(info.RawPath, k.PK, info.VKPath, vk); err == nil {
+			err = m.verifyOnce(k)
+		}
+		if err != nil {
 			err = errors.Join(err, k.Close())
 		}
 	}
