@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -154,4 +155,27 @@ func TestCheckNamesKeyAndValue(t *testing.T) {
 	}
 	_, err = Start(o, nil)
 	assert.ErrorContains(t, err, "max_message_bytes", "Start checks too")
+}
+
+// TestDocsNameTheOpenHTTPPaths: docs/daemon.md names exactly the HTTP
+// paths a daemon with a token serves without it.
+func TestDocsNameTheOpenHTTPPaths(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "daemon.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)on every path but (.*?), which probes").FindSubmatch(doc)
+	require.NotNil(t, m, "docs/daemon.md says which HTTP paths need no token")
+	documented := map[string]bool{}
+	for _, p := range regexp.MustCompile("`(/[a-z]+)`").FindAllSubmatch(m[1], -1) {
+		documented[string(p[1])] = true
+	}
+	d, err := startDaemonHTTP(t, "s3cret", false)
+	require.NoError(t, err)
+	base := "http://127.0.0.1" + d.HTTPAddr()[strings.LastIndex(d.HTTPAddr(), ":"):]
+	open := map[string]bool{}
+	for _, p := range []string{"/metrics", "/healthz", "/readyz"} {
+		if code, _ := get(t, base+p, ""); code != http.StatusUnauthorized {
+			open[p] = true
+		}
+	}
+	assert.Equal(t, open, documented, "the paths served without the token, against docs/daemon.md")
 }
