@@ -192,11 +192,17 @@ func (m *Manager) IsHotOn(key, device string) bool {
 // MakeRoomOn frees device memory for h's key on device: least recently
 // used hot keys of that device are evicted until the key fits its GPU
 // budget. The device's worker calls it before proving, so nothing else of
-// that device is on the GPU meanwhile.
+// that device is on the GPU meanwhile. It first checks that the key can
+// still be read: not gone from its only device, and its mapped key file
+// not truncated since it was mapped (an error naming the file; the key
+// goes cold once its jobs end).
 func (m *Manager) MakeRoomOn(h *Handle, device string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := h.usableOn(device); err != nil {
+		return err
+	}
+	if err := m.fileDamagedLocked(h.e); err != nil {
 		return err
 	}
 	if _, hot := h.e.hot[device]; hot || m.cfg.GPUBudget == 0 {

@@ -113,6 +113,27 @@ func fits(path string, pk *groth16.ProvingKey, e *entry) error {
 	return nil
 }
 
+// fileDamagedLocked checks e's mapped key file, if any
+// (keyfile.Key.Check): a file truncated after it was mapped fails the
+// caller, naming the file, before anything reads past its new end (a
+// SIGBUS), and the key goes cold at its last release, so that the next load
+// maps the file again or reports what is wrong with it. The caller holds
+// m.mu and a reference to e.
+func (m *Manager) fileDamagedLocked(e *entry) error {
+	if e.mapped == nil {
+		return nil
+	}
+	err := e.mapped.Check()
+	if err == nil {
+		return nil
+	}
+	if e.evictAsked == 0 || Cold < e.evictAsked {
+		e.evictAsked = Cold
+	}
+	m.cfg.Log.Error("key file changed under its mapping: the key goes cold once its jobs end", "key", e.key, "err", err)
+	return fmt.Errorf("key %s: %w", e.key, err)
+}
+
 // unmapLocked releases e's mapped key file, if any. The caller holds m.mu
 // and e has no users (its proving key is unreachable from then on).
 func (m *Manager) unmapLocked(e *entry) error {
