@@ -56,7 +56,7 @@ func (f *fakeDaemon) isStopped() bool {
 // logged and ignored before and during a drain; a drain that times out
 // and a listener that fails both stop the daemon and say so.
 func TestSignalsAreNeverLost(t *testing.T) {
-	var logb syncBuffer
+	var logb strings.Builder // awaitSignals logs from its own goroutine only
 	log := slog.New(slog.NewTextHandler(&logb, nil))
 
 	f := newFake()
@@ -86,24 +86,6 @@ func TestSignalsAreNeverLost(t *testing.T) {
 	assert.Equal(t, exitFail, awaitSignals(f, sig, time.Hour, log))
 	assert.True(t, f.isStopped())
 	assert.Contains(t, logb.String(), "listener failed")
-}
-
-// syncBuffer is a strings.Builder written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestServeBinaryIgnoresSIGHUP: SIGHUP during a proof neither ends the
