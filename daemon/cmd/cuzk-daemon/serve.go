@@ -8,13 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/internal/cli"
+	"github.com/cuzk-dev/cuzk/internal/signals"
 )
 
 // tokenHint says how to give serve its token, after ErrExposedWithoutToken
@@ -44,10 +44,14 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// Registered before the start, so that no signal finds the process
-	// without a handler; buffered so that no signal finds the channel full.
+	// without a handler. internal/signals, not os/signal: a second SIGTERM
+	// that comes while the Go runtime still holds the first (a busy daemon
+	// took about a second to) would merge into it.
 	sig := make(chan os.Signal, 16)
-	signal.Notify(sig, syscall.SIGTERM, os.Interrupt, syscall.SIGHUP)
-	defer signal.Stop(sig)
+	if err := signals.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP); err != nil {
+		fmt.Fprintln(stderr, "cuzk-daemon serve:", err)
+		return exitFail
+	}
 	d, err := assembly.Start(opts, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "cuzk-daemon serve:", err)
@@ -68,7 +72,8 @@ type daemon interface {
 
 // awaitSignals serves until a listener fails or a signal comes, reading
 // sig in a loop for the daemon's whole life, so a second signal is seen
-// however soon it follows the first: the first SIGTERM or SIGINT drains d
+// however soon it follows the first (sig carries every delivery:
+// internal/signals): the first SIGTERM or SIGINT drains d
 // (up to drainTimeout), the next one stops it at once, SIGHUP is logged and
 // ignored. Every way out logs and stops d (which removes a unix socket).
 // It returns the exit status.

@@ -1,0 +1,20 @@
+//go:build !linux || !cgo
+
+package signals
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Notify is signal.Notify here: a signal that arrives while another of its
+// number is pending in the Go runtime merges with it.
+func Notify(c chan<- os.Signal, sigs ...syscall.Signal) error {
+	list := make([]os.Signal, len(sigs))
+	for i, s := range sigs {
+		list[i] = s
+	}
+	signal.Notify(c, list...)
+	return nil
+}
