@@ -13,5 +13,6 @@
 // scheduler's. Elsewhere Notify falls back to os/signal.
 //
 // Notify takes the signals from the Go runtime for good: a later
-// signal.Notify of the same signals would take them back.
+// signal.Notify of the same signals would take them back, and after Stop
+// they are received and dropped, not the runtime's default again.
 package signals

@@ -39,15 +39,20 @@ import (
 	"syscall"
 )
 
+// handler reports that this build delivers signals through the C handler.
+const handler = true
+
 var (
-	mu     sync.Mutex
-	pipeW  *os.File // the handler's end; never closed
-	routes = map[syscall.Signal]chan<- os.Signal{}
+	mu        sync.Mutex
+	pipeW     *os.File // the handler's end; never closed
+	routes    = map[syscall.Signal]chan<- os.Signal{}
+	installed = map[syscall.Signal]bool{}
 )
 
 // Notify sends each delivery of sigs to c, in order (see the package
-// comment). c should be buffered: a reader that falls behind holds up
-// later signals, never drops them. It may be called once per signal.
+// comment); a signal routed before goes to c from now on. c should be
+// buffered: a reader that falls behind holds up later signals, never drops
+// them.
 func Notify(c chan<- os.Signal, sigs ...syscall.Signal) error {
 	mu.Lock()
 	defer mu.Unlock()
@@ -63,16 +68,28 @@ func Notify(c chan<- os.Signal, sigs ...syscall.Signal) error {
 		go forward(r)
 	}
 	for _, s := range sigs {
-		if _, ok := routes[s]; ok {
-			return fmt.Errorf("signals: %v is already routed", s)
+		if !installed[s] {
+			if errno := C.cuzk_signals_install(C.int(s), C.int(pipeW.Fd())); errno != 0 {
+				return fmt.Errorf("signals: sigaction %v: %w", s, syscall.Errno(errno))
+			}
+			installed[s] = true
 		}
 		routes[s] = c
-		if errno := C.cuzk_signals_install(C.int(s), C.int(pipeW.Fd())); errno != 0 {
-			delete(routes, s)
-			return fmt.Errorf("signals: sigaction %v: %w", s, syscall.Errno(errno))
-		}
 	}
 	return nil
+}
+
+// Stop routes no more signals to c: they are then received and dropped
+// (the handler stays; the Go runtime's default, ending the process, does
+// not come back).
+func Stop(c chan<- os.Signal) {
+	mu.Lock()
+	defer mu.Unlock()
+	for s, r := range routes {
+		if r == c {
+			delete(routes, s)
+		}
+	}
 }
 
 // forward reads the deliveries the handler wrote and sends each to its

@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// handler reports that this build delivers signals through the C handler.
+const handler = false
+
 // Notify is signal.Notify here: a signal that arrives while another of its
 // number is pending in the Go runtime merges with it.
 func Notify(c chan<- os.Signal, sigs ...syscall.Signal) error {
@@ -18,3 +21,6 @@ func Notify(c chan<- os.Signal, sigs ...syscall.Signal) error {
 	signal.Notify(c, list...)
 	return nil
 }
+
+// Stop is signal.Stop.
+func Stop(c chan<- os.Signal) { signal.Stop(c) }

@@ -52,6 +52,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cuzk-daemon serve:", err)
 		return exitFail
 	}
+	defer signals.Stop(sig)
 	d, err := assembly.Start(opts, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "cuzk-daemon serve:", err)
