@@ -55,6 +55,9 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
 	token, err := tokenOf(cfg)
 	if err != nil {
 		return nil, err
@@ -69,9 +72,6 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 		log.Warn("http_public: /metrics (jobs, timings, queue, keys, process), /healthz and /readyz are open to anyone who can reach http_listen",
 			"http_listen", cfg.HTTPListen)
 	}
-	if cfg.MemoryLimit < 0 {
-		return nil, errors.New("memory_limit: negative")
-	}
 	machine, err := ReadMachine(os.DirFS("/"))
 	if err != nil && cfg.HostBudget == 0 {
 		return nil, fmt.Errorf("host_budget: not set, and %w", err)
@@ -79,6 +79,9 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 	budgets, err := budgetsOf(cfg, machine)
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range machineWarnings(budgets, int64(cfg.MemoryLimit), machine) {
+		log.Warn(w)
 	}
 	log.Info("host budgets", "host_bytes", budgets.Host, "key_bytes", budgets.Key, "job_bytes", budgets.Job,
 		"derived", budgets.Derived)
@@ -112,7 +115,7 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, log: log, eng: eng, keys: km, backend: backend, serveErr: make(chan error, 2)}
 	kinfo := kernelInfo()
 	d.srv, err = server.New(server.Config{Engine: eng, Keys: km, Token: token, Version: buildinfo.Get().String(), Backend: backend, CPUWhy: why,
-		Devices: infos, Kernels: kinfo, Gatherer: reg, MaxInputBytes: int(cfg.MaxMessageBytes) - 64<<10, Log: log,
+		Devices: infos, Kernels: kinfo, Gatherer: reg, MaxInputBytes: server.MaxInputBytes(int(cfg.MaxMessageBytes)), Log: log,
 		Ready: func() error { return ready(backend, kinfo) }})
 	if err != nil {
 		return nil, errors.Join(err, eng.Close())
