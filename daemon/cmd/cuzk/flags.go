@@ -16,6 +16,7 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
@@ -41,7 +42,7 @@ func (d *daemonFlags) add(fs *flag.FlagSet) {
 		addr = defaultAddr
 	}
 	fs.StringVar(&d.addr, "addr", addr, "daemon address(es), comma separated: unix:PATH, host:port or dns:///name:port ($CUZK_ADDR)")
-	fs.StringVar(&d.token, "token", os.Getenv("CUZK_DAEMON_TOKEN"), "bearer token (default $CUZK_DAEMON_TOKEN, the daemon's own setting)")
+	cli.SecretVar(fs, &d.token, "token", "CUZK_DAEMON_TOKEN", "the daemon's bearer `TOKEN` (never printed)", os.Getenv)
 	fs.DurationVar(&d.timeout, "timeout", 0, "give up after this long (0: never)")
 	d.maxMessage = stats.Bytes(256 * stats.MiB)
 	fs.Var(&d.maxMessage, "max-message", "largest gRPC message sent or received (units: 512MiB, 1GiB)")
