@@ -204,7 +204,7 @@ func EmptyOutDir(root, out string) error {
 // ImageSignatureDir is the OCI layout, beside the image's, holding the
 // image's cosign signature manifest under the tag sha256-<hex>.sig. It is
 // a layout of its own so that the image layout stays byte-reproducible
-// (release:rebuild compares it) while signatures differ on every run.
+// (dist:rebuild compares it) while signatures differ on every run.
 const ImageSignatureDir = "image.sig"
 
 // Signed is what SignDist wrote.

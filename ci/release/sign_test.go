@@ -67,7 +67,7 @@ func TestSignDistWithKey(t *testing.T) {
 	st := signedPayload(t, only(t, dir, "*"+ProvenanceSuffix+sign.BundleSuffix))
 	assert.Equal(t, BuilderID, builderOf(st))
 
-	// release:verify -key cosign.pub, through the policy.
+	// dist:verify -key cosign.pub, through the policy.
 	pv, err := SignaturePolicy{Key: pub}.Verifier()
 	require.NoError(t, err)
 	_, err = VerifyRelease(dir, pv, false)

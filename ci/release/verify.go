@@ -465,7 +465,7 @@ func checkUnlisted(dir string, listed map[string]string) error {
 	return nil
 }
 
-// Environment variables PolicyFromEnv reads: release:verify's flags
+// Environment variables PolicyFromEnv reads: dist:verify's flags
 // -key, -identity, -identityregexp, -issuer, -issuerregexp, -trustedroot
 // and -unsigned, for workflows (whose steps pass no flags).
 const (
@@ -482,7 +482,7 @@ const (
 // skip signatures.
 var ErrNoPolicy = errors.New("no -key or -identity/-issuer to check the signatures against (-unsigned skips them)")
 
-// SignaturePolicy is what release:verify trusts, as cosign's flags: a
+// SignaturePolicy is what dist:verify trusts, as cosign's flags: a
 // public key (Key, a PEM file) or a certificate identity (Identity or
 // IdentityRegexp, with Issuer or IssuerRegexp) checked against Sigstore's
 // public-good root (TUF) or the trusted_root.json TrustedRoot names.
@@ -620,7 +620,7 @@ func VerifySignatures(dir string, sv *sign.Verifier) (string, error) {
 	}
 	sig, err := sign.ReadSignatureLayout(filepath.Join(dir, ImageSignatureDir), digest)
 	if errors.Is(err, sign.ErrNoSignature) {
-		return "", fmt.Errorf("verify %s: %w: image %s is unsigned (release:verify -unsigned skips signatures)", ImageSignatureDir, sign.ErrNoSignature, digest)
+		return "", fmt.Errorf("verify %s: %w: image %s is unsigned (dist:verify -unsigned skips signatures)", ImageSignatureDir, sign.ErrNoSignature, digest)
 	}
 	if err != nil {
 		return "", fmt.Errorf("verify %s: %w", ImageSignatureDir, err)
@@ -654,7 +654,7 @@ func readBundleFile(dir, name string) ([]byte, error) {
 	bname := name + sign.BundleSuffix
 	raw, err := os.ReadFile(filepath.Join(dir, bname))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("verify %s: %w: %s is unsigned (release:verify -unsigned skips signatures)", bname, sign.ErrNoSignature, name)
+		return nil, fmt.Errorf("verify %s: %w: %s is unsigned (dist:verify -unsigned skips signatures)", bname, sign.ErrNoSignature, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", bname, err)

@@ -15,7 +15,7 @@ import (
 // TestVerifySignaturesBeforeParsing: a forger who replaces a file with one
 // that would not even parse, and rewrites SHA256SUMS to match (or replaces
 // SHA256SUMS with garbage), gets "bad signature" naming SHA256SUMS's
-// bundle: release:verify checks that signature before it parses
+// bundle: dist:verify checks that signature before it parses
 // SHA256SUMS, the archive, the image or the SBOM.
 func TestVerifySignaturesBeforeParsing(t *testing.T) {
 	ctx := context.Background()
@@ -61,4 +61,35 @@ func TestVerifySignaturesBeforeParsing(t *testing.T) {
 	_, err = VerifyRelease(dir, v, false)
 	require.Error(t, err)
 	assert.Regexp(t, `^verify cuzk-\S+\.tar\.gz: sha256 [0-9a-f]{64}, SHA256SUMS lists [0-9a-f]{64}$`, err.Error())
+}
+
+// TestRebuildChecksSignatures: dist:rebuild checks the signatures as
+// dist:verify does, before it clones anything, and without a key, an
+// identity or leave to skip them it refuses.
+func TestRebuildChecksSignatures(t *testing.T) {
+	ctx := context.Background()
+	dir := goodRelease(t)
+	s, _, _ := keySigner(t)
+	_, err := SignDist(ctx, dir, s, "")
+	require.NoError(t, err)
+	noRepo := filepath.Join(t.TempDir(), "no-repository") // reached only if the checks passed
+
+	err = Rebuild(ctx, RebuildOptions{Dir: dir, Repo: noRepo})
+	assert.ErrorIs(t, err, ErrNoPolicy)
+
+	_, other, _ := keySigner(t)
+	err = Rebuild(ctx, RebuildOptions{Dir: dir, Repo: noRepo, Verifier: other})
+	assert.ErrorIs(t, err, sign.ErrBadSignature)
+	assert.ErrorContains(t, err, "verify "+SumsFile+sign.BundleSuffix)
+
+	unsigned := filepath.Join(t.TempDir(), "dist")
+	copyTree(t, goodRelease(t), unsigned)
+	_, v, _ := keySigner(t)
+	err = Rebuild(ctx, RebuildOptions{Dir: unsigned, Repo: noRepo, Verifier: v})
+	assert.ErrorIs(t, err, sign.ErrNoSignature)
+
+	// Past the signatures (here skipped by leave), the rebuild goes on to
+	// the clone, which fails on the missing repository.
+	err = Rebuild(ctx, RebuildOptions{Dir: unsigned, Repo: noRepo, Unsigned: true})
+	assert.ErrorContains(t, err, "git clone")
 }
