@@ -43,13 +43,16 @@ func (d *daemonFlags) add(fs *flag.FlagSet) {
 	}
 	fs.StringVar(&d.addr, "addr", addr, "daemon address(es), comma separated: unix:PATH, host:port or dns:///name:port ($CUZK_ADDR)")
 	cli.SecretVar(fs, &d.token, "token", "CUZK_DAEMON_TOKEN", "the daemon's bearer `TOKEN` (never printed)", os.Getenv)
-	fs.DurationVar(&d.timeout, "timeout", 0, "give up after this long (0: never)")
+	fs.DurationVar(&d.timeout, "timeout", 0, "give up after this long (0: never; negative is refused)")
 	d.maxMessage = stats.Bytes(256 * stats.MiB)
 	fs.Var(&d.maxMessage, "max-message", "largest gRPC message sent or received (units: 512MiB, 1GiB)")
 }
 
 // dial connects to the daemons and returns ctx bounded by -timeout.
 func (d *daemonFlags) dial(ctx context.Context) (*client.Client, context.Context, context.CancelFunc, error) {
+	if d.timeout < 0 {
+		return nil, nil, nil, usagef("-timeout %s: want a positive duration, or 0 for no limit", d.timeout)
+	}
 	if d.maxMessage <= 0 || int64(d.maxMessage) > 2*stats.GiB-1 {
 		return nil, nil, nil, usagef("-max-message %s: want 1 byte to 2 GiB", d.maxMessage)
 	}

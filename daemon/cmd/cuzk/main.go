@@ -12,8 +12,10 @@
 //
 // Every command takes -o json for scripts, and -h, --help or help for its
 // flags; daemon commands take -addr (default $CUZK_ADDR, else
-// 127.0.0.1:9820) and -token (default $CUZK_DAEMON_TOKEN). The commands only
-// parse, call daemon/client and print.
+// 127.0.0.1:9820) and -token (default $CUZK_DAEMON_TOKEN, never printed).
+// Flags may come before or after the arguments. An error from a daemon
+// says what to do next (client.Explain). The commands only parse, call
+// daemon/client and print.
 //
 // Exit status: 0 success, 1 failure (an error, a failed or cancelled job, a
 // proof that does not verify), 2 usage.
@@ -76,7 +78,8 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	name, args := cli.Subcommand(args) // "help CMD" is CMD -h
+	args = cli.CommandFirst(args, func(s string) bool { return lookup(s) != nil }) // cuzk -addr X status
+	name, args := cli.Subcommand(args)                                             // "help CMD" is CMD -h
 	switch name {
 	case "":
 		usage(stderr)
@@ -153,7 +156,7 @@ func runWith(ctx context.Context, c *command, d *daemonFlags, runner runFunc, e 
 	defer cancel()
 	defer cl.Close() // every answer is in by now; nothing to lose
 	e.c = cl
-	return runner(ctx, e, args)
+	return client.Explain(runner(ctx, e, args), d.addr)
 }
 
 func usage(w io.Writer) {
@@ -165,7 +168,8 @@ func usage(w io.Writer) {
 	b.WriteString(`
 Daemon commands take -addr ADDR[,ADDR...] (unix:PATH, host:port or dns:///name:port;
 default $CUZK_ADDR, else 127.0.0.1:9820) and -token (default $CUZK_DAEMON_TOKEN).
-Every command takes -o json. "cuzk help <command>" or "cuzk <command> -h" shows its flags.
+Every command takes -o json; flags may come before or after arguments.
+"cuzk help <command>" or "cuzk <command> -h" shows its flags.
 Exit status: 0 ok, 1 failure, 2 usage.
 `)
 	_, _ = io.WriteString(w, b.String()) // help text: nowhere to report a failed write

@@ -49,7 +49,7 @@ func TestUsageErrors(t *testing.T) {
 		nil, {"frobnicate"}, {"help", "frobnicate"}, {"status", "-nope"}, {"status", "-o", "yaml"}, {"status", "extra"},
 		{"await"}, {"await", "a", "b"}, {"cancel"}, {"prove", "-priority", "urgent"}, {"prove", "-n", "0"},
 		{"preload", "-tier", "lukewarm"}, {"prove", "-constraints", "2^x"}, {"status", "-max-message", "64G"},
-		{"submit", "-circuit", "nope"},
+		{"submit", "-circuit", "nope"}, {"status", "-timeout", "-1s"}, {"prove", "-timeout=-5m"},
 	} {
 		code, _, errs := cuzk(t, args...)
 		assert.Equal(t, exitUsage, code, "%v", args)
@@ -75,8 +75,15 @@ func TestVersion(t *testing.T) {
 // the flags that reach it, and with them a porep-synth circuit of 2^11.
 func daemon(t *testing.T, dir string) (addr, porep []string) {
 	t.Helper()
+	return daemonWith(t, dir, func(*assembly.Config) {})
+}
+
+// daemonWith is daemon with its configuration changed by set first.
+func daemonWith(t *testing.T, dir string, set func(*assembly.Config)) (addr, porep []string) {
+	t.Helper()
 	opts := assembly.DefaultConfig()
 	opts.Listen, opts.HTTPListen, opts.Backend, opts.KeyDir = "unix:"+filepath.Join(dir, "d.sock"), "", "cpu", filepath.Join(dir, "keys")
+	set(&opts)
 	d, err := assembly.Start(opts, nil)
 	require.NoError(t, err)
 	t.Cleanup(d.Stop)
@@ -175,4 +182,56 @@ func TestStatusAndKeysAgainstADaemon(t *testing.T) {
 	b, err := os.ReadFile(vk)
 	require.NoError(t, err)
 	assert.Equal(t, len(b)*2, len(v.Binary))
+}
+
+// TestFlagsAnywhere: flags after the arguments, and before the command's
+// name, as kubectl and gh take them.
+func TestFlagsAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	addr, porep := daemon(t, dir)
+	code, out, errs := cuzk(t, append([]string{"submit"}, porep...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	job := strings.TrimSpace(out)
+
+	code, out, errs = cuzk(t, append([]string{"await", job, "-o", "json"}, addr...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	assert.Equal(t, "done", res["state"])
+
+	code, out, errs = cuzk(t, append(append([]string{}, addr...), "status", "-o", "json")...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	assert.Contains(t, out, `"backend": "cpu"`)
+}
+
+// TestErrorsSayWhatToDoNext: a daemon that is not there, or that wants a
+// token the client did not send, gets a sentence naming the address, the
+// variable and the command, never the token.
+func TestErrorsSayWhatToDoNext(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CUZK_DAEMON_TOKEN", "")
+	none := "unix:" + filepath.Join(dir, "none.sock")
+	code, _, errs := cuzk(t, "status", "-addr", none)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errs, "no daemon answers at "+none)
+	assert.Contains(t, errs, `start one with "cuzk-daemon serve"`)
+	assert.Contains(t, errs, "$CUZK_ADDR")
+
+	const token = "the-daemons-token-0123456789"
+	addr, _ := daemonWith(t, dir, func(c *assembly.Config) { c.Token = token })
+	code, _, errs = cuzk(t, append([]string{"status"}, addr...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errs, "wants a bearer token: set $CUZK_DAEMON_TOKEN (or -token)")
+	code, _, errs = cuzk(t, append([]string{"status", "-token", "wrong-token"}, addr...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errs, "refused the token")
+	assert.NotContains(t, errs, "wrong-token")
+	t.Setenv("CUZK_DAEMON_TOKEN", token)
+	code, out, errs := cuzk(t, append([]string{"status", "-o", "json"}, addr...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	assert.NotContains(t, out+errs, token)
+
+	code, _, errs = cuzk(t, append([]string{"await", "no-such-job"}, addr...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errs, "does not know this job")
 }
