@@ -8,6 +8,7 @@
 //	cuzk await   JOB                                           wait for a job, print its result
 //	cuzk watch   JOB                                           stream a job's events
 //	cuzk cancel  JOB...                                        cancel jobs
+//	cuzk circuits                                              the circuits, their parameters, examples
 //	cuzk status | preload | evict | vk | version
 //
 // Every command takes -o json for scripts, and -h, --help or help for its
@@ -69,7 +70,7 @@ type env struct {
 
 // commands are cuzk's subcommands, in the order help lists them.
 var commands = []*command{proveCommand, submitCommand, awaitCommand, watchCommand, cancelCommand,
-	statusCommand, preloadCommand, evictCommand, vkCommand, versionCommand}
+	statusCommand, preloadCommand, evictCommand, vkCommand, circuitsCommand, versionCommand}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

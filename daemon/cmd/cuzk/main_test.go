@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
 // cuzk runs the command line and returns its exit code, stdout and stderr.
@@ -234,4 +235,65 @@ func TestErrorsSayWhatToDoNext(t *testing.T) {
 	code, _, errs = cuzk(t, append([]string{"await", "no-such-job"}, addr...)...)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errs, "does not know this job")
+}
+
+// TestCircuitsListsEveryParameterAndItsExampleProves: "cuzk circuits"
+// names every circuit of the registry with each parameter's flag, range
+// and default, and each example it prints proves and verifies against a
+// daemon.
+func TestCircuitsListsEveryParameterAndItsExampleProves(t *testing.T) {
+	code, out, errs := cuzk(t, "circuits", "-o", "json")
+	require.Equal(t, exitOK, code, errs)
+	var infos []circuitInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &infos), out)
+	reg := registry.Default()
+	require.Len(t, infos, len(reg.IDs()))
+	for i, d := range reg.Definitions() {
+		assert.Equal(t, d.ID, infos[i].ID)
+		require.Len(t, infos[i].Params, len(d.Params), d.ID)
+		for j, p := range d.Params {
+			got := infos[i].Params[j]
+			assert.Equal(t, circuitParam{Name: p.Name, Flag: "-" + p.Name, Type: "integer (2^k or decimal)", Min: p.Min, Max: p.Max,
+				Default: p.Default, Doc: p.Doc}, got)
+		}
+	}
+	code, text, _ := cuzk(t, "circuits")
+	require.Equal(t, exitOK, code)
+	addr, _ := daemon(t, t.TempDir())
+	for _, c := range infos {
+		assert.Contains(t, text, "  "+c.Example+"\n", "the text lists the example")
+		args := strings.Fields(c.Example)
+		require.Equal(t, []string{"cuzk", "prove"}, args[:2])
+		code, out, errs := cuzk(t, append(append(args[1:], addr...), "-o", "json")...)
+		require.Equal(t, exitOK, code, "%s: %s", c.Example, errs)
+		var s client.Summary
+		require.NoError(t, json.Unmarshal([]byte(out), &s), out)
+		assert.Len(t, s.Proofs, 1, c.Example)
+		assert.Empty(t, s.Failures, c.Example)
+	}
+}
+
+// TestCircuitParameterErrorsNameTheFlag: each problem names the flag to
+// pass and its range, all of them at once.
+func TestCircuitParameterErrorsNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-circuit", "sha256", "-bytes", "0"}, []string{"-bytes 0: sha256's message length must be in 1..2^16, e.g. -bytes 64"}},
+		{[]string{"-constraints", "100"}, []string{"-constraints 100: porep-synth's target constraint count must be in 2^10..2^27"}},
+		{[]string{"-circuit", "sha256", "-depth", "3", "-constraints", "2^12"}, []string{
+			"-constraints: sha256 takes no constraints (its parameters: -bytes)", "-depth: sha256 takes no depth (its parameters: -bytes)"}},
+		{[]string{"-circuit", "poseidon-merkle", "-param", "depth=40"}, []string{"-depth 40: poseidon-merkle's levels of the arity-8 tree must be in 1..16"}},
+		{[]string{"-circuit", "sha"}, []string{`-circuit "sha": no such circuit; "cuzk circuits" lists them`}},
+		{[]string{"-bytes", "x", "-circuit", "sha256"}, []string{`-bytes "x": want 2^k or an integer`}},
+	} {
+		for _, cmd := range []string{"prove", "submit", "preload", "evict", "vk"} {
+			code, _, errs := cuzk(t, append([]string{cmd}, tc.args...)...)
+			assert.Equal(t, exitUsage, code, "%s %v", cmd, tc.args)
+			for _, w := range tc.want {
+				assert.Contains(t, errs, w, "%s %v", cmd, tc.args)
+			}
+		}
+	}
 }
