@@ -36,6 +36,8 @@ func Build(ctx context.Context) error {
 	// The mains a release carries (cuzk-daemon, cuzk, cuzk-bench): one list.
 	args := append([]string{"build", "-ldflags=" + ldflag, "-o", "bin/"}, release.DefaultPackages...)
 	// One go build for every main: the staleness check loads the shared graph once.
+	tk := during("build: go build")
+	defer tk.Stop()
 	if err := sh.RunV("go", args...); err != nil {
 		return fmt.Errorf("build: %w", err)
 	}

@@ -38,7 +38,9 @@ func Test(ctx context.Context) error {
 	phase := func(name string, f func() error) error {
 		start := time.Now()
 		fmt.Printf("== %s\n", name)
+		tk := during("test: " + name)
 		err := f()
+		tk.Stop()
 		timings = append(timings, fmt.Sprintf("%-8s %8s", name, time.Since(start).Round(100*time.Millisecond)))
 		return err
 	}

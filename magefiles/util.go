@@ -2,6 +2,16 @@
 
 package main
 
-import "strings"
+import (
+	"os"
+	"strings"
+
+	"github.com/cuzk-dev/cuzk/internal/progress"
+)
 
 func join(s []string) string { return strings.Join(s, "; ") }
+
+// during reports the step what on stdout while it runs (a line every 15 s,
+// a live line on a terminal) and returns the ticker; Stop it when the step
+// ends.
+func during(what string) *progress.Ticker { return progress.Start(os.Stdout, what) }
