@@ -64,8 +64,9 @@ type runFunc func(ctx context.Context, e *env, args []string) error
 // env is what a command runs with: out prints its results, and c is the
 // connection to the daemons of a daemon command (nil for the others).
 type env struct {
-	out *output
-	c   *client.Client
+	out       *output
+	c         *client.Client
+	oneDaemon bool // -addr names one daemon: the calls of one job reach the same one
 }
 
 // commands are cuzk's subcommands, in the order help lists them.
@@ -157,6 +158,7 @@ func runWith(ctx context.Context, c *command, d *daemonFlags, runner runFunc, e 
 	defer cancel()
 	defer cl.Close() // every answer is in by now; nothing to lose
 	e.c = cl
+	e.oneDaemon = !strings.Contains(d.addr, ",") && !strings.Contains(d.addr, ":///")
 	return client.Explain(runner(ctx, e, args), d.addr)
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -295,5 +296,38 @@ func TestCircuitParameterErrorsNameTheFlag(t *testing.T) {
 				assert.Contains(t, errs, w, "%s %v", cmd, tc.args)
 			}
 		}
+	}
+}
+
+// TestProveOneShowsItsSteps: one proof on one daemon reports on stderr
+// what it waits for: the verifying key (made first by a daemon without
+// one), then its job's events from Watch, up to done; -quiet and -o json
+// report nothing.
+func TestProveOneShowsItsSteps(t *testing.T) {
+	_, porep := daemon(t, t.TempDir())
+	code, out, errs := cuzk(t, append([]string{"prove"}, porep...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", errs)
+	t.Logf("stderr:\n%s", errs)
+	assert.Contains(t, out, "all 1 proofs verified")
+	assert.Contains(t, errs, "prove: fetching the verifying key of porep-synth/constraints=2048 (a daemon without the key makes a development key first)\n")
+	job := regexp.MustCompile(`job (\S+): `).FindStringSubmatch(errs)
+	require.NotNil(t, job, errs)
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	var kinds []string
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "job "+job[1]+": "); ok {
+			kinds = append(kinds, strings.Fields(rest)[1])
+		}
+	}
+	for _, k := range []string{"queued", "key_ready", "synthesis_done", "proving", "done"} {
+		assert.Contains(t, kinds, k, "the job's events: %s", errs)
+	}
+	assert.Equal(t, "done", kinds[len(kinds)-1], "the last event is the end")
+	assert.Contains(t, out, "proof 0: job "+job[1]+" on cpu", "the watched job is the proof's")
+
+	for _, quiet := range [][]string{{"-quiet"}, {"-o", "json"}} {
+		code, _, errs = cuzk(t, append(append([]string{"prove"}, quiet...), porep...)...)
+		require.Equal(t, exitOK, code, "stderr: %s", errs)
+		assert.Empty(t, errs, "%v: nothing on stderr", quiet)
 	}
 }
