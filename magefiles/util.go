@@ -11,7 +11,7 @@ import (
 
 func join(s []string) string { return strings.Join(s, "; ") }
 
-// during reports the step what on stdout while it runs (a line every 15 s,
+// during reports the step what on stdout while it runs (a line after 10 s without one,
 // a live line on a terminal) and returns the ticker; Stop it when the step
 // ends.
 func during(what string) *progress.Ticker { return progress.Start(os.Stdout, what) }

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Every is the longest a Ticker lets a step run without a line, off a
-// terminal.
-const Every = 15 * time.Second
+// Every is the longest a Ticker lets a step run without a line off a
+// terminal: under 15 s with room to spare, so that no silence reaches 15 s.
+const Every = 10 * time.Second
 
 // Ticker reports a running step until Stop.
 type Ticker struct {
@@ -22,6 +22,7 @@ type Ticker struct {
 
 	mu   sync.Mutex
 	what string
+	last time.Time // the last line, the Ticker's or the step's own
 	done chan struct{}
 	wg   sync.WaitGroup
 }
@@ -38,12 +39,14 @@ func WithInterval(d time.Duration) Option { return func(t *Ticker) { t.every = d
 func WithLive(live bool) Option { return func(t *Ticker) { t.live = live } }
 
 // Start reports the step what on w until Stop: off a terminal, the line
-// "WHAT… (15s)" every 15 s; on a terminal (w is a character device), a
-// live line with the seconds, rewritten every second. It prints nothing at
-// once: the caller says what starts.
+// "WHAT… (10s)" after every 10 s without a line (Println's count); on a
+// terminal (w is a character device), a live line with the seconds,
+// rewritten every second. It prints nothing at once: the caller says what
+// starts.
 func Start(w io.Writer, what string, opts ...Option) *Ticker {
 	t := &Ticker{w: w, live: IsTerminal(w), what: what, now: time.Now, done: make(chan struct{})}
 	t.start = t.now()
+	t.last = t.start
 	for _, o := range opts {
 		o(t)
 	}
@@ -60,22 +63,30 @@ func Start(w io.Writer, what string, opts ...Option) *Ticker {
 
 func (t *Ticker) run() {
 	defer t.wg.Done()
-	tick := time.NewTicker(t.every)
-	defer tick.Stop()
+	timer := time.NewTimer(t.every)
+	defer timer.Stop()
 	for {
 		select {
 		case <-t.done:
 			return
-		case <-tick.C:
-			t.mu.Lock()
-			line := fmt.Sprintf("%s… (%s)", t.what, t.now().Sub(t.start).Round(time.Second))
-			if t.live {
-				fmt.Fprintf(t.w, "\r%s\x1b[K", line)
-			} else {
-				fmt.Fprintln(t.w, line)
-			}
-			t.mu.Unlock()
+		case <-timer.C:
 		}
+		t.mu.Lock()
+		now := t.now()
+		if quiet := now.Sub(t.last); !t.live && quiet < t.every {
+			timer.Reset(t.every - quiet) // a line came meanwhile: wait from it
+			t.mu.Unlock()
+			continue
+		}
+		line := fmt.Sprintf("%s… (%s)", t.what, now.Sub(t.start).Round(time.Second))
+		if t.live {
+			fmt.Fprintf(t.w, "\r%s\x1b[K", line)
+		} else {
+			fmt.Fprintln(t.w, line)
+		}
+		t.last = now
+		timer.Reset(t.every)
+		t.mu.Unlock()
 	}
 }
 
@@ -91,11 +102,20 @@ func (t *Ticker) Set(what string) {
 func (t *Ticker) Println(line string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.last = t.now()
 	if t.live {
 		fmt.Fprintf(t.w, "\r\x1b[K%s\n", line)
 		return
 	}
 	fmt.Fprintln(t.w, line)
+}
+
+// Mark says that a line went out elsewhere (another stream the user
+// reads): off a terminal, the silence counts from now.
+func (t *Ticker) Mark() {
+	t.mu.Lock()
+	t.last = t.now()
+	t.mu.Unlock()
 }
 
 // Stop ends the reports (clearing the live line) and returns how long the

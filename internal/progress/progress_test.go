@@ -72,3 +72,17 @@ func TestDefaultInterval(t *testing.T) {
 	defer f.Close()
 	assert.False(t, IsTerminal(f), "a file is no terminal")
 }
+
+// TestALineOfTheStepsOwnCounts: off a terminal the report comes after a
+// whole interval without any line, the step's own included.
+func TestALineOfTheStepsOwnCounts(t *testing.T) {
+	var out syncBuffer
+	tk := Start(&out, "waiting", WithInterval(150*time.Millisecond))
+	for range 6 {
+		time.Sleep(50 * time.Millisecond)
+		tk.Println("news")
+	}
+	assert.NotContains(t, out.String(), "waiting", "lines every 50 ms leave the ticker nothing to say")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "waiting… (") }, 5*time.Second, 10*time.Millisecond)
+	tk.Stop()
+}

@@ -239,16 +239,21 @@ func enumFlag[E interface {
 }
 
 // output prints a command's results: text for people, JSON for scripts;
-// errw takes what is neither (a progress bar).
+// errw takes what is neither (progress). mark, when set, is told of each
+// line of text (the progress on errw counts its silence from it).
 type output struct {
 	w, errw io.Writer
 	json    bool
+	mark    func()
 }
 
 // text prints a line in text mode.
 func (o *output) text(format string, args ...any) {
 	if !o.json {
 		fmt.Fprintf(o.w, format+"\n", args...)
+		if o.mark != nil {
+			o.mark()
+		}
 	}
 }
 

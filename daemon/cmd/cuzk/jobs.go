@@ -264,7 +264,7 @@ func eventLine(ev *pb.ProofEvent) string {
 // no stretch of it is silent: its steps (the verifying key, which a
 // daemon without the key makes first, then the inputs), and then, for one
 // proof on one daemon, its job's events as they come (Watch), else each
-// finished proof; between them, a line every 15 s (one live line on a
+// finished proof; between them, a line after 10 s without one (a live line on a
 // terminal, where several proofs show a progress bar once they start).
 // It returns the function that ends the reports.
 func showProgress(load *client.Load, w io.Writer, oneDaemon bool) (stop func()) {

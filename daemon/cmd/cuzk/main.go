@@ -35,6 +35,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/daemon/client"
 	"github.com/cuzk-dev/cuzk/internal/cli"
+	"github.com/cuzk-dev/cuzk/internal/progress"
 )
 
 // prog is this command's name in its messages.
@@ -159,6 +160,12 @@ func runWith(ctx context.Context, c *command, d *daemonFlags, runner runFunc, e 
 	defer cl.Close() // every answer is in by now; nothing to lose
 	e.c = cl
 	e.oneDaemon = !strings.Contains(d.addr, ",") && !strings.Contains(d.addr, ":///")
+	if !e.out.json && c.name != "prove" { // prove reports its own steps
+		// A call can wait long: a key the daemon makes first, a job to end.
+		tk := progress.Start(e.out.errw, fmt.Sprintf("cuzk %s: waiting for the daemon at %s", c.name, d.addr))
+		defer tk.Stop()
+		e.out.mark = tk.Mark
+	}
 	return client.Explain(runner(ctx, e, args), d.addr)
 }
 
