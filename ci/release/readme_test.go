@@ -52,6 +52,8 @@ func TestReadmeImageBlockIsThere(t *testing.T) {
 		assert.Contains(t, b, want)
 	}
 	assert.NotContains(t, b, "go run ", "the block uses the release's client, not the source tree")
+	out, err := exec.Command("bash", "-n", "-c", b).CombinedOutput()
+	assert.NoError(t, err, "bash reads the block: %s", out)
 }
 
 // TestReadmeImageBlockRuns runs the README's image block verbatim with
