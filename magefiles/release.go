@@ -3,10 +3,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +20,6 @@ import (
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/ci/release"
 	"github.com/cuzk-dev/cuzk/ci/sign"
-	"github.com/cuzk-dev/cuzk/internal/progress"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
@@ -40,7 +37,7 @@ func Release(ctx context.Context) error {
 	start := time.Now()
 	tk := during("release: base packages, go build, image, SBOM, provenance")
 	d, err := release.Run(ctx, release.RunOptions{Root: ".", OutDir: "dist", Pins: pins, Environ: os.Environ(), Signer: signer,
-		ImageRepository: imageRepository(), Logger: stepLogger("release", tk)})
+		ImageRepository: imageRepository(), Logger: tk.Logger("release")})
 	tk.Stop()
 	if err != nil {
 		return err
@@ -53,62 +50,6 @@ func Release(ctx context.Context) error {
 		fmt.Printf("release: signed (%s): *%s beside each file, the image's cosign signature in dist/%s\n", signingMode(), sign.BundleSuffix, release.ImageSignatureDir)
 	}
 	return nil
-}
-
-// stepLogger prints a step's log records as lines "PREFIX: MSG k=v ..."
-// through tk, so that a terminal's live line never runs into them.
-func stepLogger(prefix string, tk *progress.Ticker) *slog.Logger {
-	return slog.New(lineHandler{prefix: prefix, tk: tk})
-}
-
-// lineHandler is stepLogger's slog.Handler: Info and above, one line each.
-type lineHandler struct {
-	prefix string
-	tk     *progress.Ticker
-	attrs  []slog.Attr
-}
-
-func (h lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
-
-func (h lineHandler) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	b.WriteString(h.prefix + ": " + r.Message)
-	add := func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-		return true
-	}
-	for _, a := range h.attrs {
-		add(a)
-	}
-	r.Attrs(add)
-	h.tk.Println(b.String())
-	return nil
-}
-
-func (h lineHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	h.attrs = append(slices.Clone(h.attrs), as...)
-	return h
-}
-
-func (h lineHandler) WithGroup(string) slog.Handler { return h }
-
-// tickerWriter writes whole lines through a Ticker (a terminal's live line
-// never runs into them), keeping a partial line until its end comes.
-type tickerWriter struct {
-	tk      *progress.Ticker
-	partial []byte
-}
-
-func (w *tickerWriter) Write(p []byte) (int, error) {
-	w.partial = append(w.partial, p...)
-	for {
-		i := bytes.IndexByte(w.partial, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		w.tk.Println(string(w.partial[:i]))
-		w.partial = w.partial[i+1:]
-	}
 }
 
 // signingKey is CUZK_SIGNING_KEY as mage started. init takes it out of the
@@ -265,7 +206,7 @@ func (Dist) Rebuild(ctx context.Context, dir string, key, identity, identityRege
 		return false
 	})
 	tk := during("dist:rebuild: " + dir)
-	err = release.Rebuild(ctx, release.RebuildOptions{Dir: dir, Repo: ".", Env: env, Verifier: sv, Unsigned: skip, Log: &tickerWriter{tk: tk}})
+	err = release.Rebuild(ctx, release.RebuildOptions{Dir: dir, Repo: ".", Env: env, Verifier: sv, Unsigned: skip, Log: tk.Writer()})
 	tk.Stop()
 	if err != nil {
 		return err

@@ -4,5 +4,7 @@
 // is a file or a pipe, or as one live line rewritten every second on a
 // terminal, cleared when the step ends.
 //
-// It uses only the standard library. A Ticker is safe for concurrent use.
+// Its Writer passes a child process's lines, and its Logger a library's
+// progress log, between the reports. It uses only the standard library. A
+// Ticker is safe for concurrent use.
 package progress
