@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -329,5 +332,50 @@ func TestProveOneShowsItsSteps(t *testing.T) {
 		code, _, errs = cuzk(t, append(append([]string{"prove"}, quiet...), porep...)...)
 		require.Equal(t, exitOK, code, "stderr: %s", errs)
 		assert.Empty(t, errs, "%v: nothing on stderr", quiet)
+	}
+}
+
+// TestWatchSaysTheDaemonWentAway: a daemon killed under a running job (as
+// `podman rm -f` does after its grace period) leaves "cuzk watch" with a
+// sentence saying so, not a bare transport error.
+func TestWatchSaysTheDaemonWentAway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds and kills a cuzk-daemon")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cuzk-daemon")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/cuzk-dev/cuzk/daemon/cmd/cuzk-daemon").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	sock := "unix:" + filepath.Join(dir, "d.sock")
+	d := exec.Command(bin, "serve", "-backend", "cpu", "-listen", sock, "-http-listen", "", "-key-dir", filepath.Join(dir, "keys"))
+	require.NoError(t, d.Start())
+	t.Cleanup(func() { _ = d.Process.Kill(); _ = d.Wait() })
+	addr := []string{"-addr", sock}
+	require.Eventually(t, func() bool { code, _, _ := cuzk(t, append([]string{"status"}, addr...)...); return code == exitOK },
+		30*time.Second, 100*time.Millisecond, "the daemon serves")
+
+	// A key this size takes the daemon seconds to make: the job is running
+	// when the daemon dies.
+	code, job, errs := cuzk(t, append([]string{"submit", "-constraints", "2^17"}, addr...)...)
+	require.Equal(t, exitOK, code, errs)
+	type result struct {
+		code      int
+		out, errs string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var o, e bytes.Buffer
+		c := run(context.Background(), append([]string{"watch", strings.TrimSpace(job)}, addr...), &o, &e)
+		done <- result{c, o.String(), e.String()}
+	}()
+	time.Sleep(time.Second)
+	require.NoError(t, d.Process.Signal(syscall.SIGKILL))
+	select {
+	case r := <-done:
+		t.Logf("watch: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errs)
+		assert.Equal(t, exitFail, r.code)
+		assert.Contains(t, r.errs, "the connection to the daemon at "+sock+" closed: the daemon stopped or restarted")
+	case <-time.After(time.Minute):
+		t.Fatal("watch did not end after the daemon died")
 	}
 }
