@@ -21,7 +21,11 @@ func (Bench) Daemon(ctx context.Context) error {
 		MaxOverhead: 5 * time.Millisecond}
 	tk := during("bench:daemon: development key, direct calls and the daemon's proofs")
 	cfg.Progress = func(done, total int) {
-		tk.Set(fmt.Sprintf("bench:daemon: %d of %d proofs at this concurrency", done, total))
+		if done < total {
+			tk.Set(fmt.Sprintf("bench:daemon: %d of %d proofs at this concurrency", done, total))
+		} else {
+			tk.Set(fmt.Sprintf("bench:daemon: %d proofs done at this concurrency; the next one, or the direct calls", total))
+		}
 	}
 	res, err := loadbench.Run(ctx, cfg)
 	tk.Stop()
