@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -11,7 +12,10 @@ import (
 
 func join(s []string) string { return strings.Join(s, "; ") }
 
-// during reports the step what on stdout while it runs (a line after 10 s without one,
-// a live line on a terminal) and returns the ticker; Stop it when the step
-// ends.
-func during(what string) *progress.Ticker { return progress.Start(os.Stdout, what) }
+// during says on stdout that the step what starts, reports it while it
+// runs (a line after 10 s without one, a live line on a terminal) and
+// returns the ticker; Stop it when the step ends.
+func during(what string) *progress.Ticker {
+	fmt.Println(what + "…")
+	return progress.Start(os.Stdout, what)
+}
