@@ -13,6 +13,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"log"
 	"os"
 	"path/filepath"
@@ -33,6 +34,7 @@ func main() {
 	sum := sha256.Sum256([]byte(wd)) // one compiled tool per checkout
 	dir := filepath.Join(mg.CacheDir(), "cuzk-"+hex.EncodeToString(sum[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "mage.go: %v: building and running the targets in one step\n", err)
 		os.Exit(mage.Main())
 	}
 	exe := filepath.Join(dir, "mage") // the name its help prints
