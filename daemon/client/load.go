@@ -49,6 +49,9 @@ type Load struct {
 	Watch func(jobID string, ev *pb.ProofEvent)
 }
 
+// StepProving is the last step Load.Step is told of: the proofs start.
+const StepProving = "proving"
+
 // Proof is one finished proof of a load.
 type Proof struct {
 	Index    int
@@ -93,7 +96,7 @@ func RunLoad(ctx context.Context, c *Client, l Load) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	step("proving")
+	step(StepProving)
 	rep := &Report{}
 	var mu sync.Mutex
 	var next, done atomic.Int64

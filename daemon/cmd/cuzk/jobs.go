@@ -285,7 +285,7 @@ func showProgress(load *client.Load, w io.Writer, oneDaemon bool) (stop func()) 
 		say := load.Step
 		load.Step = func(what string) {
 			say(what)
-			if what == "proving" { // the bar takes over the live line
+			if what == client.StepProving { // the bar takes over the live line
 				tk.Stop()
 				bar = progressbar.NewOptions(load.N, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("proofs"),
 					progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
