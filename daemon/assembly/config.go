@@ -72,6 +72,11 @@ type Config struct {
 // Go collector would run without pause and the daemon serve nothing.
 const MinMemoryLimit = 64 << 20
 
+// MinGPUMemoryLimit is the smallest gpu_memory_limit Check accepts: the
+// free memory the prover's allocations leave for the driver (prover/gpu's
+// headroom).
+const MinGPUMemoryLimit = 256 << 20
+
 // Check refuses settings no daemon can serve with, each refusal naming the
 // key and the value: negative sizes and counts, a message limit outside
 // server.MinMessageBytes..server.MaxMessageBytes (the smallest one must
@@ -87,7 +92,7 @@ func (c Config) Check() error {
 		v   stats.Bytes
 	}{{"max_message_bytes", c.MaxMessageBytes}, {"host_budget", c.HostBudget}, {"host_key_budget", c.HostKeyBudget},
 		{"host_job_budget", c.HostJobBudget}, {"gpu_key_budget", c.GPUKeyBudget}, {"key_dir_budget", c.KeyDirBudget},
-		{"memory_limit", c.MemoryLimit}}
+		{"memory_limit", c.MemoryLimit}, {"gpu_memory_limit", c.GPUMemoryLimit}}
 	for _, s := range sizes {
 		if s.v < 0 {
 			bad(s.key, int64(s.v), "negative")
@@ -102,6 +107,10 @@ func (c Config) Check() error {
 	}
 	if c.MemoryLimit > 0 && c.MemoryLimit < MinMemoryLimit {
 		bad("memory_limit", sizeText(int64(c.MemoryLimit)), "below the floor of %s (0: GOMEMLIMIT, else the host budget)", stats.FormatBytes(MinMemoryLimit))
+	}
+	if c.GPUMemoryLimit > 0 && c.GPUMemoryLimit < MinGPUMemoryLimit {
+		bad("gpu_memory_limit", sizeText(int64(c.GPUMemoryLimit)), "below the floor of %s: the driver keeps that much free beside the prover (0: all the GPU has)",
+			stats.FormatBytes(MinGPUMemoryLimit))
 	}
 	if c.DrainTimeout <= 0 {
 		bad("drain_timeout", c.DrainTimeout, "must be positive: it is how long the first SIGTERM lets running jobs finish (as in 10m)")
