@@ -208,8 +208,8 @@ func TestReleaseWorkflow(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "release runs through Dagger")
-	assert.Contains(t, runs, "go run mage.go release:verify dist")
-	assert.Contains(t, runs, "go run mage.go release:attach dist")
+	assert.Contains(t, runs, "go run mage.go dist:verify dist")
+	assert.Contains(t, runs, "go run mage.go dist:attach dist")
 	for _, want := range []string{"dist/*" + release.SBOMSuffix, "dist/*" + release.ProvenanceSuffix, "dist/SHA256SUMS", "dist/image/"} {
 		assert.Contains(t, raw, want, "uploaded with the release")
 	}

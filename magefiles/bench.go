@@ -35,6 +35,8 @@ func (Bench) Build(ctx context.Context) error {
 	if parts == "" {
 		parts = "sequence,remote"
 	}
+	tk := during("bench:build: measuring")
+	defer tk.Stop()
 	var res buildbench.Result
 	if strings.Contains(parts, "sequence") {
 		cfg := buildbench.Config{Log: log}

@@ -19,7 +19,16 @@ import (
 func (Bench) Daemon(ctx context.Context) error {
 	cfg := loadbench.Config{Constraints: 1 << 16, N: 8, Concurrencies: []int{1, 4}, Backend: "cpu", Direct: true,
 		MaxOverhead: 5 * time.Millisecond}
+	tk := during("bench:daemon: development key, direct calls and the daemon's proofs")
+	cfg.Progress = func(done, total int) {
+		if done < total {
+			tk.Set(fmt.Sprintf("bench:daemon: %d of %d proofs at this concurrency", done, total))
+		} else {
+			tk.Set(fmt.Sprintf("bench:daemon: %d proofs done at this concurrency; the next one, or the direct calls", total))
+		}
+	}
 	res, err := loadbench.Run(ctx, cfg)
+	tk.Stop()
 	if err != nil {
 		return err
 	}

@@ -27,5 +27,7 @@ func (Bench) Prover() error {
 	if r := os.Getenv("CUZK_BENCH_ROUNDS"); r != "" {
 		args = append(args, "-rounds", r)
 	}
+	tk := during("bench:prover: running (the first run pays both sides' development setup)")
+	defer tk.Stop()
 	return sh.RunV("go", args...)
 }

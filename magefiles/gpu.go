@@ -22,8 +22,11 @@ func Gpu(ctx context.Context) error {
 	if err := os.MkdirAll(".gpu", 0o755); err != nil {
 		return err
 	}
+	tk := during("gpu: building the GPU test binaries")
+	defer tk.Stop()
 	var lines []string
 	for _, p := range gpuPackages {
+		tk.Set("gpu: go test -c ./" + p)
 		bin := strings.ReplaceAll(p, "/", "_") + ".test"
 		if err := sh.RunV("go", "test", "-c", "-ldflags=-s -w", "-o", filepath.Join(".gpu", bin), "./"+p); err != nil {
 			return fmt.Errorf("gpu: build %s: %w", p, err)

@@ -95,22 +95,42 @@ func TestReadmeListsTheTargets(t *testing.T) {
 	assert.Equal(t, wantAliases, haveAliases, "README's Aliases line against the magefiles' Aliases")
 }
 
-// TestReadmeNamesOnlyTargets: every `mage.go <target>` the README mentions
-// is a target or an alias (names compared without case, as mage does).
-func TestReadmeNamesOnlyTargets(t *testing.T) {
+// TestDocsNameOnlyTargets: one name per target, so that `go run mage.go
+// -h NAME` (which knows no aliases) answers for every name the README,
+// docs/*.md and the workflows use: the magefiles declare no aliases, and
+// every `mage.go <target>` and every `namespace:target` they mention is a
+// target (names compared without case, as mage does).
+func TestDocsNameOnlyTargets(t *testing.T) {
 	targets, aliases := listing(t)
-	known := map[string]bool{}
+	assert.Empty(t, aliases, "an alias is a second name, and mage -h does not know it")
+	known, namespaces := map[string]bool{}, map[string]bool{}
 	for name := range targets {
-		known[strings.TrimSuffix(name, "*")] = true
+		name = strings.TrimSuffix(name, "*")
+		known[name] = true
+		if ns, _, ok := strings.Cut(name, ":"); ok {
+			namespaces[ns] = true
+		}
 	}
-	for a := range aliases {
-		known[a] = true
-	}
-	b, err := os.ReadFile(readme)
+	docs, err := filepath.Glob("../docs/*.md")
 	require.NoError(t, err)
-	mentions := regexp.MustCompile(`mage\.go ([A-Za-z][A-Za-z0-9:]*)`).FindAllStringSubmatch(string(b), -1)
-	require.NotEmpty(t, mentions)
-	for _, m := range mentions {
-		assert.True(t, known[strings.ToLower(m[1])], "README mentions `mage.go %s`: no such target", m[1])
+	workflows, err := filepath.Glob("../.github/workflows/*.yml")
+	require.NoError(t, err)
+	run := regexp.MustCompile(`mage\.go ([A-Za-z][A-Za-z0-9:]*)`)
+	namespaced := regexp.MustCompile("`([a-z]+:[a-z]+)[ `]")
+	mentions := 0
+	for _, file := range append(append([]string{readme}, docs...), workflows...) {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, m := range run.FindAllStringSubmatch(string(b), -1) {
+			mentions++
+			assert.True(t, known[strings.ToLower(m[1])], "%s mentions `mage.go %s`: no such target", file, m[1])
+		}
+		for _, m := range namespaced.FindAllStringSubmatch(string(b), -1) {
+			if ns, _, _ := strings.Cut(m[1], ":"); namespaces[ns] || ns == "release" {
+				mentions++
+				assert.True(t, known[m[1]], "%s mentions `%s`: no such target", file, m[1])
+			}
+		}
 	}
+	require.Greater(t, mentions, 20, "the docs mention targets")
 }

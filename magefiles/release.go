@@ -35,8 +35,10 @@ func Release(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
+	tk := during("release: base packages, go build, image, SBOM, provenance")
 	d, err := release.Run(ctx, release.RunOptions{Root: ".", OutDir: "dist", Pins: pins, Environ: os.Environ(), Signer: signer,
-		ImageRepository: imageRepository()})
+		ImageRepository: imageRepository(), Logger: tk.Logger("release")})
+	tk.Stop()
 	if err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func signingMode() sign.Mode { return sign.ModeFromEnv(signingEnviron()) }
 func releaseSigner() (*sign.Signer, error) { return sign.FromEnv(signingEnviron(), nil) }
 
 // imageRepository is RELEASE_IMAGE's repository (the image signature's
-// docker-reference and where release:sign pushes it), else the default.
+// docker-reference and where dist:sign pushes it), else the default.
 func imageRepository() string {
 	if addr := os.Getenv(ci.EnvImageAddress); addr != "" {
 		if ref, err := name.ParseReference(addr); err == nil {
@@ -85,9 +87,28 @@ func imageRepository() string {
 // Dist targets check a release directory.
 type Dist mg.Namespace
 
-// Verify re-checks a release directory: signatures (-key=cuzk.pub, or -identity= and -issuer= with Sigstore's root; -unsigned skips them), bytes (SHA256SUMS, image blobs) and meaning (SBOM valid SPDX 2.3 and equal to the binaries' build info and kernel manifest, provenance commit fields consistent).
+// Verify re-checks a release directory: signatures first (-key=cuzk.pub, or -identity= and -issuer= with Sigstore's root; -unsigned skips them), then bytes (SHA256SUMS, image blobs), then meaning (SBOM valid SPDX 2.3 and equal to the binaries' build info and kernel manifest, provenance commit fields consistent).
 func (Dist) Verify(dir string, key, identity, identityRegexp, issuer, issuerRegexp, trustedRoot *string, unsigned *bool) error {
-	p := release.PolicyFromEnv(os.Environ()) // RELEASE_VERIFY_*: flags win
+	sv, skip, err := verifyPolicy(key, identity, identityRegexp, issuer, issuerRegexp, trustedRoot, unsigned)
+	if err != nil {
+		return err
+	}
+	tk := during("dist:verify: " + dir)
+	v, err := release.VerifyRelease(dir, sv, skip)
+	tk.Stop()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("dist:verify: %s ok: %s, image %s, commit %s, %d kernels; SBOM valid SPDX 2.3 and equal to the binaries' build info; %s\n",
+		dir, v.Name, v.ImageDigest, v.Commit, len(v.Manifest.Kernels), signedBy(v, sv))
+	return nil
+}
+
+// verifyPolicy is the signature policy of dist:verify's and dist:rebuild's
+// flags over the RELEASE_VERIFY_* variables (a flag wins): the verifier,
+// nil with skip true for -unsigned.
+func verifyPolicy(key, identity, identityRegexp, issuer, issuerRegexp, trustedRoot *string, unsigned *bool) (sv *sign.Verifier, skip bool, err error) {
+	p := release.PolicyFromEnv(os.Environ())
 	for dst, src := range map[*string]*string{&p.Key: key, &p.Identity: identity, &p.IdentityRegexp: identityRegexp,
 		&p.Issuer: issuer, &p.IssuerRegexp: issuerRegexp, &p.TrustedRoot: trustedRoot} {
 		if src != nil {
@@ -97,21 +118,16 @@ func (Dist) Verify(dir string, key, identity, identityRegexp, issuer, issuerRege
 	if unsigned != nil {
 		p.Unsigned = *unsigned
 	}
-	sv, err := p.Verifier()
-	if err != nil {
-		return err
+	sv, err = p.Verifier()
+	return sv, p.Unsigned, err
+}
+
+// signedBy says who signed, or that the signatures were not checked.
+func signedBy(v release.Verified, sv *sign.Verifier) string {
+	if sv == nil {
+		return "signatures NOT checked (-unsigned)"
 	}
-	v, err := release.VerifyRelease(dir, sv, p.Unsigned)
-	if err != nil {
-		return err
-	}
-	signed := "signatures NOT checked (-unsigned)"
-	if sv != nil {
-		signed = "signed by " + v.Signer + " (every file, the provenance as DSSE, the image)"
-	}
-	fmt.Printf("release:verify: %s ok: %s, image %s, commit %s, %d kernels; SBOM valid SPDX 2.3 and equal to the binaries' build info; %s\n",
-		dir, v.Name, v.ImageDigest, v.Commit, len(v.Manifest.Kernels), signed)
-	return nil
+	return "signed by " + v.Signer + " (every file, the provenance as DSSE, the image)"
 }
 
 // Sign signs a release directory already built (as ci:release leaves dist/) with CUZK_SIGNING_KEY or keyless in GitHub Actions, and pushes the image signature beside RELEASE_IMAGE when set.
@@ -121,7 +137,7 @@ func (Dist) Sign(ctx context.Context, dir string) error {
 		return err
 	}
 	if signer == nil {
-		return fmt.Errorf("release:sign: nothing to sign with: set %s to a PEM ECDSA P-256 private key, or run keyless in GitHub Actions (permissions: id-token: write) or with %s",
+		return fmt.Errorf("dist:sign: nothing to sign with: set %s to a PEM ECDSA P-256 private key, or run keyless in GitHub Actions (permissions: id-token: write) or with %s",
 			sign.EnvSigningKey, sign.EnvIDToken)
 	}
 	if _, err := release.Verify(dir); err != nil {
@@ -132,7 +148,7 @@ func (Dist) Sign(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("release:sign: %s signed (%s, builder %s): %d bundles, image %s in %s/%s\n", dir, signingMode(), s.Builder,
+	fmt.Printf("dist:sign: %s signed (%s, builder %s): %d bundles, image %s in %s/%s\n", dir, signingMode(), s.Builder,
 		len(s.Bundles), s.ImageDigest, dir, release.ImageSignatureDir)
 	if os.Getenv(ci.EnvImageAddress) == "" {
 		return nil
@@ -141,11 +157,11 @@ func (Dist) Sign(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("release:sign: pushed", tag)
+	fmt.Println("dist:sign: pushed", tag)
 	return nil
 }
 
-// Keygen writes a new ECDSA P-256 signing key pair into dir: cuzk.key (0600, for CUZK_SIGNING_KEY; keep it off the repository) and cuzk.pub (for release:verify -key).
+// Keygen writes a new ECDSA P-256 signing key pair into dir: cuzk.key (0600, for CUZK_SIGNING_KEY; keep it off the repository) and cuzk.pub (for dist:verify -key).
 func (Dist) Keygen(dir string) error {
 	kp, err := sign.GenerateKeyPair()
 	if err != nil {
@@ -158,7 +174,7 @@ func (Dist) Keygen(dir string) error {
 	keyPath, pubPath := filepath.Join(dir, "cuzk.key"), filepath.Join(dir, "cuzk.pub")
 	for _, p := range []string{keyPath, pubPath} {
 		if _, err := os.Stat(p); err == nil {
-			return fmt.Errorf("release:keygen: %s exists; not overwriting a key", p)
+			return fmt.Errorf("dist:keygen: %s exists; not overwriting a key", p)
 		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -170,12 +186,16 @@ func (Dist) Keygen(dir string) error {
 	if err := os.WriteFile(pubPath, kp.PublicKeyPEM(), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("release:keygen: %s (private: export %s=%s) and %s (public: release:verify dist -key=%s)\n", keyPath, sign.EnvSigningKey, keyPath, pubPath, pubPath)
+	fmt.Printf("dist:keygen: %s (private: export %s=%s) and %s (public: dist:verify dist -key=%s)\n", keyPath, sign.EnvSigningKey, keyPath, pubPath, pubPath)
 	return nil
 }
 
-// Rebuild verifies a release directory, rebuilds it from the commit it names in a fresh clone, and compares every byte, naming the first file that differs.
-func (Dist) Rebuild(ctx context.Context, dir string) error {
+// Rebuild checks a release directory as dist:verify does (signatures first: -key=, -identity= and -issuer=, or -unsigned), rebuilds it from the commit it names in a fresh clone, and compares every byte, naming the first file that differs.
+func (Dist) Rebuild(ctx context.Context, dir string, key, identity, identityRegexp, issuer, issuerRegexp, trustedRoot *string, unsigned *bool) error {
+	sv, skip, err := verifyPolicy(key, identity, identityRegexp, issuer, issuerRegexp, trustedRoot, unsigned)
+	if err != nil {
+		return err
+	}
 	// The rebuild signs nothing: its files are compared, its signatures would only differ.
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		for _, k := range []string{sign.EnvIDToken, sign.EnvGitHubTokenURL, sign.EnvGitHubToken} {
@@ -185,10 +205,17 @@ func (Dist) Rebuild(ctx context.Context, dir string) error {
 		}
 		return false
 	})
-	if err := release.Rebuild(ctx, release.RebuildOptions{Dir: dir, Repo: ".", Env: env}); err != nil {
+	tk := during("dist:rebuild: " + dir)
+	err = release.Rebuild(ctx, release.RebuildOptions{Dir: dir, Repo: ".", Env: env, Verifier: sv, Unsigned: skip, Log: tk.Writer()})
+	tk.Stop()
+	if err != nil {
 		return err
 	}
-	fmt.Printf("release:rebuild: %s rebuilt byte for byte\n", dir)
+	checked := "signatures NOT checked (-unsigned)"
+	if sv != nil {
+		checked = "signatures checked against " + sv.String()
+	}
+	fmt.Printf("dist:rebuild: %s rebuilt byte for byte; %s\n", dir, checked)
 	return nil
 }
 
@@ -209,7 +236,3 @@ func (Dist) Attach(ctx context.Context, dir string) error {
 	}
 	return sh.RunV("gh", append([]string{"release", "create", tag, "--verify-tag", "--title", tag}, assets...)...)
 }
-
-// Aliases give the dist targets their release: names.
-var Aliases = map[string]any{"release:verify": Dist.Verify, "release:rebuild": Dist.Rebuild, "release:attach": Dist.Attach,
-	"release:sign": Dist.Sign, "release:keygen": Dist.Keygen}

@@ -6,12 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/magefile/mage/sh"
 
+	"github.com/cuzk-dev/cuzk/internal/progress"
 	"github.com/cuzk-dev/cuzk/internal/testreport"
 )
 
@@ -35,10 +37,12 @@ func Test(ctx context.Context) error {
 	sel := testreport.Selection{Packages: os.Getenv("CUZK_TEST_PACKAGES"), Run: os.Getenv("CUZK_TEST_RUN")}
 	inCI, _ := strconv.ParseBool(os.Getenv("CI")) // unset or not a boolean: not CI
 	var timings []string
-	phase := func(name string, f func() error) error {
+	phase := func(name string, f func(tk *progress.Ticker) error) error {
 		start := time.Now()
 		fmt.Printf("== %s\n", name)
-		err := f()
+		tk := during("test: " + name)
+		err := f(tk)
+		tk.Stop()
 		timings = append(timings, fmt.Sprintf("%-8s %8s", name, time.Since(start).Round(100*time.Millisecond)))
 		return err
 	}
@@ -48,23 +52,25 @@ func Test(ctx context.Context) error {
 			fmt.Println("  " + t)
 		}
 	}()
-	if err := phase("testdeps", Testdeps); err != nil {
+	if err := phase("testdeps", func(*progress.Ticker) error { return Testdeps() }); err != nil {
 		return err
 	}
-	if err := phase("kernels", func() error { return Kernels(ctx) }); err != nil {
+	if err := phase("kernels", func(*progress.Ticker) error { return Kernels(ctx) }); err != nil {
 		return err
 	}
-	if err := phase("vet", func() error { return sh.RunV("go", append([]string{"vet"}, sel.Patterns()...)...) }); err != nil {
+	if err := phase("vet", func(*progress.Ticker) error { return sh.RunV("go", append([]string{"vet"}, sel.Patterns()...)...) }); err != nil {
 		return err
 	}
-	return phase("test", func() error { return goTest(ctx, sel, inCI) })
+	return phase("test", func(tk *progress.Ticker) error { return goTest(ctx, sel, inCI, tk.Writer()) })
 }
 
 // goTest runs the tests of sel, then prints the summary; under CI a skip
-// the hardware does not explain fails the run too.
-func goTest(ctx context.Context, sel testreport.Selection, inCI bool) error {
+// the hardware does not explain fails the run too. The account of each
+// test goes to out (through the phase's progress, which reports only
+// silences).
+func goTest(ctx context.Context, sel testreport.Selection, inCI bool, out io.Writer) error {
 	fmt.Printf("go test %s\n", sel)
-	r, err := testreport.New(os.Stdout, testreport.WithModule("github.com/cuzk-dev/cuzk"))
+	r, err := testreport.New(out, testreport.WithModule("github.com/cuzk-dev/cuzk"))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,11 @@ type KernelsConfig struct {
 	Tile        int   // distinct random points tiled into the bases
 	DirectMax   int   // largest MSM checked on the full input (larger: folded to the tile)
 	Tables      int64 // MSM table memory in bytes (gpu.MSM.SetTableMemory); 0: none
+	// Streamed are G1 sizes (log2) run again with their bases streamed from
+	// page-locked host memory in chunks of StreamChunk points
+	// (gpu.MSM.PlanG1), as a key too large for the device runs.
+	Streamed    []int
+	StreamChunk int
 }
 
 // KernelRow is one kernel at one size: medians of the timed runs.

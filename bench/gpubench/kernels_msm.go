@@ -24,6 +24,9 @@ type msmBench[B, J any] struct {
 	gpu   func(context.Context, []B, []fr.Element) (J, error)
 	ref   func(tile, bases []B, s []fr.Element, direct bool) (J, string, error)
 	equal func(a, b *J) bool
+	// plan, when not nil, plans each size's bases before its first call
+	// (streamed: gpu.MSM.PlanG1); EvictBases ends it.
+	plan func([]B) error
 }
 
 // MSMs times the G1 and G2 sizes of cfg on one MSM engine on dev, each
@@ -42,6 +45,13 @@ func MSMs(ctx context.Context, dev *driver.Device, cfg KernelsConfig, rate MulRa
 		b := msmBench[bls12381.G1Affine, bls12381.G1Jac]{name: "MSM G1", tile: benchinput.RandomG1(cfg.Tile, cfg.Seed+1),
 			gpu: m.G1, ref: benchinput.RefG1, equal: (*bls12381.G1Jac).Equal}
 		r, err := b.sizes(ctx, m, cfg, cfg.G1, rate)
+		rows, errs = append(rows, r...), append(errs, err)
+	}
+	if len(cfg.Streamed) > 0 {
+		b := msmBench[bls12381.G1Affine, bls12381.G1Jac]{name: "MSM G1 streamed", tile: benchinput.RandomG1(cfg.Tile, cfg.Seed+1),
+			gpu: m.G1, ref: benchinput.RefG1, equal: (*bls12381.G1Jac).Equal}
+		b.plan = func(bases []bls12381.G1Affine) error { return m.PlanG1(bases, cfg.StreamChunk, false) }
+		r, err := b.sizes(ctx, m, cfg, cfg.Streamed, rate)
 		rows, errs = append(rows, r...), append(errs, err)
 	}
 	if len(cfg.G2) > 0 {
@@ -66,6 +76,11 @@ func (mb *msmBench[B, J]) sizes(ctx context.Context, m *gpu.MSM, cfg KernelsConf
 	for _, lg := range logs {
 		if err := ctx.Err(); err != nil {
 			return rows, err
+		}
+		if mb.plan != nil {
+			if err := errors.Join(m.EvictBases(), mb.plan(bases[:1<<lg])); err != nil {
+				return rows, fmt.Errorf("%s 2^%d: %w", mb.name, lg, err)
+			}
 		}
 		row, err := mb.one(ctx, cfg, bases[:1<<lg], scalars[:1<<lg], rate)
 		if err != nil {

@@ -49,7 +49,10 @@ type C2Config struct {
 	// KeyDir, when set, is the daemon's key directory, and keys are
 	// written there as usual; "" keeps the development key in memory only.
 	KeyDir string
-	Log    *slog.Logger // the daemon's log (nil: none)
+	// GPUMemory is the daemon's gpu_memory_limit (0: none): the device
+	// memory the prover may hold on each GPU; the run checks it two ways.
+	GPUMemory int64
+	Log       *slog.Logger // the daemon's log (nil: none)
 	// Targets (0: none): the steady-state wall per proof, the wall per
 	// proof over every proof (pipeline fill included), one proof's latency
 	// alone, the peak host RSS, and the device busy ratio by CUDA events
@@ -104,8 +107,18 @@ type C2Result struct {
 	// most every 5 s); memErr why it could not be read.
 	provingMem hostMemory
 	memErr     error
-	GPUPeak    int64 // the most device memory the prover held at once
+	GPUPeak    int64 // the most device memory the prover held at once (its own account)
 	GPUTotal   int64
+	// GPUDriverPeak is the most device memory in use by the run by the
+	// driver's free-memory query (sampled every 200 ms from before the
+	// daemon starts to its end): the prover's allocations with the
+	// driver's own (modules, local memory); 0 where not measured.
+	GPUDriverPeak int64
+	gpuProbeErr   error
+	// Placement is how the key used the first GPU: resident and streamed
+	// bases (the latter sent for every partition), the peak the plan
+	// allows and the plan in words (nil on the CPU).
+	Placement *pb.DeviceKey
 }
 
 // RunC2 starts a daemon, loads the key, proves one partition as a warm-up,
@@ -127,6 +140,8 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	res := &C2Result{Counts: counts, PartitionBytes: counts.AssignmentBytes(),
 		KeyEstimate: keys.EstimateBytes(counts)}
 	res.JobBudget = int64(cfg.Slots) * res.PartitionBytes
+	probe := startGPUProbe(cfg)
+	defer func() { res.GPUDriverPeak, res.gpuProbeErr = probe.stop() }()
 	l, err := startLocal(c2Daemon(cfg, counts, res), cfg.Log)
 	if err != nil {
 		return nil, err
@@ -182,6 +197,10 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	res.PeakRSS = peakRSS()
 	res.ProvingRSS, res.GPUPeak, res.GPUTotal = mon.rss, mon.gpuPeak, mon.gpuTotal
 	res.provingMem, res.memErr = mon.mem, mon.memErr
+	if res.KeyFile == "" { // a key in the Go heap whose points went back to the system once the GPU held them
+		res.provingMem.KeyReleased = max(0, res.KeyEstimate-res.Key.GetHostBytes())
+	}
+	res.Placement = mon.placement
 	return res, nil
 }
 
@@ -191,6 +210,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 func c2Daemon(cfg C2Config, counts *r1cs.System, res *C2Result) assembly.Config {
 	opts := assembly.DefaultConfig()
 	opts.Backend, opts.GPUs, opts.KeyDir, opts.DevKeysInMemory = cfg.Backend, cfg.GPUs, cfg.KeyDir, cfg.KeyDir == ""
+	opts.GPUMemoryLimit = stats.Bytes(cfg.GPUMemory)
 	// By default one synthesis at a time on every core: a partition is
 	// solved as fast as the host can, while the one before it proves. The
 	// key's host copy goes once the GPU holds it (one GPU).
@@ -327,7 +347,8 @@ type monitor struct {
 	done              chan struct{}
 	rss               int64
 	gpuPeak, gpuTotal int64
-	mem               hostMemory // read at memAt
+	placement         *pb.DeviceKey // the first device's first key
+	mem               hostMemory    // read at memAt
 	memAt             time.Time
 	memErr            error
 }
@@ -365,6 +386,9 @@ func (m *monitor) sample(ctx context.Context) {
 	for _, d := range st.GetDevices() {
 		m.gpuPeak = max(m.gpuPeak, d.GetMemoryPeakBytes())
 		m.gpuTotal = max(m.gpuTotal, d.GetMemoryBytes())
+		if m.placement == nil && len(d.GetKeys()) > 0 {
+			m.placement = d.GetKeys()[0]
+		}
 	}
 }
 
@@ -469,7 +493,22 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 	} else if r.provingMem.Mappings != nil {
 		r.provingMem.write(w, "  ")
 	}
-	fmt.Fprintf(w, "peak device memory held by the prover: %s of %s\n", stats.FormatGiB(r.GPUPeak), stats.FormatGiB(r.GPUTotal))
+	fmt.Fprintf(w, "peak device memory held by the prover: %s of %s (its account)", stats.FormatGiB(r.GPUPeak), stats.FormatGiB(r.GPUTotal))
+	switch {
+	case r.gpuProbeErr != nil:
+		fmt.Fprintf(w, "; by the driver's free memory: not measured (%v)", r.gpuProbeErr)
+	case r.GPUDriverPeak > 0:
+		fmt.Fprintf(w, ", %s by the driver's free memory around the run", stats.FormatGiB(r.GPUDriverPeak))
+	}
+	if cfg.GPUMemory > 0 {
+		fmt.Fprintf(w, " (limit %s; the driver's figure may pass it by %s of its own)  %s", stats.FormatGiB(cfg.GPUMemory),
+			stats.FormatMiB(driverSlack), verdict(r.deviceMemoryOK(cfg)))
+	}
+	fmt.Fprintln(w)
+	if p := r.Placement; p != nil {
+		fmt.Fprintf(w, "key on the device: %s resident, %s of bases streamed for each partition; %s\n",
+			stats.FormatGiB(p.GetResidentBytes()), stats.FormatGiB(p.GetStreamedBytes()), p.GetPlan())
+	}
 	fmt.Fprintf(w, "every partition proof verified by the client: %s\n", verdict(len(r.Report.Failures) == 0 && len(r.Report.Proofs) == cfg.Proofs))
 	for _, f := range r.Report.Failures {
 		fmt.Fprintf(w, "  %v\n", f)
@@ -485,7 +524,18 @@ func (r *C2Result) OK(cfg C2Config) bool {
 		(cfg.MaxFillWall == 0 || fill <= cfg.MaxFillWall) &&
 		(cfg.MaxSingle == 0 || (r.Single > 0 && r.Single <= cfg.MaxSingle)) &&
 		(cfg.MinBusy == 0 || r.SteadyEventBusy >= cfg.MinBusy) && (cfg.MaxRSS == 0 || r.PeakRSS <= cfg.MaxRSS) &&
-		(cfg.MaxKeyReady == 0 || r.KeyFile == "" || r.KeyLoad <= cfg.MaxKeyReady)
+		(cfg.MaxKeyReady == 0 || r.KeyFile == "" || r.KeyLoad <= cfg.MaxKeyReady) && r.deviceMemoryOK(cfg)
+}
+
+// driverSlack is what the driver may hold beside the prover's allocations
+// (its modules' code, events, local memory for the kernels) when the
+// driver's free memory is checked against gpu_memory_limit.
+const driverSlack = 256 << 20
+
+// deviceMemoryOK reports whether the device memory stayed within
+// cfg.GPUMemory (when set) by the prover's account and by the driver's.
+func (r *C2Result) deviceMemoryOK(cfg C2Config) bool {
+	return cfg.GPUMemory == 0 || (r.GPUPeak <= cfg.GPUMemory && r.gpuProbeErr == nil && r.GPUDriverPeak <= cfg.GPUMemory+driverSlack)
 }
 
 // partitionTable is the daemon's timings per partition over every proof:

@@ -33,6 +33,10 @@ type hostMemory struct {
 	// as far as the runtime knows.
 	GoObjects, GoFree, GoOther int64
 	GoGoal, GoLimit            int64 // the heap goal and the memory limit
+	// KeyReleased is the part of GoObjects not resident: the key's points
+	// the key manager gave back to the system once the GPU held them
+	// (release_host_keys), which stay live objects to the runtime.
+	KeyReleased int64
 }
 
 // anonymous is the name of the mappings without a file.
@@ -125,7 +129,12 @@ func (hm hostMemory) write(w io.Writer, indent string) {
 	}
 	anon := hm.Mappings[anonymous] + hm.Mappings["[heap]"]
 	fmt.Fprintf(w, "%sresident %s by mapping: %s\n", indent, g(hm.RSS), strings.Join(parts, ", "))
+	objects := g(hm.GoObjects)
+	if hm.KeyReleased > 0 {
+		objects = fmt.Sprintf("%s (%s resident: %s of them the key's points given back to the system)", g(hm.GoObjects),
+			g(hm.GoObjects-hm.KeyReleased), g(hm.KeyReleased))
+	}
 	fmt.Fprintf(w, "%sanonymous %s: solved vectors (out of heap) %s, Go heap objects %s, Go heap free (not returned) %s, Go runtime other %s, the rest (CUDA driver, C) %s; Go heap goal %s, memory limit %s\n",
-		indent, g(anon), g(hm.Vectors), g(hm.GoObjects), g(hm.GoFree), g(hm.GoOther),
-		g(anon-hm.Vectors-hm.GoObjects-hm.GoFree-hm.GoOther), g(hm.GoGoal), limit)
+		indent, g(anon), g(hm.Vectors), objects, g(hm.GoFree), g(hm.GoOther),
+		g(anon-hm.Vectors-(hm.GoObjects-hm.KeyReleased)-hm.GoFree-hm.GoOther), g(hm.GoGoal), limit)
 }

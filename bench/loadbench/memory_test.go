@@ -50,6 +50,14 @@ func TestParseSmapsSumsResidentBytesByMapping(t *testing.T) {
 		"/dev/nvidiactl 0.00 GiB, /usr/bin/cuzk-bench 0.00 GiB\n"+
 		"  anonymous 1.00 GiB: solved vectors (out of heap) 0.50 GiB, Go heap objects 0.25 GiB, Go heap free (not returned) 0.12 GiB, "+
 		"Go runtime other 0.06 GiB, the rest (CUDA driver, C) 0.06 GiB; Go heap goal 0.50 GiB, memory limit none\n", out.String())
+
+	// A key whose points went back to the system: live objects that are
+	// not resident, taken out of the sum so that the rest stays the rest.
+	out.Reset()
+	hm.GoObjects, hm.KeyReleased = 256<<20+768<<20, 768<<20
+	hm.write(&out, "  ")
+	assert.Contains(t, out.String(), "Go heap objects 1.00 GiB (0.25 GiB resident: 0.75 GiB of them the key's points given back to the system)")
+	assert.Contains(t, out.String(), "the rest (CUDA driver, C) 0.06 GiB;")
 }
 
 // TestReadHostMemoryFindsItsParts reads this process: out-of-heap vectors,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cuzk-dev/cuzk/ci/sign"
 )
 
 // RebuildOptions steer Rebuild.
@@ -26,15 +29,24 @@ type RebuildOptions struct {
 	Env []string
 	// Go is the go command; default "go".
 	Go string
+	// Verifier checks Dir's signatures before anything else
+	// (VerifyRelease); nil skips them only with Unsigned.
+	Verifier *sign.Verifier
+	// Unsigned allows a nil Verifier: bytes and meaning only.
+	Unsigned bool
+	// Log, when set, receives each step's name and the rebuild's output
+	// as it comes; default: the output only appears with an error.
+	Log io.Writer
 }
 
-// Rebuild clones Repo at the commit the release's provenance names into a
-// scratch directory, runs `go run mage.go release` there with the same
+// Rebuild checks Dir as VerifyRelease does (signatures first, with
+// Verifier), then clones Repo at the commit the release's provenance names
+// into a scratch directory, runs `go run mage.go release` there with the same
 // version and epoch, and compares the new release directory with Dir byte
 // for byte (SHA256SUMS, every file it lists, and the image layout). The
 // first difference is an error naming the file.
 func Rebuild(ctx context.Context, o RebuildOptions) error {
-	v, err := Verify(o.Dir)
+	v, err := VerifyRelease(o.Dir, o.Verifier, o.Unsigned)
 	if err != nil {
 		return err
 	}
@@ -70,8 +82,19 @@ func Rebuild(ctx context.Context, o RebuildOptions) error {
 		if args[0] == "git" && args[1] == "clone" {
 			cmd.Dir = scratch
 		}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("rebuild %s: %s: %w\n%s", v.Commit, strings.Join(args, " "), err, out)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "rebuild: %s\n", strings.Join(args, " "))
+			w := io.MultiWriter(&out, o.Log)
+			cmd.Stdout, cmd.Stderr = w, w
+		}
+		if err := cmd.Run(); err != nil {
+			more := "\n" + out.String()
+			if o.Log != nil {
+				more = "" // printed already
+			}
+			return fmt.Errorf("rebuild %s: %s: %w%s", v.Commit, strings.Join(args, " "), err, more)
 		}
 	}
 	return CompareDirs(o.Dir, filepath.Join(src, "dist"))

@@ -20,6 +20,7 @@ import (
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
 	"github.com/cuzk-dev/cuzk/ci/sign"
+	"github.com/cuzk-dev/cuzk/internal/buildinfo"
 	envmap "github.com/cuzk-dev/cuzk/internal/environ"
 	"github.com/cuzk-dev/cuzk/internal/renameio"
 	"github.com/cuzk-dev/cuzk/toolchain"
@@ -150,6 +151,28 @@ func GitHead(ctx context.Context, root string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// WorkStamp is the version stamp of a development build of the tree at
+// root (`go run mage.go build`), so that its binaries name their commit as
+// a release's do, whatever -buildvcs says: the version is RELEASE_VERSION
+// from environ, else "dev", with "+modified" when tracked files have
+// uncommitted changes; the commit is HEAD ("" outside git).
+func WorkStamp(ctx context.Context, root string, environ []string) (buildinfo.Stamp, error) {
+	s := buildinfo.Stamp{Version: envmap.Map(environ)[EnvVersion], Commit: GitHead(ctx, root)}
+	if s.Version == "" {
+		s.Version = "dev"
+	}
+	if s.Commit != "" {
+		out, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output()
+		if err != nil {
+			return s, fmt.Errorf("build stamp: git status: %w", err)
+		}
+		if len(strings.TrimSpace(string(out))) > 0 {
+			s.Version += "+modified"
+		}
+	}
+	return s, s.Validate()
+}
+
 // KernelManifestPath is the materialized kernel manifest under root.
 func KernelManifestPath(root string) string {
 	return filepath.Join(root, "cuda", "fatbin", "manifest.json")
@@ -204,7 +227,7 @@ func EmptyOutDir(root, out string) error {
 // ImageSignatureDir is the OCI layout, beside the image's, holding the
 // image's cosign signature manifest under the tag sha256-<hex>.sig. It is
 // a layout of its own so that the image layout stays byte-reproducible
-// (release:rebuild compares it) while signatures differ on every run.
+// (dist:rebuild compares it) while signatures differ on every run.
 const ImageSignatureDir = "image.sig"
 
 // Signed is what SignDist wrote.

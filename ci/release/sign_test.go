@@ -67,7 +67,7 @@ func TestSignDistWithKey(t *testing.T) {
 	st := signedPayload(t, only(t, dir, "*"+ProvenanceSuffix+sign.BundleSuffix))
 	assert.Equal(t, BuilderID, builderOf(st))
 
-	// release:verify -key cosign.pub, through the policy.
+	// dist:verify -key cosign.pub, through the policy.
 	pv, err := SignaturePolicy{Key: pub}.Verifier()
 	require.NoError(t, err)
 	_, err = VerifyRelease(dir, pv, false)
@@ -81,7 +81,7 @@ func TestSignDistWithKey(t *testing.T) {
 	_, other, _ := keySigner(t)
 	_, err = VerifyRelease(dir, other, false)
 	assert.ErrorIs(t, err, sign.ErrBadSignature)
-	assert.ErrorContains(t, err, ProvenanceSuffix+sign.BundleSuffix, "the first file in order names itself")
+	assert.ErrorContains(t, err, SumsFile+sign.BundleSuffix, "SHA256SUMS's signature is the first checked")
 
 	_, err = VerifyRelease(unsigned, v, false)
 	assert.ErrorIs(t, err, sign.ErrNoSignature)
@@ -128,12 +128,15 @@ func TestSignDistKeyless(t *testing.T) {
 		names    string
 	}{
 		"wrong identity": {identity: "https://github.com/evil/cuzk/.github/workflows/release.yml@refs/tags/v0.0.1-test",
-			issuer: signtest.Issuer, is: sign.ErrBadSignature, names: ProvenanceSuffix + sign.BundleSuffix},
+			issuer: signtest.Issuer, is: sign.ErrBadSignature, names: SumsFile + sign.BundleSuffix},
 		"wrong issuer": {identity: testWorkflow, issuer: "https://accounts.google.com", is: sign.ErrBadSignature, names: sign.BundleSuffix},
 		"tampered SBOM, sums regenerated": {damage: func(dir string) {
 			rewrite(t, only(t, dir, "*"+SBOMSuffix), func(b []byte) []byte { return append(b, '\n') })
 			resum(t, dir)
-		}, is: sign.ErrBadSignature, names: SBOMSuffix + sign.BundleSuffix},
+		}, is: sign.ErrBadSignature, names: SumsFile + sign.BundleSuffix},
+		"tampered SBOM, sums kept": {damage: func(dir string) {
+			rewrite(t, only(t, dir, "*"+SBOMSuffix), func(b []byte) []byte { return append(b, '\n') })
+		}, names: "sha256"},
 		"missing SHA256SUMS bundle": {damage: func(dir string) { remove(t, filepath.Join(dir, SumsFile+sign.BundleSuffix)) },
 			is: sign.ErrNoSignature, names: SumsFile + sign.BundleSuffix},
 		"missing archive bundle": {damage: func(dir string) { remove(t, only(t, dir, "*.tar.gz"+sign.BundleSuffix)) },
@@ -145,7 +148,7 @@ func TestSignDistKeyless(t *testing.T) {
 			x, y := mustRead(t, a), mustRead(t, b)
 			require.NoError(t, os.WriteFile(a, y, 0o644))
 			require.NoError(t, os.WriteFile(b, x, 0o644))
-		}, is: sign.ErrBadSignature, names: SBOMSuffix + sign.BundleSuffix},
+		}, is: sign.ErrBadSignature, names: SumsFile + sign.BundleSuffix},
 		"provenance signed with another builder": {damage: func(dir string) {
 			prov := only(t, dir, "*"+ProvenanceSuffix)
 			stmt, err := SignedProvenance(mustRead(t, prov), "https://example.com/laptop")

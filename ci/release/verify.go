@@ -465,7 +465,7 @@ func checkUnlisted(dir string, listed map[string]string) error {
 	return nil
 }
 
-// Environment variables PolicyFromEnv reads: release:verify's flags
+// Environment variables PolicyFromEnv reads: dist:verify's flags
 // -key, -identity, -identityregexp, -issuer, -issuerregexp, -trustedroot
 // and -unsigned, for workflows (whose steps pass no flags).
 const (
@@ -482,7 +482,7 @@ const (
 // skip signatures.
 var ErrNoPolicy = errors.New("no -key or -identity/-issuer to check the signatures against (-unsigned skips them)")
 
-// SignaturePolicy is what release:verify trusts, as cosign's flags: a
+// SignaturePolicy is what dist:verify trusts, as cosign's flags: a
 // public key (Key, a PEM file) or a certificate identity (Identity or
 // IdentityRegexp, with Issuer or IssuerRegexp) checked against Sigstore's
 // public-good root (TUF) or the trusted_root.json TrustedRoot names.
@@ -539,82 +539,88 @@ func (p SignaturePolicy) Verifier() (*sign.Verifier, error) {
 	return sign.NewVerifier(sign.WithIdentity(id), sign.WithTrustedRoot(tm))
 }
 
-// VerifyRelease is Verify, then VerifySignatures with sv; a nil sv passes
-// only with allowUnsigned (ErrNoPolicy otherwise).
+// VerifyRelease checks a release directory in the order that parses
+// nothing a signer did not vouch for:
+//
+//  1. the signature over SHA256SUMS, against sv (the key or the identity),
+//     before SHA256SUMS is even parsed;
+//  2. the sums: every file SHA256SUMS lists has its sha256, and no other
+//     file lies in dir;
+//  3. the signature of every listed file, the signed provenance (its
+//     statement against the file, the signer as builder) and the image's
+//     signature over the digest the signed provenance names;
+//  4. only then the archive, the image and the SBOM are parsed (Verify's
+//     checks of bytes and meaning).
+//
+// So a forged file fails as a bad signature naming it, never as a parse
+// or meaning error. A nil sv skips 1 and 3 when allowUnsigned is set, and
+// fails with ErrNoPolicy otherwise.
 func VerifyRelease(dir string, sv *sign.Verifier, allowUnsigned bool) (Verified, error) {
 	if sv == nil && !allowUnsigned {
 		return Verified{}, fmt.Errorf("verify %s: %w", dir, ErrNoPolicy)
 	}
+	if sv == nil {
+		return Verify(dir)
+	}
+	signer, err := VerifySignatures(dir, sv)
+	if err != nil {
+		return Verified{}, err
+	}
 	v, err := Verify(dir)
-	if err != nil || sv == nil {
+	if err != nil {
 		return v, err
 	}
-	if v.Signer, err = VerifySignatures(dir, v, sv); err != nil {
-		return v, err
-	}
+	v.Signer = signer
 	return v, nil
 }
 
-// VerifySignatures checks the signatures of a release directory v
-// (Verify's result) with sv, naming the file and the reason on the first
-// failure (sign.ErrNoSignature when absent, sign.ErrBadSignature when
-// wrong): the bundle of SHA256SUMS and of every file it lists; for the
-// provenance, that its DSSE bundle signs a statement with the file's
-// subjects and build definition whose builder id is the signer's identity
-// (BuilderID for a key); and the image's cosign signature in
-// ImageSignatureDir over the image manifest digest. It returns who signed
-// (the certificate identity, or the key's hint).
-func VerifySignatures(dir string, v Verified, sv *sign.Verifier) (string, error) {
+// VerifySignatures checks the signatures of a release directory with sv
+// and parses nothing before the signature that covers it (VerifyRelease's
+// steps 1 to 3), naming the file and the reason on the first failure
+// (sign.ErrNoSignature when absent, sign.ErrBadSignature when wrong): the
+// bundle of SHA256SUMS over its raw bytes, then the sums, then the bundle
+// of every file SHA256SUMS lists; for the provenance, that its DSSE bundle
+// signs a statement with the file's subjects and build definition whose
+// builder id is the signer's identity (BuilderID for a key); and the
+// image's cosign signature in ImageSignatureDir over the image digest the
+// signed provenance names. It returns who signed (the certificate
+// identity, or the key's hint).
+func VerifySignatures(dir string, sv *sign.Verifier) (string, error) {
+	if err := verifyBlobSignature(dir, SumsFile, sv); err != nil {
+		return "", err
+	}
 	listed, err := checkSums(dir)
 	if err != nil {
 		return "", err
 	}
 	signer := sv.String()
-	for _, name := range append(slices.Sorted(maps.Keys(listed)), SumsFile) {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return "", fmt.Errorf("verify %s: %w", name, err)
-		}
-		bname := name + sign.BundleSuffix
-		raw, err := os.ReadFile(filepath.Join(dir, bname))
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("verify %s: %w: %s is unsigned (release:verify -unsigned skips signatures)", bname, sign.ErrNoSignature, name)
-		}
-		if err != nil {
-			return "", fmt.Errorf("verify %s: %w", bname, err)
-		}
+	var imageDigest string
+	for _, name := range slices.Sorted(maps.Keys(listed)) {
 		if !strings.HasSuffix(name, ProvenanceSuffix) {
-			if _, err := sv.VerifyBlob(raw, data); err != nil {
-				return "", fmt.Errorf("verify %s: signature of %s: %w", bname, name, err)
+			if err := verifyBlobSignature(dir, name, sv); err != nil {
+				return "", err
 			}
 			continue
 		}
-		archive, err := hex.DecodeString(listed[v.Name+".tar.gz"])
+		who, digest, err := verifyProvenanceSignature(dir, name, listed, sv)
 		if err != nil {
-			return "", fmt.Errorf("verify %s: %w", SumsFile, err)
+			return "", err
 		}
-		stmt, res, err := sv.VerifyStatement(raw, archive)
-		if err != nil {
-			return "", fmt.Errorf("verify %s: signed provenance of %s: %w", bname, name, err)
+		if who != "" {
+			signer = who
 		}
-		builder := BuilderID
-		if c := res.Signature.Certificate; c != nil {
-			builder, signer = c.SubjectAlternativeName, c.SubjectAlternativeName
-			if err := checkCertCommit(c, v.Commit); err != nil {
-				return "", fmt.Errorf("verify %s: %w", bname, err)
-			}
-		}
-		if err := CheckSignedProvenance(stmt, data, builder); err != nil {
-			return "", fmt.Errorf("verify %s: %w", bname, err)
-		}
+		imageDigest = digest
 	}
-	digest, err := v1.NewHash(v.ImageDigest)
+	if imageDigest == "" {
+		return "", fmt.Errorf("verify %s: %s lists no provenance (*%s) naming the image", dir, SumsFile, ProvenanceSuffix)
+	}
+	digest, err := v1.NewHash(imageDigest)
 	if err != nil {
 		return "", fmt.Errorf("verify %s: image digest: %w", ImageDir, err)
 	}
 	sig, err := sign.ReadSignatureLayout(filepath.Join(dir, ImageSignatureDir), digest)
 	if errors.Is(err, sign.ErrNoSignature) {
-		return "", fmt.Errorf("verify %s: %w: image %s is unsigned (release:verify -unsigned skips signatures)", ImageSignatureDir, sign.ErrNoSignature, digest)
+		return "", fmt.Errorf("verify %s: %w: image %s is unsigned (dist:verify -unsigned skips signatures)", ImageSignatureDir, sign.ErrNoSignature, digest)
 	}
 	if err != nil {
 		return "", fmt.Errorf("verify %s: %w", ImageSignatureDir, err)
@@ -623,6 +629,85 @@ func VerifySignatures(dir string, v Verified, sv *sign.Verifier) (string, error)
 		return "", fmt.Errorf("verify %s: signature of image %s: %w", ImageSignatureDir, digest, err)
 	}
 	return signer, nil
+}
+
+// verifyBlobSignature checks dir/name's bundle over its bytes.
+func verifyBlobSignature(dir, name string, sv *sign.Verifier) error {
+	bname := name + sign.BundleSuffix
+	raw, err := readBundleFile(dir, name)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", name, err)
+	}
+	if _, err := sv.VerifyBlob(raw, data); err != nil {
+		return fmt.Errorf("verify %s: signature of %s: %w", bname, name, err)
+	}
+	return nil
+}
+
+// readBundleFile reads name's signature bundle, failing with
+// sign.ErrNoSignature where there is none.
+func readBundleFile(dir, name string) ([]byte, error) {
+	bname := name + sign.BundleSuffix
+	raw, err := os.ReadFile(filepath.Join(dir, bname))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("verify %s: %w: %s is unsigned (dist:verify -unsigned skips signatures)", bname, sign.ErrNoSignature, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", bname, err)
+	}
+	return raw, nil
+}
+
+// verifyProvenanceSignature checks the provenance name's DSSE bundle (its
+// subjects include the archive SHA256SUMS lists) and that it signs the
+// file's statement with the signer as builder; it returns the
+// certificate's identity ("" for a key) and the image digest the signed
+// statement names.
+func verifyProvenanceSignature(dir, name string, listed map[string]string, sv *sign.Verifier) (signer, imageDigest string, err error) {
+	bname := name + sign.BundleSuffix
+	raw, err := readBundleFile(dir, name)
+	if err != nil {
+		return "", "", err
+	}
+	archive, err := hex.DecodeString(listed[strings.TrimSuffix(name, ProvenanceSuffix)+".tar.gz"])
+	if err != nil || len(archive) == 0 {
+		return "", "", fmt.Errorf("verify %s: no archive for %s listed", SumsFile, name)
+	}
+	stmt, res, err := sv.VerifyStatement(raw, archive)
+	if err != nil {
+		return "", "", fmt.Errorf("verify %s: signed provenance of %s: %w", bname, name, err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return "", "", fmt.Errorf("verify %s: %w", name, err)
+	}
+	builder := BuilderID
+	if c := res.Signature.Certificate; c != nil {
+		builder, signer = c.SubjectAlternativeName, c.SubjectAlternativeName
+	}
+	if err := CheckSignedProvenance(stmt, data, builder); err != nil {
+		return "", "", fmt.Errorf("verify %s: %w", bname, err)
+	}
+	st, pred, err := ReadStatement(stmt) // signed, and equal to the file's
+	if err != nil {
+		return "", "", fmt.Errorf("verify %s: %w", bname, err)
+	}
+	if c := res.Signature.Certificate; c != nil {
+		commit, _ := pred.GetBuildDefinition().GetExternalParameters().AsMap()["commit"].(string) // its form: Verify's meaning checks
+		if err := checkCertCommit(c, commit); err != nil {
+			return "", "", fmt.Errorf("verify %s: %w", bname, err)
+		}
+	}
+	for _, s := range st.GetSubject() {
+		if s.GetName() == ImageSubject {
+			return signer, "sha256:" + s.GetDigest()["sha256"], nil
+		}
+	}
+	return "", "", fmt.Errorf("verify %s: the signed statement has no %q subject", bname, ImageSubject)
 }
 
 // checkCertCommit fails when a certificate names the commit its workflow

@@ -18,5 +18,5 @@
 // code and the driver's name for it, e.g.
 // "cuModuleLoadData: CUDA_ERROR_INVALID_IMAGE (200): device kernel image is invalid".
 //
-// Only this package in cuzk uses cgo; it imports only the standard library.
+// It and internal/signals (a signal handler) are cuzk's only cgo; it imports only the standard library.
 package driver

@@ -186,7 +186,18 @@ func (c *Ctx) HostFree(h *HostBuf) error {
 // b must stay allocated, and must not be moved, until HostUnregister; the
 // registration ends with the context too, after which b is plain memory
 // again (copies still work, staged). The returned HostBuf is b.
-func (c *Ctx) HostRegister(b []byte) (*HostBuf, error) {
+func (c *Ctx) HostRegister(b []byte) (*HostBuf, error) { return c.hostRegister(b, 0) }
+
+// HostRegisterReadOnly is HostRegister for memory the device only reads
+// (CU_MEMHOSTREGISTER_READ_ONLY): a read-only mapping, such as a key file
+// mapped with PROT_READ, which a plain registration refuses. Copies to the
+// device read it by DMA; nothing may copy into it.
+func (c *Ctx) HostRegisterReadOnly(b []byte) (*HostBuf, error) {
+	const readOnly = 8 // CU_MEMHOSTREGISTER_READ_ONLY
+	return c.hostRegister(b, readOnly)
+}
+
+func (c *Ctx) hostRegister(b []byte, flags C.uint) (*HostBuf, error) {
 	if err := c.bound(); err != nil {
 		return nil, err
 	}
@@ -195,7 +206,7 @@ func (c *Ctx) HostRegister(b []byte) (*HostBuf, error) {
 	}
 	const portable = 1 // CU_MEMHOSTREGISTER_PORTABLE
 	p := unsafe.Pointer(&b[0])
-	if err := check(fmt.Sprintf("cuMemHostRegister %d bytes", len(b)), C.cuzk_host_register(p, C.size_t(len(b)), portable)); err != nil {
+	if err := check(fmt.Sprintf("cuMemHostRegister %d bytes", len(b)), C.cuzk_host_register(p, C.size_t(len(b)), portable|flags)); err != nil {
 		return nil, err
 	}
 	h := &HostBuf{p: p, n: len(b), registered: true}

@@ -41,11 +41,17 @@ type Config struct {
 	HostKeyBudget   stats.Bytes `mapstructure:"host_key_budget" help:"bytes of warm keys, as in 64GiB (0: host-budget)"` // bytes; 0: host_budget
 	// KeyDirBudget bounds the bytes of key files in key_dir (0: none): the
 	// least recently used development keys' files are deleted past it.
-	KeyDirBudget  stats.Bytes `mapstructure:"key_dir_budget" help:"bytes of key files in key-dir; least recently used development keys are deleted past it (0: no bound)"`
-	GPUKeyBudget  stats.Bytes `mapstructure:"gpu_key_budget" help:"bytes of hot keys per GPU (0: no bound)"`               // bytes per GPU; 0: none
-	HostJobBudget stats.Bytes `mapstructure:"host_job_budget" help:"bytes of synthesized jobs in flight (0: host-budget)"` // bytes of synthesized jobs; 0: none
-	QueueSize     int         `mapstructure:"queue_size" help:"queued jobs before ResourceExhausted"`
-	Synthesizers  int         `mapstructure:"synthesizers" help:"jobs synthesized at once (0: one per core)"` // 0: one per core
+	KeyDirBudget stats.Bytes `mapstructure:"key_dir_budget" help:"bytes of key files in key-dir; least recently used development keys are deleted past it (0: no bound)"`
+	GPUKeyBudget stats.Bytes `mapstructure:"gpu_key_budget" help:"bytes of hot keys per GPU (0: no bound)"` // bytes per GPU; 0: none
+	// GPUMemoryLimit caps the device memory the prover holds on each GPU
+	// (gpu.WithMemoryLimit): keys, MSM scratch, quotient vectors. A key
+	// that does not fit beside a proof's working memory is planned in
+	// chunks, its bases partly streamed from host memory. It leaves the
+	// rest of the GPU to other programs (a WinningPoSt prover, say).
+	GPUMemoryLimit stats.Bytes `mapstructure:"gpu_memory_limit" help:"device memory the prover may hold on each GPU, as in 24GiB; keys that do not fit stream from host memory (0: all the GPU has)"`
+	HostJobBudget  stats.Bytes `mapstructure:"host_job_budget" help:"bytes of synthesized jobs in flight (0: host-budget)"` // bytes of synthesized jobs; 0: none
+	QueueSize      int         `mapstructure:"queue_size" help:"queued jobs before ResourceExhausted"`
+	Synthesizers   int         `mapstructure:"synthesizers" help:"jobs synthesized at once (0: one per core)"` // 0: one per core
 	// SynthesisWorkers is the goroutines of one synthesis (0: cores / synthesizers).
 	SynthesisWorkers int           `mapstructure:"synthesis_workers" help:"goroutines per synthesis (0: cores / synthesizers)"`
 	Handoff          int           `mapstructure:"handoff" help:"synthesized jobs waiting for a device (0: two per device)"`
@@ -60,6 +66,105 @@ type Config struct {
 	// the host budget. Without a limit the collector lets the heap grow to
 	// twice what is live, which the vectors of large jobs make unaffordable.
 	MemoryLimit stats.Bytes `mapstructure:"memory_limit" help:"Go soft memory limit in bytes (0: GOMEMLIMIT, else the host budget)"`
+}
+
+// MinMemoryLimit is the smallest memory_limit a daemon takes: below it the
+// Go collector would run without pause and the daemon serve nothing.
+const MinMemoryLimit = 64 << 20
+
+// MinGPUMemoryLimit is the smallest gpu_memory_limit Check accepts: the
+// free memory the prover's allocations leave for the driver (prover/gpu's
+// headroom).
+const MinGPUMemoryLimit = 256 << 20
+
+// Check refuses settings no daemon can serve with, each refusal naming the
+// key and the value: negative sizes and counts, a message limit outside
+// server.MinMessageBytes..server.MaxMessageBytes (the smallest one must
+// carry every circuit's request), a memory limit below MinMemoryLimit, a
+// drain timeout that is not positive, a queue of no jobs. Start calls it.
+func (c Config) Check() error {
+	var errs []error
+	bad := func(key string, v any, why string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %v: %s", key, v, fmt.Sprintf(why, args...)))
+	}
+	sizes := []struct {
+		key string
+		v   stats.Bytes
+	}{{"max_message_bytes", c.MaxMessageBytes}, {"host_budget", c.HostBudget}, {"host_key_budget", c.HostKeyBudget},
+		{"host_job_budget", c.HostJobBudget}, {"gpu_key_budget", c.GPUKeyBudget}, {"key_dir_budget", c.KeyDirBudget},
+		{"memory_limit", c.MemoryLimit}, {"gpu_memory_limit", c.GPUMemoryLimit}}
+	for _, s := range sizes {
+		if s.v < 0 {
+			bad(s.key, int64(s.v), "negative")
+		}
+	}
+	switch m := int64(c.MaxMessageBytes); {
+	case m < server.MinMessageBytes:
+		bad("max_message_bytes", sizeText(m), "below the floor of %s: a request (its input and %s of other fields) and a verifying key's reply must fit",
+			stats.FormatBytes(server.MinMessageBytes), stats.FormatBytes(server.RequestOverheadBytes))
+	case m > server.MaxMessageBytes:
+		bad("max_message_bytes", sizeText(m), "above the ceiling of %s (a protobuf message is under 2 GiB)", sizeText(server.MaxMessageBytes))
+	}
+	if c.MemoryLimit > 0 && c.MemoryLimit < MinMemoryLimit {
+		bad("memory_limit", sizeText(int64(c.MemoryLimit)), "below the floor of %s (0: GOMEMLIMIT, else the host budget)", stats.FormatBytes(MinMemoryLimit))
+	}
+	if c.GPUMemoryLimit > 0 && c.GPUMemoryLimit < MinGPUMemoryLimit {
+		bad("gpu_memory_limit", sizeText(int64(c.GPUMemoryLimit)), "below the floor of %s: the driver keeps that much free beside the prover (0: all the GPU has)",
+			stats.FormatBytes(MinGPUMemoryLimit))
+	}
+	if c.DrainTimeout <= 0 {
+		bad("drain_timeout", c.DrainTimeout, "must be positive: it is how long the first SIGTERM lets running jobs finish (as in 10m)")
+	}
+	if c.QueueSize < 1 {
+		bad("queue_size", c.QueueSize, "at least 1")
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"synthesizers", c.Synthesizers}, {"synthesis_workers", c.SynthesisWorkers}, {"handoff", c.Handoff}} {
+		if n.v < 0 {
+			bad(n.key, n.v, "negative (0: the default)")
+		}
+	}
+	for _, g := range c.GPUs {
+		if g < 0 {
+			bad("gpus", g, "a GPU ordinal is at least 0")
+		}
+	}
+	switch c.Backend {
+	case "auto", "gpu", "cpu", "":
+	default:
+		bad("backend", fmt.Sprintf("%q", c.Backend), "is not auto, gpu or cpu")
+	}
+	return errors.Join(errs...)
+}
+
+// sizeText writes a size exactly and readably: "32768 bytes (32.0 KiB)".
+func sizeText(b int64) string {
+	if b < stats.KiB && b > -stats.KiB {
+		return fmt.Sprintf("%d bytes", b)
+	}
+	return fmt.Sprintf("%d bytes (%s)", b, stats.FormatBytes(b))
+}
+
+// machineWarnings names the settings above the machine's memory: the
+// budgets b (a key or job budget left unset is the host budget, and named
+// as well) and memory_limit. A machine may grow or swap may serve, so
+// they are allowed, but never silently.
+func machineWarnings(b Budgets, memoryLimit int64, m Machine) []string {
+	if m.Bytes <= 0 {
+		return nil
+	}
+	var out []string
+	for _, s := range []struct {
+		key string
+		v   int64
+	}{{"host_budget", b.Host}, {"host_key_budget", b.Key}, {"host_job_budget", b.Job}, {"memory_limit", memoryLimit}} {
+		if s.v > m.Bytes {
+			out = append(out, fmt.Sprintf("%s: %s is above the machine's memory, %s (%s)", s.key, sizeText(s.v), sizeText(m.Bytes), m.Source))
+		}
+	}
+	return out
 }
 
 // memoryLimit is the soft limit Start sets (0: none, GOMEMLIMIT was read
@@ -88,8 +193,10 @@ type Budgets struct {
 // the host would have refused what fits: a 2^27 key is estimated at 72 GiB,
 // three fifths of a 128 GiB host's budget is 69.)
 func budgetsOf(opts Config, m Machine) (Budgets, error) {
-	if opts.HostBudget < 0 || opts.HostKeyBudget < 0 || opts.HostJobBudget < 0 {
-		return Budgets{}, errors.New("host_budget, host_key_budget, host_job_budget: negative")
+	for key, v := range map[string]stats.Bytes{"host_budget": opts.HostBudget, "host_key_budget": opts.HostKeyBudget, "host_job_budget": opts.HostJobBudget} {
+		if v < 0 {
+			return Budgets{}, fmt.Errorf("%s: %d: negative", key, v)
+		}
 	}
 	b := Budgets{Host: int64(opts.HostBudget), Key: int64(opts.HostKeyBudget), Job: int64(opts.HostJobBudget)}
 	var derived []string

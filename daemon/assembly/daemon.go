@@ -24,6 +24,8 @@ import (
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
+	"github.com/cuzk-dev/cuzk/internal/stats"
+	"github.com/cuzk-dev/cuzk/prover/gpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
@@ -53,6 +55,9 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
 	token, err := tokenOf(cfg)
 	if err != nil {
 		return nil, err
@@ -67,9 +72,6 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 		log.Warn("http_public: /metrics (jobs, timings, queue, keys, process), /healthz and /readyz are open to anyone who can reach http_listen",
 			"http_listen", cfg.HTTPListen)
 	}
-	if cfg.MemoryLimit < 0 {
-		return nil, errors.New("memory_limit: negative")
-	}
 	machine, err := ReadMachine(os.DirFS("/"))
 	if err != nil && cfg.HostBudget == 0 {
 		return nil, fmt.Errorf("host_budget: not set, and %w", err)
@@ -77,6 +79,9 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 	budgets, err := budgetsOf(cfg, machine)
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range machineWarnings(budgets, int64(cfg.MemoryLimit), machine) {
+		log.Warn(w)
 	}
 	log.Info("host budgets", "host_bytes", budgets.Host, "key_bytes", budgets.Key, "job_bytes", budgets.Job,
 		"derived", budgets.Derived)
@@ -110,7 +115,7 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, log: log, eng: eng, keys: km, backend: backend, serveErr: make(chan error, 2)}
 	kinfo := kernelInfo()
 	d.srv, err = server.New(server.Config{Engine: eng, Keys: km, Token: token, Version: buildinfo.Get().String(), Backend: backend, CPUWhy: why,
-		Devices: infos, Kernels: kinfo, Gatherer: reg, MaxInputBytes: int(cfg.MaxMessageBytes) - 64<<10, Log: log,
+		Devices: infos, Kernels: kinfo, Gatherer: reg, MaxInputBytes: server.MaxInputBytes(int(cfg.MaxMessageBytes)), Log: log,
 		Ready: func() error { return ready(backend, kinfo) }})
 	if err != nil {
 		return nil, errors.Join(err, eng.Close())
@@ -247,7 +252,11 @@ func openDevices(o Config, log *slog.Logger) ([]engine.Device, string, string, m
 	if len(o.GPUs) > 0 {
 		ords = o.GPUs
 	}
-	gpus, err := engine.OpenGPUs(ords)
+	gopts := []gpu.Option{gpu.WithLogger(log)}
+	if o.GPUMemoryLimit > 0 {
+		gopts = append(gopts, gpu.WithMemoryLimit(int64(o.GPUMemoryLimit)))
+	}
+	gpus, err := engine.OpenGPUs(ords, gopts...)
 	if err != nil {
 		if o.Backend == "auto" && errors.Is(err, driver.ErrNoGPU) {
 			return cpuDev(err.Error())
@@ -257,8 +266,13 @@ func openDevices(o Config, log *slog.Logger) ([]engine.Device, string, string, m
 	var devs []engine.Device
 	for _, g := range gpus {
 		devs = append(devs, g)
-		infos[g.Name()] = server.DeviceInfo{Ordinal: g.Info().Ordinal, MemoryBytes: g.Info().TotalMemory, Held: g.MemoryHeld}
-		log.Info("gpu", "device", g.Info().String())
+		infos[g.Name()] = server.DeviceInfo{Ordinal: g.Info().Ordinal, MemoryBytes: g.Info().TotalMemory, Held: g.MemoryHeld,
+			MemoryLimit: int64(o.GPUMemoryLimit)}
+		log.Info("gpu", "device", g.Info().String(), "memory_limit", o.GPUMemoryLimit.String())
+		if lim := int64(o.GPUMemoryLimit); lim > g.Info().TotalMemory {
+			log.Warn("gpu_memory_limit is above the device's memory: the device's free memory bounds the prover", "gpu_memory_limit",
+				o.GPUMemoryLimit.String(), "device", g.Name(), "device_memory", stats.Bytes(g.Info().TotalMemory).String())
+		}
 	}
 	return devs, "gpu", "", infos, nil
 }

@@ -1,13 +1,21 @@
 package assembly
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"sync"
+
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
 	"github.com/cuzk-dev/cuzk/daemon/server"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +102,81 @@ func TestStatusReportsBuildInfo(t *testing.T) {
 	assert.Equal(t, info.String(), st.GetVersion())
 	assert.Contains(t, st.GetVersion(), info.Go)
 	assert.NotContains(t, st.GetVersion(), "(devel)", "the module's placeholder version is not reported")
+}
+
+// TestBudgetAboveTheMachineIsAWarning: a host budget beyond the machine's
+// memory starts (a machine may grow), with a warning naming the key.
+func TestBudgetAboveTheMachineIsAWarning(t *testing.T) {
+	m, err := ReadMachine(os.DirFS("/"))
+	require.NoError(t, err)
+	prev := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	dir := t.TempDir()
+	o := DefaultConfig()
+	o.Listen, o.HTTPListen, o.Backend, o.KeyDir = "unix:"+filepath.Join(dir, "d.sock"), "", "cpu", filepath.Join(dir, "keys")
+	o.HostBudget, o.MemoryLimit = stats.Bytes(m.Bytes+64<<30), stats.Bytes(prev)
+	var logb syncBuffer
+	d, err := Start(o, slog.New(slog.NewTextHandler(&logb, nil)))
+	require.NoError(t, err)
+	d.Stop()
+	assert.Regexp(t, `level=WARN msg="host_budget: \d+ bytes \([0-9.]+ GiB\) is above the machine's memory`, logb.String())
+	assert.Regexp(t, `level=WARN msg="host_key_budget: \d+ bytes .* is above the machine's memory`, logb.String(),
+		"the key budget left unset is the host budget: named too")
+}
+
+// syncBuffer is a bytes.Buffer a logger writes from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestCheckNamesKeyAndValue: each refusal of Check names its key and value.
+func TestCheckNamesKeyAndValue(t *testing.T) {
+	o := DefaultConfig()
+	require.NoError(t, o.Check())
+	o.MaxMessageBytes, o.DrainTimeout, o.HostJobBudget, o.GPUs, o.Backend = 64<<10+1, -time.Second, -1, []int{-2}, "tpu"
+	o.GPUMemoryLimit = 1 << 20
+	err := o.Check()
+	require.Error(t, err)
+	for _, want := range []string{"max_message_bytes: 65537 bytes (64.0 KiB): below the floor of 1.0 MiB", "drain_timeout: -1s",
+		"host_job_budget: -1: negative", "gpus: -2", `backend: "tpu"`, "gpu_memory_limit: 1048576 bytes (1.0 MiB): below the floor of 256"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	_, err = Start(o, nil)
+	assert.ErrorContains(t, err, "max_message_bytes", "Start checks too")
+}
+
+// TestDocsNameTheOpenHTTPPaths: docs/daemon.md names exactly the HTTP
+// paths a daemon with a token serves without it.
+func TestDocsNameTheOpenHTTPPaths(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "daemon.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)on every path but (.*?), which probes").FindSubmatch(doc)
+	require.NotNil(t, m, "docs/daemon.md says which HTTP paths need no token")
+	documented := map[string]bool{}
+	for _, p := range regexp.MustCompile("`(/[a-z]+)`").FindAllSubmatch(m[1], -1) {
+		documented[string(p[1])] = true
+	}
+	d, err := startDaemonHTTP(t, "s3cret", false)
+	require.NoError(t, err)
+	base := "http://127.0.0.1" + d.HTTPAddr()[strings.LastIndex(d.HTTPAddr(), ":"):]
+	open := map[string]bool{}
+	for _, p := range []string{"/metrics", "/healthz", "/readyz"} {
+		if code, _ := get(t, base+p, ""); code != http.StatusUnauthorized {
+			open[p] = true
+		}
+	}
+	assert.Equal(t, open, documented, "the paths served without the token, against docs/daemon.md")
 }

@@ -37,7 +37,20 @@ type Load struct {
 	// failure (a daemon gone): to the next healthy daemon.
 	Retries  int
 	Progress func(done, total int) // called after each proof; may be nil
+	// Step, when set, is told what the load does before its proofs start:
+	// fetching the verifying key (for which a daemon without the key makes
+	// a development key first), building the inputs, proving.
+	Step func(what string)
+	// Watch, when set, gets every event of each proof's job as it happens
+	// (queued, key ready, synthesis done, proving, each GPU phase, the
+	// end): each proof is then submitted, watched and awaited on the
+	// daemon that took it (see ProveWatched), so the load must name one
+	// daemon.
+	Watch func(jobID string, ev *pb.ProofEvent)
 }
+
+// StepProving is the last step Load.Step is told of: the proofs start.
+const StepProving = "proving"
 
 // Proof is one finished proof of a load.
 type Proof struct {
@@ -64,6 +77,12 @@ func RunLoad(ctx context.Context, c *Client, l Load) (*Report, error) {
 		l.Concurrency = 1
 	}
 	pbc := &pb.Circuit{Id: l.Circuit.Def.ID, Params: l.Circuit.Params}
+	step := func(what string) {
+		if l.Step != nil {
+			l.Step(what)
+		}
+	}
+	step("fetching the verifying key of " + l.Circuit.Key + " (a daemon without the key makes a development key first)")
 	vkr, err := c.GetVerifyingKey(ctx, &pb.KeyRequest{Circuit: pbc})
 	if err != nil {
 		return nil, fmt.Errorf("get verifying key: %w", err)
@@ -72,10 +91,12 @@ func RunLoad(ctx context.Context, c *Client, l Load) (*Report, error) {
 	if _, err := vk.ReadFrom(bytes.NewReader(vkr.GetBinary())); err != nil {
 		return nil, fmt.Errorf("decode verifying key: %w", err)
 	}
+	step("building the inputs and their public inputs")
 	prep, err := prepare(ctx, l)
 	if err != nil {
 		return nil, err
 	}
+	step(StepProving)
 	rep := &Report{}
 	var mu sync.Mutex
 	var next, done atomic.Int64
@@ -162,7 +183,11 @@ func proveOne(ctx context.Context, c *Client, l Load, pbc *pb.Circuit, vk *groth
 	attempts := 0
 	for {
 		attempts++
-		res, err = c.Prove(ctx, req)
+		if l.Watch != nil {
+			res, err = ProveWatched(ctx, c, req, l.Watch)
+		} else {
+			res, err = c.Prove(ctx, req)
+		}
 		if err == nil || attempts > l.Retries || !retryable(err) || ctx.Err() != nil {
 			break
 		}

@@ -180,7 +180,9 @@ func (e *Engine) SubmitContext(ctx context.Context, req Request) (j *Job, existi
 			if err := sameRequest(old.Req, req); err != nil {
 				return nil, false, err
 			}
-			return old, true, nil
+			if !retries(old) {
+				return old, true, nil
+			}
 		}
 	}
 	if e.draining {

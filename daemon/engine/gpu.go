@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"sync"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -28,6 +29,9 @@ type GPUDevice struct {
 	dev  *driver.Device
 	be   *gpu.Backend
 	ws   *groth16.Workspace
+	// plans are the plans of the keys preloaded on this backend
+	// (gpu.Backend.PlanKey), until evicted or the backend is re-created.
+	plans map[*groth16.ProvingKey]gpu.KeyPlan
 }
 
 // OpenGPUs opens the GPUs with the given ordinals (all of them when nil).
@@ -66,6 +70,7 @@ func (d *GPUDevice) open() error {
 		return errors.Join(err, dev.Close())
 	}
 	d.info, d.dev, d.be, d.ws = dev.Info(), dev, be, groth16.NewWorkspace(be)
+	d.plans = map[*groth16.ProvingKey]gpu.KeyPlan{}
 	return nil
 }
 
@@ -109,16 +114,36 @@ func (d *GPUDevice) AdoptHost(p []byte) error { return d.Backend().AdoptHost(p) 
 // Resident implements Device: bases stay on the GPU across jobs.
 func (d *GPUDevice) Resident() bool { return true }
 
-// Preload implements Device: one MSM over zero scalars per bases set makes
-// it resident (with its table of multiples), as the first proof would.
+// Preload implements Device. The backend first plans the key on this GPU
+// (gpu.Backend.PlanKey): on a GPU that holds the whole key beside a
+// proof's working memory every bases set stays resident; otherwise the
+// MSMs run in chunks and the sets that do not fit are streamed from host
+// memory for each proof. Then one MSM over zero scalars per resident set
+// makes it resident (with its table of multiples), as the first proof
+// would.
 func (d *GPUDevice) Preload(ctx context.Context, pk *groth16.ProvingKey) error {
 	be := d.Backend()
 	g1, g2 := pk.Bases()
+	plan, err := be.PlanKey(g1, g2, uint32(bits.TrailingZeros(uint(pk.DomainSize))))
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if d.be == be {
+		d.plans[pk] = plan
+	}
+	d.mu.Unlock()
+	i := 0
+	resident := func() bool { // the plan lists the non-empty sets, G1 then G2
+		r := plan.Sets[i].Resident
+		i++
+		return r
+	}
 	for _, b := range g1 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if len(b) == 0 {
+		if len(b) == 0 || !resident() {
 			continue
 		}
 		sum, err := be.MSMG1(ctx, b, make([]fr.Element, len(b)))
@@ -130,7 +155,7 @@ func (d *GPUDevice) Preload(ctx context.Context, pk *groth16.ProvingKey) error {
 		}
 	}
 	for _, b := range g2 {
-		if len(b) == 0 {
+		if len(b) == 0 || !resident() {
 			continue
 		}
 		var sum bls12381.G2Jac
@@ -145,8 +170,20 @@ func (d *GPUDevice) Preload(ctx context.Context, pk *groth16.ProvingKey) error {
 	return nil
 }
 
+// KeyPlan returns the plan of pk on this GPU, made at its Preload, while
+// the GPU holds it.
+func (d *GPUDevice) KeyPlan(pk *groth16.ProvingKey) (gpu.KeyPlan, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p, ok := d.plans[pk]
+	return p, ok
+}
+
 // EvictKey implements Device.
 func (d *GPUDevice) EvictKey(pk *groth16.ProvingKey) error {
+	d.mu.Lock()
+	delete(d.plans, pk)
+	d.mu.Unlock()
 	g1, g2 := pk.Bases()
 	return d.Backend().EvictBasesOf(g1, g2)
 }

@@ -33,6 +33,19 @@ func sameRequest(old, now Request) error {
 	return nil
 }
 
+// retries reports whether a request_id's known job lets the same request
+// run again: a job that failed or was cancelled. Its id is then given to
+// the new job (the old one stays readable by its job id until it is
+// forgotten); a queued, running or successful job is returned instead.
+// This is what callers of idempotent APIs expect: the id guards against
+// doing the work twice, not against retrying what did not succeed, and
+// daemon/client's retries of Unavailable (a key gone, a daemon that shut
+// down) resubmit with the same id.
+func retries(old *Job) bool {
+	st := old.State()
+	return st == Failed || st == Cancelled
+}
+
 // digest names an input in an error without printing it: its length and
 // the start of its SHA-256.
 func digest(b []byte) string {

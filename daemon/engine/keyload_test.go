@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
+	"github.com/cuzk-dev/cuzk/prover/gpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
@@ -242,4 +243,77 @@ func TestOverlapKeyCountsTheSetupAndTheJobBudget(t *testing.T) {
 	assert.True(t, e.overlapKey(j, sh))
 	e.cfg.HostTotal--
 	assert.False(t, e.overlapKey(j, sh))
+}
+
+// planningFake is a resident fake device that plans each key it preloads,
+// as a GPU does (gpu.Backend.PlanKey): here half of each key streamed.
+type planningFake struct {
+	residentFake
+	whole bool // plan every key whole instead
+	mu    sync.Mutex
+	plans map[*groth16.ProvingKey]gpu.KeyPlan
+}
+
+func (d *planningFake) Preload(_ context.Context, pk *groth16.ProvingKey) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.plans[pk] = gpu.KeyPlan{Budget: 3 << 30, Quotient: 1 << 30, Arena: 1 << 29, Stream: 1 << 28, Sets: []gpu.SetPlan{
+		{Curve: "g1", Points: 1000, Bytes: 96_000, Resident: true, Chunk: 1000},
+		{Curve: "g2", Points: 1000, Bytes: 192_000, Resident: d.whole, Chunk: 500}}}
+	return nil
+}
+
+func (d *planningFake) KeyPlan(pk *groth16.ProvingKey) (gpu.KeyPlan, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p, ok := d.plans[pk]
+	return p, ok
+}
+
+// TestStatusShowsHowAKeyUsesTheDevice: a preloaded key's plan on its
+// device appears in Status (resident and streamed bytes, the peak, the plan
+// in words) while the key is hot there, and goes when the key is evicted.
+func TestStatusShowsHowAKeyUsesTheDevice(t *testing.T) {
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true})
+	require.NoError(t, err)
+	d := &planningFake{residentFake: residentFake{newFake(t, "gpu0")}, plans: map[*groth16.ProvingKey]gpu.KeyPlan{}}
+	e := newEngine(t, Config{Keys: km, Synthesizers: 1}, d)
+	c := porep(t, 1024)
+	require.NoError(t, e.Preload(context.Background(), c, true))
+	st := e.Status()
+	require.Len(t, st.Devices, 1)
+	require.Len(t, st.Devices[0].Keys, 1, "the preloaded key's placement")
+	p := st.Devices[0].Keys[0]
+	assert.Equal(t, c.Key, p.Key)
+	assert.Equal(t, int64(96_000), p.ResidentBytes)
+	assert.Equal(t, int64(192_000), p.StreamedBytes)
+	assert.Equal(t, int64(96_000)+1<<30+1<<29+1<<28, p.PeakBytes)
+	assert.Contains(t, p.Plan, "1 of 2 bases sets resident")
+	assert.Contains(t, p.Plan, "g2 1000 points streamed in chunks of 500")
+	_, err = km.EvictKey(c.Key, keys.Warm)
+	require.NoError(t, err)
+	assert.Empty(t, e.Status().Devices[0].Keys, "an evicted key no longer shows")
+}
+
+// TestStreamedKeyKeepsItsHostCopy: with the host copy given back once a GPU
+// holds the key (ReleaseHostCopy), a key the GPU streams in part from host
+// memory keeps its host copy, and a key it holds whole gives it back.
+func TestStreamedKeyKeepsItsHostCopy(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true, ReleaseHostCopy: true})
+		require.NoError(t, err)
+		d := &planningFake{residentFake: residentFake{newFake(t, "gpu0")}, whole: whole, plans: map[*groth16.ProvingKey]gpu.KeyPlan{}}
+		e := newEngine(t, Config{Keys: km, Synthesizers: 1}, d)
+		c := porep(t, 1024)
+		require.NoError(t, e.Preload(context.Background(), c, false))
+		before := km.List()[0].HostBytes
+		require.NoError(t, e.Preload(context.Background(), c, true))
+		after := km.List()[0]
+		assert.True(t, km.IsHotOn(c.Key, "gpu0"))
+		if whole {
+			assert.Less(t, after.HostBytes, before, "held whole: the host copy goes")
+		} else {
+			assert.Equal(t, before, after.HostBytes, "streamed: the host copy stays")
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/gpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
 // Preload makes c's key warm and, with hot, resident on a device: the one
@@ -104,6 +106,42 @@ func (e *Engine) makeHot(ctx context.Context, h *keys.Handle, w *worker) error {
 	if err := w.dev.Preload(ctx, h.PK); err != nil {
 		return fmt.Errorf("preload %s on %s: %w", h.Key, w.dev.Name(), err)
 	}
+	if kp, ok := w.dev.(keyPlanner); ok {
+		if p, ok := kp.KeyPlan(h.PK); ok {
+			w.setPlacement(h.Key, p)
+			e.cfg.Log.Info("key placed", "key", h.Key, "device", w.dev.Name(), "whole", p.Whole(), "plan", p.String())
+			if p.StreamedBytes() > 0 { // the device reads the host copy for every proof: it stays
+				e.cfg.Keys.MarkHotStreaming(h, w.dev.Name())
+				return nil
+			}
+		}
+	}
 	e.cfg.Keys.MarkHot(h, w.dev.Name())
 	return nil
+}
+
+// keyPlanner is a device that plans how each key it holds uses its memory
+// (GPUDevice: gpu.Backend.PlanKey).
+type keyPlanner interface {
+	KeyPlan(pk *groth16.ProvingKey) (gpu.KeyPlan, bool)
+}
+
+// KeyPlacement is how one key uses a device's memory: the bytes of its
+// bases resident there and those streamed to it for each proof, the most
+// device memory a proof holds, and the plan in words.
+type KeyPlacement struct {
+	Key                                     string
+	ResidentBytes, StreamedBytes, PeakBytes int64
+	Plan                                    string
+}
+
+// setPlacement records how key uses w's device.
+func (w *worker) setPlacement(key string, p gpu.KeyPlan) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.placed == nil {
+		w.placed = map[string]KeyPlacement{}
+	}
+	w.placed[key] = KeyPlacement{Key: key, ResidentBytes: p.ResidentBytes(), StreamedBytes: p.StreamedBytes(),
+		PeakBytes: p.Peak(), Plan: p.String()}
 }

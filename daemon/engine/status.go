@@ -13,6 +13,9 @@ type DeviceStatus struct {
 	JobsDone  int64
 	Current   string // job being proved, "" when idle
 	Down      error  // non-nil when the device left service
+	// Keys are the keys hot on the device with how each uses its memory,
+	// for a device that plans them (a GPU), by key.
+	Keys []KeyPlacement
 }
 
 // Status is a snapshot of the engine.
@@ -41,6 +44,10 @@ func (e *Engine) Status() Status {
 	for _, w := range e.workers {
 		w.mu.Lock()
 		d := DeviceStatus{Name: w.dev.Name(), JobsDone: w.done, Current: w.current, Down: w.down}
+		placed := make([]KeyPlacement, 0, len(w.placed))
+		for _, p := range w.placed {
+			placed = append(placed, p)
+		}
 		if up > 0 {
 			d.BusyRatio = float64(w.busyLocked(now)) / float64(up) // the running proof counted so far
 		}
@@ -48,6 +55,12 @@ func (e *Engine) Status() Status {
 			s.Proving++
 		}
 		w.mu.Unlock()
+		for _, p := range placed { // outside w.mu: the key manager has its own lock
+			if e.cfg.Keys.IsHotOn(p.Key, d.Name) {
+				d.Keys = append(d.Keys, p)
+			}
+		}
+		sort.Slice(d.Keys, func(a, b int) bool { return d.Keys[a].Key < d.Keys[b].Key })
 		s.Devices = append(s.Devices, d)
 	}
 	sort.Slice(s.Devices, func(a, b int) bool { return s.Devices[a].Name < s.Devices[b].Name })

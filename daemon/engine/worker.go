@@ -23,6 +23,7 @@ type worker struct {
 	done    int64
 	current string
 	down    error
+	placed  map[string]KeyPlacement // by key, as preloaded (Status lists those still hot here)
 }
 
 func (w *worker) run() {

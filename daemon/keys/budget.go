@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -176,6 +177,19 @@ func (m *Manager) MarkHot(h *Handle, device string) {
 	m.releaseHostLocked(h.e, device)
 }
 
+// MarkHotStreaming is MarkHot for a device that holds part of h's bases
+// and streams the rest from the host copy for every proof (a key larger
+// than the device's memory budget: gpu.Backend.PlanKey): the host copy
+// stays, whatever Config.ReleaseHostCopy says.
+func (m *Manager) MarkHotStreaming(h *Handle, device string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h.e.lost {
+		return
+	}
+	h.e.hot[device] = m.now()
+}
+
 // IsHotOn reports whether key's bases are resident on device.
 func (m *Manager) IsHotOn(key, device string) bool {
 	m.mu.Lock()
@@ -191,11 +205,17 @@ func (m *Manager) IsHotOn(key, device string) bool {
 // MakeRoomOn frees device memory for h's key on device: least recently
 // used hot keys of that device are evicted until the key fits its GPU
 // budget. The device's worker calls it before proving, so nothing else of
-// that device is on the GPU meanwhile.
+// that device is on the GPU meanwhile. It first checks that the key can
+// still be read: not gone from its only device, and its mapped key file
+// not truncated since it was mapped (an error naming the file; the key
+// goes cold once its jobs end).
 func (m *Manager) MakeRoomOn(h *Handle, device string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := h.usableOn(device); err != nil {
+		return err
+	}
+	if err := m.fileDamagedLocked(h.e); err != nil {
 		return err
 	}
 	if _, hot := h.e.hot[device]; hot || m.cfg.GPUBudget == 0 {
@@ -299,6 +319,9 @@ func readPair(pkPath, vkPath string) (*groth16.ProvingKey, *groth16.VerifyingKey
 		return nil, nil, err
 	}
 	if err := readFile(vkPath, vk); err != nil {
+		return nil, nil, err
+	}
+	if err := keyfile.CheckPair(pkPath, pk, vkPath, vk); err != nil {
 		return nil, nil, err
 	}
 	return pk, vk, nil

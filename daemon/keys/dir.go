@@ -3,6 +3,7 @@ package keys
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -67,6 +68,17 @@ func RawKeyFile(dir, key string) string {
 	return newest
 }
 
+// keyEntry reports whether a directory entry may be a key file: not hidden
+// (renameio's temporary files are), and a regular file or a symbolic link
+// (to one, or dangling: a load would follow it, so ListDir lists it, and
+// VerifyKey reports a dangling one; a link to a directory is no key).
+func keyEntry(ent fs.DirEntry) bool {
+	if strings.HasPrefix(ent.Name(), ".") {
+		return false
+	}
+	return ent.Type().IsRegular() || ent.Type()&fs.ModeSymlink != 0
+}
+
 // ErrProduction refuses to delete production key files without force.
 var ErrProduction = errors.New("production key files are never deleted by the daemon")
 
@@ -78,7 +90,7 @@ func ListDir(dir string) ([]KeyFiles, error) {
 	}
 	byName := map[string]*KeyFiles{}
 	for _, ent := range ents {
-		if !ent.Type().IsRegular() || strings.HasPrefix(ent.Name(), ".") {
+		if !keyEntry(ent) {
 			continue
 		}
 		name, dev := "", false
@@ -89,17 +101,23 @@ func ListDir(dir string) ([]KeyFiles, error) {
 		} else {
 			continue
 		}
+		path := filepath.Join(dir, ent.Name())
+		st, err := os.Stat(path) // a symbolic link's target: what a load reads
+		switch {
+		case err != nil && ent.Type()&fs.ModeSymlink == 0:
+			continue // removed meanwhile
+		case err == nil && !st.Mode().IsRegular():
+			continue // a link to a directory or a device
+		}
 		k := byName[name]
 		if k == nil {
 			k = &KeyFiles{Name: name, Development: dev}
 			byName[name] = k
 		}
-		path := filepath.Join(dir, ent.Name())
-		st, err := os.Stat(path)
-		if err != nil {
-			continue // removed meanwhile
-		}
 		k.Paths = append(k.Paths, path)
+		if err != nil {
+			continue // a dangling link: listed, so that verify names it
+		}
 		k.Bytes += st.Size()
 		if a := accessTime(st); a.After(k.LastUsed) {
 			k.LastUsed = a
@@ -145,36 +163,64 @@ type Check struct {
 }
 
 // VerifyKey checks every file of k: a raw key file's section hashes, a
-// .pk's and a .vk's every point (decoded as a load would decode them).
-// Both a .pk and a .rawpk are checked: a load uses the .rawpk and never
-// reads the .pk, which must not rot unnoticed beside it.
+// .pk's and a .vk's every point (decoded as a load would decode them), and
+// that the proving key a load uses and the .vk are one pair (one setup's
+// fingerprint, as many public inputs: keyfile.CheckPair), which is
+// reported on the .vk. Both a .pk and a .rawpk are checked: a load uses
+// the .rawpk and never reads the .pk, which must not rot unnoticed beside
+// it.
 func VerifyKey(k KeyFiles) []Check {
 	raw := false
 	for _, p := range k.Paths {
 		raw = raw || strings.HasSuffix(p, RawExt)
 	}
 	var out []Check
+	var used *groth16.ProvingKey // the proving key a load uses, when sound
+	var usedPath string
+	vkAt := -1
+	var vk *groth16.VerifyingKey
 	for _, p := range k.Paths {
 		c := Check{Path: p}
 		switch filepath.Ext(p) {
 		case RawExt:
-			c.Used, c.Err = true, verifyRaw(p)
+			var pk *groth16.ProvingKey
+			c.Used = true
+			pk, c.Err = verifyRaw(p)
+			used, usedPath = pk, p
 		case ".pk":
-			c.Used, c.Err = !raw, readFile(p, new(groth16.ProvingKey))
+			pk := new(groth16.ProvingKey)
+			c.Used, c.Err = !raw, readFile(p, pk)
+			if c.Used && c.Err == nil {
+				used, usedPath = pk, p
+			}
 		case ".vk":
-			c.Used, c.Err = true, readFile(p, new(groth16.VerifyingKey))
+			v := new(groth16.VerifyingKey)
+			c.Used, c.Err = true, readFile(p, v)
+			if c.Err == nil {
+				vk, vkAt = v, len(out)
+			}
 		}
 		out = append(out, c)
+	}
+	if used != nil && vk != nil {
+		out[vkAt].Err = keyfile.CheckPair(usedPath, used, out[vkAt].Path, vk)
 	}
 	return out
 }
 
-func verifyRaw(path string) error {
+// verifyRaw hashes a raw key file's sections and returns its proving key's
+// setup points (a copy: the file is unmapped before it returns).
+func verifyRaw(path string) (*groth16.ProvingKey, error) {
 	k, err := keyfile.Open(path, keyfile.SkipVerify())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return errors.Join(k.Verify(), k.Close())
+	pk := &groth16.ProvingKey{NbPublic: k.PK.NbPublic, NbPrivate: k.PK.NbPrivate, DomainSize: k.PK.DomainSize}
+	pk.G1.Alpha, pk.G2.Beta, pk.G2.Delta = k.PK.G1.Alpha, k.PK.G2.Beta, k.PK.G2.Delta
+	if err := errors.Join(k.Verify(), k.Close()); err != nil {
+		return nil, err
+	}
+	return pk, nil
 }
 
 // removeTemp deletes renameio's temporary files in dir that no writer can

@@ -253,6 +253,13 @@ func (m *Manager) Acquire(ctx context.Context, c *registry.Resolved) (*Handle, e
 		if first {
 			h.LoadTime = m.now().Sub(start)
 		}
+		m.mu.Lock()
+		err = m.fileDamagedLocked(e)
+		m.mu.Unlock()
+		if err != nil {
+			h.Release() // the last user's release takes the key cold
+			return nil, err
+		}
 		return h, nil
 	}
 }

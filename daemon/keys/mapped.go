@@ -37,6 +37,9 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 	vk := new(groth16.VerifyingKey)
 	err = readFile(vkPath, vk)
 	if err == nil {
+		err = keyfile.CheckPair(rawPath, k.PK, vkPath, vk)
+	}
+	if err == nil {
 		err = m.verifyOnce(k)
 	}
 	if err == nil {
@@ -54,7 +57,10 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bool) {
 	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, keyfile.SkipVerify(), keyfile.Populate())
 	if err == nil {
-		if err = m.verifyOnce(k); err != nil {
+		if err = keyfile.CheckPair(info.RawPath, k.PK, info.VKPath, vk); err == nil {
+			err = m.verifyOnce(k)
+		}
+		if err != nil {
 			err = errors.Join(err, k.Close())
 		}
 	}
@@ -105,6 +111,27 @@ func fits(path string, pk *groth16.ProvingKey, e *entry) error {
 			path, pk.NbPublic, pk.NbPrivate, pk.DomainSize, e.sys.NbPublic, e.sys.NbPrivate, e.sys.DomainSize())
 	}
 	return nil
+}
+
+// fileDamagedLocked checks e's mapped key file, if any
+// (keyfile.Key.Check): a file truncated after it was mapped fails the
+// caller, naming the file, before anything reads past its new end (a
+// SIGBUS), and the key goes cold at its last release, so that the next load
+// maps the file again or reports what is wrong with it. The caller holds
+// m.mu and a reference to e.
+func (m *Manager) fileDamagedLocked(e *entry) error {
+	if e.mapped == nil {
+		return nil
+	}
+	err := e.mapped.Check()
+	if err == nil {
+		return nil
+	}
+	if e.evictAsked == 0 || Cold < e.evictAsked {
+		e.evictAsked = Cold
+	}
+	m.cfg.Log.Error("key file changed under its mapping: the key goes cold once its jobs end", "key", e.key, "err", err)
+	return fmt.Errorf("key %s: %w", e.key, err)
 }
 
 // unmapLocked releases e's mapped key file, if any. The caller holds m.mu

@@ -174,3 +174,38 @@ func TestLoadBytesCountsWhatALoadAdds(t *testing.T) {
 	defer prod.Close()
 	assert.Equal(t, sh.KeyBytes(), prod.LoadBytes(c, sh), "a production key file: the key alone")
 }
+
+// TestTruncatedMappedKeyFailsItsUsers: once a mapped production key file
+// is truncated, a holder about to prove (MakeRoomOn) and a new Acquire get
+// an error naming the file; the key goes cold at the last release, and a
+// whole file again loads.
+func TestTruncatedMappedKeyFailsItsUsers(t *testing.T) {
+	c := shape(t, 1024)
+	dir, raw := productionRaw(t, c.Key, devHandle(t, 1024, 5), false)
+	whole, err := os.ReadFile(raw)
+	require.NoError(t, err)
+	m, err := New(Config{Dir: dir, NoGenerate: true})
+	require.NoError(t, err)
+	defer m.Close()
+	held, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	require.NotNil(t, m.mappedKey(c.Key))
+	require.NoError(t, m.MakeRoomOn(held, "cpu"))
+
+	require.NoError(t, os.Truncate(raw, keyfile.Align))
+	err = m.MakeRoomOn(held, "cpu")
+	require.ErrorIs(t, err, keyfile.ErrTruncated)
+	assert.Contains(t, err.Error(), raw)
+	_, err = m.Acquire(context.Background(), c)
+	require.ErrorIs(t, err, keyfile.ErrTruncated)
+	assert.NotNil(t, m.mappedKey(c.Key), "still mapped while held")
+	held.Release()
+	assert.Nil(t, m.mappedKey(c.Key), "cold at the last release")
+
+	_, err = m.Acquire(context.Background(), c)
+	require.ErrorIs(t, err, keyfile.ErrTruncated, "the load reports the short file")
+	require.NoError(t, renameio.WriteFrom(raw, 0o644, func(w io.Writer) error { _, err := w.Write(whole); return err }))
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err, "a whole file loads again")
+	h.Release()
+}

@@ -15,8 +15,16 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
-// maxRequestID bounds a caller's request_id.
-const maxRequestID = 256
+// Bounds on the names a caller sends, checked before any is used or
+// echoed in an error: request_id, circuit.id, a parameter's name and
+// job_id (the daemon's are 24 characters).
+const (
+	maxRequestID  = 256
+	maxCircuitID  = 128
+	maxParamName  = 128
+	maxJobID      = 128
+	maxParamCount = 64
+)
 
 // maxPartitions bounds a job's partitions (a PoRep C2 proof has 10).
 const maxPartitions = 64
@@ -24,6 +32,17 @@ const maxPartitions = 64
 func (s *Server) resolve(c *pb.Circuit) (*registry.Resolved, error) {
 	if c == nil {
 		return nil, invalid("circuit: missing")
+	}
+	if len(c.GetId()) > maxCircuitID {
+		return nil, invalid("circuit.id: %d bytes, at most %d", len(c.GetId()), maxCircuitID)
+	}
+	if len(c.GetParams()) > maxParamCount {
+		return nil, invalid("circuit.params: %d parameters, at most %d", len(c.GetParams()), maxParamCount)
+	}
+	for name := range c.GetParams() {
+		if len(name) > maxParamName {
+			return nil, invalid("circuit.params: a name of %d bytes, at most %d", len(name), maxParamName)
+		}
 	}
 	r, err := s.cfg.Registry.Resolve(c.GetId(), c.GetParams())
 	if err != nil {
@@ -52,6 +71,15 @@ func (s *Server) request(req *pb.ProofRequest) (engine.Request, error) {
 	}
 	return engine.Request{RequestID: req.GetRequestId(), Circuit: c, Input: req.GetInput(), Priority: p,
 		SkipVerify: req.GetSkipVerify(), Partitions: int(req.GetPartitions())}, nil
+}
+
+// jobID checks a caller's job_id before it is looked up (and named in a
+// NotFound).
+func jobID(id string) error {
+	if len(id) > maxJobID {
+		return invalid("job_id: %d bytes, at most %d", len(id), maxJobID)
+	}
+	return nil
 }
 
 func priorityOf(p pb.Priority) (engine.Priority, error) {
@@ -83,6 +111,9 @@ func (s *Server) SubmitProof(ctx context.Context, req *pb.ProofRequest) (*pb.Sub
 
 // AwaitProof implements cuzkv1.ProvingEngineServer.
 func (s *Server) AwaitProof(ctx context.Context, req *pb.AwaitProofRequest) (*pb.ProofResult, error) {
+	if err := jobID(req.GetJobId()); err != nil {
+		return nil, err
+	}
 	j, err := s.cfg.Engine.Job(req.GetJobId())
 	if err != nil {
 		return nil, statusOf(err)
@@ -116,6 +147,9 @@ func (s *Server) Prove(ctx context.Context, req *pb.ProofRequest) (*pb.ProofResu
 
 // CancelProof implements cuzkv1.ProvingEngineServer.
 func (s *Server) CancelProof(_ context.Context, req *pb.CancelProofRequest) (*pb.CancelProofResponse, error) {
+	if err := jobID(req.GetJobId()); err != nil {
+		return nil, err
+	}
 	st, err := s.cfg.Engine.Cancel(req.GetJobId())
 	if err != nil {
 		return nil, statusOf(err)
@@ -125,6 +159,9 @@ func (s *Server) CancelProof(_ context.Context, req *pb.CancelProofRequest) (*pb
 
 // WatchProof implements cuzkv1.ProvingEngineServer.
 func (s *Server) WatchProof(req *pb.WatchProofRequest, stream pb.ProvingEngine_WatchProofServer) error {
+	if err := jobID(req.GetJobId()); err != nil {
+		return err
+	}
 	j, err := s.cfg.Engine.Job(req.GetJobId())
 	if err != nil {
 		return statusOf(err)
@@ -187,7 +224,7 @@ func (s *Server) EvictKey(_ context.Context, req *pb.EvictKeyRequest) (*pb.KeyIn
 	}
 	info, err := s.cfg.Keys.EvictKey(c.Key, tier)
 	if err != nil {
-		return nil, status.Error(codes.FailedPrecondition, err.Error())
+		return nil, status.Error(codes.FailedPrecondition, clipMessage(err.Error()))
 	}
 	return keyInfoOf(info), nil
 }
@@ -228,6 +265,11 @@ func (s *Server) GetStatus(context.Context, *pb.GetStatusRequest) (*pb.GetStatus
 			BusyRatio: d.BusyRatio, JobsDone: d.JobsDone, CurrentJob: d.Current}
 		if info.Held != nil {
 			pd.MemoryHeldBytes, pd.MemoryPeakBytes = info.Held()
+		}
+		pd.MemoryLimitBytes = info.MemoryLimit
+		for _, k := range d.Keys {
+			pd.Keys = append(pd.Keys, &pb.DeviceKey{Key: k.Key, ResidentBytes: k.ResidentBytes, StreamedBytes: k.StreamedBytes,
+				PeakBytes: k.PeakBytes, Plan: k.Plan})
 		}
 		out.Devices = append(out.Devices, pd)
 	}

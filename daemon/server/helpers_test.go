@@ -65,6 +65,7 @@ type serverOpts struct {
 	infos   map[string]DeviceInfo
 	keyDir  string
 	keys    keys.Config // Dir and DevSeed filled in when empty
+	message int         // the gRPC message limit (default 2 MiB)
 }
 
 // startServer runs the service on a real listener with the given devices
@@ -97,7 +98,10 @@ func startServer(t *testing.T, o serverOpts) *testServer {
 	}
 	lis, err := Listen(o.listen)
 	require.NoError(t, err)
-	gs := grpc.NewServer(srv.ServerOptions(2 << 20)...)
+	if o.message == 0 {
+		o.message = 2 << 20
+	}
+	gs := grpc.NewServer(srv.ServerOptions(o.message)...)
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
 	ts := &testServer{addr: Addr(lis), eng: eng, keys: km, srv: srv, gs: gs}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -48,6 +49,9 @@ type DeviceInfo struct {
 	// Held reports the device memory the prover holds now and at most
 	// (nil: not tracked, as on the CPU).
 	Held func() (now, peak int64)
+	// MemoryLimit is the device memory the prover may hold (0: no limit
+	// beyond the device's).
+	MemoryLimit int64
 }
 
 // KernelInfo is the embedded kernel manifest as reported.
@@ -74,7 +78,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Registry = registry.Default()
 	}
 	if cfg.MaxInputBytes == 0 {
-		cfg.MaxInputBytes = DefaultMaxMessageBytes - 64<<10
+		cfg.MaxInputBytes = MaxInputBytes(DefaultMaxMessageBytes)
+	}
+	if cfg.MaxInputBytes < 0 {
+		return nil, fmt.Errorf("server: input limit %d bytes: negative", cfg.MaxInputBytes)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -85,8 +92,22 @@ func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg, health: health.NewServer(), start: time.Now()}, nil
 }
 
-// DefaultMaxMessageBytes is the default gRPC message limit.
-const DefaultMaxMessageBytes = 256 << 20
+// Message limits: the default gRPC message limit, the part of it a
+// request's fields other than its input may take, and the smallest and
+// largest limits a daemon accepts. The floor carries the largest request
+// of every registered circuit (sha256's 64 KiB input and the 64 KiB kept
+// for the rest) and a verifying key's reply (96 bytes a public input) with
+// room to spare; the ceiling is protobuf's: no message may reach 2 GiB.
+const (
+	DefaultMaxMessageBytes = 256 << 20
+	RequestOverheadBytes   = 64 << 10
+	MinMessageBytes        = 1 << 20
+	MaxMessageBytes        = 2<<30 - 1
+)
+
+// MaxInputBytes is the largest input a request may carry under the
+// message limit maxMessage.
+func MaxInputBytes(maxMessage int) int { return maxMessage - RequestOverheadBytes }
 
 // Register adds the proving service, health and reflection to gs and
 // marks the service SERVING.
@@ -120,31 +141,56 @@ func (s *Server) ServerOptions(maxMessage int) []grpc.ServerOption {
 	return opts
 }
 
-// statusOf maps an engine or registry error to a gRPC status.
+// statusOf maps an engine or registry error to a gRPC status, its message
+// clipped (clipMessage).
 func statusOf(err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, registry.ErrInvalid):
-		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.Is(err, engine.ErrQueueFull), errors.Is(err, engine.ErrNeverFits), errors.Is(err, keys.ErrTooLarge):
-		return status.Error(codes.ResourceExhausted, err.Error())
-	case errors.Is(err, engine.ErrDraining), errors.Is(err, engine.ErrShutdown), errors.Is(err, keys.ErrKeyGone):
-		return status.Error(codes.Unavailable, err.Error())
-	case errors.Is(err, engine.ErrUnknownJob):
-		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, engine.ErrRequestConflict):
-		return status.Error(codes.AlreadyExists, err.Error())
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
-	return status.Error(codes.Internal, err.Error())
+	return status.Error(codeOf(err), clipMessage(err.Error()))
+}
+
+func codeOf(err error) codes.Code {
+	switch {
+	case errors.Is(err, registry.ErrInvalid):
+		return codes.InvalidArgument
+	case errors.Is(err, engine.ErrQueueFull), errors.Is(err, engine.ErrNeverFits), errors.Is(err, keys.ErrTooLarge):
+		return codes.ResourceExhausted
+	case errors.Is(err, engine.ErrDraining), errors.Is(err, engine.ErrShutdown), errors.Is(err, keys.ErrKeyGone):
+		return codes.Unavailable
+	case errors.Is(err, engine.ErrUnknownJob):
+		return codes.NotFound
+	case errors.Is(err, engine.ErrRequestConflict):
+		return codes.AlreadyExists
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	}
+	return codes.Internal
 }
 
 func invalid(format string, args ...any) error {
-	return status.Errorf(codes.InvalidArgument, format, args...)
+	return status.Error(codes.InvalidArgument, clipMessage(fmt.Sprintf(format, args...)))
+}
+
+// maxMessageText bounds an error's message: a caller's long value named
+// in it is cut, so that no reply grows with what the caller sent (a 32 MiB
+// circuit id echoed whole broke the reply's header block, and the caller
+// saw a transport error, which clients retry).
+const maxMessageText = 2048
+
+// clipMessage cuts msg to maxMessageText bytes (on a rune boundary),
+// saying how long it was.
+func clipMessage(msg string) string {
+	if len(msg) <= maxMessageText {
+		return msg
+	}
+	cut := maxMessageText
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes clipped)", msg[:cut], len(msg)-cut)
 }
 
 // fmtErr is fmt.Errorf, named for the handlers' wrapping.

@@ -128,3 +128,51 @@ func TestPrintUsageShapes(t *testing.T) {
 	fs.PrintUsage(&out)
 	assert.Equal(t, "usage: prog short [-json]\n  -json\n    \tone JSON object\n", out.String(), "no summary: the flags right below")
 }
+
+func TestParseFlagsAnywhere(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		n    int
+		rest []string
+	}{
+		{[]string{"JOB", "-n", "3"}, 3, []string{"JOB"}},
+		{[]string{"-n", "3", "JOB"}, 3, []string{"JOB"}},
+		{[]string{"a", "-n", "4", "b"}, 4, []string{"a", "b"}},
+		{[]string{"a", "--", "-n", "5"}, 1, []string{"a", "-n", "5"}},
+		{[]string{"--", "-n"}, 1, []string{"-n"}},
+		{[]string{"a", "-", "b"}, 1, []string{"a", "-", "b"}},
+		{nil, 1, []string{}},
+	} {
+		var errb bytes.Buffer
+		fs := NewFlagSet("prog", "cmd", "", "", &errb)
+		n := fs.Int("n", 1, "how many")
+		code, stop := Parse(fs, tc.args, &errb)
+		assert.Equal(t, ExitOK, code, "%q: %s", tc.args, errb.String())
+		assert.False(t, stop, "%q", tc.args)
+		assert.Equal(t, tc.n, *n, "%q", tc.args)
+		assert.Equal(t, tc.rest, fs.Args(), "%q", tc.args)
+		assert.Equal(t, len(tc.rest), fs.NArg())
+	}
+	var errb bytes.Buffer
+	fs := NewFlagSet("prog", "cmd", "", "", &errb)
+	fs.Int("n", 1, "how many")
+	code, stop := Parse(fs, []string{"JOB", "-bogus"}, &errb)
+	assert.Equal(t, ExitUsage, code, "a bad flag after an argument is still a bad flag")
+	assert.True(t, stop)
+	assert.Contains(t, errb.String(), "-bogus")
+}
+
+func TestCommandFirst(t *testing.T) {
+	isCmd := func(s string) bool { return s == "status" || s == "await" }
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"--addr", "x:1", "status"}, []string{"status", "--addr", "x:1"}},
+		{[]string{"-o", "json", "await", "JOB"}, []string{"await", "-o", "json", "JOB"}},
+		{[]string{"status", "-o", "json"}, []string{"status", "-o", "json"}},
+		{[]string{"-h", "status"}, []string{"-h", "status"}},
+		{[]string{"-addr", "x", "--", "status"}, []string{"-addr", "x", "--", "status"}},
+		{[]string{"-addr", "x"}, []string{"-addr", "x"}},
+		{nil, nil},
+	} {
+		assert.Equal(t, tc.want, CommandFirst(tc.in, isCmd), "%q", tc.in)
+	}
+}

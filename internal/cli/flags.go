@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // FlagSet is a subcommand's flags and the text of its help:
@@ -75,12 +76,15 @@ func (fs *FlagSet) PrintUsage(w io.Writer) {
 // that only the flag package knows (-help=true: Usage on stderr); for a
 // bad flag (the flag package reported it on stderr) it returns ExitUsage. stop is true in both cases: the command
 // should return code; otherwise it goes on with fs.Args().
+//
+// Flags may come before or after the arguments, or between them
+// ("cuzk await JOB -o json"); everything after "--" is an argument.
 func Parse(fs *FlagSet, args []string, stdout io.Writer) (code int, stop bool) {
 	if IsHelp(args) {
 		fs.PrintUsage(stdout)
 		return ExitOK, true
 	}
-	err := fs.FlagSet.Parse(args)
+	err := parseInterleaved(fs.FlagSet, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return ExitOK, true
@@ -88,4 +92,48 @@ func Parse(fs *FlagSet, args []string, stdout io.Writer) (code int, stop bool) {
 		return ExitUsage, true
 	}
 	return ExitOK, false
+}
+
+// parseInterleaved parses the flags in args wherever they stand, and
+// leaves the other arguments, in order, as f.Args(). The flag package
+// stops at the first argument that is not a flag; this sets that argument
+// aside and goes on after it, until the arguments end or a "--" ends the
+// flags.
+func parseInterleaved(f *flag.FlagSet, args []string) error {
+	positional := []string{}
+	for {
+		if err := f.Parse(args); err != nil {
+			return err
+		}
+		rest := f.Args()
+		if used := args[:len(args)-len(rest)]; len(used) > 0 && used[len(used)-1] == "--" {
+			positional = append(positional, rest...) // "--" ended the flags
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	return f.Parse(append([]string{"--"}, positional...)) // sets no flag: f.Args() is positional
+}
+
+// CommandFirst moves the first argument that names a command (isCommand)
+// to the front, so that flags may come before the command's name too
+// ("cuzk -addr host:9820 status" is "cuzk status -addr host:9820"). Args
+// that start with a command, or hold none, come back as they are.
+func CommandFirst(args []string, isCommand func(string) bool) []string {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") || helpWord(args[0]) {
+		return args
+	}
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if isCommand(a) {
+			return append(append([]string{a}, args[:i]...), args[i+1:]...)
+		}
+	}
+	return args
 }

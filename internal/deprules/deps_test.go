@@ -48,7 +48,8 @@ func under(path, prefix string) bool {
 func TestDependencyRules(t *testing.T) {
 	pkgs := listModule(t)
 	stdOnly := map[string]bool{mod + "toolchain/cas": true, mod + "cuda/driver": true, mod + "internal/renameio": true,
-		mod + "internal/stats": true, mod + "internal/structflag": true, mod + "internal/cli": true}
+		mod + "internal/stats": true, mod + "internal/structflag": true, mod + "internal/cli": true, mod + "internal/signals": true,
+		mod + "internal/progress": true}
 	for _, p := range pkgs {
 		for _, imp := range p.Imports {
 			if imp == "github.com/spf13/viper" {

@@ -100,17 +100,27 @@ func FormatGiB(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/float
 // process memory.
 func FormatMiB(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/float64(MiB)) }
 
-// Bytes is a byte count that flags and configuration decoders read with
-// ParseBytes (it implements flag.Value and encoding.TextUnmarshaler) and
-// print with FormatBytes.
+// Bytes is a byte count that flags and configuration decoders read (it
+// implements flag.Value and encoding.TextUnmarshaler) and print with
+// FormatBytes. A setting's number must carry its unit: 64 could mean 64
+// bytes or 64 GiB, so Set refuses a bare number other than 0 and asks for
+// 64B or 64GiB; otherwise it reads what ParseBytes reads.
 type Bytes int64
 
+// ErrNoUnit is wrapped by Bytes.Set's refusal of a bare number.
+var ErrNoUnit = errors.New("a byte size needs a unit")
+
 // String returns FormatBytes of b (flag's help prints it as the default;
-// ParseBytes reads it back, to the precision it shows).
+// Set reads it back, to the precision it shows).
 func (b Bytes) String() string { return FormatBytes(int64(b)) }
 
-// Set parses s with ParseBytes (flag.Value).
+// Set parses s with ParseBytes, refusing a number without a unit unless it
+// is 0 (flag.Value).
 func (b *Bytes) Set(s string) error {
+	t := strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(t, 64); err == nil && f != 0 && f < math.MaxInt64 && strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' }) < 0 {
+		return fmt.Errorf("%w %q: %w: write %sB for bytes, or %sGiB, %sMiB", ErrSize, s, ErrNoUnit, t, t, t)
+	}
 	v, err := ParseBytes(s)
 	if err != nil {
 		return err
@@ -119,8 +129,15 @@ func (b *Bytes) Set(s string) error {
 	return nil
 }
 
-// UnmarshalText parses text with ParseBytes.
+// UnmarshalText parses text as Set does.
 func (b *Bytes) UnmarshalText(text []byte) error { return b.Set(string(text)) }
 
-// MarshalText writes b as a plain number of bytes, which ParseBytes reads back exactly.
-func (b Bytes) MarshalText() ([]byte, error) { return strconv.AppendInt(nil, int64(b), 10), nil }
+// MarshalText writes b as a number of bytes with the unit B ("0" for
+// zero), which Set reads back exactly.
+func (b Bytes) MarshalText() ([]byte, error) {
+	out := strconv.AppendInt(nil, int64(b), 10)
+	if b != 0 {
+		out = append(out, 'B')
+	}
+	return out, nil
+}

@@ -100,10 +100,21 @@ func TestBytesFlag(t *testing.T) {
 	assert.Equal(t, Bytes(512*MiB), b)
 	assert.Equal(t, "512.0 MiB", b.String())
 	assert.Error(t, fs.Parse([]string{"-budget", "64G"}))
+	for _, bare := range []string{"64", "0.5", " 4096 "} {
+		var x Bytes
+		require.ErrorIs(t, x.Set(bare), ErrNoUnit, "%q: a number without a unit could mean bytes or GiB", bare)
+		err := fs.Parse([]string{"-budget", bare})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "B for bytes")
+	}
+	require.NoError(t, fs.Parse([]string{"-budget", "0"}), "0 needs no unit")
+	assert.Equal(t, Bytes(0), b)
+	require.NoError(t, fs.Parse([]string{"-budget", "64B"}))
+	assert.Equal(t, Bytes(64), b)
 
 	text, err := Bytes(3 * GiB).MarshalText()
 	require.NoError(t, err)
-	assert.Equal(t, "3221225472", string(text))
+	assert.Equal(t, "3221225472B", string(text))
 	var back Bytes
 	require.NoError(t, back.UnmarshalText(text))
 	assert.Equal(t, Bytes(3*GiB), back)

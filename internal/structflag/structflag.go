@@ -5,9 +5,15 @@
 // the field, with the field's `help:"…"` tag as its usage and the field's
 // value as its default.
 //
-// Field types: string, bool, int, int64, uint64, time.Duration, []int (a
-// comma-separated list), and any type whose pointer implements flag.Value
-// (stats.Bytes: sizes with units, as in 64GiB).
+// Field types: string, bool, int, int64, uint64, time.Duration (with a
+// unit: 600 is refused, 600s is not), []int (a comma-separated list), and
+// any type whose pointer implements flag.Value (stats.Bytes: sizes with
+// units, as in 64GiB).
+//
+// The flags are the one parser of the settings: a config file's and the
+// environment's values go through the same flag.Value (SetKey, with Text
+// turning a decoded YAML or TOML value into the text a flag reads), so 600
+// means the same, or is refused the same way, wherever it is written.
 package structflag
 
 import (
@@ -90,7 +96,7 @@ func Define(fs *flag.FlagSet, cfg any) ([]Field, error) {
 		case flag.Value:
 			fs.Var(x, f.Flag, f.Help)
 		case *time.Duration:
-			fs.DurationVar(x, f.Flag, *x, f.Help)
+			fs.Var((*duration)(x), f.Flag, f.Help)
 		case *[]int:
 			fs.Var((*intList)(x), f.Flag, f.Help)
 		case *string:
@@ -162,5 +168,80 @@ func (l *intList) Set(s string) error {
 		out = append(out, v)
 	}
 	*l = out
+	return nil
+}
+
+// SetKey sets the setting key on fs (made by Define) from its text form,
+// through the same flag.Value a command-line flag uses. The error names
+// the key and the value.
+func SetKey(fs *flag.FlagSet, fields []Field, key, value string) error {
+	for _, f := range fields {
+		if f.Key == key {
+			if err := fs.Set(f.Flag, value); err != nil {
+				return fmt.Errorf("%s: %q: %w", key, value, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: unknown setting", key)
+}
+
+// Text is the text a flag would be given for v, a value decoded from a
+// YAML or TOML file: strings as they are, numbers in plain decimal (0.5,
+// 1000000000000000000000000000000: never an exponent, so a size or a
+// duration parser sees the number that was written), booleans, and lists
+// joined by commas. A table or anything else is an error.
+func Text(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case int32:
+		return strconv.FormatInt(int64(x), 10), nil
+	case uint64:
+		return strconv.FormatUint(x, 10), nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			t, err := Text(e)
+			if err != nil {
+				return "", err
+			}
+			parts[i] = t
+		}
+		return strings.Join(parts, ","), nil
+	case []int:
+		return (*intList)(&x).String(), nil
+	case []string:
+		return strings.Join(x, ","), nil
+	}
+	return "", fmt.Errorf("a %T, not a value", v)
+}
+
+// duration is a time.Duration flag that keeps time.ParseDuration's reason
+// (a bare 600 has no unit) in its error, where the flag package's own says
+// only "parse error".
+type duration time.Duration
+
+func (d *duration) String() string {
+	if d == nil {
+		return "0s"
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *duration) Set(s string) error {
+	v, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%w (a duration needs a unit, as in 600s or 10m)", err)
+	}
+	*d = duration(v)
 	return nil
 }

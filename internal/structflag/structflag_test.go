@@ -81,3 +81,45 @@ func TestFieldsRefusesUndocumentedAndUnsupportedFields(t *testing.T) {
 	assert.Len(t, keys, 8)
 	assert.True(t, keys["host_budget"])
 }
+
+// TestFileValuesGoThroughTheFlags: a decoded file value is set through the
+// flag's own parser, so a bare 600 is no duration, 0.5 no size, and 1e30
+// reaches the size parser as the number it is; errors name key and value.
+func TestFileValuesGoThroughTheFlags(t *testing.T) {
+	c := cfg{Drain: time.Minute}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fields, err := Define(fs, &c)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		key  string
+		v    any
+		want string
+	}{
+		{"drain_timeout", 600, "missing unit"},
+		{"drain_timeout", int64(600), "600s or 10m"},
+		{"host_budget", 0.5, "needs a unit"},
+		{"host_budget", 64, "needs a unit"},
+		{"host_budget", 1e30, "more than an int64 holds"},
+		{"queue_size", 1.5, "queue_size"},
+		{"gpus", map[string]any{"a": 1}, "not a value"},
+	} {
+		text, err := Text(tc.v)
+		if err == nil {
+			err = SetKey(fs, fields, tc.key, text)
+		}
+		require.Error(t, err, "%s: %v", tc.key, tc.v)
+		assert.Contains(t, err.Error(), tc.want, "%s: %v", tc.key, tc.v)
+		if _, table := tc.v.(map[string]any); !table {
+			assert.Contains(t, err.Error(), tc.key+`: "`+text+`"`, "the error names the key and the value")
+		}
+	}
+	assert.Equal(t, time.Minute, c.Drain, "a refused value changes nothing")
+	for key, v := range map[string]any{"drain_timeout": "600s", "host_budget": "1.5GiB", "gpus": []any{0, 2}, "queue_size": int64(3),
+		"http_public": true, "memory_limit": 4096} {
+		text, err := Text(v)
+		require.NoError(t, err)
+		require.NoError(t, SetKey(fs, fields, key, text), key)
+	}
+	assert.Equal(t, cfg{Drain: 600 * time.Second, Budget: stats.Bytes(3 << 29), GPUs: []int{0, 2}, Queue: 3, Public: true, Limit: 4096}, c)
+	assert.ErrorContains(t, SetKey(fs, fields, "nope", "1"), "nope: unknown setting")
+}

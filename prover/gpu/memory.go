@@ -137,3 +137,16 @@ func MSMBytes(n int, g2 bool, table int64) (bases, scratch int64, err error) {
 // fixed-base buffers) and the most it has held at once. Safe to call from
 // any goroutine while the Backend works.
 func (b *Backend) MemoryHeld() (now, peak int64) { return b.st.mem.now.Load(), b.st.mem.peak.Load() }
+
+// quotientHeld is the device memory a quotient over 2^logN reuses of what
+// the Backend holds: its work vectors and the domain's tables.
+func (st *state) quotientHeld(logN uint32) int64 {
+	var n int64
+	if st.vecs[0] != 0 {
+		n += vectorBytes(3, st.vecLog)
+	}
+	if _, ok := st.domains[logN]; ok {
+		n += twiddleBytes(logN)
+	}
+	return n
+}

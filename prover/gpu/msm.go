@@ -77,6 +77,13 @@ type MSMTimings struct {
 	// of the bases table it read (1: the bases alone) and Windows its
 	// bucket windows (the digit windows folded over the copies).
 	Points, Bits, Copies, Windows int
+	// Chunks is how many chunks the MSM ran in (1: one pass over its
+	// points; msm_chunk.go), and StreamedBytes the bases it sent to the
+	// device for this call because they are not resident (0 when they
+	// are). Upload then includes the waits for the streamed bases that
+	// the pipeline did not cover.
+	Chunks        int
+	StreamedBytes int64
 	// Call is the groth16 phase of the call (groth16.ContextCall): which
 	// of Prove's MSMs this is; MSMB's two are PhaseMSMB1 and PhaseMSMB2.
 	Call groth16.Phase
@@ -99,6 +106,9 @@ type msmState struct {
 	g1, g2   *msmCurve
 	log      *slog.Logger
 	resident map[uintptr]*residentBases
+	// plans are the bases sets Backend.PlanKey planned in chunks or
+	// streamed, by the address of their first point (basesKey).
+	plans map[uintptr]*setRun
 	// tableBudget is the device memory resident sets may hold in copies
 	// beyond the bases (SetTableMemory), tableHeld what they hold.
 	tableBudget, tableHeld int64
@@ -138,7 +148,7 @@ func newMSM(dev *driver.Device, log *slog.Logger, mem *deviceMemory) (*MSM, erro
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	m := &MSM{dev: dev, log: log, st: &msmState{log: log, resident: map[uintptr]*residentBases{}, mem: mem,
-		device: deviceName(dev.Info().Ordinal)}}
+		plans: map[uintptr]*setRun{}, device: deviceName(dev.Info().Ordinal)}}
 	err := dev.Do(func(c *driver.Ctx) error { return m.st.load(c) })
 	if err != nil {
 		_ = m.Close() // the load error is the one to report
@@ -254,42 +264,63 @@ func (st *msmState) sumG1G2(ctx context.Context, c *driver.Ctx, g1 []bls12381.G1
 	}
 	// Preparing j1 may have grown the arena: place j2 in the new one.
 	j2.b, _ = j2.p.layout(st.arena, j2.cv.xyzzBytes)
-	if r1, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB1), st, c, j1, scalars, combineG1); err != nil {
+	if r1, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB1), st, c, j1, scalars, combineG1, addG1); err != nil {
 		return r1, r2, err
 	}
-	if j1.p.sortKey() == j2.p.sortKey() {
+	g2Scalars := msmScalars{queued: true}
+	if j1.chunked() || j2.chunked() {
+		// Chunks share no sort, and hold no whole scalar vector for the
+		// second MSM: it sends its own, placed where j1's run left the arena.
+		g2Scalars = scalars
+		if j2, err = st.prepare(c, st.g2, g2, driver.Bytes(g2), scalars.n()); err != nil {
+			return r1, r2, err
+		}
+	} else if j1.p.sortKey() == j2.p.sortKey() {
 		j2.maxima = j1.maxima
 	}
-	if r2, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB2), st, c, j2, msmScalars{queued: true}, combineG2); err != nil {
+	if r2, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB2), st, c, j2, g2Scalars, combineG2, addG2); err != nil {
 		return r1, r2, err
 	}
 	return r1, r2, nil
 }
 
+func addG1(acc, x *bls12381.G1Jac) { acc.AddAssign(x) }
+
+func addG2(acc, x *bls12381.G2Jac) { acc.AddAssign(x) }
+
 // sumG1 runs a G1 MSM on the device thread.
 func (st *msmState) sumG1(ctx context.Context, c *driver.Ctx, bases []bls12381.G1Affine, scalars msmScalars) (bls12381.G1Jac, error) {
-	return msmSum(ctx, st, c, st.g1, bases, scalars, combineG1)
+	return msmSum(ctx, st, c, st.g1, bases, scalars, combineG1, addG1)
 }
 
 // sumG2 runs a G2 MSM on the device thread.
 func (st *msmState) sumG2(ctx context.Context, c *driver.Ctx, bases []bls12381.G2Affine, scalars msmScalars) (bls12381.G2Jac, error) {
-	return msmSum(ctx, st, c, st.g2, bases, scalars, combineG2)
+	return msmSum(ctx, st, c, st.g2, bases, scalars, combineG2, addG2)
 }
 
 // msmSum runs an MSM of curve cv and combines its window sums (XYZZ points
 // W) into the result.
 func msmSum[P, W, R any](ctx context.Context, st *msmState, c *driver.Ctx, cv *msmCurve, bases []P, scalars msmScalars,
-	combine func([]W, uint32) R) (R, error) {
+	combine func([]W, uint32) R, add func(acc, x *R)) (R, error) {
 	j, err := st.prepare(c, cv, bases, driver.Bytes(bases), scalars.n())
 	if err != nil {
 		var zero R
 		return zero, err
 	}
-	return msmFinish(ctx, st, c, j, scalars, combine)
+	return msmFinish(ctx, st, c, j, scalars, combine, add)
 }
 
-// msmFinish runs the prepared MSM j on scalars and combines its window sums.
-func msmFinish[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars, combine func([]W, uint32) R) (R, error) {
+// msmFinish runs the prepared MSM j on scalars and combines its window sums
+// (a chunked job's chunks' sums added with add).
+func msmFinish[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars,
+	combine func([]W, uint32) R, add func(acc, x *R)) (R, error) {
+	if j.chunked() {
+		if scalars.queued {
+			var zero R
+			return zero, fmt.Errorf("msm in chunks: scalars queued ahead (an engine bug)")
+		}
+		return msmChunked(ctx, st, c, j, scalars, combine, add)
+	}
 	wins := make([]W, 0, 256)
 	bits, err := st.run(ctx, c, j, scalars, func(nwin uint32) []byte {
 		wins = wins[:nwin]
@@ -358,13 +389,43 @@ func (m *MSM) SetTableMemory(bytes int64) error {
 	return m.dev.Do(func(*driver.Ctx) error { m.st.tableBudget = bytes; return nil })
 }
 
-// EvictBases frees every resident bases set; later calls upload again.
+// PlanG1 makes the MSMs over bases (and its prefixes) run in chunks of
+// chunk points (msm_chunk.go): over the bases resident on the device, or,
+// with resident false, over bases streamed from host memory for every
+// call, page-locked where the host allows. EvictBases ends it.
+// Backend.PlanKey plans a whole key this way within a memory budget; this
+// is the same for one set (benchmarks, tests).
+func (m *MSM) PlanG1(bases []bls12381.G1Affine, chunk int, resident bool) error {
+	if len(bases) == 0 || chunk < 1 {
+		return fmt.Errorf("gpu msm: plan %d points in chunks of %d: %w", len(bases), chunk, ErrMSMInput)
+	}
+	return m.dev.Do(func(c *driver.Ctx) error {
+		st, raw := m.st, driver.Bytes(bases)
+		if err := st.dropPlan(c, basesKey(raw)); err != nil {
+			return err
+		}
+		run := &setRun{curve: st.g1, points: len(bases), chunk: chunk, resident: resident, host: bases}
+		if !resident {
+			if _, ok := st.resident[basesKey(raw)]; ok {
+				if err := st.free(c, basesKey(raw)); err != nil {
+					return err
+				}
+			}
+			run.pin = pinForStreaming(c, st.log, raw)
+		}
+		st.plans[basesKey(raw)] = run
+		return nil
+	})
+}
+
+// EvictBases frees every resident bases set and forgets every plan
+// (PlanG1, Backend.PlanKey); later calls upload again.
 func (m *MSM) EvictBases() error {
 	return m.dev.Do(func(c *driver.Ctx) error { return m.st.evict(c) })
 }
 
 func (st *msmState) evict(c *driver.Ctx) error {
-	var errs []error
+	errs := []error{st.dropPlans(c)}
 	for k := range st.resident {
 		errs = append(errs, st.free(c, k))
 	}
@@ -397,7 +458,7 @@ func (m *MSM) Close() error {
 		if st.tables != nil {
 			errs = append(errs, c.Unload(st.tables))
 		}
-		*st = msmState{log: st.log, resident: map[uintptr]*residentBases{}, mem: st.mem}
+		*st = msmState{log: st.log, resident: map[uintptr]*residentBases{}, plans: map[uintptr]*setRun{}, mem: st.mem}
 		return errors.Join(errs...)
 	})
 }

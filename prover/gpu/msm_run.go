@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -64,21 +65,30 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 // buffers returns the buffers of plan p, growing the arena to need bytes
 // (p's layout size) when it is smaller.
 func (st *msmState) buffers(c *driver.Ctx, p msmPlan, cv *msmCurve, need uint64) (msmBufs, error) {
-	if need > st.arenaLen {
-		if err := c.Free(st.arena); err != nil {
-			return msmBufs{}, fmt.Errorf("free msm scratch: %w", err)
-		}
-		st.mem.add(-int64(st.arenaLen))
-		st.arena, st.arenaLen = 0, 0
-		ptr, err := c.Alloc(int(need))
-		if err != nil {
-			return msmBufs{}, fmt.Errorf("msm scratch for %d points: %w", p.n, err)
-		}
-		st.arena, st.arenaLen = ptr, need
-		st.mem.add(int64(need))
+	if err := st.growArena(c, need, int(p.n)); err != nil {
+		return msmBufs{}, err
 	}
 	b, _ := p.layout(st.arena, cv.xyzzBytes)
 	return b, nil
+}
+
+// growArena makes the arena at least need bytes (for an MSM of n points).
+func (st *msmState) growArena(c *driver.Ctx, need uint64, n int) error {
+	if need <= st.arenaLen {
+		return nil
+	}
+	if err := c.Free(st.arena); err != nil {
+		return fmt.Errorf("free msm scratch: %w", err)
+	}
+	st.mem.add(-int64(st.arenaLen))
+	st.arena, st.arenaLen = 0, 0
+	ptr, err := c.Alloc(int(need))
+	if err != nil {
+		return fmt.Errorf("msm scratch for %d points: %w", n, err)
+	}
+	st.arena, st.arenaLen = ptr, need
+	st.mem.add(int64(need))
+	return nil
 }
 
 // serves reports whether r holds raw (n points of cv), or a longer slice
@@ -271,17 +281,53 @@ type msmJob struct {
 	// loaded, when not nil, runs once the scalars are on the device, just
 	// before the pipeline (MSMQuotientLH starts prefetched uploads there).
 	loaded func() error
+	// n is the MSM's points and chunk the points of one pass
+	// (msm_chunk.go; n: one pass). A chunked job's p is the plan of a full
+	// chunk and table the bases' shape its chunks plan over.
+	n, chunk int
+	table    msmTable
+	// streamed, when not nil, are the bases' bytes on the host, sent chunk
+	// by chunk into streamBufs (the arena's first streamBytes bytes); res
+	// is nil then.
+	streamed    []byte
+	streamBufs  [2]driver.DevicePtr
+	streamBytes int
 }
 
 // prepare shapes an MSM of n points of curve cv over raw (host is the
 // slice raw views, kept while resident), makes its bases resident and
 // places its buffers.
+//
+// A set that Backend.PlanKey planned in chunks, or streamed, runs as
+// planned. An unplanned MSM that does not fit in one pass runs in chunks,
+// as large as fit: over its bases in place where they are resident, else
+// streamed.
 func (st *msmState) prepare(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n int) (*msmJob, error) {
 	free, _, err := c.MemInfo()
 	if err != nil {
 		return nil, err
 	}
+	if sp, ok := st.plans[basesKey(raw)]; ok && sp.curve == cv && sp.points >= n {
+		return st.prepareChunked(c, cv, host, raw, n, min(n, sp.chunk), sp.resident, free)
+	}
 	t, p, arena, err := st.shape(cv, raw, n, free)
+	if errors.Is(err, ErrDeviceMemory) {
+		// Resident bases (already, or uploaded whole) in chunks, else
+		// streamed ones; the largest chunk that fits either way.
+		ways := []bool{true, false}
+		if _, ok := st.residentFor(cv, raw); ok {
+			ways = ways[:1]
+		}
+		for _, resident := range ways {
+			for chunk := n / 2; chunk >= msmMinChunk; chunk /= 2 {
+				if _, _, fitErr := st.chunkShape(cv, raw, n, chunk, resident, free); fitErr == nil {
+					st.log.Debug("msm in chunks to fit device memory", slog.String("curve", cv.name), slog.Int("points", n),
+						slog.Int("chunk", chunk), slog.Bool("resident", resident))
+					return st.prepareChunked(c, cv, host, raw, n, chunk, resident, free)
+				}
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +340,86 @@ func (st *msmState) prepare(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n
 	if err != nil {
 		return nil, err
 	}
-	return &msmJob{cv: cv, p: p, res: res, b: b, basesTime: basesTime, basesStart: basesStart}, nil
+	return &msmJob{cv: cv, p: p, res: res, b: b, basesTime: basesTime, basesStart: basesStart, n: n, chunk: n, table: t}, nil
+}
+
+// msmMinChunk is the smallest chunk an unplanned MSM is cut into.
+const msmMinChunk = 1 << 16
+
+// chunkShape returns the bases shape and full-chunk plan of an MSM of n
+// points over raw in chunks of chunk points, with the bases resident
+// (uploaded whole, without a table, unless they are) or streamed, and the
+// device bytes it would add; it fails with ErrDeviceMemory where they do
+// not fit (st.mem, free).
+func (st *msmState) chunkShape(cv *msmCurve, raw []byte, n, chunk int, resident bool, free int64) (msmTable, msmPlan, error) {
+	var t msmTable
+	if r, ok := st.residentFor(cv, raw); ok {
+		t = r.table
+	} else if resident {
+		t = msmTable{copies: 1, stride: uint32(len(raw) / cv.pointBytes)}
+	} else {
+		t = msmTable{copies: 1, stride: uint32(chunk)}
+	}
+	p, err := newMSMPlanTable(chunk, t, st.window, cv.bucketWave)
+	if err != nil {
+		return t, p, err
+	}
+	var extra int64
+	if _, ok := st.residentFor(cv, raw); !ok && resident {
+		extra += int64(len(raw))
+	}
+	if need := st.chunkArena(cv, t, p, n, chunk, !resident); need > st.arenaLen {
+		extra += int64(need - st.arenaLen)
+	}
+	return t, p, st.mem.fits(extra, free)
+}
+
+// chunkArena is the arena a chunked MSM needs: the stream buffers when
+// streamed, then the buffers of its largest chunk plan (the full chunk's or
+// the last, shorter one's).
+func (st *msmState) chunkArena(cv *msmCurve, t msmTable, p msmPlan, n, chunk int, streamed bool) uint64 {
+	_, need := p.layout(0, cv.xyzzBytes)
+	if last := n % chunk; last != 0 {
+		if pl, err := newMSMPlanTable(last, t, st.window, cv.bucketWave); err == nil {
+			_, l := pl.layout(0, cv.xyzzBytes)
+			need = max(need, l)
+		}
+	}
+	return need + streamBytes(cv, chunk, streamed)
+}
+
+// streamBytes is the arena space of the two stream buffers of a chunk.
+func streamBytes(cv *msmCurve, chunk int, streamed bool) uint64 {
+	if !streamed {
+		return 0
+	}
+	return 2 * ((uint64(chunk)*uint64(cv.pointBytes) + 255) &^ 255)
+}
+
+// prepareChunked makes the job of an MSM of n points in chunks of chunk
+// points over bases that are (made) resident or streamed.
+func (st *msmState) prepareChunked(c *driver.Ctx, cv *msmCurve, host any, raw []byte, n, chunk int, resident bool, free int64) (
+	*msmJob, error) {
+	t, p, err := st.chunkShape(cv, raw, n, chunk, resident, free)
+	if err != nil {
+		return nil, err
+	}
+	j := &msmJob{cv: cv, p: p, n: n, chunk: chunk, table: t, basesStart: time.Now()}
+	if resident {
+		if j.res, j.basesTime, err = st.bases(c, cv, host, raw, t); err != nil {
+			return nil, err
+		}
+	} else {
+		j.streamed = raw[:n*cv.pointBytes]
+		j.streamBytes = int(streamBytes(cv, chunk, true))
+	}
+	if err := st.growArena(c, st.chunkArena(cv, t, p, n, chunk, !resident), n); err != nil {
+		return nil, err
+	}
+	half := driver.DevicePtr(j.streamBytes / 2)
+	j.streamBufs = [2]driver.DevicePtr{st.arena, st.arena + half}
+	j.b, _ = p.layout(st.arena.Add(j.streamBytes), cv.xyzzBytes)
+	return j, nil
 }
 
 // queueHost starts the upload of host, the host part of j's scalars, into
@@ -350,17 +475,14 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 // time reads the MSM's event times and reports them with the host-timed
 // parts (starting at at) to the traces in ctx.
 func (st *msmState) time(ctx context.Context, c *driver.Ctx, p msmPlan, at msmStarts, upload, bases time.Duration) error {
-	var d [numMSMEvents]time.Duration
-	for i := evSorted; i < numMSMEvents; i++ {
-		var err error
-		if d[i], err = c.Elapsed(st.ev[i-1], st.ev[i]); err != nil {
-			return err
-		}
+	d, err := st.stageTimes(c)
+	if err != nil {
+		return err
 	}
 	reportMSM(ctx, st.device, at, MSMTimings{
 		Upload: upload, Bases: bases, Sort: d[evSorted], Accumulate: d[evAccumulated], Reduce: d[evReduced],
 		Window: d[evDone], Compute: d[evSorted] + d[evAccumulated] + d[evReduced] + d[evDone],
-		Points: int(p.n), Bits: int(p.c), Copies: int(p.copies()), Windows: int(p.mwin),
+		Points: int(p.n), Bits: int(p.c), Copies: int(p.copies()), Windows: int(p.mwin), Chunks: 1,
 	})
 	return nil
 }

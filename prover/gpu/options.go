@@ -50,9 +50,13 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithMemoryLimit caps the device memory the Backend holds at bytes: the
 // NTT work vectors and twiddle tables, and its MSM engine's resident bases
-// (with their tables of multiples) and scratch. A job that would exceed it
-// is refused before any allocation with an error wrapping ErrDeviceMemory;
-// a bases set whose full table would exceed it takes fewer copies.
+// (with their tables of multiples), stream buffers and scratch. A bases set
+// whose full table would exceed it takes fewer copies; an MSM that does not
+// fit in one pass runs in chunks (msm_chunk.go), over its bases in place
+// where they are resident, else streamed, and Backend.PlanKey plans a whole
+// key that way. A job that does not fit even so (a quotient, or chunks of
+// 2^16 points) is refused before any allocation with an error wrapping
+// ErrDeviceMemory.
 func WithMemoryLimit(bytes int64) Option {
 	return func(c *config) error {
 		if bytes <= 0 {

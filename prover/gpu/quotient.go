@@ -77,19 +77,28 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 			}
 		}()
 		st := m.st
+		// The quotient's vectors and tables first, so that the MSM's shape
+		// (in chunks where both do not fit whole) leaves room for them.
+		if _, err := b.prepare(cx, logN); err != nil {
+			return err
+		}
 		j, err := st.prepare(cx, st.g1, lh, driver.Bytes(lh), len(lh))
 		if err != nil {
 			return err
 		}
+		var tail func() error
+		if !j.chunked() {
+			tail = func() error { return st.queueHost(cx, j, private) }
+		}
 		start := time.Now()
-		dev, err := b.quotient(ctx, cx, logN, a, bv, c, func() error { return st.queueHost(cx, j, private) })
+		dev, err := b.quotient(ctx, cx, logN, a, bv, c, tail)
 		if err != nil {
 			return err
 		}
 		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a)})
 		j.loaded = func() error { return b.sendAhead(cx, st.stage) }
-		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
-		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1)
+		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: tail != nil}
+		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1, addG1)
 		return err
 	})
 	if err != nil {

@@ -54,6 +54,8 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	direct := fs.String("direct-check", "2^24", "largest MSM checked on the full input (larger: folded to the tile)")
 	rate := fs.Float64("fr-rate", 0, "Fr multiplication rate for the estimates in Gmul/s (0: measure it)")
 	tables := fs.Float64("msm-tables", 0, "GiB of GPU memory for MSM tables of base multiples (0: none)")
+	streamed := fs.String("g1-streamed", "", "MSM G1 sizes run again with their bases streamed from page-locked host memory in chunks of -stream-chunk (\"\": none)")
+	streamChunk := fs.String("stream-chunk", "2^24", "points a chunk of a streamed MSM")
 	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
@@ -70,6 +72,17 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	cfg.Runs, cfg.Seed, cfg.frRate, cfg.rateElems = *runs, *seed, *rate*1e9, 1<<22
 	cfg.Tables = int64(*tables * (1 << 30))
+	if cfg.Streamed, err = parseLogList(*streamed); err == nil {
+		slices.Sort(cfg.Streamed)
+		cfg.StreamChunk, err = stats.ParseCount(*streamChunk)
+	}
+	if err == nil && (cfg.StreamChunk < 1 || slices.ContainsFunc(cfg.Streamed, func(l int) bool { return l < 1 || l > 28 })) {
+		err = fmt.Errorf("-g1-streamed %q, -stream-chunk %q: want sizes 2^1 … 2^28 and a chunk ≥ 1", *streamed, *streamChunk)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cuzk-bench kernels: %v\n", err)
+		return exitUsage
+	}
 	return exitFor(stderr, "kernels", runKernels(ctx, cfg, stdout))
 }
 

@@ -1269,8 +1269,13 @@ type Device struct {
 	// memory_peak_bytes the most it has held at once; 0 for the CPU.
 	MemoryHeldBytes int64 `protobuf:"varint,7,opt,name=memory_held_bytes,json=memoryHeldBytes,proto3" json:"memory_held_bytes,omitempty"`
 	MemoryPeakBytes int64 `protobuf:"varint,8,opt,name=memory_peak_bytes,json=memoryPeakBytes,proto3" json:"memory_peak_bytes,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// memory_limit_bytes is the device memory the prover may hold
+	// (gpu_memory_limit; 0: all the device has).
+	MemoryLimitBytes int64 `protobuf:"varint,9,opt,name=memory_limit_bytes,json=memoryLimitBytes,proto3" json:"memory_limit_bytes,omitempty"`
+	// keys are the keys hot on the device and how each uses its memory.
+	Keys          []*DeviceKey `protobuf:"bytes,10,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Device) Reset() {
@@ -1359,6 +1364,101 @@ func (x *Device) GetMemoryPeakBytes() int64 {
 	return 0
 }
 
+func (x *Device) GetMemoryLimitBytes() int64 {
+	if x != nil {
+		return x.MemoryLimitBytes
+	}
+	return 0
+}
+
+func (x *Device) GetKeys() []*DeviceKey {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+// DeviceKey is how one key uses a device's memory: its bases resident
+// there, those streamed to it for each proof (the sets that did not fit
+// beside a proof's working memory), and the most a proof holds.
+type DeviceKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	ResidentBytes int64                  `protobuf:"varint,2,opt,name=resident_bytes,json=residentBytes,proto3" json:"resident_bytes,omitempty"`
+	StreamedBytes int64                  `protobuf:"varint,3,opt,name=streamed_bytes,json=streamedBytes,proto3" json:"streamed_bytes,omitempty"`
+	PeakBytes     int64                  `protobuf:"varint,4,opt,name=peak_bytes,json=peakBytes,proto3" json:"peak_bytes,omitempty"`
+	// plan says which bases sets are resident or streamed, in how many
+	// points each MSM over a set runs, in words.
+	Plan          string `protobuf:"bytes,5,opt,name=plan,proto3" json:"plan,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeviceKey) Reset() {
+	*x = DeviceKey{}
+	mi := &file_cuzk_v1_proving_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeviceKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeviceKey) ProtoMessage() {}
+
+func (x *DeviceKey) ProtoReflect() protoreflect.Message {
+	mi := &file_cuzk_v1_proving_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeviceKey.ProtoReflect.Descriptor instead.
+func (*DeviceKey) Descriptor() ([]byte, []int) {
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *DeviceKey) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *DeviceKey) GetResidentBytes() int64 {
+	if x != nil {
+		return x.ResidentBytes
+	}
+	return 0
+}
+
+func (x *DeviceKey) GetStreamedBytes() int64 {
+	if x != nil {
+		return x.StreamedBytes
+	}
+	return 0
+}
+
+func (x *DeviceKey) GetPeakBytes() int64 {
+	if x != nil {
+		return x.PeakBytes
+	}
+	return 0
+}
+
+func (x *DeviceKey) GetPlan() string {
+	if x != nil {
+		return x.Plan
+	}
+	return ""
+}
+
 type KeyInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// key is the circuit id with its parameters, e.g. porep-synth/constraints=4096.
@@ -1378,7 +1478,7 @@ type KeyInfo struct {
 
 func (x *KeyInfo) Reset() {
 	*x = KeyInfo{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[15]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1490,7 @@ func (x *KeyInfo) String() string {
 func (*KeyInfo) ProtoMessage() {}
 
 func (x *KeyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[15]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1503,7 @@ func (x *KeyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyInfo.ProtoReflect.Descriptor instead.
 func (*KeyInfo) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{15}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *KeyInfo) GetKey() string {
@@ -1487,7 +1587,7 @@ type QueueStatus struct {
 
 func (x *QueueStatus) Reset() {
 	*x = QueueStatus{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[16]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1599,7 @@ func (x *QueueStatus) String() string {
 func (*QueueStatus) ProtoMessage() {}
 
 func (x *QueueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[16]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1612,7 @@ func (x *QueueStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatus.ProtoReflect.Descriptor instead.
 func (*QueueStatus) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{16}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *QueueStatus) GetCritical() int32 {
@@ -1604,7 +1704,7 @@ type GetStatusResponse struct {
 
 func (x *GetStatusResponse) Reset() {
 	*x = GetStatusResponse{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[17]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1716,7 @@ func (x *GetStatusResponse) String() string {
 func (*GetStatusResponse) ProtoMessage() {}
 
 func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[17]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1729,7 @@ func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetStatusResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{17}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetStatusResponse) GetVersion() string {
@@ -1710,7 +1810,7 @@ type GetMetricsRequest struct {
 
 func (x *GetMetricsRequest) Reset() {
 	*x = GetMetricsRequest{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[18]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +1822,7 @@ func (x *GetMetricsRequest) String() string {
 func (*GetMetricsRequest) ProtoMessage() {}
 
 func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[18]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +1835,7 @@ func (x *GetMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsRequest.ProtoReflect.Descriptor instead.
 func (*GetMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{18}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{19}
 }
 
 type GetMetricsResponse struct {
@@ -1747,7 +1847,7 @@ type GetMetricsResponse struct {
 
 func (x *GetMetricsResponse) Reset() {
 	*x = GetMetricsResponse{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[19]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1759,7 +1859,7 @@ func (x *GetMetricsResponse) String() string {
 func (*GetMetricsResponse) ProtoMessage() {}
 
 func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[19]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1772,7 +1872,7 @@ func (x *GetMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMetricsResponse.ProtoReflect.Descriptor instead.
 func (*GetMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{19}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetMetricsResponse) GetPrometheusText() string {
@@ -1794,7 +1894,7 @@ type KeyRequest struct {
 
 func (x *KeyRequest) Reset() {
 	*x = KeyRequest{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[20]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1806,7 +1906,7 @@ func (x *KeyRequest) String() string {
 func (*KeyRequest) ProtoMessage() {}
 
 func (x *KeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[20]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1819,7 +1919,7 @@ func (x *KeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyRequest.ProtoReflect.Descriptor instead.
 func (*KeyRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{20}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KeyRequest) GetCircuit() *Circuit {
@@ -1848,7 +1948,7 @@ type EvictKeyRequest struct {
 
 func (x *EvictKeyRequest) Reset() {
 	*x = EvictKeyRequest{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[21]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +1960,7 @@ func (x *EvictKeyRequest) String() string {
 func (*EvictKeyRequest) ProtoMessage() {}
 
 func (x *EvictKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[21]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +1973,7 @@ func (x *EvictKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvictKeyRequest.ProtoReflect.Descriptor instead.
 func (*EvictKeyRequest) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{21}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EvictKeyRequest) GetCircuit() *Circuit {
@@ -1900,7 +2000,7 @@ type GetVerifyingKeyResponse struct {
 
 func (x *GetVerifyingKeyResponse) Reset() {
 	*x = GetVerifyingKeyResponse{}
-	mi := &file_cuzk_v1_proving_proto_msgTypes[22]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +2012,7 @@ func (x *GetVerifyingKeyResponse) String() string {
 func (*GetVerifyingKeyResponse) ProtoMessage() {}
 
 func (x *GetVerifyingKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cuzk_v1_proving_proto_msgTypes[22]
+	mi := &file_cuzk_v1_proving_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +2025,7 @@ func (x *GetVerifyingKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVerifyingKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetVerifyingKeyResponse) Descriptor() ([]byte, []int) {
-	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{22}
+	return file_cuzk_v1_proving_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetVerifyingKeyResponse) GetBinary() []byte {
@@ -2035,7 +2135,7 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"nvcc_build\x18\x01 \x01(\tR\tnvccBuild\x12\x1c\n" +
 	"\ttoolchain\x18\x02 \x01(\tR\ttoolchain\x12\x14\n" +
 	"\x05image\x18\x03 \x01(\tR\x05image\x12\x14\n" +
-	"\x05archs\x18\x04 \x03(\tR\x05archs\"\x8e\x02\n" +
+	"\x05archs\x18\x04 \x03(\tR\x05archs\"\xe4\x02\n" +
 	"\x06Device\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aordinal\x18\x02 \x01(\x05R\aordinal\x12!\n" +
@@ -2046,7 +2146,17 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\vcurrent_job\x18\x06 \x01(\tR\n" +
 	"currentJob\x12*\n" +
 	"\x11memory_held_bytes\x18\a \x01(\x03R\x0fmemoryHeldBytes\x12*\n" +
-	"\x11memory_peak_bytes\x18\b \x01(\x03R\x0fmemoryPeakBytes\"\x92\x02\n" +
+	"\x11memory_peak_bytes\x18\b \x01(\x03R\x0fmemoryPeakBytes\x12,\n" +
+	"\x12memory_limit_bytes\x18\t \x01(\x03R\x10memoryLimitBytes\x12&\n" +
+	"\x04keys\x18\n" +
+	" \x03(\v2\x12.cuzk.v1.DeviceKeyR\x04keys\"\x9e\x01\n" +
+	"\tDeviceKey\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12%\n" +
+	"\x0eresident_bytes\x18\x02 \x01(\x03R\rresidentBytes\x12%\n" +
+	"\x0estreamed_bytes\x18\x03 \x01(\x03R\rstreamedBytes\x12\x1d\n" +
+	"\n" +
+	"peak_bytes\x18\x04 \x01(\x03R\tpeakBytes\x12\x12\n" +
+	"\x04plan\x18\x05 \x01(\tR\x04plan\"\x92\x02\n" +
 	"\aKeyInfo\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12$\n" +
 	"\x04tier\x18\x02 \x01(\x0e2\x10.cuzk.v1.KeyTierR\x04tier\x12\x1d\n" +
@@ -2155,7 +2265,7 @@ func file_cuzk_v1_proving_proto_rawDescGZIP() []byte {
 }
 
 var file_cuzk_v1_proving_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_cuzk_v1_proving_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_cuzk_v1_proving_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_cuzk_v1_proving_proto_goTypes = []any{
 	(Priority)(0),                   // 0: cuzk.v1.Priority
 	(JobState)(0),                   // 1: cuzk.v1.JobState
@@ -2176,64 +2286,66 @@ var file_cuzk_v1_proving_proto_goTypes = []any{
 	(*Kernel)(nil),                  // 16: cuzk.v1.Kernel
 	(*KernelPins)(nil),              // 17: cuzk.v1.KernelPins
 	(*Device)(nil),                  // 18: cuzk.v1.Device
-	(*KeyInfo)(nil),                 // 19: cuzk.v1.KeyInfo
-	(*QueueStatus)(nil),             // 20: cuzk.v1.QueueStatus
-	(*GetStatusResponse)(nil),       // 21: cuzk.v1.GetStatusResponse
-	(*GetMetricsRequest)(nil),       // 22: cuzk.v1.GetMetricsRequest
-	(*GetMetricsResponse)(nil),      // 23: cuzk.v1.GetMetricsResponse
-	(*KeyRequest)(nil),              // 24: cuzk.v1.KeyRequest
-	(*EvictKeyRequest)(nil),         // 25: cuzk.v1.EvictKeyRequest
-	(*GetVerifyingKeyResponse)(nil), // 26: cuzk.v1.GetVerifyingKeyResponse
-	nil,                             // 27: cuzk.v1.Circuit.ParamsEntry
-	nil,                             // 28: cuzk.v1.Timings.PhasesNsEntry
+	(*DeviceKey)(nil),               // 19: cuzk.v1.DeviceKey
+	(*KeyInfo)(nil),                 // 20: cuzk.v1.KeyInfo
+	(*QueueStatus)(nil),             // 21: cuzk.v1.QueueStatus
+	(*GetStatusResponse)(nil),       // 22: cuzk.v1.GetStatusResponse
+	(*GetMetricsRequest)(nil),       // 23: cuzk.v1.GetMetricsRequest
+	(*GetMetricsResponse)(nil),      // 24: cuzk.v1.GetMetricsResponse
+	(*KeyRequest)(nil),              // 25: cuzk.v1.KeyRequest
+	(*EvictKeyRequest)(nil),         // 26: cuzk.v1.EvictKeyRequest
+	(*GetVerifyingKeyResponse)(nil), // 27: cuzk.v1.GetVerifyingKeyResponse
+	nil,                             // 28: cuzk.v1.Circuit.ParamsEntry
+	nil,                             // 29: cuzk.v1.Timings.PhasesNsEntry
 }
 var file_cuzk_v1_proving_proto_depIdxs = []int32{
-	27, // 0: cuzk.v1.Circuit.params:type_name -> cuzk.v1.Circuit.ParamsEntry
+	28, // 0: cuzk.v1.Circuit.params:type_name -> cuzk.v1.Circuit.ParamsEntry
 	4,  // 1: cuzk.v1.ProofRequest.circuit:type_name -> cuzk.v1.Circuit
 	0,  // 2: cuzk.v1.ProofRequest.priority:type_name -> cuzk.v1.Priority
 	1,  // 3: cuzk.v1.SubmitProofResponse.state:type_name -> cuzk.v1.JobState
-	28, // 4: cuzk.v1.Timings.phases_ns:type_name -> cuzk.v1.Timings.PhasesNsEntry
+	29, // 4: cuzk.v1.Timings.phases_ns:type_name -> cuzk.v1.Timings.PhasesNsEntry
 	1,  // 5: cuzk.v1.ProofResult.state:type_name -> cuzk.v1.JobState
 	8,  // 6: cuzk.v1.ProofResult.timings:type_name -> cuzk.v1.Timings
 	10, // 7: cuzk.v1.ProofResult.partitions:type_name -> cuzk.v1.PartitionResult
 	8,  // 8: cuzk.v1.PartitionResult.timings:type_name -> cuzk.v1.Timings
 	1,  // 9: cuzk.v1.CancelProofResponse.state:type_name -> cuzk.v1.JobState
 	2,  // 10: cuzk.v1.ProofEvent.kind:type_name -> cuzk.v1.EventKind
-	3,  // 11: cuzk.v1.KeyInfo.tier:type_name -> cuzk.v1.KeyTier
-	18, // 12: cuzk.v1.GetStatusResponse.devices:type_name -> cuzk.v1.Device
-	20, // 13: cuzk.v1.GetStatusResponse.queue:type_name -> cuzk.v1.QueueStatus
-	19, // 14: cuzk.v1.GetStatusResponse.keys:type_name -> cuzk.v1.KeyInfo
-	16, // 15: cuzk.v1.GetStatusResponse.kernels:type_name -> cuzk.v1.Kernel
-	17, // 16: cuzk.v1.GetStatusResponse.pins:type_name -> cuzk.v1.KernelPins
-	4,  // 17: cuzk.v1.KeyRequest.circuit:type_name -> cuzk.v1.Circuit
-	3,  // 18: cuzk.v1.KeyRequest.tier:type_name -> cuzk.v1.KeyTier
-	4,  // 19: cuzk.v1.EvictKeyRequest.circuit:type_name -> cuzk.v1.Circuit
-	3,  // 20: cuzk.v1.EvictKeyRequest.tier:type_name -> cuzk.v1.KeyTier
-	5,  // 21: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.ProofRequest
-	7,  // 22: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
-	5,  // 23: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProofRequest
-	11, // 24: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
-	13, // 25: cuzk.v1.ProvingEngine.WatchProof:input_type -> cuzk.v1.WatchProofRequest
-	15, // 26: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
-	22, // 27: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
-	24, // 28: cuzk.v1.ProvingEngine.PreloadKey:input_type -> cuzk.v1.KeyRequest
-	25, // 29: cuzk.v1.ProvingEngine.EvictKey:input_type -> cuzk.v1.EvictKeyRequest
-	24, // 30: cuzk.v1.ProvingEngine.GetVerifyingKey:input_type -> cuzk.v1.KeyRequest
-	6,  // 31: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
-	9,  // 32: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.ProofResult
-	9,  // 33: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.ProofResult
-	12, // 34: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
-	14, // 35: cuzk.v1.ProvingEngine.WatchProof:output_type -> cuzk.v1.ProofEvent
-	21, // 36: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
-	23, // 37: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
-	19, // 38: cuzk.v1.ProvingEngine.PreloadKey:output_type -> cuzk.v1.KeyInfo
-	19, // 39: cuzk.v1.ProvingEngine.EvictKey:output_type -> cuzk.v1.KeyInfo
-	26, // 40: cuzk.v1.ProvingEngine.GetVerifyingKey:output_type -> cuzk.v1.GetVerifyingKeyResponse
-	31, // [31:41] is the sub-list for method output_type
-	21, // [21:31] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	19, // 11: cuzk.v1.Device.keys:type_name -> cuzk.v1.DeviceKey
+	3,  // 12: cuzk.v1.KeyInfo.tier:type_name -> cuzk.v1.KeyTier
+	18, // 13: cuzk.v1.GetStatusResponse.devices:type_name -> cuzk.v1.Device
+	21, // 14: cuzk.v1.GetStatusResponse.queue:type_name -> cuzk.v1.QueueStatus
+	20, // 15: cuzk.v1.GetStatusResponse.keys:type_name -> cuzk.v1.KeyInfo
+	16, // 16: cuzk.v1.GetStatusResponse.kernels:type_name -> cuzk.v1.Kernel
+	17, // 17: cuzk.v1.GetStatusResponse.pins:type_name -> cuzk.v1.KernelPins
+	4,  // 18: cuzk.v1.KeyRequest.circuit:type_name -> cuzk.v1.Circuit
+	3,  // 19: cuzk.v1.KeyRequest.tier:type_name -> cuzk.v1.KeyTier
+	4,  // 20: cuzk.v1.EvictKeyRequest.circuit:type_name -> cuzk.v1.Circuit
+	3,  // 21: cuzk.v1.EvictKeyRequest.tier:type_name -> cuzk.v1.KeyTier
+	5,  // 22: cuzk.v1.ProvingEngine.SubmitProof:input_type -> cuzk.v1.ProofRequest
+	7,  // 23: cuzk.v1.ProvingEngine.AwaitProof:input_type -> cuzk.v1.AwaitProofRequest
+	5,  // 24: cuzk.v1.ProvingEngine.Prove:input_type -> cuzk.v1.ProofRequest
+	11, // 25: cuzk.v1.ProvingEngine.CancelProof:input_type -> cuzk.v1.CancelProofRequest
+	13, // 26: cuzk.v1.ProvingEngine.WatchProof:input_type -> cuzk.v1.WatchProofRequest
+	15, // 27: cuzk.v1.ProvingEngine.GetStatus:input_type -> cuzk.v1.GetStatusRequest
+	23, // 28: cuzk.v1.ProvingEngine.GetMetrics:input_type -> cuzk.v1.GetMetricsRequest
+	25, // 29: cuzk.v1.ProvingEngine.PreloadKey:input_type -> cuzk.v1.KeyRequest
+	26, // 30: cuzk.v1.ProvingEngine.EvictKey:input_type -> cuzk.v1.EvictKeyRequest
+	25, // 31: cuzk.v1.ProvingEngine.GetVerifyingKey:input_type -> cuzk.v1.KeyRequest
+	6,  // 32: cuzk.v1.ProvingEngine.SubmitProof:output_type -> cuzk.v1.SubmitProofResponse
+	9,  // 33: cuzk.v1.ProvingEngine.AwaitProof:output_type -> cuzk.v1.ProofResult
+	9,  // 34: cuzk.v1.ProvingEngine.Prove:output_type -> cuzk.v1.ProofResult
+	12, // 35: cuzk.v1.ProvingEngine.CancelProof:output_type -> cuzk.v1.CancelProofResponse
+	14, // 36: cuzk.v1.ProvingEngine.WatchProof:output_type -> cuzk.v1.ProofEvent
+	22, // 37: cuzk.v1.ProvingEngine.GetStatus:output_type -> cuzk.v1.GetStatusResponse
+	24, // 38: cuzk.v1.ProvingEngine.GetMetrics:output_type -> cuzk.v1.GetMetricsResponse
+	20, // 39: cuzk.v1.ProvingEngine.PreloadKey:output_type -> cuzk.v1.KeyInfo
+	20, // 40: cuzk.v1.ProvingEngine.EvictKey:output_type -> cuzk.v1.KeyInfo
+	27, // 41: cuzk.v1.ProvingEngine.GetVerifyingKey:output_type -> cuzk.v1.GetVerifyingKeyResponse
+	32, // [32:42] is the sub-list for method output_type
+	22, // [22:32] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_cuzk_v1_proving_proto_init() }
@@ -2247,7 +2359,7 @@ func file_cuzk_v1_proving_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cuzk_v1_proving_proto_rawDesc), len(file_cuzk_v1_proving_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
@@ -21,44 +20,53 @@ const envPrefix = "CUZK_DAEMON_"
 // loadConfig merges, lowest first: defaults, the config file (YAML or
 // TOML, by extension; unknown keys are errors naming the key),
 // CUZK_DAEMON_* variables (unknown names are errors), then the flags set
-// on the command line. The flags are made from assembly.Config's fields.
+// on the command line. The flags are made from assembly.Config's fields,
+// and they are the one parser: a file's or a variable's value is set
+// through its flag (structflag.SetKey), so a bare 600 is refused as a
+// duration and 64 as a size wherever it is written. The result is checked
+// (assembly.Config.Check): every refusal names the key and the value.
 func loadConfig(args []string, environ []string, out io.Writer) (assembly.Config, error) {
-	def := assembly.DefaultConfig()
 	keys, err := structflag.Keys(reflect.TypeFor[assembly.Config]())
 	if err != nil {
 		return assembly.Config{}, err
 	}
+	c := assembly.DefaultConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(out)
 	cfgFile := fs.String("config", "", "config file (YAML or TOML)")
-	given := def // the flags write here; only those set on the command line are taken
-	fields, err := structflag.Define(fs, &given)
+	fields, err := structflag.Define(fs, &c)
 	if err != nil {
 		return assembly.Config{}, err
 	}
+	// A first parse finds -config and refuses a bad flag before any file is read.
 	if err := fs.Parse(args); err != nil {
 		return assembly.Config{}, fmt.Errorf("serve: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return assembly.Config{}, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	}
-	v := viper.New()
-	if err := v.MergeConfigMap(toMap(def)); err != nil {
-		return assembly.Config{}, err
-	}
+	c = assembly.DefaultConfig() // the flags stay bound to c: file and variables go under them
 	if *cfgFile != "" {
 		f := viper.New()
 		f.SetConfigFile(*cfgFile)
 		if err := f.ReadInConfig(); err != nil {
 			return assembly.Config{}, fmt.Errorf("config %s: %w", *cfgFile, err)
 		}
-		for _, k := range f.AllKeys() {
+		all := f.AllKeys()
+		sort.Strings(all)
+		for _, k := range all {
 			if !keys[k] {
 				return assembly.Config{}, fmt.Errorf("config %s: unknown key %q (known: %s)", *cfgFile, k, known(keys))
 			}
-		}
-		if err := v.MergeConfigMap(f.AllSettings()); err != nil {
-			return assembly.Config{}, fmt.Errorf("config %s: %w", *cfgFile, err)
+			text, err := structflag.Text(f.Get(k))
+			if err == nil {
+				err = structflag.SetKey(fs, fields, k, text)
+			} else {
+				err = fmt.Errorf("%s: %w", k, err)
+			}
+			if err != nil {
+				return assembly.Config{}, fmt.Errorf("config %s: %w", *cfgFile, err)
+			}
 		}
 	}
 	for _, kv := range environ {
@@ -71,26 +79,17 @@ func loadConfig(args []string, environ []string, out io.Writer) (assembly.Config
 		if !keys[key] {
 			return assembly.Config{}, fmt.Errorf("environment: unknown variable %s (known: %s)", name, known(keys))
 		}
-		v.Set(key, val)
+		if err := structflag.SetKey(fs, fields, key, val); err != nil {
+			return assembly.Config{}, fmt.Errorf("environment: %s: %w", name, err)
+		}
 	}
-	for k, val := range structflag.Set(fs, fields, &given) {
-		v.Set(k, val)
+	if err := fs.Parse(args); err != nil { // the flags given, over file and variables
+		return assembly.Config{}, fmt.Errorf("serve: %w", err)
 	}
-	var c assembly.Config
-	hook := mapstructure.ComposeDecodeHookFunc(mapstructure.TextUnmarshallerHookFunc(),
-		mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(","))
-	if err := v.UnmarshalExact(&c, viper.DecodeHook(hook)); err != nil {
+	if err := c.Check(); err != nil {
 		return assembly.Config{}, fmt.Errorf("config: %w", err)
 	}
 	return c, nil
-}
-
-func toMap(c assembly.Config) map[string]any {
-	var m map[string]any
-	if err := mapstructure.Decode(c, &m); err != nil {
-		panic(err) // a struct of plain fields always decodes into a map
-	}
-	return m
 }
 
 func known(keys map[string]bool) string {

@@ -7,7 +7,8 @@
 //	cuzk-daemon keys ls|rm|verify the key directory: list, delete (development keys; -force for others), check every file
 //
 // Exit status: 0 success, 1 failure, 2 usage, 3 no GPU (or no kernels) here;
-// serve: 130 or 143 when a second SIGINT or SIGTERM cancelled running jobs.
+// serve: 130 or 143 when a second SIGINT or SIGTERM cancelled running jobs;
+// SIGHUP is logged and ignored.
 package main
 
 import (
@@ -34,9 +35,7 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -52,6 +51,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		return serveCmd(args, stdout, stderr)
 	case "selftest":
+		// Only here: serve takes SIGINT and SIGTERM from the Go runtime
+		// (internal/signals), which os/signal would take back.
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
 		return selftestCmd(ctx, args, stdout, stderr)
 	case "import-key":
 		return importKeyCmd(args, stdout, stderr)

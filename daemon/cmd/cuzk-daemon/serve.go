@@ -8,12 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
 	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/internal/cli"
+	"github.com/cuzk-dev/cuzk/internal/signals"
 )
 
 // tokenHint says how to give serve its token, after ErrExposedWithoutToken
@@ -26,6 +27,8 @@ const tokenHint = `cuzk-daemon serve: give it a token: -token-file FILE or CUZK_
 // signal drains (running jobs finish, new ones are refused), a second one
 // cancels every job and exits with 128 + the signal's number (130 for
 // SIGINT, 143 for SIGTERM), as a shell reports a process a signal ended.
+// SIGHUP is logged and ignored (the daemon reloads nothing, and a closed
+// terminal must not cost running proofs).
 func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if cli.IsHelp(args) {
 		_, _ = loadConfig([]string{"-h"}, os.Environ(), stdout) // prints the flags; flag.ErrHelp is the expected result
@@ -40,9 +43,16 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
-	defer signal.Stop(sig)
+	// Registered before the start, so that no signal finds the process
+	// without a handler. internal/signals, not os/signal: a second SIGTERM
+	// that comes while the Go runtime still holds the first (a busy daemon
+	// took about a second to) would merge into it.
+	sig := make(chan os.Signal, 16)
+	if err := signals.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP); err != nil {
+		fmt.Fprintln(stderr, "cuzk-daemon serve:", err)
+		return exitFail
+	}
+	defer signals.Stop(sig)
 	d, err := assembly.Start(opts, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "cuzk-daemon serve:", err)
@@ -51,39 +61,72 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFail
 	}
-	select {
-	case err := <-d.Errors():
-		log.Error("listener failed", "err", err)
-		d.Stop()
-		return exitFail
-	case s := <-sig:
-		log.Info("signal: draining (a second signal cancels running jobs)", "signal", s.String(), "timeout", opts.DrainTimeout)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), opts.DrainTimeout)
-	defer cancel()
-	second := make(chan int, 1) // the exit status a second signal asks for
-	go func() {
+	return awaitSignals(d, sig, opts.DrainTimeout, log)
+}
+
+// daemon is what awaitSignals stops: *assembly.Daemon.
+type daemon interface {
+	Errors() <-chan error
+	Drain(ctx context.Context) error
+	Stop()
+}
+
+// awaitSignals serves until a listener fails or a signal comes, reading
+// sig in a loop for the daemon's whole life, so a second signal is seen
+// however soon it follows the first (sig carries every delivery:
+// internal/signals): the first SIGTERM or SIGINT drains d
+// (up to drainTimeout), the next one stops it at once, SIGHUP is logged and
+// ignored. Every way out logs and stops d (which removes a unix socket).
+// It returns the exit status.
+func awaitSignals(d daemon, sig <-chan os.Signal, drainTimeout time.Duration, log *slog.Logger) int {
+	var first os.Signal
+	for first == nil {
 		select {
-		case s := <-sig:
-			log.Warn("second signal: cancelling running jobs", "signal", s.String())
-			second <- signalExit(s)
+		case err := <-d.Errors():
+			log.Error("listener failed", "err", err)
 			d.Stop()
-		case <-ctx.Done():
+			return exitFail
+		case s := <-sig:
+			if ignored(s, log) {
+				continue
+			}
+			first = s
 		}
-	}()
-	err = d.Drain(ctx)
-	cancel()
-	select {
-	case code := <-second:
-		log.Warn("stopped by a second signal: running jobs were cancelled", "exit", code)
-		return code
-	default:
 	}
-	if err != nil {
-		log.Warn("drain incomplete", "err", err)
-		return exitFail
+	log.Info("signal: draining (a second signal cancels running jobs)", "signal", first.String(), "timeout", drainTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- d.Drain(ctx) }()
+	for {
+		select {
+		case err := <-drained:
+			if err != nil {
+				log.Warn("drain incomplete: running jobs were cancelled", "err", err)
+				return exitFail
+			}
+			return exitOK
+		case s := <-sig:
+			if ignored(s, log) {
+				continue
+			}
+			log.Warn("second signal: cancelling running jobs", "signal", s.String())
+			d.Stop()
+			<-drained
+			code := signalExit(s)
+			log.Warn("stopped by a second signal: running jobs were cancelled", "exit", code)
+			return code
+		}
 	}
-	return exitOK
+}
+
+// ignored logs and reports a signal the daemon does not act on (SIGHUP).
+func ignored(s os.Signal, log *slog.Logger) bool {
+	if s != syscall.SIGHUP {
+		return false
+	}
+	log.Info("SIGHUP ignored: the daemon reloads nothing; SIGTERM drains it", "signal", s.String())
+	return true
 }
 
 // signalExit is the conventional exit status of a process a signal ended.

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
@@ -41,14 +44,17 @@ func (d *daemonFlags) add(fs *flag.FlagSet) {
 		addr = defaultAddr
 	}
 	fs.StringVar(&d.addr, "addr", addr, "daemon address(es), comma separated: unix:PATH, host:port or dns:///name:port ($CUZK_ADDR)")
-	fs.StringVar(&d.token, "token", os.Getenv("CUZK_DAEMON_TOKEN"), "bearer token (default $CUZK_DAEMON_TOKEN, the daemon's own setting)")
-	fs.DurationVar(&d.timeout, "timeout", 0, "give up after this long (0: never)")
+	cli.SecretVar(fs, &d.token, "token", "CUZK_DAEMON_TOKEN", "the daemon's bearer `TOKEN` (never printed)", os.Getenv)
+	fs.DurationVar(&d.timeout, "timeout", 0, "give up after this long (0: never; negative is refused)")
 	d.maxMessage = stats.Bytes(256 * stats.MiB)
 	fs.Var(&d.maxMessage, "max-message", "largest gRPC message sent or received (units: 512MiB, 1GiB)")
 }
 
 // dial connects to the daemons and returns ctx bounded by -timeout.
 func (d *daemonFlags) dial(ctx context.Context) (*client.Client, context.Context, context.CancelFunc, error) {
+	if d.timeout < 0 {
+		return nil, nil, nil, usagef("-timeout %s: want a positive duration, or 0 for no limit", d.timeout)
+	}
 	if d.maxMessage <= 0 || int64(d.maxMessage) > 2*stats.GiB-1 {
 		return nil, nil, nil, usagef("-max-message %s: want 1 byte to 2 GiB", d.maxMessage)
 	}
@@ -63,44 +69,141 @@ func (d *daemonFlags) dial(ctx context.Context) (*client.Client, context.Context
 	return c, ctx, cancel, nil
 }
 
-// circuitFlags name a circuit of the registry and its parameters.
+// circuitFlags name a circuit of the registry and its parameters: one
+// flag per parameter name of any circuit (-constraints, -bytes, -depth),
+// and -param name=value for any of them.
 type circuitFlags struct {
-	id, constraints string
-	params          paramList
+	fs     *flag.FlagSet
+	id     string
+	values map[string]*string // parameter name → its flag's value ("": not given)
+	params paramList
 }
 
 func (f *circuitFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&f.id, "circuit", "porep-synth", "circuit id: "+strings.Join(registry.Default().IDs(), ", "))
-	fs.StringVar(&f.constraints, "constraints", "4096", "the constraints of porep-synth and porep-c2 (2^k or an integer)")
-	fs.Var(&f.params, "param", "circuit parameter name=value (repeatable; the other circuits' parameters)")
+	f.fs = fs
+	fs.StringVar(&f.id, "circuit", "porep-synth", "circuit id: "+strings.Join(registry.Default().IDs(), ", ")+` ("cuzk circuits" lists their parameters)`)
+	f.values = map[string]*string{}
+	for _, name := range paramNames() {
+		var who []string
+		var p registry.Param
+		for _, d := range registry.Default().Definitions() {
+			for _, q := range d.Params {
+				if q.Name == name {
+					who, p = append(who, d.ID), q
+				}
+			}
+		}
+		f.values[name] = fs.String(name, "", fmt.Sprintf("%s's %s: 2^k or an integer, %s (default %s)", strings.Join(who, " and "), p.Doc, span(p), count(p.Default)))
+	}
+	fs.Var(&f.params, "param", "circuit parameter name=value (repeatable; the same as -NAME value)")
+}
+
+// paramNames are the parameter names of every circuit, sorted.
+func paramNames() []string {
+	seen := map[string]bool{}
+	for _, d := range registry.Default().Definitions() {
+		for _, p := range d.Params {
+			seen[p.Name] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// span writes a parameter's range: 2^k for the large powers of two.
+func span(p registry.Param) string { return count(p.Min) + ".." + count(p.Max) }
+
+func count(n uint64) string {
+	if n >= 1<<10 {
+		return stats.FormatCount(int(n))
+	}
+	return strconv.FormatUint(n, 10)
 }
 
 // resolve returns the circuit the flags name, refusing arguments after
-// them. -constraints fills the circuit's constraints parameter when -param
-// gives the circuit too few parameters without it (porep-synth, porep-c2).
+// them. Each parameter of the circuit comes from -NAME or -param NAME=V,
+// else its default; a parameter of another circuit is refused. Every
+// problem is reported at once, each naming the flag to pass.
 func (f *circuitFlags) resolve(args []string) (*registry.Resolved, error) {
 	if err := noArgs(args); err != nil {
 		return nil, err
 	}
+	reg := registry.Default()
+	var def *registry.Definition
+	for _, d := range reg.Definitions() {
+		if d.ID == f.id {
+			def = d
+		}
+	}
+	if def == nil {
+		return nil, usagef(`-circuit %q: no such circuit; "cuzk circuits" lists them: %s`, f.id, strings.Join(reg.IDs(), ", "))
+	}
+	var problems []string
+	takes := map[string]bool{}
+	for _, p := range def.Params {
+		takes[p.Name] = true
+	}
 	params := map[string]uint64{}
-	for k, v := range f.params {
-		params[k] = v
+	for name, v := range f.params {
+		params[name] = v
 	}
-	r, err := registry.Default().Resolve(f.id, params)
-	if err == nil {
-		return r, nil
-	}
-	if _, given := params["constraints"]; !given {
-		n, perr := stats.ParseCount(f.constraints)
-		if perr != nil {
-			return nil, usagef("-constraints: %v", perr)
+	given := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	for _, name := range paramNames() {
+		if !given[name] {
+			continue
 		}
-		params["constraints"] = uint64(n)
-		if r, err2 := registry.Default().Resolve(f.id, params); err2 == nil {
-			return r, nil
+		v, err := parseParam(*f.values[name])
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("-%s %q: want 2^k or an integer", name, *f.values[name]))
+			continue
+		}
+		params[name] = v
+	}
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		if !takes[name] {
+			problems = append(problems, fmt.Sprintf("-%s: %s takes no %s (its parameters: %s)", name, def.ID, name, flagList(def)))
 		}
 	}
-	return nil, usageError{err}
+	for _, p := range def.Params {
+		v, ok := params[p.Name]
+		if !ok {
+			params[p.Name] = p.Default
+			continue
+		}
+		if v < p.Min || v > p.Max {
+			problems = append(problems, fmt.Sprintf("-%s %d: %s's %s must be in %s, e.g. -%s %s", p.Name, v, def.ID, p.Doc, span(p), p.Name, count(p.Default)))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, usagef("%s", strings.Join(problems, "; "))
+	}
+	r, err := reg.Resolve(def.ID, params)
+	if err != nil {
+		return nil, usageError{err} // the checks above should have caught it
+	}
+	return r, nil
+}
+
+// parseParam reads a parameter's value: 2^k or a decimal integer (0
+// included, for the range check to refuse with the range).
+func parseParam(s string) (uint64, error) {
+	if n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64); err == nil {
+		return n, nil
+	}
+	n, err := stats.ParseCount(s)
+	return uint64(n), err
+}
+
+// flagList lists a circuit's parameters as the flags that set them.
+func flagList(d *registry.Definition) string {
+	if len(d.Params) == 0 {
+		return "none"
+	}
+	out := make([]string, len(d.Params))
+	for i, p := range d.Params {
+		out[i] = "-" + p.Name
+	}
+	return strings.Join(out, ", ")
 }
 
 // pbCircuit returns the circuit as the protocol names it.
@@ -136,16 +239,21 @@ func enumFlag[E interface {
 }
 
 // output prints a command's results: text for people, JSON for scripts;
-// errw takes what is neither (a progress bar).
+// errw takes what is neither (progress). mark, when set, is told of each
+// line of text (the progress on errw counts its silence from it).
 type output struct {
 	w, errw io.Writer
 	json    bool
+	mark    func()
 }
 
 // text prints a line in text mode.
 func (o *output) text(format string, args ...any) {
 	if !o.json {
 		fmt.Fprintf(o.w, format+"\n", args...)
+		if o.mark != nil {
+			o.mark()
+		}
 	}
 }
 

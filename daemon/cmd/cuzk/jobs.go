@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/internal/progress"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
@@ -33,7 +34,7 @@ func setupProve(fs *flag.FlagSet) runFunc {
 	prio := fs.String("priority", "normal", "low, normal, high or critical")
 	retries := fs.Int("retries", 2, "resubmissions after a daemon goes away")
 	partitions := fs.Int("partitions", 1, "partitions per proof (the C2 shape: 10), each verified")
-	quiet := fs.Bool("quiet", false, "no progress bar (there is none for one proof, nor with -o json)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr (none with -o json either): the steps and, for one proof on one daemon, its job's events")
 	return func(ctx context.Context, e *env, args []string) error {
 		out := e.out
 		circ, err := cf.resolve(args)
@@ -49,10 +50,9 @@ func setupProve(fs *flag.FlagSet) runFunc {
 		}
 		load := client.Load{Circuit: circ, N: *n, Concurrency: *conc, Seed: *seed, Priority: p, Retries: *retries,
 			Partitions: *partitions, RequestPrefix: fmt.Sprintf("cuzk-%d-%d", os.Getpid(), time.Now().UnixNano())}
-		if !*quiet && *n > 1 && !out.json {
-			bar := progressbar.NewOptions(*n, progressbar.OptionSetWriter(out.errw), progressbar.OptionSetDescription("proofs"),
-				progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-			load.Progress = func(done, _ int) { _ = bar.Set(done) } // the bar only draws
+		if !*quiet && !out.json {
+			stop := showProgress(&load, out.errw, e.oneDaemon)
+			defer stop()
 		}
 		rep, err := client.RunLoad(ctx, e.c, load)
 		if err != nil {
@@ -237,6 +237,13 @@ func writeEvent(out *output, ev *pb.ProofEvent) error {
 		_, err = fmt.Fprintf(out.w, "%s\n", b)
 		return err
 	}
+	out.text("%s", eventLine(ev))
+	return nil
+}
+
+// eventLine is a job event for people: its time, kind, partition, phase
+// and duration, device and error.
+func eventLine(ev *pb.ProofEvent) string {
 	line := time.Unix(0, ev.GetUnixNano()).Format("15:04:05.000") + " " + client.EnumName(ev.GetKind())
 	if ev.GetPartition() > 0 {
 		line += fmt.Sprintf(" partition %d", ev.GetPartition())
@@ -250,8 +257,52 @@ func writeEvent(out *output, ev *pb.ProofEvent) error {
 	if ev.GetError() != "" {
 		line += ": " + ev.GetError()
 	}
-	out.text("%s", line)
-	return nil
+	return line
+}
+
+// showProgress makes a load report on w (stderr) while it runs, so that
+// no stretch of it is silent: its steps (the verifying key, which a
+// daemon without the key makes first, then the inputs), and then, for one
+// proof on one daemon, its job's events as they come (Watch), else each
+// finished proof; between them, a line after 10 s without one (a live line on a
+// terminal, where several proofs show a progress bar once they start).
+// It returns the function that ends the reports.
+func showProgress(load *client.Load, w io.Writer, oneDaemon bool) (stop func()) {
+	tk := progress.Start(w, "prove: starting")
+	load.Step = func(what string) {
+		tk.Println("prove: " + what)
+		tk.Set("prove: " + what)
+	}
+	if load.N == 1 && oneDaemon {
+		load.Watch = func(job string, ev *pb.ProofEvent) {
+			tk.Println("job " + job + ": " + eventLine(ev))
+			tk.Set("prove: job " + job + " " + client.EnumName(ev.GetKind()))
+		}
+		return func() { tk.Stop() }
+	}
+	if progress.IsTerminal(w) {
+		var bar *progressbar.ProgressBar
+		say := load.Step
+		load.Step = func(what string) {
+			say(what)
+			if what == client.StepProving { // the bar takes over the live line
+				tk.Stop()
+				bar = progressbar.NewOptions(load.N, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("proofs"),
+					progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+			}
+		}
+		load.Progress = func(done, _ int) {
+			if bar != nil {
+				_ = bar.Set(done) // the bar only draws
+			}
+		}
+		return func() { tk.Stop() }
+	}
+	load.Progress = func(done, total int) {
+		tk.Println(fmt.Sprintf("prove: %d of %d proofs done", done, total))
+		tk.Set(fmt.Sprintf("prove: %d of %d proofs done, the next in flight", done, total))
+	}
+	return func() { tk.Stop() }
 }
 
 var cancelCommand = &command{name: "cancel", args: "JOB...", daemon: true, setup: setupCancel,

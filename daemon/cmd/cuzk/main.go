@@ -8,12 +8,15 @@
 //	cuzk await   JOB                                           wait for a job, print its result
 //	cuzk watch   JOB                                           stream a job's events
 //	cuzk cancel  JOB...                                        cancel jobs
+//	cuzk circuits                                              the circuits, their parameters, examples
 //	cuzk status | preload | evict | vk | version
 //
 // Every command takes -o json for scripts, and -h, --help or help for its
 // flags; daemon commands take -addr (default $CUZK_ADDR, else
-// 127.0.0.1:9820) and -token (default $CUZK_DAEMON_TOKEN). The commands only
-// parse, call daemon/client and print.
+// 127.0.0.1:9820) and -token (default $CUZK_DAEMON_TOKEN, never printed).
+// Flags may come before or after the arguments. An error from a daemon
+// says what to do next (client.Explain). The commands only parse, call
+// daemon/client and print.
 //
 // Exit status: 0 success, 1 failure (an error, a failed or cancelled job, a
 // proof that does not verify), 2 usage.
@@ -32,6 +35,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/daemon/client"
 	"github.com/cuzk-dev/cuzk/internal/cli"
+	"github.com/cuzk-dev/cuzk/internal/progress"
 )
 
 // prog is this command's name in its messages.
@@ -61,13 +65,14 @@ type runFunc func(ctx context.Context, e *env, args []string) error
 // env is what a command runs with: out prints its results, and c is the
 // connection to the daemons of a daemon command (nil for the others).
 type env struct {
-	out *output
-	c   *client.Client
+	out       *output
+	c         *client.Client
+	oneDaemon bool // -addr names one daemon: the calls of one job reach the same one
 }
 
 // commands are cuzk's subcommands, in the order help lists them.
 var commands = []*command{proveCommand, submitCommand, awaitCommand, watchCommand, cancelCommand,
-	statusCommand, preloadCommand, evictCommand, vkCommand, versionCommand}
+	statusCommand, preloadCommand, evictCommand, vkCommand, circuitsCommand, versionCommand}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -76,7 +81,8 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	name, args := cli.Subcommand(args) // "help CMD" is CMD -h
+	args = cli.CommandFirst(args, func(s string) bool { return lookup(s) != nil }) // cuzk -addr X status
+	name, args := cli.Subcommand(args)                                             // "help CMD" is CMD -h
 	switch name {
 	case "":
 		usage(stderr)
@@ -153,7 +159,14 @@ func runWith(ctx context.Context, c *command, d *daemonFlags, runner runFunc, e 
 	defer cancel()
 	defer cl.Close() // every answer is in by now; nothing to lose
 	e.c = cl
-	return runner(ctx, e, args)
+	e.oneDaemon = !strings.Contains(d.addr, ",") && !strings.Contains(d.addr, ":///")
+	if !e.out.json && c.name != "prove" { // prove reports its own steps
+		// A call can wait long: a key the daemon makes first, a job to end.
+		tk := progress.Start(e.out.errw, fmt.Sprintf("cuzk %s: waiting for the daemon at %s", c.name, d.addr))
+		defer tk.Stop()
+		e.out.mark = tk.Mark
+	}
+	return client.Explain(runner(ctx, e, args), d.addr)
 }
 
 func usage(w io.Writer) {
@@ -165,7 +178,8 @@ func usage(w io.Writer) {
 	b.WriteString(`
 Daemon commands take -addr ADDR[,ADDR...] (unix:PATH, host:port or dns:///name:port;
 default $CUZK_ADDR, else 127.0.0.1:9820) and -token (default $CUZK_DAEMON_TOKEN).
-Every command takes -o json. "cuzk help <command>" or "cuzk <command> -h" shows its flags.
+Every command takes -o json; flags may come before or after arguments.
+"cuzk help <command>" or "cuzk <command> -h" shows its flags.
 Exit status: 0 ok, 1 failure, 2 usage.
 `)
 	_, _ = io.WriteString(w, b.String()) // help text: nowhere to report a failed write

@@ -21,7 +21,7 @@ import (
 func porepDef(shape porep.Shape) *Definition {
 	return &Definition{
 		ID:        shape.String(),
-		Params:    []Param{{Name: "constraints", Min: porep.MinTarget, Max: porep.MaxTarget, Doc: "target constraint count"}},
+		Params:    []Param{{Name: "constraints", Min: porep.MinTarget, Max: porep.MaxTarget, Doc: "target constraint count", Default: 4096}},
 		InputSize: func(map[string]uint64) int { return 8 },
 		Build: func(p map[string]uint64, in []byte) (r1cs.Circuit, error) {
 			return shape.New(int(p["constraints"]), int64(binary.LittleEndian.Uint64(in)))
@@ -36,7 +36,7 @@ func porepDef(shape porep.Shape) *Definition {
 func sha256Def() *Definition {
 	return &Definition{
 		ID:        "sha256",
-		Params:    []Param{{Name: "bytes", Min: 1, Max: 1 << 16, Doc: "message length"}},
+		Params:    []Param{{Name: "bytes", Min: 1, Max: 1 << 16, Doc: "message length", Default: 64}},
 		InputSize: func(p map[string]uint64) int { return int(p["bytes"]) },
 		Build: func(_ map[string]uint64, in []byte) (r1cs.Circuit, error) {
 			return sha.NewCircuit(append([]byte(nil), in...)), nil
@@ -56,7 +56,7 @@ func poseidonMerkle() *Definition {
 	size := func(p map[string]uint64) int { return 8 + 32 + int(p["depth"])*(merkleArity-1)*32 }
 	return &Definition{
 		ID:        "poseidon-merkle",
-		Params:    []Param{{Name: "depth", Min: 1, Max: 16, Doc: "levels of the arity-8 tree"}},
+		Params:    []Param{{Name: "depth", Min: 1, Max: 16, Doc: "levels of the arity-8 tree", Default: 2}},
 		InputSize: size,
 		Check: func(p map[string]uint64, in []byte) error {
 			_, err := decodeMerkle(int(p["depth"]), in)

@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -25,6 +26,10 @@ type Param struct {
 	Name     string
 	Min, Max uint64
 	Doc      string
+	// Default is a small value within Min..Max that proves in seconds on a
+	// CPU: what a client takes when the parameter is not given, and the
+	// value of examples.
+	Default uint64
 }
 
 // Definition is one circuit of the registry. Its functions are only called
@@ -89,6 +94,15 @@ func (r *Registry) IDs() []string {
 	return ids
 }
 
+// Definitions returns the circuits' definitions, sorted by id.
+func (r *Registry) Definitions() []*Definition {
+	out := make([]*Definition, 0, len(r.defs))
+	for _, id := range r.IDs() {
+		out = append(out, r.defs[id])
+	}
+	return out
+}
+
 // Resolved is a circuit with checked parameters: one proving key's shape.
 type Resolved struct {
 	Def    *Definition
@@ -97,7 +111,10 @@ type Resolved struct {
 	Key string
 }
 
-// Resolve checks params against circuit id's definition.
+// Resolve checks params against circuit id's definition. Its error names
+// every problem, not just the first: each missing, out-of-range or unknown
+// parameter by its field (circuit.params.NAME), in the definition's order
+// and then by name.
 func (r *Registry) Resolve(id string, params map[string]uint64) (*Resolved, error) {
 	d, ok := r.defs[id]
 	if !ok {
@@ -105,23 +122,37 @@ func (r *Registry) Resolve(id string, params map[string]uint64) (*Resolved, erro
 	}
 	known := make(map[string]bool, len(d.Params))
 	clean := make(map[string]uint64, len(d.Params))
+	var problems []string
 	for _, p := range d.Params {
 		known[p.Name] = true
 		v, ok := params[p.Name]
-		if !ok {
-			return nil, fmt.Errorf("%w: circuit.params.%s: missing (%s, %d..%d)", ErrInvalid, p.Name, p.Doc, p.Min, p.Max)
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("circuit.params.%s: missing (%s, %d..%d)", p.Name, p.Doc, p.Min, p.Max))
+		case v < p.Min || v > p.Max:
+			problems = append(problems, fmt.Sprintf("circuit.params.%s: %d out of range %d..%d (%s)", p.Name, v, p.Min, p.Max, p.Doc))
+		default:
+			clean[p.Name] = v
 		}
-		if v < p.Min || v > p.Max {
-			return nil, fmt.Errorf("%w: circuit.params.%s: %d out of range %d..%d", ErrInvalid, p.Name, v, p.Min, p.Max)
-		}
-		clean[p.Name] = v
 	}
-	for name := range params {
+	for _, name := range slices.Sorted(maps.Keys(params)) {
 		if !known[name] {
-			return nil, fmt.Errorf("%w: circuit.params.%s: unknown parameter of %s", ErrInvalid, name, id)
+			problems = append(problems, fmt.Sprintf("circuit.params.%s: unknown parameter of %s (it takes %s)", name, id, paramNames(d)))
 		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
 	}
 	return &Resolved{Def: d, Params: clean, Key: key(id, clean)}, nil
+}
+
+// paramNames lists d's parameter names.
+func paramNames(d *Definition) string {
+	names := make([]string, len(d.Params))
+	for i, p := range d.Params {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 func key(id string, params map[string]uint64) string {

@@ -33,6 +33,35 @@ func TestResolveErrorsNameTheField(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnknownCircuit)
 }
 
+// TestResolveNamesEveryProblem: one error, every problem in it.
+func TestResolveNamesEveryProblem(t *testing.T) {
+	_, err := Default().Resolve("sha256", map[string]uint64{"depth": 3, "constraints": 100})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.Equal(t, "invalid request: circuit.params.bytes: missing (message length, 1..65536); "+
+		"circuit.params.constraints: unknown parameter of sha256 (it takes bytes); "+
+		"circuit.params.depth: unknown parameter of sha256 (it takes bytes)", err.Error())
+}
+
+// TestDefaultsResolve: every parameter's default is within its range, and
+// the circuit resolves and makes an example input with the defaults.
+func TestDefaultsResolve(t *testing.T) {
+	defs := Default().Definitions()
+	require.Len(t, defs, len(Default().IDs()))
+	for _, d := range defs {
+		params := map[string]uint64{}
+		for _, p := range d.Params {
+			assert.True(t, p.Min <= p.Default && p.Default <= p.Max, "%s.%s default %d outside %d..%d", d.ID, p.Name, p.Default, p.Min, p.Max)
+			params[p.Name] = p.Default
+		}
+		c, err := Default().Resolve(d.ID, params)
+		require.NoError(t, err, d.ID)
+		in, err := c.Example(1)
+		require.NoError(t, err, d.ID)
+		assert.NoError(t, c.Check(in), d.ID)
+	}
+}
+
 func TestKeyIsCanonical(t *testing.T) {
 	c, err := Default().Resolve("porep-synth", map[string]uint64{"constraints": 4096})
 	require.NoError(t, err)

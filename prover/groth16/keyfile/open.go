@@ -54,7 +54,8 @@ type Key struct {
 	Path   string
 
 	mu   sync.Mutex
-	data []byte // the mapping; nil once closed
+	data []byte   // the mapping; nil once closed
+	file *os.File // the mapped file, held open for Check; nil once closed
 }
 
 // Open maps the raw key file at path and returns its key without decoding
@@ -78,7 +79,16 @@ func Open(path string, opts ...OpenOption) (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open key file: %w", err)
 	}
-	defer f.Close() // the mapping outlives the descriptor; read-only, nothing to report
+	k, err := openFile(path, f, cfg)
+	if err != nil {
+		_ = f.Close() // read-only: the error to report is the one above
+		return nil, err
+	}
+	return k, nil
+}
+
+// openFile maps f and builds its key, which keeps f open (Check).
+func openFile(path string, f *os.File, cfg openConfig) (*Key, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("open key file: %w", err)
@@ -90,11 +100,15 @@ func Open(path string, opts ...OpenOption) (*Key, error) {
 	if err != nil {
 		return nil, &Error{Path: path, Err: err}
 	}
-	k, err := newKey(path, data, st.Size(), cfg)
+	var k *Key
+	if ferr := guardFaults(func() { k, err = newKey(path, data, st.Size(), cfg) }); ferr != nil {
+		err = &Error{Path: path, Err: ferr}
+	}
 	if err != nil {
 		_ = unmapFile(data) // the damage is the error to report
 		return nil, err
 	}
+	k.file = f
 	return k, nil
 }
 
@@ -135,7 +149,10 @@ func pathErr(path string, err error) error {
 
 // verifySums hashes the sections on all cores and compares the sums.
 func verifySums(h *Header, secs [nbSections][]byte) error {
-	got := sumAll(secs, h.HashChunk)
+	got, err := sumGuarded(secs, h.HashChunk)
+	if err != nil {
+		return err
+	}
 	for i, s := range h.Sections {
 		if got[i] != s.Sum {
 			return &headerErr{SectionID(i).String(), fmt.Errorf("%w: sha256 %s, header says %s", ErrChecksum, got[i], s.Sum)}
@@ -202,6 +219,28 @@ func (k *Key) Verify() error {
 	return nil
 }
 
+// Check reports whether the mapped file is still as long as its header
+// says: a file truncated after it was mapped is an *Error wrapping
+// ErrTruncated, naming the file (touching a page past its new end would
+// raise SIGBUS). It asks the open descriptor, so a file replaced by a
+// rename (the mapping keeps the old one) is not mistaken for it. Cheap (one
+// fstat): for a caller about to read the mapping, such as a prover.
+func (k *Key) Check() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.file == nil {
+		return &Error{Path: k.Path, Err: errors.New("check: key is closed")}
+	}
+	st, err := k.file.Stat()
+	if err != nil {
+		return &Error{Path: k.Path, Err: err}
+	}
+	if uint64(st.Size()) < k.Header.FileSize {
+		return &Error{Path: k.Path, Err: fmt.Errorf("%w after it was mapped: %d bytes now, %d when mapped", ErrTruncated, st.Size(), k.Header.FileSize)}
+	}
+	return nil
+}
+
 // Close unmaps the key. It must not be called while PK is in use; a second
 // Close does nothing. It is safe to call concurrently with itself.
 func (k *Key) Close() error {
@@ -210,8 +249,9 @@ func (k *Key) Close() error {
 	if k.data == nil {
 		return nil
 	}
-	data := k.data
-	k.data = nil
+	data, f := k.data, k.file
+	k.data, k.file = nil, nil
+	_ = f.Close() // read-only: nothing to report
 	if err := unmapFile(data); err != nil {
 		return fmt.Errorf("close key file %s: %w", k.Path, err)
 	}

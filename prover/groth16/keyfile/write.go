@@ -83,8 +83,20 @@ func writeFile(path string, h *Header, data [nbSections][]byte) error {
 	return f.CloseAtomicallyReplace()
 }
 
-// sumAll computes the sections' sums, hashing their pieces on all cores.
+// sumAll computes the sections' sums of data in memory, hashing their
+// pieces on all cores.
 func sumAll(data [nbSections][]byte, chunk uint64) [nbSections]Sum {
+	sums, err := sumGuarded(data, chunk)
+	if err != nil {
+		panic(err) // memory the process owns does not fault
+	}
+	return sums
+}
+
+// sumGuarded is sumAll over sections that may be a mapping: a fault in
+// any worker (the file truncated meanwhile) is the error, not the end of
+// the process.
+func sumGuarded(data [nbSections][]byte, chunk uint64) ([nbSections]Sum, error) {
 	type piece struct{ sec, i int }
 	var pieces []piece
 	var leaves [nbSections][]Sum
@@ -96,17 +108,27 @@ func sumAll(data [nbSections][]byte, chunk uint64) [nbSections]Sum {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var faulted atomic.Pointer[error]
 	for range min(runtime.GOMAXPROCS(0), len(pieces)) {
 		wg.Go(func() {
-			for t := next.Add(1) - 1; t < int64(len(pieces)); t = next.Add(1) - 1 {
-				p, d := pieces[t], data[pieces[t].sec]
-				lo := min(uint64(p.i)*chunk, uint64(len(d)))
-				leaves[p.sec][p.i] = sha256.Sum256(d[lo:min(lo+chunk, uint64(len(d)))])
+			err := guardFaults(func() {
+				for t := next.Add(1) - 1; t < int64(len(pieces)); t = next.Add(1) - 1 {
+					p, d := pieces[t], data[pieces[t].sec]
+					lo := min(uint64(p.i)*chunk, uint64(len(d)))
+					leaves[p.sec][p.i] = sha256.Sum256(d[lo:min(lo+chunk, uint64(len(d)))])
+				}
+			})
+			if err != nil {
+				faulted.CompareAndSwap(nil, &err)
+				next.Store(int64(len(pieces))) // the others stop at their next piece
 			}
 		})
 	}
 	wg.Wait()
 	var sums [nbSections]Sum
+	if err := faulted.Load(); err != nil {
+		return sums, *err
+	}
 	for s := range leaves {
 		h := sha256.New()
 		for _, l := range leaves[s] {
@@ -114,7 +136,7 @@ func sumAll(data [nbSections][]byte, chunk uint64) [nbSections]Sum {
 		}
 		sums[s] = Sum(h.Sum(nil))
 	}
-	return sums
+	return sums, nil
 }
 
 // Check checks every point of pk on the curve and in the prime-order

@@ -1,0 +1,150 @@
+package gpu
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// Chunks cover every point once, in order, all of the chunk's length but
+// the last, at every edge: a chunk of 1, of n−1, of n, above n.
+func TestChunkRanges(t *testing.T) {
+	for _, c := range []struct{ n, chunk, want int }{
+		{1, 1, 1}, {10, 1, 10}, {10, 3, 4}, {10, 5, 2}, {10, 9, 2}, {10, 10, 1}, {10, 11, 1}, {10, 0, 1},
+		{1 << 20, 1 << 16, 16}, {1<<20 + 1, 1 << 16, 17},
+	} {
+		rs := chunkRanges(c.n, c.chunk)
+		require.Len(t, rs, c.want, "n %d chunk %d", c.n, c.chunk)
+		next := 0
+		for i, r := range rs {
+			require.Equal(t, next, r.lo, "n %d chunk %d: range %d starts where the last ended", c.n, c.chunk, i)
+			require.Greater(t, r.hi, r.lo)
+			if i < len(rs)-1 {
+				require.Equal(t, c.chunk, r.hi-r.lo)
+			}
+			next = r.hi
+		}
+		require.Equal(t, c.n, next)
+	}
+}
+
+// A chunk's scalars are the host part and the device part (which follows
+// it) that its range covers: ranges inside the host part, inside the
+// device part and across the seam.
+func TestScalarsSub(t *testing.T) {
+	host := make([]fr.Element, 10)
+	s := msmScalars{host: host, dev: driver.DevicePtr(1 << 20), ndev: 6, queued: true}
+	for _, c := range []struct {
+		lo, hi, nhost, dev, ndev int
+	}{
+		{0, 4, 4, 0, 0}, {0, 10, 10, 0, 0}, {3, 10, 7, 0, 0},
+		{10, 16, 0, 0, 6}, {12, 14, 0, 2, 2}, {15, 16, 0, 5, 1},
+		{8, 12, 2, 0, 2}, {9, 16, 1, 0, 6}, {0, 16, 10, 0, 6},
+	} {
+		sub := s.sub(c.lo, c.hi)
+		assert.False(t, sub.queued, "[%d, %d): a chunk's scalars go up when it runs", c.lo, c.hi)
+		assert.Equal(t, c.hi-c.lo, sub.n(), "[%d, %d)", c.lo, c.hi)
+		assert.Len(t, sub.host, c.nhost, "[%d, %d): host part", c.lo, c.hi)
+		if c.nhost > 0 {
+			assert.Same(t, &host[c.lo], &sub.host[0], "[%d, %d): host part starts at lo", c.lo, c.hi)
+		}
+		assert.Equal(t, c.ndev, sub.ndev, "[%d, %d): device part", c.lo, c.hi)
+		if c.ndev > 0 {
+			assert.Equal(t, s.dev.Add(c.dev*elemBytes), sub.dev, "[%d, %d): device part's start", c.lo, c.hi)
+		}
+	}
+}
+
+// c2Sets are the bases sets of a porep-c2 2^27 key (groth16.KeySize's
+// sections: A, B in G1, L‖H, then B in G2), and arenaModel a scratch
+// model that grows with the points like the engine's.
+var c2Sets = []setShape{{false, 134_217_728}, {false, 37_904_949}, {false, 267_387_904}, {true, 37_904_949}}
+
+func arenaModel(g2 bool, n int) int64 {
+	per := int64(140) // bytes a point: scalars, digits and sorted entries over ~13 windows, partials
+	if g2 {
+		per = 200
+	}
+	return 256<<20 + per*int64(n)
+}
+
+const gib = int64(1) << 30
+
+// On a device that holds the whole key, the quotient and the largest
+// MSM's scratch, every set is resident and no MSM is cut: nothing changes.
+func TestPlanKeyWholeWhereItFits(t *testing.T) {
+	kp, err := planKey(c2Sets, QuotientHBytes(27), 139*gib, arenaModel)
+	require.NoError(t, err)
+	assert.True(t, kp.Whole())
+	assert.Zero(t, kp.StreamedBytes())
+	assert.Zero(t, kp.Stream)
+	assert.Equal(t, arenaModel(false, 267_387_904), kp.Arena, "scratch for the largest MSM in one pass")
+	assert.LessOrEqual(t, kp.Peak(), kp.Budget)
+}
+
+// Below that, every budget from an 80 GB card down to a 24 GiB one gets a
+// plan whose peak stays within it; the resident part shrinks with the
+// budget, G1 before G2 and small before large; a plan streams only what
+// does not fit; the chunks are powers of two within the planner's range.
+func TestPlanKeyWithinEveryBudget(t *testing.T) {
+	quotient := QuotientHBytes(27)
+	prev := int64(-1)
+	for _, budget := range []int64{78 * gib, 64 * gib, 48 * gib, 32 * gib, 24 * gib} {
+		kp, err := planKey(c2Sets, quotient, budget, arenaModel)
+		require.NoError(t, err, "budget %d GiB", budget/gib)
+		assert.False(t, kp.Whole(), "budget %d GiB", budget/gib)
+		assert.LessOrEqual(t, kp.Peak(), budget, "budget %d GiB: %s", budget/gib, kp)
+		if prev >= 0 {
+			assert.LessOrEqual(t, kp.ResidentBytes(), prev, "budget %d GiB: less budget, no more resident", budget/gib)
+		}
+		prev = kp.ResidentBytes()
+		assert.Equal(t, kp.StreamedBytes() > 0, kp.Stream > 0, "budget %d GiB: stream buffers only when streaming", budget/gib)
+		for i, s := range kp.Sets {
+			assert.Equal(t, c2Sets[i].points, s.Points)
+			assert.True(t, s.Chunk == s.Points || s.Chunk&(s.Chunk-1) == 0, "budget %d GiB: chunk %d", budget/gib, s.Chunk)
+			assert.GreaterOrEqual(t, s.Chunk, min(s.Points, 1<<(planMinChunkLog-1)))
+		}
+		// Priority, smaller sets first within a curve: a set skipped for
+		// want of room leaves every larger set of its curve streamed too.
+		for _, st := range kp.Sets {
+			for _, r := range kp.Sets {
+				if !st.Resident && r.Resident && r.Curve == st.Curve {
+					assert.Less(t, r.Bytes, st.Bytes, "budget %d GiB: %s", budget/gib, kp)
+				}
+			}
+		}
+	}
+}
+
+// An 80 GB H100 holds the whole porep-c2 key with the quotient when the
+// MSMs run in chunks: nothing is streamed.
+func TestPlanKeyH100HoldsTheKeyInChunks(t *testing.T) {
+	kp, err := planKey(c2Sets, QuotientHBytes(27), 78*gib, arenaModel)
+	require.NoError(t, err)
+	assert.Zero(t, kp.StreamedBytes(), "%s", kp)
+	assert.Less(t, kp.Sets[2].Chunk, kp.Sets[2].Points, "the L‖H MSM is cut: %s", kp)
+}
+
+// A budget below the quotient and the smallest chunks is refused with
+// ErrDeviceMemory, naming what it needs.
+func TestPlanKeyRefusesWhatCannotFit(t *testing.T) {
+	_, err := planKey(c2Sets, QuotientHBytes(27), 12*gib, arenaModel)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrDeviceMemory), "%v", err)
+	assert.Contains(t, err.Error(), "budget 12.00 GiB")
+}
+
+// The plan's line says what is resident, what streams and the peak.
+func TestKeyPlanString(t *testing.T) {
+	kp, err := planKey(c2Sets, QuotientHBytes(27), 48*gib, arenaModel)
+	require.NoError(t, err)
+	s := kp.String()
+	assert.Contains(t, s, "bases sets resident")
+	assert.Contains(t, s, "streamed a proof")
+	assert.Contains(t, s, "in chunks of")
+}

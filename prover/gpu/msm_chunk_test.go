@@ -1,0 +1,230 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+)
+
+// forcePlan makes the engine run MSMs over bases (raw bytes, whose first
+// point is the key) in chunks of chunk points, resident or streamed, as
+// Backend.PlanKey would.
+func forcePlan(t *testing.T, b *Backend, raw []byte, host any, g2 bool, chunk int, resident, pin bool) {
+	t.Helper()
+	m, err := b.msmEngine()
+	require.NoError(t, err)
+	require.NoError(t, b.dev.Do(func(c *driver.Ctx) error {
+		st := m.st
+		cv := st.g1
+		if g2 {
+			cv = st.g2
+		}
+		run := &setRun{curve: cv, points: len(raw) / cv.pointBytes, chunk: chunk, resident: resident, host: host}
+		if pin {
+			run.pin = pinForStreaming(c, st.log, raw)
+			require.NotNil(t, run.pin, "the test's bases page-locked")
+		}
+		st.plans[basesKey(raw)] = run
+		return nil
+	}))
+	t.Cleanup(func() {
+		require.NoError(t, b.dev.Do(func(c *driver.Ctx) error {
+			return errors.Join(m.st.dropPlan(c, basesKey(raw)), m.st.evict(c))
+		}))
+	})
+}
+
+// An MSM in chunks equals the CPU backend's on fresh random inputs, in G1
+// and G2, over resident bases (with and without a table of multiples) and
+// over streamed ones (page-locked or pageable), with chunk boundaries at
+// every edge: one point a chunk, a chunk that divides n, one that leaves a
+// single point, one of n−1 and one of n (a single pass through the
+// chunked path's planning).
+func TestMSMChunkedMatchesCPU(t *testing.T) {
+	b, ref, rng := chunkedBackend(t)
+	type tc struct {
+		n, chunk          int
+		resident, pin, g2 bool
+		table             bool
+	}
+	var cases []tc
+	for _, g2 := range []bool{false, true} {
+		cases = append(cases,
+			tc{n: 7, chunk: 1, resident: true, g2: g2}, tc{n: 7, chunk: 1, g2: g2},
+			tc{n: 1000, chunk: 250, resident: true, g2: g2}, tc{n: 1001, chunk: 250, g2: g2, pin: true},
+			tc{n: 1001, chunk: 1000, g2: g2}, tc{n: 4097, chunk: 4096, resident: true, g2: g2},
+			tc{n: 4097, chunk: 1 << 10, g2: g2, pin: true}, tc{n: 4096, chunk: 4096, g2: g2},
+		)
+	}
+	cases = append(cases, tc{n: 1 << 16, chunk: 1<<14 + 3, resident: true, table: true}, tc{n: 1<<16 + 5, chunk: 1 << 13, pin: true})
+	for _, c := range cases {
+		name := fmt.Sprintf("g2=%v/n=%d/chunk=%d/resident=%v/pinned=%v/table=%v", c.g2, c.n, c.chunk, c.resident, c.pin, c.table)
+		t.Run(name, func(t *testing.T) {
+			scalars := randScalars(c.n, rng)
+			var log msmLog
+			if c.g2 {
+				bases := randG2(c.n, min(c.n, 32), rng)
+				forcePlan(t, b, driver.Bytes(bases), bases, true, c.chunk, c.resident, c.pin)
+				got, err := b.MSMG2(log.context(), bases, scalars)
+				require.NoError(t, err)
+				want, err := ref.MSMG2(context.Background(), bases, clone(scalars))
+				require.NoError(t, err)
+				require.True(t, got.Equal(&want), "G2 in chunks differs from the CPU backend's")
+			} else {
+				bases := randG1(c.n, min(c.n, 64), rng)
+				if c.table { // resident with a table before the plan cuts its MSMs
+					m, err := b.msmEngine()
+					require.NoError(t, err)
+					require.NoError(t, m.SetTableMemory(1<<30))
+					_, err = b.MSMG1(context.Background(), bases, scalars)
+					require.NoError(t, err)
+					require.NoError(t, m.SetTableMemory(0))
+				}
+				forcePlan(t, b, driver.Bytes(bases), bases, false, c.chunk, c.resident, c.pin)
+				got, err := b.MSMG1(log.context(), bases, scalars)
+				require.NoError(t, err)
+				want, err := ref.MSMG1(context.Background(), bases, clone(scalars))
+				require.NoError(t, err)
+				require.True(t, got.Equal(&want), "G1 in chunks differs from the CPU backend's")
+			}
+			recs := log.take()
+			require.Len(t, recs, 1, "one record for the whole MSM")
+			assert.Equal(t, len(chunkRanges(c.n, c.chunk)), recs[0].Chunks)
+			assert.Equal(t, c.n, recs[0].Points)
+			pb := g1PointBytes
+			if c.g2 {
+				pb = g2PointBytes
+			}
+			if c.resident {
+				assert.Zero(t, recs[0].StreamedBytes)
+			} else {
+				assert.Equal(t, int64(c.n*pb), recs[0].StreamedBytes)
+			}
+			if c.table {
+				assert.Greater(t, recs[0].Copies, 1, "the chunks read the table")
+			}
+		})
+	}
+}
+
+// An MSM that does not fit whole under the Backend's memory limit, with
+// no plan, runs in chunks as large as fit and equals the CPU backend's;
+// the device memory held stays within the limit by the Backend's account
+// and by the driver's free memory around the run.
+func TestMSMFitsTheLimitInChunks(t *testing.T) {
+	dev := testDevice(t)
+	n := 1 << 18
+	_, scratch, err := MSMBytes(n, false, 0)
+	require.NoError(t, err)
+	limit := int64(n)*g1PointBytes + scratch/3 // the bases resident, a third of one pass's scratch
+	b, err := New(dev, WithMemoryLimit(limit))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	_, ref, rng := chunkedBackend(t)
+	driverUsed := driverUsage(t, b, dev)
+	bases, scalars := randG1(n, 256, rng), randScalars(n, rng)
+	var log msmLog
+	got, err := b.MSMG1(log.context(), bases, scalars)
+	require.NoError(t, err)
+	want, err := ref.MSMG1(context.Background(), bases, clone(scalars))
+	require.NoError(t, err)
+	require.True(t, got.Equal(&want), "MSM in chunks under the limit differs from the CPU backend's")
+	recs := log.take()
+	require.Len(t, recs, 1)
+	assert.Greater(t, recs[0].Chunks, 1, "cut to fit")
+	_, peak := b.MemoryHeld()
+	assert.LessOrEqual(t, peak, limit, "the Backend's account")
+	assert.LessOrEqual(t, driverUsed(), limit+driverSlack, "the driver's free memory around the run")
+}
+
+// driverSlack is what the driver's free memory may drop beyond what the
+// Backend allocates once its kernels ran (the allocator's rounding).
+const driverSlack = 16 << 20
+
+// driverUsage warms b (its kernels loaded and launched once, so that the
+// driver's code and local memory for them are in place) and returns a
+// function that gives the device memory b holds by the driver's count: what
+// b held after the warm-up plus the drop in free memory since.
+func driverUsage(t *testing.T, b *Backend, dev *driver.Device) func() int64 {
+	t.Helper()
+	rng := newTestRand(1)
+	ctx := context.Background()
+	_, err := b.MSMG1(ctx, randG1(4, 4, rng), randScalars(4, rng))
+	require.NoError(t, err)
+	_, err = b.MSMG2(ctx, randG2(4, 4, rng), randScalars(4, rng))
+	require.NoError(t, err)
+	_, err = b.QuotientH(ctx, randScalars(4, rng), randScalars(4, rng), randScalars(4, rng))
+	require.NoError(t, err)
+	require.NoError(t, b.msm.EvictBases())
+	held0, _ := b.MemoryHeld()
+	free0 := freeMemory(t, dev)
+	return func() int64 { return held0 + free0 - freeMemory(t, dev) }
+}
+
+func freeMemory(t *testing.T, dev *driver.Device) int64 {
+	t.Helper()
+	var free int64
+	require.NoError(t, dev.Do(func(c *driver.Ctx) (err error) {
+		free, _, err = c.MemInfo()
+		return err
+	}))
+	return free
+}
+
+// A proof under a device-memory budget too small for its key and working
+// memory together follows PlanKey's plan (some sets streamed) and equals
+// the CPU backend's proof, at every budget down to the smallest the
+// planner takes; memory stays within the budget by both measures.
+func TestProveWithinMemoryLimit(t *testing.T) {
+	dev := testDevice(t)
+	f := newProvingFixture(t)
+	g1, g2 := f.pk.Bases()
+	logN := uint32(0)
+	for 1<<logN < f.pk.DomainSize {
+		logN++
+	}
+	whole := func() KeyPlan {
+		b, err := New(dev)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, b.Close()) }()
+		kp, err := b.PlanKey(g1, g2, logN)
+		require.NoError(t, err)
+		require.True(t, kp.Whole(), "an unlimited GPU holds the test key whole: %s", kp)
+		return kp
+	}()
+	streamedOnce := false
+	for _, frac := range []float64{1, 0.9, 0.75, 0.6, 0.5} {
+		limit := int64(float64(whole.Peak()) * frac)
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			b, err := New(dev, WithMemoryLimit(limit))
+			require.NoError(t, err)
+			defer func() { require.NoError(t, b.Close()) }()
+			driverUsed := driverUsage(t, b, dev)
+			kp, err := b.PlanKey(g1, g2, logN)
+			if err != nil {
+				require.ErrorIs(t, err, ErrDeviceMemory)
+				t.Logf("below the smallest plan: %v", err)
+				return
+			}
+			streamedOnce = streamedOnce || kp.StreamedBytes() > 0
+			ws := groth16.NewWorkspace(b)
+			defer func() { require.NoError(t, ws.Close()) }()
+			for range 2 { // the second proof runs on what the first left resident
+				proof, err := groth16.Prove(context.Background(), f.pk, f.solve(), b, blinding(), groth16.WithWorkspace(ws))
+				require.NoError(t, err, "plan %s", kp)
+				require.Equal(t, f.want, proofBytes(t, proof), "plan %s", kp)
+			}
+			_, peak := b.MemoryHeld()
+			assert.LessOrEqual(t, peak, limit, "the Backend's account; plan %s", kp)
+			assert.LessOrEqual(t, driverUsed(), limit+driverSlack, "the driver's free memory; plan %s", kp)
+		})
+	}
+	assert.True(t, streamedOnce, "some budget streamed a set")
+}
