@@ -29,6 +29,11 @@ CUZK_KERNEL __launch_bounds__(128, 3) void msm_g1_bucket_sum(const G1XYZZ* lo_pt
   msm::bucket_sum<Fp, true>(lo_pts, lo_off, hi_pts, hi_off, s0, s1, nwin, nb, K, out);
 }
 
+CUZK_KERNEL __launch_bounds__(128, 3) void msm_g1_bucket_fold(const G1XYZZ* lo_pts, const uint32_t* lo_off,
+    const G1XYZZ* hi_pts, const uint32_t* hi_off, uint32_t s0, uint32_t s1, uint32_t nseg, G1XYZZ* carry) {
+  msm::bucket_fold<Fp, true>(lo_pts, lo_off, hi_pts, hi_off, s0, s1, nseg, carry);
+}
+
 // msm_g1_fp_selftest writes a·b, a + b, a − b, −a, a² and a·b − b·(a + b)
 // (mul_sub) for n pairs, so
 // tests can check the device field arithmetic against gnark-crypto directly.

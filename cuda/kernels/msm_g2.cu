@@ -23,6 +23,11 @@ CUZK_KERNEL void msm_g2_bucket_sum(const G2XYZZ* lo_pts, const uint32_t* lo_off,
   msm::bucket_sum<Fp2, false>(lo_pts, lo_off, hi_pts, hi_off, s0, s1, nwin, nb, K, out);
 }
 
+CUZK_KERNEL void msm_g2_bucket_fold(const G2XYZZ* lo_pts, const uint32_t* lo_off,
+    const G2XYZZ* hi_pts, const uint32_t* hi_off, uint32_t s0, uint32_t s1, uint32_t nseg, G2XYZZ* carry) {
+  msm::bucket_fold<Fp2, false>(lo_pts, lo_off, hi_pts, hi_off, s0, s1, nseg, carry);
+}
+
 // msm_g2_fp2_selftest writes a·b, a + b, a − b, −a and a·b − b·(a + b)
 // (mul_sub) for n pairs, so tests can check the device field arithmetic
 // against gnark-crypto directly.

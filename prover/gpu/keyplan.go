@@ -145,8 +145,10 @@ const (
 	planLinkRate    = 25e9
 )
 
-// arenaFunc gives the MSM scratch of one pass over n points (G2 when g2).
-type arenaFunc func(g2 bool, n int) int64
+// arenaFunc gives the MSM scratch of an MSM of points points (G2 when g2)
+// in passes of chunk points (chunk = points: one pass), the carry of its
+// buckets included.
+type arenaFunc func(g2 bool, points, chunk int) int64
 
 // planKey plans sets (in the order groth16.ProvingKey.Bases lists them,
 // G1 then G2) within budget bytes, keeping quotient bytes for the
@@ -157,7 +159,7 @@ func planKey(sets []setShape, quotient, budget int64, arena arenaFunc) (KeyPlan,
 	var all, whole int64
 	for _, s := range sets {
 		all += s.bytes()
-		whole = max(whole, arena(s.g2, s.points))
+		whole = max(whole, arena(s.g2, s.points, s.points))
 	}
 	if all+quotient+whole <= budget {
 		kp.Arena = whole
@@ -223,7 +225,7 @@ func planAllStreamed(sets []setShape, e [2]int, quotient, budget int64, arena ar
 	kp := KeyPlan{Budget: budget, Quotient: quotient}
 	for _, s := range sets {
 		c := chunkOf(s, e)
-		kp.Arena = max(kp.Arena, arena(s.g2, c))
+		kp.Arena = max(kp.Arena, arena(s.g2, s.points, c))
 		kp.Stream = max(kp.Stream, 2*int64(c)*s.pointBytes())
 		kp.Sets = append(kp.Sets, setPlan(s, false, c))
 	}

@@ -118,7 +118,8 @@ type msmState struct {
 	ev                     [numMSMEvents]*driver.Event
 	window                 uint32 // forced window bits (benchmarks); 0: by the cost model
 	stage                  *stager
-	device                 string // the device's name in phase reports
+	device                 string   // the device's name in phase reports
+	iotaWords              []uint32 // 0, 1, 2, …: a chunked MSM's carry offsets (iota)
 }
 
 // residentBases is a bases slice kept on the device.
@@ -264,7 +265,7 @@ func (st *msmState) sumG1G2(ctx context.Context, c *driver.Ctx, g1 []bls12381.G1
 	}
 	// Preparing j1 may have grown the arena: place j2 in the new one.
 	j2.b, _ = j2.p.layout(st.arena, j2.cv.xyzzBytes)
-	if r1, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB1), st, c, j1, scalars, combineG1, addG1); err != nil {
+	if r1, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB1), st, c, j1, scalars, combineG1); err != nil {
 		return r1, r2, err
 	}
 	g2Scalars := msmScalars{queued: true}
@@ -278,48 +279,41 @@ func (st *msmState) sumG1G2(ctx context.Context, c *driver.Ctx, g1 []bls12381.G1
 	} else if j1.p.sortKey() == j2.p.sortKey() {
 		j2.maxima = j1.maxima
 	}
-	if r2, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB2), st, c, j2, g2Scalars, combineG2, addG2); err != nil {
+	if r2, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB2), st, c, j2, g2Scalars, combineG2); err != nil {
 		return r1, r2, err
 	}
 	return r1, r2, nil
 }
 
-func addG1(acc, x *bls12381.G1Jac) { acc.AddAssign(x) }
-
-func addG2(acc, x *bls12381.G2Jac) { acc.AddAssign(x) }
-
 // sumG1 runs a G1 MSM on the device thread.
 func (st *msmState) sumG1(ctx context.Context, c *driver.Ctx, bases []bls12381.G1Affine, scalars msmScalars) (bls12381.G1Jac, error) {
-	return msmSum(ctx, st, c, st.g1, bases, scalars, combineG1, addG1)
+	return msmSum(ctx, st, c, st.g1, bases, scalars, combineG1)
 }
 
 // sumG2 runs a G2 MSM on the device thread.
 func (st *msmState) sumG2(ctx context.Context, c *driver.Ctx, bases []bls12381.G2Affine, scalars msmScalars) (bls12381.G2Jac, error) {
-	return msmSum(ctx, st, c, st.g2, bases, scalars, combineG2, addG2)
+	return msmSum(ctx, st, c, st.g2, bases, scalars, combineG2)
 }
 
 // msmSum runs an MSM of curve cv and combines its window sums (XYZZ points
 // W) into the result.
 func msmSum[P, W, R any](ctx context.Context, st *msmState, c *driver.Ctx, cv *msmCurve, bases []P, scalars msmScalars,
-	combine func([]W, uint32) R, add func(acc, x *R)) (R, error) {
+	combine func([]W, uint32) R) (R, error) {
 	j, err := st.prepare(c, cv, bases, driver.Bytes(bases), scalars.n())
 	if err != nil {
 		var zero R
 		return zero, err
 	}
-	return msmFinish(ctx, st, c, j, scalars, combine, add)
+	return msmFinish(ctx, st, c, j, scalars, combine)
 }
 
-// msmFinish runs the prepared MSM j on scalars and combines its window sums
-// (a chunked job's chunks' sums added with add).
+// msmFinish runs the prepared MSM j on scalars and combines its window
+// sums. For a chunked j, queued scalars mean the host part of its first
+// chunk only (msmChunked).
 func msmFinish[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars,
-	combine func([]W, uint32) R, add func(acc, x *R)) (R, error) {
+	combine func([]W, uint32) R) (R, error) {
 	if j.chunked() {
-		if scalars.queued {
-			var zero R
-			return zero, fmt.Errorf("msm in chunks: scalars queued ahead (an engine bug)")
-		}
-		return msmChunked(ctx, st, c, j, scalars, combine, add)
+		return msmChunked(ctx, st, c, j, scalars, combine)
 	}
 	wins := make([]W, 0, 256)
 	bits, err := st.run(ctx, c, j, scalars, func(nwin uint32) []byte {

@@ -10,20 +10,28 @@ import (
 
 // Chunked MSMs. An MSM whose bases, or whose scratch arena, do not fit the
 // device memory it may use runs over consecutive ranges of its points
-// ("chunks"): each chunk is a whole MSM of the pipeline in msm_plan.go over
-// its scalars and bases, and the host adds the chunks' combined sums. The
-// arena is sized for one chunk, not for the whole MSM, and the bases are
-// either resident (a chunk reads its range in place, table copies
-// included: copy k of base lo+i sits k·stride+i points after base lo) or
-// streamed: the host sends each chunk's bases into one of two device
-// buffers while the pipeline of the chunk before runs on the other.
+// ("chunks"). Each chunk runs the bucket stages of the pipeline in
+// msm_plan.go (sort, accumulate, reduce levels) over its scalars and bases,
+// and bucket_fold adds its buckets into a carry of one XYZZ point per
+// segment; after the last chunk the window stage weights the carry once,
+// so a chunked MSM has one window stage and one set of window sums, as a
+// one-pass MSM has. Every chunk uses the full chunk's window bits. The
+// arena holds one chunk's buffers and the carry, not the whole MSM's, and
+// the bases are either resident (a chunk reads its range in place, table
+// copies included: copy k of base lo+i sits k·stride+i points after base
+// lo) or streamed: the host sends each chunk's bases into one of two
+// device buffers while the chunk before runs on the other.
 //
-//	for chunk i:  scalars(i) up (waits for bases(i))  →  bases(i+1) up, asynchronously  →  pipeline(i)
+//	for chunk i:  scalars(i) up, beside chunk i−1's stages  →  wait for chunk i−1
+//	              →  bases(i+1) up, asynchronously  →  stages(i), fold(i)
+//	then:         window stage over the carry
 //
-// Bases in pinned memory (a key the device pinned, Backend.PreloadKey) go up
-// by DMA beside the pipeline; bases in pageable memory go through the
-// staging chunks on the device thread, before the pipeline is queued, so
-// their copy does not overlap it.
+// A chunk's scalar buffer is free once its sort has run (the host waits for
+// the sort's band maxima), so the next chunk's scalars go up while the
+// chunk's accumulate and reduce run. Bases in pinned memory (a key the
+// device pinned, Backend.PreloadKey) go up by DMA beside the pipeline;
+// bases in pageable memory go through the staging chunks on the device
+// thread, before the pipeline is queued, so their copy does not overlap it.
 
 // chunkRange is one chunk's points [lo, hi).
 type chunkRange struct{ lo, hi int }
@@ -55,17 +63,36 @@ func (s msmScalars) sub(lo, hi int) msmScalars {
 }
 
 // chunked reports whether j runs in more than one chunk or streams its
-// bases (and so may not share its sort, nor take scalars queued ahead).
+// bases (and so may not share its sort, nor take scalars queued ahead
+// beyond its first chunk's).
 func (j *msmJob) chunked() bool { return j.streamed != nil || j.chunk < j.n }
 
+// carryBytes is the arena space of a chunked MSM's carry (one XYZZ point
+// per segment of plan p) and of the segment offsets 0, 1, …, nseg the
+// window stage reads it with; 0 for one chunk.
+func carryBytes(p msmPlan, xyzzBytes int, chunks int) uint64 {
+	if chunks < 2 {
+		return 0
+	}
+	return align256(uint64(p.nseg)*uint64(xyzzBytes)) + align256(4*(uint64(p.nseg)+1))
+}
+
+func align256(n uint64) uint64 { return (n + 255) &^ 255 }
+
 // msmChunked runs the MSM j over scalars chunk by chunk (see above) and
-// returns the sum of the chunks' results, with one record for the whole
-// MSM: its stages summed over the chunks, Chunks and StreamedBytes set.
+// returns its result, with one record for the whole MSM: its stages summed
+// over the chunks (the window stage's time includes the folds), Chunks and
+// StreamedBytes set. A queued scalars means that the host part of the
+// first chunk's scalars is already on its way (MSMQuotientLH).
 func msmChunked[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars,
-	combine func([]W, uint32) R, add func(acc *R, x *R)) (R, error) {
-	var acc R
+	combine func([]W, uint32) R) (R, error) {
+	var zero R
 	ranges := chunkRanges(scalars.n(), j.chunk)
 	pb := j.cv.pointBytes
+	carried := len(ranges) > 1
+	cb := carryBytes(j.p, j.cv.xyzzBytes, len(ranges))
+	carry := st.arena.Add(j.streamBytes)
+	work := carry.Add(int(cb))
 	upload := func(i int) error {
 		r := ranges[i]
 		if err := st.stage.upload(c, j.streamBufs[i%2], j.streamed[r.lo*pb:r.hi*pb]); err != nil {
@@ -75,89 +102,150 @@ func msmChunked[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *m
 	}
 	at := msmStarts{bases: j.basesStart, upload: time.Now()}
 	var rec MSMTimings
+	// done waits for the chunk queued last and adds its stage times.
+	done := func() error {
+		if err := c.Synchronize(); err != nil {
+			return err
+		}
+		d, err := st.stageTimes(c)
+		if err != nil {
+			return err
+		}
+		rec.Sort += d[evSorted]
+		rec.Accumulate += d[evAccumulated]
+		rec.Reduce += d[evReduced]
+		rec.Window += d[evDone]
+		return nil
+	}
+	if carried {
+		if err := c.Memset(carry, 0, int(j.p.nseg)*j.cv.xyzzBytes); err != nil { // the point at infinity
+			return zero, fmt.Errorf("clear the bucket carry: %w", err)
+		}
+	}
 	if j.streamed != nil {
 		if err := upload(0); err != nil {
-			return acc, err
+			return zero, err
 		}
 		rec.StreamedBytes = int64(len(j.streamed))
 	}
-	wins := make([]W, 0, 256)
+	var win driver.DevicePtr
+	var r msmRun
 	for i, rg := range ranges {
 		p, err := j.chunkPlan(rg.hi - rg.lo)
 		if err != nil {
-			return acc, err
+			return zero, err
 		}
-		b, _ := p.layout(st.arena.Add(j.streamBytes), j.cv.xyzzBytes)
+		b, _ := p.layout(work, j.cv.xyzzBytes)
 		bases := j.streamBufs[i%2]
 		if j.streamed == nil {
 			bases = j.res.ptr.Add(rg.lo * pb)
 		}
-		r := msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
+		r = msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
 		if err := r.interrupted("msm scalars"); err != nil {
-			return acc, err
+			return zero, err
 		}
 		t0 := time.Now()
-		if err := scalars.sub(rg.lo, rg.hi).load(c, st.stage, b.scalars); err != nil {
-			return acc, fmt.Errorf("scalars [%d, %d): %w", rg.lo, rg.hi, err)
+		sub := scalars.sub(rg.lo, rg.hi)
+		sub.queued = i == 0 && scalars.queued
+		if err := sub.load(c, st.stage, b.scalars); err != nil {
+			return zero, fmt.Errorf("scalars [%d, %d): %w", rg.lo, rg.hi, err)
+		}
+		rec.Upload += time.Since(t0)
+		if i > 0 {
+			// Chunk i−1 ends: its stream buffer, the next chunk's, is free.
+			if err := done(); err != nil {
+				return zero, err
+			}
 		}
 		if j.streamed != nil && i+1 < len(ranges) {
 			if err := upload(i + 1); err != nil {
-				return acc, err
+				return zero, err
 			}
 		}
-		rec.Upload += time.Since(t0)
 		if i == len(ranges)-1 && j.loaded != nil {
 			if err := j.loaded(); err != nil {
-				return acc, err
+				return zero, err
 			}
 		}
 		if i == 0 {
 			at.pipeline = time.Now()
 		}
 		if err := r.mark(evStart); err != nil {
-			return acc, err
+			return zero, err
 		}
 		var maxima []uint32
-		win, err := r.pipeline(bases, &maxima)
+		bs, err := r.buckets(bases, &maxima)
 		if err != nil {
-			return acc, err
+			return zero, err
+		}
+		if carried {
+			err = r.fold(bs, carry)
+		} else {
+			win, err = r.windows(bs)
+		}
+		if err != nil {
+			return zero, err
 		}
 		if err := r.mark(evDone); err != nil {
-			return acc, err
+			return zero, err
 		}
-		wins = wins[:p.mwin]
-		if err := c.DtoH(driver.Bytes(wins), win); err != nil {
-			return acc, fmt.Errorf("read window sums: %w", err)
-		}
-		sum := combine(wins, p.c)
-		if i == 0 {
-			acc = sum
-		} else {
-			add(&acc, &sum)
-		}
-		d, err := st.stageTimes(c)
-		if err != nil {
-			return acc, err
-		}
-		rec.Sort += d[evSorted]
-		rec.Accumulate += d[evAccumulated]
-		rec.Reduce += d[evReduced]
-		rec.Window += d[evDone]
 		rec.Bits, rec.Copies, rec.Windows = int(p.c), int(p.copies()), int(p.mwin)
+	}
+	if err := done(); err != nil {
+		return zero, err
+	}
+	if carried {
+		// One window stage over the carry: segment s holds one point.
+		nseg := int(j.p.nseg)
+		offs := carry.Add(int(align256(uint64(nseg) * uint64(j.cv.xyzzBytes))))
+		if err := c.HtoD(offs, driver.Bytes(st.iota(nseg+1))); err != nil {
+			return zero, fmt.Errorf("carry offsets: %w", err)
+		}
+		if err := r.mark(evReduced); err != nil {
+			return zero, err
+		}
+		var err error
+		if win, err = r.windows(bucketSet{lo: carry, loOff: offs, hi: carry, hiOff: offs, s0: j.p.nseg, s1: j.p.nseg}); err != nil {
+			return zero, err
+		}
+		if err := r.mark(evDone); err != nil {
+			return zero, err
+		}
+		if err := c.SyncEvent(st.ev[evDone]); err != nil {
+			return zero, err
+		}
+		d, err := c.Elapsed(st.ev[evReduced], st.ev[evDone])
+		if err != nil {
+			return zero, err
+		}
+		rec.Window += d
+	}
+	wins := make([]W, r.p.mwin)
+	if err := c.DtoH(driver.Bytes(wins), win); err != nil {
+		return zero, fmt.Errorf("read window sums: %w", err)
 	}
 	rec.Compute = rec.Sort + rec.Accumulate + rec.Reduce + rec.Window
 	rec.Points, rec.Chunks, rec.Bases = scalars.n(), len(ranges), j.basesTime
 	reportMSM(ctx, st.device, at, rec)
-	return acc, nil
+	return combine(wins, r.p.c), nil
+}
+
+// iota returns 0, 1, …, n−1 (a slice the state keeps for the next call).
+func (st *msmState) iota(n int) []uint32 {
+	for i := len(st.iotaWords); i < n; i++ {
+		st.iotaWords = append(st.iotaWords, uint32(i))
+	}
+	return st.iotaWords[:n]
 }
 
 // chunkPlan returns the plan of one of j's chunks of n points: j's own
-// plan for a full chunk, else a plan over the same bases shape.
+// plan for a full chunk, else a plan over the same bases shape with the
+// same window bits (its buckets are carried into the same segments).
 func (j *msmJob) chunkPlan(n int) (msmPlan, error) {
 	if n == int(j.p.n) {
 		return j.p, nil
 	}
-	return newMSMPlanTable(n, j.table, 0, j.cv.bucketWave)
+	return newMSMPlanTable(n, j.table, j.p.c, j.cv.bucketWave)
 }
 
 // stageTimes reads the event times of the MSM stages just run.

@@ -19,12 +19,13 @@ import (
 )
 
 // emulate runs the emulator on (scalars, raw bases: p.stride points, the
-// table's copy 0) with plan p and returns the window sums' bytes.
-func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Element, bases []byte) []byte {
+// table's copy 0) with plan p, in chunks of chunk points with their buckets
+// carried (0: one pass), and returns the window sums' bytes.
+func emulate(t *testing.T, bin string, curve uint32, p msmPlan, chunk int, scalars []fr.Element, bases []byte) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	hdr := []uint32{curve, p.n, p.c, p.nwin, p.mwin, p.stride, p.copies(), p.t1, p.t2, p.tw, p.k}
+	hdr := []uint32{curve, p.n, p.c, p.nwin, p.mwin, p.stride, p.copies(), p.t1, p.t2, p.tw, p.k, uint32(chunk)}
 	buf := append(driver.Bytes(hdr), driver.Bytes(scalars)...)
 	require.NoError(t, os.WriteFile(in, append(buf, bases...), 0o600))
 	msg, err := exec.Command(bin, in, out).CombinedOutput()
@@ -40,7 +41,9 @@ func emulate(t *testing.T, bin string, curve uint32, p msmPlan, scalars []fr.Ele
 // machine with a C++ compiler, GPU or not. Cases with copies > 1 build a
 // table of multiples first (msm_table.cuh) and fold the windows into
 // fewer bucket windows; with extra > 0 the bases have extra points beyond
-// the scalars, so the table's stride is not n.
+// the scalars, so the table's stride is not n. Cases with chunk > 0 run as a
+// chunked MSM does (msmChunked): chunk after chunk over the bases in place,
+// the buckets carried by bucket_fold and weighted once.
 func TestMSMKernelsOnHost(t *testing.T) {
 	bin := buildHostKernels(t, "msm_emulate")
 	seed := testseed.Seed(t)
@@ -53,6 +56,7 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		c       uint32 // window bits, 0: the plan's choice
 		copies  uint32 // most table copies (0: no table)
 		extra   int    // bases beyond n
+		chunk   int    // points a chunk (0: one pass)
 	}{
 		{n: 1, scalars: "random", bases: "random"}, {n: 2, scalars: "random", bases: "random"},
 		{n: 3, scalars: "random", bases: "random"}, {n: 255, scalars: "random", bases: "random"},
@@ -76,9 +80,28 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		{n: 500, scalars: "random", bases: "random", copies: 16, extra: 700},
 		{n: 65, scalars: "random", bases: "random", g2: true, copies: 16},
 		{n: 40, scalars: "small", bases: "infinity", g2: true, copies: 5, extra: 9},
+		// Chunks with buckets carried: equal chunks, a short last one, one
+		// point a chunk, the last chunk of one point, equal partials in two
+		// chunks (a doubling in bucket_fold), long buckets reduced in some
+		// chunks only, over a table and over longer bases, and G2.
+		{n: 4096, scalars: "random", bases: "random", chunk: 1024},
+		{n: 4097, scalars: "random", bases: "random", chunk: 1000},
+		{n: 7, scalars: "random", bases: "random", chunk: 1},
+		{n: 301, scalars: "random", bases: "random", chunk: 300},
+		{n: 300, scalars: "small", bases: "repeated", chunk: 64},
+		{n: 300, scalars: "one", bases: "random", chunk: 128},
+		{n: 200, scalars: "minus-one", bases: "negated", chunk: 33},
+		{n: 100, scalars: "sparse", bases: "infinity", chunk: 10},
+		{n: 64, scalars: "zero", bases: "random", chunk: 16},
+		{n: 9000, scalars: "random", bases: "random", c: 12, chunk: 2500},
+		{n: 4097, scalars: "random", bases: "random", copies: 16, chunk: 1500},
+		{n: 500, scalars: "random", bases: "random", copies: 16, extra: 700, chunk: 120},
+		{n: 300, scalars: "small", bases: "repeated", copies: 16, chunk: 77},
+		{n: 65, scalars: "random", bases: "random", g2: true, chunk: 20},
+		{n: 40, scalars: "small", bases: "infinity", g2: true, copies: 5, extra: 9, chunk: 13},
 	} {
-		name := fmt.Sprintf("g2=%v/n=%d/c=%d/copies=%d/extra=%d/%s/%s",
-			tc.g2, tc.n, tc.c, tc.copies, tc.extra, tc.scalars, tc.bases)
+		name := fmt.Sprintf("g2=%v/n=%d/c=%d/copies=%d/extra=%d/chunk=%d/%s/%s",
+			tc.g2, tc.n, tc.c, tc.copies, tc.extra, tc.chunk, tc.scalars, tc.bases)
 		stride := tc.n + tc.extra
 		tab, err := newMSMTable(stride, max(1, tc.copies), tc.c)
 		require.NoError(t, err)
@@ -95,7 +118,7 @@ func TestMSMKernelsOnHost(t *testing.T) {
 			if tc.bases == "infinity" {
 				bases[0], bases[tc.n/2] = bls12381.G2Affine{}, bls12381.G2Affine{}
 			}
-			raw := emulate(t, bin, 2, p, scalars, driver.Bytes(bases))
+			raw := emulate(t, bin, 2, p, tc.chunk, scalars, driver.Bytes(bases))
 			got := combineG2(unsafe.Slice((*g2XYZZ)(unsafe.Pointer(&raw[0])), p.mwin), p.c)
 			var want bls12381.G2Jac
 			_, err := want.MultiExp(bases[:tc.n], scalars, ecc.MultiExpConfig{})
@@ -104,7 +127,7 @@ func TestMSMKernelsOnHost(t *testing.T) {
 			continue
 		}
 		bases := edgeBases(tc.bases, randG1(stride, stride, rng))
-		raw := emulate(t, bin, 1, p, scalars, driver.Bytes(bases))
+		raw := emulate(t, bin, 1, p, tc.chunk, scalars, driver.Bytes(bases))
 		got := combineG1(unsafe.Slice((*g1XYZZ)(unsafe.Pointer(&raw[0])), p.mwin), p.c)
 		var want bls12381.G1Jac
 		_, err = want.MultiExp(bases[:tc.n], scalars, ecc.MultiExpConfig{})
@@ -130,7 +153,7 @@ func selftestOnHost(t *testing.T, curve uint32, n int, a, b []byte) []byte {
 	bin := buildHostKernels(t, "msm_emulate")
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	hdr := make([]uint32, 11)
+	hdr := make([]uint32, 12)
 	hdr[0], hdr[1] = curve, uint32(n)
 	buf := append(append(driver.Bytes(hdr), a...), b...)
 	require.NoError(t, os.WriteFile(in, buf, 0o600))

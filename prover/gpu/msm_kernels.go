@@ -19,11 +19,11 @@ type msmSortKernels struct {
 // table kernel (unit msm_table) and the byte sizes of its affine and XYZZ
 // points.
 type msmCurve struct {
-	name                          string
-	mod                           *driver.Module
-	accumulate, reduce, bucketSum *driver.Function
-	table                         *driver.Function
-	pointBytes, xyzzBytes         int
+	name                                string
+	mod                                 *driver.Module
+	accumulate, reduce, bucketSum, fold *driver.Function
+	table                               *driver.Function
+	pointBytes, xyzzBytes               int
 	// bucketWave is how many bucket_sum threads the device runs at once:
 	// multiprocessors × resident blocks × msmCurveBlock.
 	bucketWave uint32
@@ -84,7 +84,7 @@ func loadMSMCurve(c *driver.Ctx, name string, tables *driver.Module, pointBytes,
 	}
 	fns := map[string]**driver.Function{
 		"msm_" + name + "_accumulate": &k.accumulate, "msm_" + name + "_reduce": &k.reduce,
-		"msm_" + name + "_bucket_sum": &k.bucketSum,
+		"msm_" + name + "_bucket_sum": &k.bucketSum, "msm_" + name + "_bucket_fold": &k.fold,
 	}
 	if k.mod, err = loadMSMModule(c, "msm_"+name, fns); err != nil {
 		return k, err

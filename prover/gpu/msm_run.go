@@ -368,24 +368,19 @@ func (st *msmState) chunkShape(cv *msmCurve, raw []byte, n, chunk int, resident 
 	if _, ok := st.residentFor(cv, raw); !ok && resident {
 		extra += int64(len(raw))
 	}
-	if need := st.chunkArena(cv, t, p, n, chunk, !resident); need > st.arenaLen {
+	if need := st.chunkArena(cv, p, n, chunk, !resident); need > st.arenaLen {
 		extra += int64(need - st.arenaLen)
 	}
 	return t, p, st.mem.fits(extra, free)
 }
 
 // chunkArena is the arena a chunked MSM needs: the stream buffers when
-// streamed, then the buffers of its largest chunk plan (the full chunk's or
-// the last, shorter one's).
-func (st *msmState) chunkArena(cv *msmCurve, t msmTable, p msmPlan, n, chunk int, streamed bool) uint64 {
+// streamed, the bucket carry when in more than one chunk, then the buffers
+// of a full chunk (a shorter last chunk, with the same window bits, needs
+// no more).
+func (st *msmState) chunkArena(cv *msmCurve, p msmPlan, n, chunk int, streamed bool) uint64 {
 	_, need := p.layout(0, cv.xyzzBytes)
-	if last := n % chunk; last != 0 {
-		if pl, err := newMSMPlanTable(last, t, st.window, cv.bucketWave); err == nil {
-			_, l := pl.layout(0, cv.xyzzBytes)
-			need = max(need, l)
-		}
-	}
-	return need + streamBytes(cv, chunk, streamed)
+	return need + carryBytes(p, cv.xyzzBytes, len(chunkRanges(n, chunk))) + streamBytes(cv, chunk, streamed)
 }
 
 // streamBytes is the arena space of the two stream buffers of a chunk.
@@ -393,7 +388,7 @@ func streamBytes(cv *msmCurve, chunk int, streamed bool) uint64 {
 	if !streamed {
 		return 0
 	}
-	return 2 * ((uint64(chunk)*uint64(cv.pointBytes) + 255) &^ 255)
+	return 2 * align256(uint64(chunk)*uint64(cv.pointBytes))
 }
 
 // prepareChunked makes the job of an MSM of n points in chunks of chunk
@@ -413,12 +408,12 @@ func (st *msmState) prepareChunked(c *driver.Ctx, cv *msmCurve, host any, raw []
 		j.streamed = raw[:n*cv.pointBytes]
 		j.streamBytes = int(streamBytes(cv, chunk, true))
 	}
-	if err := st.growArena(c, st.chunkArena(cv, t, p, n, chunk, !resident), n); err != nil {
+	if err := st.growArena(c, st.chunkArena(cv, p, n, chunk, !resident), n); err != nil {
 		return nil, err
 	}
 	half := driver.DevicePtr(j.streamBytes / 2)
 	j.streamBufs = [2]driver.DevicePtr{st.arena, st.arena + half}
-	j.b, _ = p.layout(st.arena.Add(j.streamBytes), cv.xyzzBytes)
+	j.b, _ = p.layout(st.arena.Add(j.streamBytes+int(carryBytes(p, cv.xyzzBytes, len(chunkRanges(n, chunk))))), cv.xyzzBytes)
 	return j, nil
 }
 
@@ -511,36 +506,55 @@ func (r *msmRun) interrupted(step string) error { return interrupted(r.ctx, r.c,
 // It sorts the entries and sets *sorted to the band maxima, unless *sorted
 // already holds those of the same sort, whose entries are in r's buffers.
 func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.DevicePtr, error) {
+	bs, err := r.buckets(bases, sorted)
+	if err != nil {
+		return 0, err
+	}
+	return r.windows(bs)
+}
+
+// bucketSet is where the bucket stages leave each segment's points for the
+// window stage (bucket_sum) or for bucket_fold: at lo and loOff[s], and for
+// the segments [s0, s1) that went through reduce levels at hi and
+// hiOff[s−s0].
+type bucketSet struct {
+	lo, loOff, hi, hiOff driver.DevicePtr
+	s0, s1               uint32
+}
+
+// buckets runs the stages from the sort to the reduce levels (see
+// pipeline) and records evSorted, evAccumulated and evReduced.
+func (r *msmRun) buckets(bases driver.DevicePtr, sorted *[]uint32) (bucketSet, error) {
 	p, b := r.p, r.b
 	if *sorted == nil {
 		var err error
 		if *sorted, err = r.sortEntries(); err != nil {
-			return 0, err
+			return bucketSet{}, err
 		}
 	}
 	maxima := *sorted
 	if err := r.mark(evSorted); err != nil {
-		return 0, err
+		return bucketSet{}, err
 	}
 	if err := r.interrupted("msm accumulate"); err != nil {
-		return 0, err
+		return bucketSet{}, err
 	}
 	ntask, err := r.tasks(b.segOff, p.nseg, p.t1, b.offA)
 	if err != nil {
-		return 0, err
+		return bucketSet{}, err
 	}
 	if err := r.orderTasks(ntask); err != nil {
-		return 0, err
+		return bucketSet{}, err
 	}
 	if err := launch1D(r.c, r.cv.accumulate, uint64(ntask), msmCurveBlock,
 		bases, b.sorted, b.segOff, b.offA, b.taskOrder, p.nseg, p.t1, b.partA); err != nil {
-		return 0, err
+		return bucketSet{}, err
 	}
 	if err := r.mark(evAccumulated); err != nil {
-		return 0, err
+		return bucketSet{}, err
 	}
 	if err := r.interrupted("msm reduce"); err != nil {
-		return 0, err
+		return bucketSet{}, err
 	}
 	s0, s1, maxLen := p.reducedRange(maxima)
 	hiPts, hiOff := b.partA, b.offA
@@ -550,23 +564,31 @@ func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.Devi
 		// has read: no level writes more points than it read.
 		x, err := r.word(b.offA.Add(4 * int(s0)))
 		if err != nil {
-			return 0, err
+			return bucketSet{}, err
 		}
 		dst := [2]driver.DevicePtr{b.partB, b.partA.Add(int(x) * r.cv.xyzzBytes)}
 		hiPts, hiOff, err = r.levels(b.partA, b.offA.Add(4*int(s0)), s1-s0, maxLen, msmBucketPartials, p.t2,
 			dst, [2]driver.DevicePtr{b.offB, b.offC})
 		if err != nil {
-			return 0, err
+			return bucketSet{}, err
 		}
 	}
 	if err := r.mark(evReduced); err != nil {
-		return 0, err
+		return bucketSet{}, err
 	}
+	return bucketSet{lo: b.partA, loOff: b.offA, hi: hiPts, hiOff: hiOff, s0: s0, s1: s1}, nil
+}
+
+// windows weights the buckets of bs per bucket window (bucket_sum, then
+// reduce levels over its K results per window) and returns the address of
+// the mwin window sums.
+func (r *msmRun) windows(bs bucketSet) (driver.DevicePtr, error) {
+	p, b := r.p, r.b
 	if err := r.interrupted("msm window sums"); err != nil {
 		return 0, err
 	}
 	if err := launch1D(r.c, r.cv.bucketSum, uint64(p.mwin)*uint64(p.k), msmCurveBlock,
-		b.partA, b.offA, hiPts, hiOff, s0, s1, p.mwin, p.nb, p.k, b.winA); err != nil {
+		bs.lo, bs.loOff, bs.hi, bs.hiOff, bs.s0, bs.s1, p.mwin, p.nb, p.k, b.winA); err != nil {
 		return 0, err
 	}
 	if err := r.putWindowOffsets(b.winOffA); err != nil {
@@ -575,6 +597,13 @@ func (r *msmRun) pipeline(bases driver.DevicePtr, sorted *[]uint32) (driver.Devi
 	win, _, err := r.levels(b.winA, b.winOffA, p.mwin, p.k, 1, p.tw,
 		[2]driver.DevicePtr{b.winB, b.winA}, [2]driver.DevicePtr{b.winOffB, b.winOffA})
 	return win, err
+}
+
+// fold adds the buckets of bs to carry, one XYZZ point per segment
+// (bucket_fold): a chunk's part of a chunked MSM's buckets.
+func (r *msmRun) fold(bs bucketSet, carry driver.DevicePtr) error {
+	return launch1D(r.c, r.cv.fold, uint64(r.p.nseg), msmCurveBlock,
+		bs.lo, bs.loOff, bs.hi, bs.hiOff, bs.s0, bs.s1, r.p.nseg, carry)
 }
 
 // sortEntries computes the digits, the segment offsets and the sorted

@@ -86,10 +86,10 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 		if err != nil {
 			return err
 		}
-		var tail func() error
-		if !j.chunked() {
-			tail = func() error { return st.queueHost(cx, j, private) }
-		}
+		// The host part of the scalars (of the first chunk's, in chunks)
+		// goes up while the quotient's last transforms run.
+		early := private[:min(len(private), j.chunk)]
+		tail := func() error { return st.queueHost(cx, j, early) }
 		start := time.Now()
 		dev, err := b.quotient(ctx, cx, logN, a, bv, c, tail)
 		if err != nil {
@@ -97,8 +97,8 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 		}
 		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a)})
 		j.loaded = func() error { return b.sendAhead(cx, st.stage) }
-		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: tail != nil}
-		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1, addG1)
+		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
+		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1)
 		return err
 	})
 	if err != nil {

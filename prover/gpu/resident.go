@@ -137,17 +137,17 @@ func (b *Backend) PlanKey(g1 [][]bls12381.G1Affine, g2 [][]bls12381.G2Affine, lo
 				other -= r.bytes()
 			}
 		}
-		arena := func(g2 bool, n int) int64 {
+		arena := func(g2 bool, points, chunk int) int64 {
 			cv := st.g1
 			if g2 {
 				cv = st.g2
 			}
-			p, err := newMSMPlan(n, cv.bucketWave)
+			p, err := newMSMPlan(chunk, cv.bucketWave)
 			if err != nil {
 				return math.MaxInt64 / 4
 			}
 			_, a := p.layout(0, cv.xyzzBytes)
-			return int64(a)
+			return int64(a + carryBytes(p, cv.xyzzBytes, len(chunkRanges(points, chunk))))
 		}
 		quotient := QuotientHBytes(logN)
 		if kp, err = planKey(shapes, quotient, budget-max(0, other), arena); err != nil {

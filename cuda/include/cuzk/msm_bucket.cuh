@@ -130,6 +130,28 @@ CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ lo_pts, const uint32_t* __re
   store16(&out[j], add(acc, mul_small(run, lo)));
 }
 
+// bucket_fold: thread s adds the points of segment s, read as bucket_sum
+// reads them (at most kBucketPartials, none for an empty bucket), to
+// carry[s]. A chunked MSM (prover/gpu, msm_chunk.go) runs its bucket stages
+// chunk after chunk into one carry, zeroed (the point at infinity) before
+// the first; after the last, carry holds S_b for every segment, and
+// bucket_sum weights it once, with lo_off = 0, 1, …, nseg.
+template <class F, bool inlined>
+CUZK_HD void bucket_fold(const XYZZ<F>* __restrict__ lo_pts, const uint32_t* __restrict__ lo_off,
+                         const XYZZ<F>* __restrict__ hi_pts, const uint32_t* __restrict__ hi_off, uint32_t s0,
+                         uint32_t s1, uint32_t nseg, XYZZ<F>* __restrict__ carry) {
+  const uint32_t s = thread_id();
+  if (s >= nseg) return;
+  const bool reduced = s - s0 < s1 - s0;
+  const XYZZ<F>* __restrict__ pts = reduced ? hi_pts : lo_pts;
+  const uint32_t* __restrict__ off = reduced ? hi_off + (s - s0) : lo_off + s;
+  const uint32_t begin = off[0], end = off[1];
+  if (begin == end) return;
+  XYZZ<F> acc = load16(&carry[s]);
+  for (uint32_t e = begin; e < end; e++) acc = add_loop<inlined>(acc, load16(&pts[e]));
+  store16(&carry[s], acc);
+}
+
 }  // namespace msm
 }  // namespace ec
 }  // namespace cuzk

@@ -7,10 +7,13 @@
 // (PTX carry instructions emulated, see ec_arch.cuh) on machines without a
 // GPU.
 //
-// Usage: msm_emulate IN OUT. IN: eleven little-endian uint32 (curve 1|2, n,
-// c, nwin, mwin, stride, copies, t1, t2, tw, k), n scalars (gnark fr.Element),
-// stride affine points (gnark layout; the table's copy 0). OUT: mwin XYZZ
-// points. With curve 0 it runs the Fp self-test kernel instead: IN holds n
+// Usage: msm_emulate IN OUT. IN: twelve little-endian uint32 (curve 1|2, n,
+// c, nwin, mwin, stride, copies, t1, t2, tw, k, chunk), n scalars (gnark
+// fr.Element), stride affine points (gnark layout; the table's copy 0).
+// OUT: mwin XYZZ points. With chunk ≥ 1 and < n the scalars run in chunks of
+// chunk points over the bases in place, their bucket sums carried from
+// chunk to chunk (bucket_fold) and weighted once, as msmChunked does; t1 is
+// then each chunk's own (msmPlan: twice its mean bucket length). With curve 0 it runs the Fp self-test kernel instead: IN holds n
 // (the second word) and n pairs a, b of gnark fp.Elements after the header,
 // OUT the kernel's 6n results; with curve 3 the Fp2 self-test kernel, n
 // pairs of gnark E2s in, 5n out.
@@ -77,6 +80,8 @@ struct Curve {
   void (*reduce)(const XYZZ<F>*, const uint32_t*, const uint32_t*, uint32_t, uint32_t, XYZZ<F>*);
   void (*bucket_sum)(const XYZZ<F>*, const uint32_t*, const XYZZ<F>*, const uint32_t*, uint32_t, uint32_t,
                      uint32_t, uint32_t, uint32_t, XYZZ<F>*);
+  void (*bucket_fold)(const XYZZ<F>*, const uint32_t*, const XYZZ<F>*, const uint32_t*, uint32_t, uint32_t,
+                      uint32_t, XYZZ<F>*);
 };
 
 // tasks mirrors msmRun.tasks.
@@ -121,29 +126,34 @@ static void levels(const Curve<F>& cv, std::vector<XYZZ<F>>& cur, Words& off, ui
   }
 }
 
+// Buckets is what the bucket stages leave for bucket_sum (or bucket_fold):
+// the partials at off, and the reduced segments [s0, s1) in hi at hi_off.
 template <class F>
-static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
-  const uint32_t n = h[1], c = h[2], nwin = h[3], mwin = h[4], stride = h[5], copies = h[6];
-  const uint32_t t1 = h[7], t2 = h[8], tw = h[9], k = h[10];
+struct Buckets {
+  std::vector<XYZZ<F>> cur, hi;
+  Words off, hi_off;
+  uint32_t s0, s1;
+};
+
+// buckets mirrors msmRun.buckets: digits, sort, accumulate and reduce
+// levels of n scalars over bases (a table of copies of stride points).
+template <class F>
+static Buckets<F> buckets(const Curve<F>& cv, const Fr* scalars, const Affine<F>* bases, uint32_t n, uint32_t c,
+                          uint32_t nwin, uint32_t mwin, uint32_t stride, uint32_t t1, uint32_t t2) {
   const uint32_t nb = 1u << (c - 1), nseg = mwin * nb;
-  std::vector<Fr> scalars(n);
-  std::vector<Affine<F>> bases((size_t)copies * stride);
-  if (fread(scalars.data(), sizeof(Fr), n, in) != n || fread(bases.data(), sizeof(Affine<F>), stride, in) != stride)
-    return 2;
-  if (copies > 1) launch(stride, [&] { cv.table(bases.data(), stride, copies, c * mwin); });
   Words digits((size_t)n * nwin), counts(nseg, 0), seg_off(nseg + 1);
   const uint32_t band = nb / (nb < 64 ? nb : 64), bands = nseg / band;  // msmPlan.band, bands
   Words maxima(bands, 0);
-  launch(n, [&] { msm_digits(scalars.data(), n, c, nwin, mwin, digits.data(), counts.data()); });
+  launch(n, [&] { msm_digits(scalars, n, c, nwin, mwin, digits.data(), counts.data()); });
   scan(counts.data(), nseg, seg_off.data(), maxima.data(), band);
   Words cursor(seg_off.begin(), seg_off.end() - 1), sorted(seg_off[nseg]);
   launch((uint64_t)n * nwin,
          [&] { msm_scatter(digits.data(), n, nwin, mwin, stride, c, cursor.data(), sorted.data()); });
-  Words off;
-  std::vector<XYZZ<F>> cur(tasks(seg_off, nseg, t1, off));
-  const Words order = task_order(seg_off, off, nseg, t1);
-  launch(cur.size(), [&] {
-    cv.accumulate(bases.data(), sorted.data(), seg_off.data(), off.data(), order.data(), nseg, t1, cur.data());
+  Buckets<F> out;
+  out.cur.resize(tasks(seg_off, nseg, t1, out.off));
+  const Words order = task_order(seg_off, out.off, nseg, t1);
+  launch(out.cur.size(), [&] {
+    cv.accumulate(bases, sorted.data(), seg_off.data(), out.off.data(), order.data(), nseg, t1, out.cur.data());
   });
   // Segments [s0, s1) go through reduce levels first (msmPlan.reducedRange),
   // their first level reading cur at its offsets, as the device does.
@@ -156,17 +166,63 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
       max_len = l > max_len ? l : max_len;
     }
   }
-  const uint32_t s0 = max_len ? first * band : nseg, s1 = max_len ? (last + 1) * band : nseg;
-  std::vector<XYZZ<F>> hi(cur);
-  Words hi_off(off.begin() + s0, off.begin() + s1 + 1);
-  levels(cv, hi, hi_off, s1 - s0, max_len, t2, msm::kBucketPartials);
+  out.s0 = max_len ? first * band : nseg;
+  out.s1 = max_len ? (last + 1) * band : nseg;
+  out.hi = out.cur;
+  out.hi_off.assign(out.off.begin() + out.s0, out.off.begin() + out.s1 + 1);
+  levels(cv, out.hi, out.hi_off, out.s1 - out.s0, max_len, t2, msm::kBucketPartials);
+  return out;
+}
+
+// windows mirrors msmRun.windows: bucket_sum, then the window levels.
+template <class F>
+static std::vector<XYZZ<F>> windows(const Curve<F>& cv, const XYZZ<F>* lo, const uint32_t* lo_off,
+                                    const XYZZ<F>* hi, const uint32_t* hi_off, uint32_t s0, uint32_t s1,
+                                    uint32_t mwin, uint32_t nb, uint32_t k, uint32_t tw) {
   std::vector<XYZZ<F>> wins((size_t)mwin * k);
-  launch(wins.size(), [&] {
-    cv.bucket_sum(cur.data(), off.data(), hi.data(), hi_off.data(), s0, s1, mwin, nb, k, wins.data());
-  });
+  launch(wins.size(), [&] { cv.bucket_sum(lo, lo_off, hi, hi_off, s0, s1, mwin, nb, k, wins.data()); });
   Words win_off(mwin + 1);
   for (uint32_t w = 0; w <= mwin; w++) win_off[w] = w * k;
   levels(cv, wins, win_off, mwin, k, tw, 1);
+  return wins;
+}
+
+// chunk_t1 is msmPlan's t1 for a chunk of n points: twice the mean segment
+// length, at least 8.
+static uint32_t chunk_t1(uint32_t n, uint32_t nwin, uint32_t nseg) {
+  const uint32_t mean = (uint32_t)((uint64_t)n * nwin / nseg);
+  return 2 * mean > 8 ? 2 * mean : 8;
+}
+
+template <class F>
+static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
+  const uint32_t n = h[1], c = h[2], nwin = h[3], mwin = h[4], stride = h[5], copies = h[6];
+  const uint32_t t1 = h[7], t2 = h[8], tw = h[9], k = h[10], chunk = h[11];
+  const uint32_t nb = 1u << (c - 1), nseg = mwin * nb;
+  std::vector<Fr> scalars(n);
+  std::vector<Affine<F>> bases((size_t)copies * stride);
+  if (fread(scalars.data(), sizeof(Fr), n, in) != n || fread(bases.data(), sizeof(Affine<F>), stride, in) != stride)
+    return 2;
+  if (copies > 1) launch(stride, [&] { cv.table(bases.data(), stride, copies, c * mwin); });
+  std::vector<XYZZ<F>> wins;
+  if (chunk == 0 || chunk >= n) {
+    Buckets<F> b = buckets(cv, scalars.data(), bases.data(), n, c, nwin, mwin, stride, t1, t2);
+    wins = windows(cv, b.cur.data(), b.off.data(), b.hi.data(), b.hi_off.data(), b.s0, b.s1, mwin, nb, k, tw);
+  } else {
+    std::vector<XYZZ<F>> carry(nseg);
+    memset(carry.data(), 0, carry.size() * sizeof(XYZZ<F>));  // the point at infinity
+    for (uint32_t lo = 0; lo < n; lo += chunk) {
+      const uint32_t m = n - lo < chunk ? n - lo : chunk;
+      Buckets<F> b = buckets(cv, scalars.data() + lo, bases.data() + lo, m, c, nwin, mwin, stride,
+                             chunk_t1(m, nwin, nseg), t2);
+      launch(nseg, [&] {
+        cv.bucket_fold(b.cur.data(), b.off.data(), b.hi.data(), b.hi_off.data(), b.s0, b.s1, nseg, carry.data());
+      });
+    }
+    Words iota(nseg + 1);
+    for (uint32_t s = 0; s <= nseg; s++) iota[s] = s;
+    wins = windows(cv, carry.data(), iota.data(), carry.data(), iota.data(), nseg, nseg, mwin, nb, k, tw);
+  }
   return fwrite(wins.data(), sizeof(XYZZ<F>), mwin, out) == mwin ? 0 : 3;
 }
 
@@ -188,12 +244,13 @@ int main(int argc, char** argv) {
   if (argc != 3) return 1;
   FILE* in = fopen(argv[1], "rb");
   FILE* out = fopen(argv[2], "wb");
-  uint32_t h[11];
-  if (!in || !out || fread(h, 4, 11, in) != 11) return 1;
+  uint32_t h[12];
+  if (!in || !out || fread(h, 4, 12, in) != 12) return 1;
   int rc = h[0] == 0   ? fp_selftest(in, out, h[1])
            : h[0] == 3 ? fp2_selftest(in, out, h[1])
            : h[0] == 1
-               ? run(in, out, h, Curve<Fp>{msm_g1_table, msm_g1_accumulate, msm_g1_reduce, msm_g1_bucket_sum})
-               : run(in, out, h, Curve<Fp2>{msm_g2_table, msm_g2_accumulate, msm_g2_reduce, msm_g2_bucket_sum});
+               ? run(in, out, h, Curve<Fp>{msm_g1_table, msm_g1_accumulate, msm_g1_reduce, msm_g1_bucket_sum, msm_g1_bucket_fold})
+               : run(in, out, h, Curve<Fp2>{msm_g2_table, msm_g2_accumulate, msm_g2_reduce, msm_g2_bucket_sum,
+                                                        msm_g2_bucket_fold});
   return fclose(out) != 0 ? 4 : rc;
 }
