@@ -102,9 +102,10 @@ func msmChunked[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *m
 	}
 	at := msmStarts{bases: j.basesStart, upload: time.Now()}
 	var rec MSMTimings
-	// done waits for the chunk queued last and adds its stage times.
+	// done waits for the chunk queued last (not for the stager's stream,
+	// where Prefetch's uploads may run on) and adds its stage times.
 	done := func() error {
-		if err := c.Synchronize(); err != nil {
+		if err := c.SyncEvent(st.ev[evDone]); err != nil {
 			return err
 		}
 		d, err := st.stageTimes(c)
