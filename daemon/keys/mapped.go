@@ -30,17 +30,20 @@ type verifiedFile struct {
 
 // readRaw maps a production raw key file and reads its verifying key.
 func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
+	start := m.now()
 	k, err := keyfile.Open(rawPath, keyfile.SkipVerify(), keyfile.Populate())
 	if err != nil {
 		return err
 	}
+	mapped := m.now().Sub(start)
 	vk := new(groth16.VerifyingKey)
 	err = readFile(vkPath, vk)
 	if err == nil {
 		err = keyfile.CheckPair(rawPath, k.PK, vkPath, vk)
 	}
+	var hashed time.Duration
 	if err == nil {
-		err = m.verifyOnce(k)
+		hashed, err = m.verifyOnce(k)
 	}
 	if err == nil {
 		err = fits(rawPath, k.PK, e)
@@ -49,6 +52,7 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 		return errors.Join(err, k.Close())
 	}
 	e.pk, e.vk, e.mapped = k.PK, vk, k
+	m.cfg.Log.Info("key file mapped", "key", e.key, "path", rawPath, "map", mapped, "verify", hashed)
 	return nil
 }
 
@@ -56,9 +60,10 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 // false when it is absent or damaged (the setup's files then replace it).
 func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bool) {
 	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, keyfile.SkipVerify(), keyfile.Populate())
+	var hashed time.Duration
 	if err == nil {
 		if err = keyfile.CheckPair(info.RawPath, k.PK, info.VKPath, vk); err == nil {
-			err = m.verifyOnce(k)
+			hashed, err = m.verifyOnce(k)
 		}
 		if err != nil {
 			err = errors.Join(err, k.Close())
@@ -67,7 +72,8 @@ func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bo
 	switch {
 	case err == nil:
 		e.pk, e.vk, e.dev, e.mapped = k.PK, vk, true, k
-		m.cfg.Log.Info("development key mapped (NOT for production)", "key", e.key, "path", info.RawPath, "load", info.Load)
+		m.cfg.Log.Info("development key mapped (NOT for production)", "key", e.key, "path", info.RawPath, "load", info.Load,
+			"verify", hashed)
 		if pk := strings.TrimSuffix(info.RawPath, RawExt) + ".pk"; fileExists(pk) {
 			m.checkUnused(pk, info.RawPath, true)
 		}
@@ -79,11 +85,12 @@ func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bo
 }
 
 // verifyOnce hashes k's sections unless this manager has hashed the same,
-// unchanged file before.
-func (m *Manager) verifyOnce(k *keyfile.Key) error {
+// unchanged file before, and returns how long the hashing took (0: not
+// hashed again).
+func (m *Manager) verifyOnce(k *keyfile.Key) (time.Duration, error) {
 	st, err := os.Stat(k.Path)
 	if err != nil {
-		return fmt.Errorf("verify %s: %w", k.Path, err)
+		return 0, fmt.Errorf("verify %s: %w", k.Path, err)
 	}
 	v := verifiedFile{size: st.Size(), mod: st.ModTime()}
 	for i, s := range k.Header.Sections {
@@ -93,15 +100,17 @@ func (m *Manager) verifyOnce(k *keyfile.Key) error {
 	seen, ok := m.verified[k.Path]
 	m.mu.Unlock()
 	if ok && seen.size == v.size && seen.mod.Equal(v.mod) && seen.sums == v.sums {
-		return nil
+		return 0, nil
 	}
+	start := m.now()
 	if err := k.Verify(); err != nil {
-		return err
+		return 0, err
 	}
+	took := m.now().Sub(start)
 	m.mu.Lock()
 	m.verified[k.Path] = v
 	m.mu.Unlock()
-	return nil
+	return took, nil
 }
 
 // fits checks that pk was made for e's circuit.
