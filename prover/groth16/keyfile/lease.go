@@ -19,11 +19,14 @@ var ErrChanged = errors.New("file changed under its mapping")
 //
 // How: a lease makes the kernel hold another process's open for writing,
 // or truncate(2), for up to /proc/sys/fs/lease-break-time seconds (45 by
-// default) and tell this process with SIGIO. The notice (received through
-// os/signal: a SIGIO is ignored by the Go runtime otherwise, and a lost or
-// merged one is harmless, since every notice, and a poll each second,
-// asks every leased descriptor with F_GETLEASE) finds the keys whose lease
-// is breaking. Such a key's mapping is then replaced in place by a private
+// default) and tell this process with SIGIO. The notice is received
+// through os/signal: the Go runtime's handler, installed for every signal
+// at start with SA_RESTART, drops a SIGIO unless it is asked for, so
+// asking for it changes nothing else (a daemon's own handlers, as
+// internal/signals installs for SIGTERM, SIGINT and SIGHUP, are for other
+// numbers). os/signal may merge two SIGIOs, which is harmless: every
+// notice, and a poll each second besides, asks every leased descriptor
+// with F_GETLEASE, and finds the keys whose lease is breaking. Such a key's mapping is then replaced in place by a private
 // copy: the mapped bytes are copied into anonymous memory, which mremap
 // moves over the mapping's own addresses in one step, so that a reader
 // sees the file's page or the copy's, the same bytes, at every address.

@@ -120,10 +120,12 @@ func (k *Key) leaseBroken() {
 		l.convert.Unlock()
 		return // closed meanwhile: the lease went with the descriptor
 	}
+	copying.Lock() // one copy at a time: each sees the memory the last one took
 	err := fitsInMemory(len(data))
 	if err == nil {
 		err = makePrivate(data)
 	}
+	copying.Unlock()
 	var changed error
 	if err == nil {
 		changed = fmt.Errorf("%w: another process opened it for writing or truncated it; the key reads a private copy of the %d bytes mapped (as verified when loaded)", ErrChanged, len(data))
@@ -139,6 +141,10 @@ func (k *Key) leaseBroken() {
 	l.convert.Unlock()
 	l.onBreak(k)
 }
+
+// copying serializes the private copies of keys whose leases break
+// together (each copy uses every core already).
+var copying sync.Mutex
 
 // forcePrivateErr, when set (by tests), is why no private copy is made.
 var forcePrivateErr error
