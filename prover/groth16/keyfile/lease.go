@@ -15,7 +15,7 @@ var ErrChanged = errors.New("file changed under its mapping")
 // proving from PK when the file changes, on goroutines of this package or
 // not (gnark-crypto's MSM workers, a GPU backend's host staging copies),
 // goes on reading the bytes that were mapped, and onBreak is called with
-// the key once they are safe.
+// the key once they are safe, before the other process goes on.
 //
 // How: a lease makes the kernel hold another process's open for writing,
 // or truncate(2), for up to /proc/sys/fs/lease-break-time seconds (45 by
@@ -30,8 +30,8 @@ var ErrChanged = errors.New("file changed under its mapping")
 // copy: the mapped bytes are copied into anonymous memory, which mremap
 // moves over the mapping's own addresses in one step, so that a reader
 // sees the file's page or the copy's, the same bytes, at every address.
-// Only then is the lease released and the other process's open or
-// truncate goes on. A copy-on-write of a MAP_PRIVATE file mapping would
+// Then onBreak is called, and only then is the lease released and the
+// other process's open or truncate goes on. A copy-on-write of a MAP_PRIVATE file mapping would
 // not do: truncate(2) discards a file mapping's private copies too, past
 // the new end (a read there still raises SIGBUS), while anonymous memory
 // is no longer the file's.

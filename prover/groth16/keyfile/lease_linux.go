@@ -108,13 +108,15 @@ func pollLeases() {
 	}
 }
 
-// leaseBroken makes k's mapping private when memory allows, releases the
-// lease then, and tells the key's owner.
+// leaseBroken makes k's mapping private when memory allows, tells the
+// key's owner, and then releases the lease (so that the owner has acted
+// by the time the other process goes on; the owner's Close releases it
+// too).
 func (k *Key) leaseBroken() {
 	l := k.lease
 	l.convert.Lock()
 	k.mu.Lock()
-	data, f := k.data, k.file
+	data := k.data
 	k.mu.Unlock()
 	if data == nil {
 		l.convert.Unlock()
@@ -129,9 +131,6 @@ func (k *Key) leaseBroken() {
 	var changed error
 	if err == nil {
 		changed = fmt.Errorf("%w: another process opened it for writing or truncated it; the key reads a private copy of the %d bytes mapped (as verified when loaded)", ErrChanged, len(data))
-		if rerr := releaseLease(f); rerr != nil {
-			changed = errors.Join(changed, fmt.Errorf("release the lease (the other process waits for the lease-break time): %w", rerr))
-		}
 	} else {
 		changed = fmt.Errorf("%w: another process opened it for writing or truncated it; the key still reads the file (no private copy: %v): close it once its readers end; one still reading after the lease-break time (/proc/sys/fs/lease-break-time) can fault", ErrChanged, err)
 	}
@@ -140,6 +139,17 @@ func (k *Key) leaseBroken() {
 	k.mu.Unlock()
 	l.convert.Unlock()
 	l.onBreak(k)
+	if err != nil {
+		return // the lease stays until Close
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.file == nil {
+		return // closed by onBreak: the lease went with the descriptor
+	}
+	if rerr := releaseLease(k.file); rerr != nil {
+		l.changed = &Error{Path: k.Path, Err: errors.Join(changed, fmt.Errorf("release the lease (the other process waits for the lease-break time): %w", rerr))}
+	}
 }
 
 // copying serializes the private copies of keys whose leases break
