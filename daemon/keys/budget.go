@@ -215,7 +215,7 @@ func (m *Manager) MakeRoomOn(h *Handle, device string) error {
 	if err := h.usableOn(device); err != nil {
 		return err
 	}
-	if err := m.fileDamagedLocked(h.e); err != nil {
+	if err := m.fileDamagedLocked(h.e, false); err != nil {
 		return err
 	}
 	if _, hot := h.e.hot[device]; hot || m.cfg.GPUBudget == 0 {

@@ -17,6 +17,10 @@
 // first time it maps it and, while the file keeps its size, modification
 // time and header, maps it again from cold without hashing. A mapped key is
 // unmapped when it drops to cold, which happens only once no one uses it.
+// Each raw file is mapped under a lease (keyfile.Leased): another process
+// truncating or rewriting it waits while the key is copied into private
+// memory, its holders finish from that copy, new users are refused with an
+// error naming the file, and the key goes cold once its jobs end.
 //
 // Host memory is budgeted: loading a key evicts the least recently used
 // unreferenced warm keys until it fits; a key in use (Acquired and not yet

@@ -254,7 +254,7 @@ func (m *Manager) Acquire(ctx context.Context, c *registry.Resolved) (*Handle, e
 			h.LoadTime = m.now().Sub(start)
 		}
 		m.mu.Lock()
-		err = m.fileDamagedLocked(e)
+		err = m.fileDamagedLocked(e, true)
 		m.mu.Unlock()
 		if err != nil {
 			h.Release() // the last user's release takes the key cold

@@ -28,14 +28,31 @@ type verifiedFile struct {
 	sums [len(keyfile.Header{}.Sections)]keyfile.Sum
 }
 
+// mapOptions are the options every raw key file is mapped with: leased
+// (keyfile.Leased), so that another process truncating or rewriting the
+// file while a proof reads it changes nothing for the proof (the key is
+// copied into private memory first, or, short of memory, kept on the file
+// until its jobs end), and the key then goes cold (fileChanged).
+func (m *Manager) mapOptions() []keyfile.OpenOption {
+	return []keyfile.OpenOption{keyfile.SkipVerify(), keyfile.Populate(), keyfile.Leased(m.fileChanged)}
+}
+
+// warnUnleased logs, once per load, that k's file could not be leased.
+func (m *Manager) warnUnleased(key string, k *keyfile.Key) {
+	if err := k.LeaseErr(); err != nil {
+		m.cfg.Log.Warn("key file not leased: a truncation of this file while a proof reads it ends the daemon", "key", key, "path", k.Path, "err", err)
+	}
+}
+
 // readRaw maps a production raw key file and reads its verifying key.
 func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 	start := m.now()
-	k, err := keyfile.Open(rawPath, keyfile.SkipVerify(), keyfile.Populate())
+	k, err := keyfile.Open(rawPath, m.mapOptions()...)
 	if err != nil {
 		return err
 	}
 	mapped := m.now().Sub(start)
+	m.warnUnleased(e.key, k)
 	vk := new(groth16.VerifyingKey)
 	err = readFile(vkPath, vk)
 	if err == nil {
@@ -59,9 +76,10 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 // readDevMapped maps the development raw key file when there is one; ok is
 // false when it is absent or damaged (the setup's files then replace it).
 func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bool) {
-	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, keyfile.SkipVerify(), keyfile.Populate())
+	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, m.mapOptions()...)
 	var hashed time.Duration
 	if err == nil {
+		m.warnUnleased(e.key, k)
 		if err = keyfile.CheckPair(info.RawPath, k.PK, info.VKPath, vk); err == nil {
 			hashed, err = m.verifyOnce(k)
 		}
@@ -126,13 +144,20 @@ func fits(path string, pk *groth16.ProvingKey, e *entry) error {
 // (keyfile.Key.Check): a file truncated after it was mapped fails the
 // caller, naming the file, before anything reads past its new end (a
 // SIGBUS), and the key goes cold at its last release, so that the next load
-// maps the file again or reports what is wrong with it. The caller holds
-// m.mu and a reference to e.
-func (m *Manager) fileDamagedLocked(e *entry) error {
+// maps the file again or reports what is wrong with it. A new user
+// (Acquire) is also refused a key whose file another process changed while
+// it was leased (keyfile.Key.Changed), even one that reads a private copy
+// and serves its holders whole: so that the key drains, goes cold, and the
+// next load reads the file as it is now. The caller holds m.mu and a
+// reference to e.
+func (m *Manager) fileDamagedLocked(e *entry, newUser bool) error {
 	if e.mapped == nil {
 		return nil
 	}
 	err := e.mapped.Check()
+	if err == nil && newUser {
+		err = e.mapped.Changed()
+	}
 	if err == nil {
 		return nil
 	}
@@ -141,6 +166,39 @@ func (m *Manager) fileDamagedLocked(e *entry) error {
 	}
 	m.cfg.Log.Error("key file changed under its mapping: the key goes cold once its jobs end", "key", e.key, "err", err)
 	return fmt.Errorf("key %s: %w", e.key, err)
+}
+
+// fileChanged is keyfile.Leased's notice that another process opened k's
+// file for writing or truncated it: k now reads a private copy of what was
+// verified (or, short of memory, still the file, whose change waits for
+// the key's lease, released when the key is unmapped). The key goes cold
+// now if no one holds it, else at its last release; until then new users
+// are refused (fileDamagedLocked).
+func (m *Manager) fileChanged(k *keyfile.Key) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var e *entry
+	for _, x := range m.entries {
+		if x.mapped == k {
+			e = x
+			break
+		}
+	}
+	if e == nil {
+		// Still loading (the load's Acquire finds k.Changed), or gone.
+		m.cfg.Log.Error("key file changed under its mapping", "path", k.Path, "err", k.Changed())
+		return
+	}
+	m.cfg.Log.Error("key file changed under its mapping: the key goes cold once its jobs end", "key", e.key, "path", k.Path, "jobs", e.refs, "err", k.Changed())
+	if e.refs > 0 || !isReady(e) {
+		if e.evictAsked == 0 || Cold < e.evictAsked {
+			e.evictAsked = Cold
+		}
+		return
+	}
+	if err := m.dropLocked(e, Cold); err != nil {
+		m.cfg.Log.Warn("key eviction after its file changed failed", "key", e.key, "err", err)
+	}
 }
 
 // unmapLocked releases e's mapped key file, if any. The caller holds m.mu

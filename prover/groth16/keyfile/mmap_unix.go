@@ -8,6 +8,10 @@ import (
 	"syscall"
 )
 
+// mapsFile: a key's points are views of the file's mapping (Leased
+// guards them).
+const mapsFile = true
+
 // mapFile maps size bytes of f read-only and shared: the pages are the page
 // cache's own, so several processes mapping one key share its memory. With
 // populate the pages are faulted in by the call (populateFlag).

@@ -15,7 +15,10 @@ import (
 // OpenOption configures Open.
 type OpenOption func(*openConfig) error
 
-type openConfig struct{ verify, requireChecked, populate bool }
+type openConfig struct {
+	verify, requireChecked, populate bool
+	onBreak                          func(*Key) // Leased
+}
 
 // Populate faults the whole mapping in when it is made (MAP_POPULATE on
 // Linux; elsewhere nothing), from the page cache or the disk, in one call
@@ -44,18 +47,20 @@ func RequireChecked() OpenOption {
 // number of concurrent provers (Prove only reads a key), and must not be
 // written to (the pages are mapped read-only: a write faults). Close
 // unmaps them; no one may use PK, or any slice taken from it, after that.
-// The file must not be truncated or written in place while mapped (a
-// replacement through renameio, as Write does, is safe: the mapping keeps
-// the old file). Only Close releases the mapping: PK does not keep its Key alive, so the
-// garbage collector must not be left to do it.
+// The file must not be truncated or written in place while mapped, unless
+// the key holds a lease (Leased); a replacement through renameio, as Write
+// does, is always safe: the mapping keeps the old file. Only Close
+// releases the mapping: PK does not keep its Key alive, so the garbage
+// collector must not be left to do it.
 type Key struct {
 	PK     *groth16.ProvingKey
 	Header Header
 	Path   string
 
-	mu   sync.Mutex
-	data []byte   // the mapping; nil once closed
-	file *os.File // the mapped file, held open for Check; nil once closed
+	mu    sync.Mutex
+	data  []byte      // the mapping; nil once closed
+	file  *os.File    // the mapped file, held open for Check; nil once closed
+	lease *leaseState // Leased; nil without
 }
 
 // Open maps the raw key file at path and returns its key without decoding
@@ -87,8 +92,18 @@ func Open(path string, opts ...OpenOption) (*Key, error) {
 	return k, nil
 }
 
-// openFile maps f and builds its key, which keeps f open (Check).
+// openFile maps f and builds its key, which keeps f open (Check). With
+// Leased, the lease is taken before the file is mapped and read, so that
+// what is checked is what the key keeps.
 func openFile(path string, f *os.File, cfg openConfig) (*Key, error) {
+	var lease *leaseState
+	if cfg.onBreak != nil {
+		lease = &leaseState{onBreak: cfg.onBreak}
+		if mapsFile {
+			lease.err = takeLease(f)
+			lease.held = lease.err == nil
+		}
+	}
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("open key file: %w", err)
@@ -104,11 +119,17 @@ func openFile(path string, f *os.File, cfg openConfig) (*Key, error) {
 	if ferr := guardFaults(func() { k, err = newKey(path, data, st.Size(), cfg) }); ferr != nil {
 		err = &Error{Path: path, Err: ferr}
 	}
+	if err == nil && lease != nil && lease.held && leaseBreaking(f) {
+		err = &Error{Path: path, Err: fmt.Errorf("%w: another process opened it for writing or truncated it while it was loaded", ErrChanged)}
+	}
 	if err != nil {
 		_ = unmapFile(data) // the damage is the error to report
 		return nil, err
 	}
-	k.file = f
+	k.file, k.lease = f, lease
+	if lease != nil && lease.held {
+		watch(k) // a break from now on is seen by the watcher's next poll
+	}
 	return k, nil
 }
 
@@ -219,17 +240,26 @@ func (k *Key) Verify() error {
 	return nil
 }
 
-// Check reports whether the mapped file is still as long as its header
-// says: a file truncated after it was mapped is an *Error wrapping
+// Check reports whether the key can be read whole: the mapped file is
+// still as long as its header says, or the key reads a private copy of it
+// (Leased). A file truncated after it was mapped is an *Error wrapping
 // ErrTruncated, naming the file (touching a page past its new end would
-// raise SIGBUS). It asks the open descriptor, so a file replaced by a
-// rename (the mapping keeps the old one) is not mistaken for it. Cheap (one
-// fstat): for a caller about to read the mapping, such as a prover.
+// raise SIGBUS); a leased file that another process is waiting to change,
+// with no private copy made, is one wrapping ErrChanged (Changed). It asks
+// the open descriptor, so a file replaced by a rename (the mapping keeps
+// the old one) is not mistaken for it. Cheap (one fstat): for a caller
+// about to read the mapping, such as a prover.
 func (k *Key) Check() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.file == nil {
 		return &Error{Path: k.Path, Err: errors.New("check: key is closed")}
+	}
+	if l := k.lease; l != nil && l.changed != nil {
+		if l.private {
+			return nil // no page of the file is read any longer
+		}
+		return l.changed
 	}
 	st, err := k.file.Stat()
 	if err != nil {
@@ -241,9 +271,15 @@ func (k *Key) Check() error {
 	return nil
 }
 
-// Close unmaps the key. It must not be called while PK is in use; a second
-// Close does nothing. It is safe to call concurrently with itself.
+// Close unmaps the key and closes its file, which releases its lease
+// (Leased). It must not be called while PK is in use; a second Close does
+// nothing. It is safe to call concurrently with itself, and waits for a
+// private copy being made (Leased).
 func (k *Key) Close() error {
+	if k.lease != nil {
+		k.lease.convert.Lock()
+		defer k.lease.convert.Unlock()
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.data == nil {
@@ -251,6 +287,9 @@ func (k *Key) Close() error {
 	}
 	data, f := k.data, k.file
 	k.data, k.file = nil, nil
+	if k.lease != nil && k.lease.held {
+		unwatch(k)
+	}
 	_ = f.Close() // read-only: nothing to report
 	if err := unmapFile(data); err != nil {
 		return fmt.Errorf("close key file %s: %w", k.Path, err)
