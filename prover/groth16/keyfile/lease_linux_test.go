@@ -66,14 +66,27 @@ func inChild(t *testing.T) bool {
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), childEnv+"="+t.Name())
 	out, err := cmd.CombinedOutput()
-	if i := strings.Index(string(out), "--- SKIP"); i >= 0 {
-		t.Skipf("SKIP (visible), in the child process:\n%s", out[i:])
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Skip(childSkip(out)) // the child's own reason, so that it is classified as the child's
 	}
 	if err != nil {
 		t.Fatalf("the child process failed (%v): a read of the mapping past the truncated file's end ends the process (SIGBUS) unless the key is leased:\n%s\n...\n%s", err, crashLines(out), tail(out, 3000))
 	}
 	t.Logf("child process:\n%s", tail(out, 2000))
 	return false
+}
+
+// childSkip is the reason a child process skipped with: its "SKIP
+// (visible): …" line, else its output's tail.
+func childSkip(out []byte) string {
+	const mark = "SKIP (visible):"
+	s := string(out)
+	i := strings.Index(s, mark)
+	if i < 0 {
+		return "SKIP (visible), in the child process:\n" + string(tail(out, 2000))
+	}
+	line, _, _ := strings.Cut(s[i:], "\n")
+	return line
 }
 
 // crashLines picks out of a child's output the lines that say why it
