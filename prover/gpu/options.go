@@ -55,7 +55,7 @@ func WithLogger(l *slog.Logger) Option {
 // fit in one pass runs in chunks (msm_chunk.go), over its bases in place
 // where they are resident, else streamed, and Backend.PlanKey plans a whole
 // key that way. A job that does not fit even so (a quotient, or chunks of
-// 2^16 points) is refused before any allocation with an error wrapping
+// 2^14 points) is refused before any allocation with an error wrapping
 // ErrDeviceMemory.
 func WithMemoryLimit(bytes int64) Option {
 	return func(c *config) error {
