@@ -1,6 +1,9 @@
 // Package environ reads an environment given as "KEY=value" strings (the
 // form of os.Environ), which the packages that take their environment as a
-// parameter share instead of each parsing it.
+// parameter share instead of each parsing it, and keeps the program's
+// declarations of the variables it reads: each package registers its own
+// (Register, RegisterPrefix), so a loader that refuses unknown names asks
+// here instead of listing other packages' names.
 package environ
 
 import "strings"
