@@ -20,7 +20,7 @@ import (
 
 // ErrNoEngine reports that no executor answers: no Dagger engine, podman
 // or docker.
-var ErrNoEngine = errors.New("ci: no container executor (no Dagger engine, podman or docker answers; or build natively with CUZK_TOOLCHAIN=native on Debian 12)")
+var ErrNoEngine = errors.New("ci: no container executor (no Dagger engine, podman or docker answers; or build natively with " + toolchain.EnvToolchain + "=native on Debian 12)")
 
 // Kernels builds the kernel fatbins inside the pinned build image, exports
 // cuda/fatbin into Root and returns the report the kernels step wrote. See

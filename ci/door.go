@@ -75,7 +75,7 @@ func ChooseKernelBuild(ctx context.Context, o Options, progress io.Writer) (Kern
 	if b.engine, err = NativeEngine(o, toolchain.Local{Identity: toolchain.PinnedIdentity(o.Pins, "")}, find, progress); err != nil {
 		return KernelBuild{}, err
 	}
-	if env[toolchain.EnvVerify] != "1" {
+	if env[EnvVerify] != "1" {
 		host.Cached = func(ctx context.Context) bool { return allCached(ctx, b.engine) }
 	}
 	if b.Choice, err = toolchain.Ensure(ctx, o.Pins, mode, host); err != nil {
@@ -125,7 +125,7 @@ func (b KernelBuild) Build(ctx context.Context) (KernelsReport, error) {
 		}
 		r = NewKernelsReport(rep, b.Choice.String(), files, start, time.Now())
 	}
-	if path := envmap.Map(b.opts.Environ)[toolchain.EnvKernelsReport]; path != "" {
+	if path := envmap.Map(b.opts.Environ)[EnvKernelsReport]; path != "" {
 		if err := r.Write(path); err != nil {
 			return KernelsReport{}, err
 		}
@@ -148,8 +148,8 @@ func NativeEngine(o Options, tc toolchain.Local, find func(context.Context) (too
 	if err != nil {
 		return nil, err
 	}
-	opts := []kbuild.Option{kbuild.WithProgress(progress), kbuild.WithVerify(env[toolchain.EnvVerify] == "1")}
-	if env[toolchain.EnvDebugHash] == "1" {
+	opts := []kbuild.Option{kbuild.WithProgress(progress), kbuild.WithVerify(env[EnvVerify] == "1")}
+	if env[EnvDebugHash] == "1" {
 		opts = append(opts, kbuild.WithDebugHash(progress))
 	}
 	remote, err := toolchain.OpenRemote(o.Pins, o.Environ)

@@ -42,7 +42,7 @@ func TestKernelDoor(t *testing.T) {
 	ctx := context.Background()
 	cache := t.TempDir()
 	reportFile := filepath.Join(t.TempDir(), "kernels.json")
-	o := doorOptions(t, cache, toolchain.EnvKernelsReport+"="+reportFile)
+	o := doorOptions(t, cache, EnvKernelsReport+"="+reportFile)
 	b, err := ChooseKernelBuild(ctx, o, io.Discard)
 	require.NoError(t, err)
 	if b.Choice.Mode != toolchain.Native || b.Choice.Cached {

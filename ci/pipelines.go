@@ -22,6 +22,7 @@ import (
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/release"
 	"github.com/cuzk-dev/cuzk/toolchain"
+	"github.com/cuzk-dev/cuzk/toolchain/cas"
 )
 
 // Paths inside build containers.
@@ -156,7 +157,7 @@ func DefaultHostCaches(goCmd string, environ []string) (HostCaches, error) {
 	}
 	kernels := ""
 	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, toolchain.EnvCache+"="); ok {
+		if v, ok := strings.CutPrefix(kv, cas.EnvDir+"="); ok {
 			kernels = v
 		}
 	}
@@ -214,7 +215,7 @@ func containerEnv(o Options) ([]EnvVar, error) {
 	env := map[string]string{
 		toolchain.EnvToolchain: string(toolchain.Native),
 		toolchain.EnvImage:     o.Pins.Images.Build,
-		toolchain.EnvCache:     KernelCache,
+		cas.EnvDir:             KernelCache,
 		"GOPATH":               GoPath,
 		"GOMODCACHE":           goModCache(o),
 		"GOCACHE":              GoBuildCache,
@@ -231,9 +232,9 @@ func containerEnv(o Options) ([]EnvVar, error) {
 		switch {
 		case k == toolchain.EnvPinsFile:
 			return nil, fmt.Errorf("ci: %s=%s is a host file the container cannot read; set the pins as CUZK_* variables instead", k, v)
-		case k == toolchain.EnvToolchain || k == toolchain.EnvImage || k == toolchain.EnvCache || k == toolchain.EnvKernelsReport:
+		case k == toolchain.EnvToolchain || k == toolchain.EnvImage || k == cas.EnvDir || k == EnvKernelsReport:
 			// set above, or by the plan, for the container
-		case k == toolchain.EnvSameReport:
+		case k == EnvSameReport:
 			// a host file
 		case strings.HasPrefix(k, "CUZK_"):
 			env[k] = v
@@ -277,7 +278,7 @@ func KernelsPlan(opts Options) (Plan, error) {
 		return Plan{}, err
 	}
 	p.Steps = append(p.Steps, mageStep("kernels", "build fatbins with the image's nvcc"))
-	p.Env = setEnv(p.Env, toolchain.EnvKernelsReport, path.Join(p.Out, KernelsReportFile))
+	p.Env = setEnv(p.Env, EnvKernelsReport, path.Join(p.Out, KernelsReportFile))
 	p.Exports = []Export{{Path: "cuda/fatbin", Host: filepath.Join(o.Root, "cuda", "fatbin"), Dir: true}}
 	return p, p.Validate()
 }

@@ -105,7 +105,7 @@ func NativeMage(ctx context.Context, root, target, out string, environ []string,
 	cmd.Dir = root
 	cmd.Env = append(append([]string{}, environ...), toolchain.EnvToolchain+"="+string(toolchain.Native))
 	if target == "kernels" {
-		cmd.Env = append(cmd.Env, toolchain.EnvKernelsReport+"="+report)
+		cmd.Env = append(cmd.Env, EnvKernelsReport+"="+report)
 	}
 	cmd.Stdout, cmd.Stderr = log, io.MultiWriter(log, &tail)
 	start := time.Now()

@@ -18,13 +18,13 @@ import (
 // on 2 cores. Fails when a target is missed.
 func (Bench) Prover() error {
 	args := []string{"run", "./bench/cmd/cuzk-proverbench"}
-	if s := os.Getenv("CUZK_BENCH_SIZES"); s != "" {
+	if s := os.Getenv(envBenchSizes); s != "" {
 		args = append(args, "-sizes", s)
 	}
-	if r := os.Getenv("CUZK_BENCH_RUNS"); r != "" {
+	if r := os.Getenv(envBenchRuns); r != "" {
 		args = append(args, "-runs", r)
 	}
-	if r := os.Getenv("CUZK_BENCH_ROUNDS"); r != "" {
+	if r := os.Getenv(envBenchRounds); r != "" {
 		args = append(args, "-rounds", r)
 	}
 	tk := during("bench:prover: running (the first run pays both sides' development setup)")

@@ -64,13 +64,13 @@ func (Ci) Same(ctx context.Context) error {
 	fmt.Printf("== native and container builds (%s)\n", rep.Executor)
 	fmt.Print(ci.SameTable(rep.Kernels))
 	fmt.Print(ci.SameTable(rep.Release))
-	if path := os.Getenv(toolchain.EnvSameReport); path != "" {
+	if path := os.Getenv(ci.EnvSameReport); path != "" {
 		b, jerr := json.MarshalIndent(rep, "", "  ")
 		if jerr == nil {
 			jerr = renameio.WriteFile(path, append(b, '\n'), 0o644)
 		}
 		if jerr != nil {
-			return fmt.Errorf("ci:same: %s: %w", toolchain.EnvSameReport, jerr)
+			return fmt.Errorf("ci:same: %s: %w", ci.EnvSameReport, jerr)
 		}
 	}
 	if err != nil {

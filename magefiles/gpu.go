@@ -11,6 +11,8 @@ import (
 
 	"github.com/magefile/mage/mg"
 	"github.com/magefile/mage/sh"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
 )
 
 // gpuPackages hold the tests that need a GPU.
@@ -36,20 +38,20 @@ func Gpu(ctx context.Context) error {
 	if err := sh.RunV("go", "build", "-ldflags=-s -w", "-o", ".gpu/", "./daemon/cmd/cuzk-daemon", "./bench/cmd/cuzk-bench"); err != nil {
 		return err
 	}
-	script := `#!/bin/sh
+	script := strings.ReplaceAll(`#!/bin/sh
 # Runs cuzk's GPU tests (and benchmarks matching $1) from the binaries that
-# ` + "`go run mage.go gpu`" + ` built. Usage: .gpu/run.sh [bench-regex] [test-regex]
-# CUZK_TEST_GPU=1 .gpu/run.sh runs them on GPU 1 instead of GPU 0;
-# CUZK_TEST_GPU=all runs them on every GPU in turn.
+# `+"`go run mage.go gpu`"+` built. Usage: .gpu/run.sh [bench-regex] [test-regex]
+# @TEST_GPU@=1 .gpu/run.sh runs them on GPU 1 instead of GPU 0;
+# @TEST_GPU@=all runs them on every GPU in turn.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
-if [ "${CUZK_TEST_GPU:-0}" = all ]; then
+if [ "${@TEST_GPU@:-0}" = all ]; then
   rc=0
   n=$(nvidia-smi -L | grep -c '^GPU ')
   i=0
   while [ "$i" -lt "$n" ]; do
     echo "run.sh: GPU $i of $n"
-    CUZK_TEST_GPU=$i "$0" "$@" || rc=1
+    @TEST_GPU@=$i "$0" "$@" || rc=1
     i=$((i + 1))
   done
   echo "run.sh: all $n GPUs: exit $rc"
@@ -59,10 +61,10 @@ bench=${1:-NONE}; run=${2:-.}; benchtime=${BENCHTIME:-10x}
 rc=0
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
 "$root/.gpu/cuzk-daemon" version || rc=1
-"$root/.gpu/cuzk-daemon" selftest -n 1048576 -gpu "${CUZK_TEST_GPU:-0}" || rc=1
-` + strings.Join(lines, "\n") + `
+"$root/.gpu/cuzk-daemon" selftest -n 1048576 -gpu "${@TEST_GPU@:-0}" || rc=1
+`+strings.Join(lines, "\n")+`
 echo "run.sh: exit $rc"
 exit $rc
-`
+`, "@TEST_GPU@", driver.EnvTestGPU) // the ordinal the test binaries read
 	return os.WriteFile(".gpu/run.sh", []byte(script), 0o755)
 }

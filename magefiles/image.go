@@ -51,7 +51,7 @@ func (Image) Build(ctx context.Context) error {
 		return err
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	r, err := ci.BuildImage(ctx, opts, os.Getenv(toolchain.EnvImageRepin) == "1")
+	r, err := ci.BuildImage(ctx, opts, os.Getenv(ci.EnvImageRepin) == "1")
 	if err != nil {
 		return err
 	}

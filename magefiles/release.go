@@ -53,8 +53,9 @@ func Release(ctx context.Context) error {
 }
 
 // signingKey is CUZK_SIGNING_KEY as mage started. init takes it out of the
-// environment: toolchain refuses CUZK_* names it does not know, and no
-// child process (go build, nvcc, a container, a rebuild) needs the key.
+// environment so that no child process (go build, nvcc, a container, a
+// rebuild) sees it: ci forwards the host's CUZK_* variables into the build
+// image, where the host's key file is not (docs/release.md).
 var signingKey = os.Getenv(sign.EnvSigningKey)
 
 func init() { _ = os.Unsetenv(sign.EnvSigningKey) } // cannot fail for a valid name

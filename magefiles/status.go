@@ -15,7 +15,7 @@ import (
 
 // Status compares a running daemon's kernels with this tree's current build keys and says which are stale and why (token: $CUZK_DAEMON_TOKEN).
 func Status(ctx context.Context, addr string) error {
-	c, err := client.Dial([]string{addr}, client.Config{Token: os.Getenv("CUZK_DAEMON_TOKEN")})
+	c, err := client.Dial([]string{addr}, client.Config{Token: os.Getenv(client.EnvToken)})
 	if err != nil {
 		return err
 	}

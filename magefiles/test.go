@@ -15,6 +15,9 @@ import (
 
 	"github.com/cuzk-dev/cuzk/internal/progress"
 	"github.com/cuzk-dev/cuzk/internal/testreport"
+	// The tests read CUZK_TEST_SEED: linked here, its declaration lets the
+	// pins loader of every target accept it in the environment.
+	_ "github.com/cuzk-dev/cuzk/internal/testseed"
 )
 
 // Test installs what the tests need, builds the kernels, runs go vet and the Go tests, and ends with the skipped tests by reason.
@@ -34,7 +37,7 @@ import (
 //
 //	CUZK_TEST_PACKAGES='./toolchain/... ./ci/...' CUZK_TEST_RUN='Remote' go run mage.go test
 func Test(ctx context.Context) error {
-	sel := testreport.Selection{Packages: os.Getenv("CUZK_TEST_PACKAGES"), Run: os.Getenv("CUZK_TEST_RUN")}
+	sel := testreport.Selection{Packages: os.Getenv(testreport.EnvPackages), Run: os.Getenv(testreport.EnvRun)}
 	inCI, _ := strconv.ParseBool(os.Getenv("CI")) // unset or not a boolean: not CI
 	var timings []string
 	phase := func(name string, f func(tk *progress.Ticker) error) error {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
@@ -70,50 +71,69 @@ type Images struct {
 	Runtime string `mapstructure:"runtime"`
 }
 
-// Environment variables that steer cuzk but are not pins.
+// The variables toolchain reads besides the pins. Other packages declare
+// theirs with internal/environ, which the pins loader asks about a CUZK_*
+// name that is no pin: it knows only its own.
 const (
 	EnvPinsFile  = "CUZK_PINS"      // override file with the same keys as toolchain.yaml
 	EnvToolchain = "CUZK_TOOLCHAIN" // native | container | auto
-	EnvCache     = "CUZK_CACHE"     // cache directory
-	EnvDebugHash = "CUZK_DEBUGHASH" // 1: print every input fed to an ActionID
-	EnvVerify    = "CUZK_VERIFY"    // 1: rebuild cache hits and fail on differing bytes
 	EnvImage     = "CUZK_IMAGE"     // set inside the pinned build container: its image reference
-	EnvTiming    = "CUZK_TIMING"    // 1: per-phase proof timings
-	EnvTestGPU   = "CUZK_TEST_GPU"  // GPU ordinal the GPU tests use (default 0; cuda/driver.EnvTestGPU)
 	// EnvRemoteToken is the remote cache's bearer token (never printed).
 	EnvRemoteToken = "CUZK_REMOTE_CACHE_TOKEN"
 	// EnvExecutor picks how container builds run: dagger, podman or docker
 	// (default: the first that answers, in that order).
 	EnvExecutor = "CUZK_EXECUTOR"
-	// EnvImageRepin (1) lets image:build write a changed image digest into
-	// toolchain.yaml instead of failing.
-	EnvImageRepin = "CUZK_IMAGE_REPIN"
-	// EnvTestPackages and EnvTestRun narrow `mage test` to packages and a
-	// -run pattern (a named subset, as run inside the build image).
-	EnvTestPackages = "CUZK_TEST_PACKAGES"
-	EnvTestRun      = "CUZK_TEST_RUN"
-	// EnvKernelsReport names a file `mage kernels` writes its report into
-	// (JSON: units, hits, nvcc runs, files and digests), which a pipeline
-	// reads back instead of what the build printed.
-	EnvKernelsReport = "CUZK_KERNELS_REPORT"
-	// EnvSameReport names a file `mage ci:same` writes its runs into (JSON).
-	EnvSameReport = "CUZK_SAME_REPORT"
 )
 
-// EnvBenchPrefix starts the variables that steer benchmarks (CUZK_BENCH_SIZES…).
-const EnvBenchPrefix = "CUZK_BENCH_"
+var (
+	_ = envmap.Register(EnvPinsFile, "a YAML file overriding toolchain.yaml's pins (same keys)")
+	_ = envmap.Register(EnvToolchain, "where kernels are built: native, container or auto (default)")
+	_ = envmap.Register(EnvImage, "set inside the pinned build image: its reference, which kernel keys carry")
+	_ = envmap.Register(EnvRemoteToken, "the remote kernel cache's bearer token (else ~/.netrc); never printed")
+	_ = envmap.Register(EnvExecutor, "what runs the build image: dagger, podman or docker (default: the first that answers)")
+)
 
-// EnvDaemonPrefix starts the daemon's settings (CUZK_DAEMON_LISTEN…): not
-// pins, checked by cuzk-daemon itself.
-const EnvDaemonPrefix = "CUZK_DAEMON_"
+// envPinPrefix starts the variables named after the pins' keys.
+const envPinPrefix = "CUZK_"
 
-// EnvSigningKey names the release signing key (a PEM file); the release
-// targets read it, and it never reaches a build or a container.
-const EnvSigningKey = "CUZK_SIGNING_KEY"
+// pinVariable is the variable that overrides the pin key: CUZK_ and the
+// key in upper case, nested keys joined with "_" (cuda.nvcc: CUZK_CUDA_NVCC).
+func pinVariable(key string) string {
+	return envPinPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
 
-// operational lists CUZK_* variables that are read elsewhere and are not pins.
-var operational = []string{EnvPinsFile, EnvToolchain, EnvCache, EnvDebugHash, EnvVerify, EnvImage, EnvTiming, EnvTestGPU, EnvRemoteToken,
-	EnvExecutor, EnvImageRepin, EnvTestPackages, EnvTestRun, EnvSigningKey, EnvKernelsReport, EnvSameReport}
+// defaultKeys are the pins' keys, from the embedded toolchain.yaml.
+var defaultKeys = sync.OnceValue(func() []string {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(strings.NewReader(string(defaultPins))); err != nil {
+		panic(fmt.Sprintf("toolchain: embedded pins: %v", err)) // TestLoadDefaults fails first
+	}
+	keys := v.AllKeys()
+	sort.Strings(keys)
+	return keys
+})
+
+// PinVariables returns the variables that override a pin, sorted: one per
+// key of toolchain.yaml (CUZK_ARCHS, CUZK_CUDA_NVCC, CUZK_REMOTE_CACHE, ...).
+func PinVariables() []string {
+	out := []string{}
+	for _, k := range defaultKeys() {
+		out = append(out, pinVariable(k))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PinVariable returns the variable that overrides the pin key ("archs":
+// CUZK_ARCHS), for a program that sets pins in a child's environment. A
+// key toolchain.yaml does not have panics: a programming error.
+func PinVariable(key string) string {
+	if !contains(defaultKeys(), key) {
+		panic(fmt.Sprintf("toolchain: no pin %q", key))
+	}
+	return pinVariable(key)
+}
 
 // Load reads the pins: embedded defaults, then the file named by CUZK_PINS if
 // set, then CUZK_* variables from environ (nested keys join with "_", e.g.
@@ -174,11 +194,13 @@ func mergeFile(v *viper.Viper, path string) error {
 	return nil
 }
 
-// applyEnv maps CUZK_<KEY> onto known keys; an unknown CUZK_* name is an error.
+// applyEnv maps CUZK_<KEY> onto known keys. A CUZK_* name that is no pin
+// must be one a package of this program registered (internal/environ);
+// any other is an error naming it, so a misspelt pin never goes unnoticed.
 func applyEnv(v *viper.Viper, env map[string]string) error {
 	byEnv := map[string]string{}
 	for _, k := range v.AllKeys() {
-		byEnv["CUZK_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))] = k
+		byEnv[pinVariable(k)] = k
 	}
 	names := make([]string, 0, len(env))
 	for name := range env {
@@ -186,14 +208,16 @@ func applyEnv(v *viper.Viper, env map[string]string) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if !strings.HasPrefix(name, "CUZK_") || contains(operational, name) || strings.HasPrefix(name, EnvBenchPrefix) ||
-			strings.HasPrefix(name, EnvDaemonPrefix) {
+		if !strings.HasPrefix(name, envPinPrefix) {
 			continue
 		}
 		key, ok := byEnv[name]
 		if !ok {
-			return fmt.Errorf("load pins: unknown variable %s (pins: %s; others: %s, %s*)",
-				name, strings.Join(sortedKeys(byEnv), ", "), strings.Join(operational, ", "), EnvBenchPrefix)
+			if _, theirs := envmap.Lookup(name); theirs {
+				continue
+			}
+			return fmt.Errorf("load pins: unknown variable %s (pins: %s; others: %s)",
+				name, strings.Join(sortedKeys(byEnv), ", "), strings.Join(otherVariables(), ", "))
 		}
 		val := env[name]
 		if reflect.TypeOf(v.Get(key)).Kind() == reflect.Slice {
@@ -203,6 +227,23 @@ func applyEnv(v *viper.Viper, env map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// otherVariables lists the CUZK_* variables the program's packages
+// registered ("CUZK_DAEMON_*" for a family).
+func otherVariables() []string {
+	var out []string
+	for _, r := range envmap.Registered() {
+		if !strings.HasPrefix(r.Name, envPinPrefix) {
+			continue
+		}
+		if r.Prefix {
+			out = append(out, r.Name+"*")
+		} else {
+			out = append(out, r.Name)
+		}
+	}
+	return out
 }
 
 func splitList(s string) []string {

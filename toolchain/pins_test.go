@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/internal/environ"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
@@ -34,6 +35,18 @@ func TestDefaultPins(t *testing.T) {
 	assert.Equal(t, []string{"libc6", "libgcc-s1", "ca-certificates", "tzdata", "netbase"}, names)
 }
 
+func TestPinVariables(t *testing.T) {
+	vars := toolchain.PinVariables()
+	assert.Subset(t, vars, []string{"CUZK_ARCHS", "CUZK_PTX", "CUZK_CUDA_NVCC", "CUZK_REMOTE_CACHE", "CUZK_REMOTE_CACHE_UPLOAD"})
+	assert.NotContains(t, vars, "CUZK_CACHE", "a variable of toolchain/cas, no pin")
+	assert.Equal(t, "CUZK_CUDA_NVCC", toolchain.PinVariable("cuda.nvcc"))
+	assert.Panics(t, func() { toolchain.PinVariable("arch") })
+	for _, name := range vars {
+		_, theirs := environ.Lookup(name)
+		assert.False(t, theirs, "%s is a pin and a registered variable", name)
+	}
+}
+
 func TestBadBasePackageIsNamed(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "pins.yaml")
 	require.NoError(t, os.WriteFile(f, []byte("base_packages:\n  - {name: libc6, version: \"1\", arch: amd64, sha256: abc}\n"), 0o644))
@@ -41,8 +54,15 @@ func TestBadBasePackageIsNamed(t *testing.T) {
 	assert.ErrorContains(t, err, "pin base_packages[0]")
 }
 
+// Variables another package declares, as toolchain's loader meets them.
+var (
+	_ = environ.Register("CUZK_PINSTEST_OTHER", "a variable some other package reads")
+	_ = environ.RegisterPrefix("CUZK_PINSTEST_FAMILY_", "a family some other package reads")
+)
+
 func TestEnvironmentOverrides(t *testing.T) {
-	p, err := toolchain.Load([]string{"CUZK_ARCHS=sm_90", "CUZK_PTX=", "CUZK_CUDA_NVCC=/opt/nvcc", "CUZK_CACHE=/x", "CUZK_BENCH_SIZES=2^16", "PATH=/bin"})
+	p, err := toolchain.Load([]string{"CUZK_ARCHS=sm_90", "CUZK_PTX=", "CUZK_CUDA_NVCC=/opt/nvcc", "CUZK_CACHE=/x",
+		"CUZK_PINSTEST_OTHER=1", "CUZK_PINSTEST_FAMILY_KEY=2", "PATH=/bin"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"sm_90"}, p.Archs)
 	assert.Empty(t, p.PTX)
@@ -90,6 +110,8 @@ func TestBadPinsAreNamed(t *testing.T) {
 		{"CUZK_GO=go1.26", `pin go: "go1.26"`},
 		{"CUZK_CUDA_NVCC_BUILD=", "pin cuda.nvcc_build: must be set"},
 		{"CUZK_ARCH=sm_90", "unknown variable CUZK_ARCH"},
+		{"CUZK_PINSTEST_OTHERS=1", "unknown variable CUZK_PINSTEST_OTHERS ("},
+		{"CUZK_PINSTEST_FAMILY_=1", "unknown variable CUZK_PINSTEST_FAMILY_ ("},
 	}
 	for _, tc := range cases {
 		t.Run(tc.env, func(t *testing.T) {

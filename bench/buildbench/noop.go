@@ -15,6 +15,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/toolchain"
+	"github.com/cuzk-dev/cuzk/toolchain/cas"
 )
 
 // Targets for the no-op paths, from the project's performance goals
@@ -147,7 +148,7 @@ func Measure(ctx context.Context, repo string, pins toolchain.Pins, mageRuns int
 	}
 	// CUZK_ARCHS and CUZK_PTX are the pin overrides for archs and ptx
 	// (toolchain.Load); the cache is the one the sequence filled.
-	env := []string{"CUZK_ARCHS=" + strings.Join(res.Archs, ","), "CUZK_PTX=", toolchain.EnvCache + "=" + res.CacheDir}
+	env := []string{toolchain.PinVariable("archs") + "=" + strings.Join(res.Archs, ","), toolchain.PinVariable("ptx") + "=", cas.EnvDir + "=" + res.CacheDir}
 	t, err := TimeCommand(ctx, "go run mage.go build, no-op", snap, env,
 		[]string{"go", "run", "mage.go", "build"}, 1, mageRuns, MageNoOpTarget)
 	if err != nil {

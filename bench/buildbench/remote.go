@@ -15,6 +15,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/internal/nginx"
 	"github.com/cuzk-dev/cuzk/toolchain"
+	"github.com/cuzk-dev/cuzk/toolchain/cas"
 )
 
 // Targets for the remote cache rows, from the remote cache's goals
@@ -77,11 +78,11 @@ func MeasureRemote(ctx context.Context, repo string, noOps int, freshGo bool, lo
 	if err != nil {
 		return res, fmt.Errorf("remote bench: %w", err)
 	}
-	base := []string{toolchain.EnvToolchain + "=native", "CUZK_REMOTE_CACHE=" + srv.URL}
+	base := []string{toolchain.EnvToolchain + "=native", toolchain.PinVariable("remote_cache") + "=" + srv.URL}
 
 	log.Info("remote bench: cold remote, nvcc installed")
 	a := filepath.Join(work, "a")
-	env := append(base, toolchain.EnvCache+"="+filepath.Join(work, "cache-a"), "CUZK_REMOTE_CACHE_UPLOAD=1")
+	env := append(base, cas.EnvDir+"="+filepath.Join(work, "cache-a"), toolchain.PinVariable("remote_cache_upload")+"=1")
 	if res.Cold, err = cloneBuild(ctx, repo, a, "fresh clone, empty local cache, cold remote, nvcc installed", env); err != nil {
 		return res, err
 	}
@@ -92,7 +93,7 @@ func MeasureRemote(ctx context.Context, repo string, noOps int, freshGo bool, lo
 
 	log.Info("remote bench: warm remote, nvcc hidden")
 	b := filepath.Join(work, "b")
-	warmEnv := append(base, toolchain.EnvCache+"="+filepath.Join(work, "cache-b"), "PATH="+hidden)
+	warmEnv := append(base, cas.EnvDir+"="+filepath.Join(work, "cache-b"), "PATH="+hidden)
 	if res.Warm, err = cloneBuild(ctx, repo, b, "fresh clone, empty local cache, warm remote, no nvcc", warmEnv); err != nil {
 		return res, err
 	}
@@ -103,7 +104,7 @@ func MeasureRemote(ctx context.Context, repo string, noOps int, freshGo bool, lo
 	if freshGo {
 		log.Info("remote bench: warm remote, nvcc hidden, empty Go caches")
 		c := filepath.Join(work, "c")
-		env := append(base, toolchain.EnvCache+"="+filepath.Join(work, "cache-c"), "PATH="+hidden,
+		env := append(base, cas.EnvDir+"="+filepath.Join(work, "cache-c"), "PATH="+hidden,
 			"GOCACHE="+filepath.Join(work, "gocache"), "MAGEFILE_CACHE="+filepath.Join(work, "magecache"))
 		fg, err := cloneBuild(ctx, repo, c, "the same, empty Go build and mage caches too", env)
 		if err != nil {

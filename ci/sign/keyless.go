@@ -38,6 +38,8 @@ const (
 	EnvGitHubToken    = "ACTIONS_ID_TOKEN_REQUEST_TOKEN"
 )
 
+var _ = envmap.Register(EnvSigningKey, "a PEM ECDSA P-256 key file: release files are signed with it")
+
 // Mode says how FromEnv signs.
 type Mode string
 

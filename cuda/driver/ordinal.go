@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/cuzk-dev/cuzk/internal/environ"
 )
 
 // EnvTestGPU names the variable that picks the GPU the test binaries and
 // benchmarks open (an ordinal; default 0), so that every GPU of a host can
 // be tested, not only the first.
 const EnvTestGPU = "CUZK_TEST_GPU"
+
+var _ = environ.Register(EnvTestGPU, "the GPU the GPU tests and benchmarks open (an ordinal, default 0)")
 
 // TestOrdinal returns the GPU ordinal EnvTestGPU names, 0 when unset.
 func TestOrdinal() (int, error) {

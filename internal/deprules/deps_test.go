@@ -49,7 +49,7 @@ func TestDependencyRules(t *testing.T) {
 	pkgs := listModule(t)
 	stdOnly := map[string]bool{mod + "toolchain/cas": true, mod + "cuda/driver": true, mod + "internal/renameio": true,
 		mod + "internal/stats": true, mod + "internal/structflag": true, mod + "internal/cli": true, mod + "internal/signals": true,
-		mod + "internal/progress": true}
+		mod + "internal/progress": true, mod + "internal/environ": true}
 	for _, p := range pkgs {
 		for _, imp := range p.Imports {
 			if imp == "github.com/spf13/viper" {
@@ -69,8 +69,9 @@ func TestDependencyRules(t *testing.T) {
 		}
 		for _, dep := range p.Deps {
 			if stdOnly[p.ImportPath] {
-				// internal/renameio is itself standard-library only (checked above).
-				assert.False(t, strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") && dep != mod+"internal/renameio",
+				// internal/renameio and internal/environ are themselves
+				// standard-library only (checked above).
+				assert.False(t, strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") && dep != mod+"internal/renameio" && dep != mod+"internal/environ",
 					"%s must use only the standard library, depends on %s", p.ImportPath, dep)
 			}
 			if under(p.ImportPath, "prover") {

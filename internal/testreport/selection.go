@@ -5,10 +5,23 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cuzk-dev/cuzk/internal/environ"
+)
+
+// The variables that give a Selection.
+const (
+	EnvPackages = "CUZK_TEST_PACKAGES"
+	EnvRun      = "CUZK_TEST_RUN"
+)
+
+var (
+	_ = environ.Register(EnvPackages, "`go run mage.go test`'s package patterns, separated by spaces (default ./...)")
+	_ = environ.Register(EnvRun, "`go run mage.go test`'s go test -run regexp (default: every test)")
 )
 
 // Selection is the part of the module a test run covers, as two
-// environment variables give it (CUZK_TEST_PACKAGES, CUZK_TEST_RUN).
+// environment variables give it (EnvPackages, EnvRun).
 type Selection struct {
 	Packages string // package patterns separated by white space; "" is ./...
 	Run      string // a go test -run regexp; "" runs every test

@@ -16,10 +16,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cuzk-dev/cuzk/internal/environ"
 )
 
 // Env names the variable that overrides the seed.
 const Env = "CUZK_TEST_SEED"
+
+var _ = environ.Register(Env, "the seed of the tests' random inputs (default: the clock's, logged by each test)")
 
 // Seed returns the seed for tb's random inputs: the value of CUZK_TEST_SEED
 // when it is set (a decimal or 0x-prefixed hexadecimal uint64), else one

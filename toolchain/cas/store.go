@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cuzk-dev/cuzk/internal/environ"
 	"github.com/cuzk-dev/cuzk/internal/renameio"
 )
 
@@ -19,6 +20,8 @@ var ErrCorrupt = errors.New("cas: corrupt")
 
 // EnvDir names the variable that overrides the default cache directory.
 const EnvDir = "CUZK_CACHE"
+
+var _ = environ.Register(EnvDir, "the kernel cache directory (default ~/.cache/cuzk)")
 
 // Store is a cache directory. Its methods are safe for concurrent use by
 // goroutines and by processes sharing the directory: writes are atomic

@@ -15,7 +15,7 @@ import (
 )
 
 // envPrefix starts the daemon's variables: CUZK_DAEMON_LISTEN, ...
-const envPrefix = "CUZK_DAEMON_"
+const envPrefix = assembly.EnvPrefix
 
 // loadConfig merges, lowest first: defaults, the config file (YAML or
 // TOML, by extension; unknown keys are errors naming the key),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
+	"github.com/cuzk-dev/cuzk/daemon/client"
 	"github.com/cuzk-dev/cuzk/daemon/server"
 	"github.com/cuzk-dev/cuzk/internal/cli"
 	"github.com/cuzk-dev/cuzk/internal/signals"
@@ -19,8 +20,8 @@ import (
 
 // tokenHint says how to give serve its token, after ErrExposedWithoutToken
 // (the container image listens on all interfaces, so it needs one).
-const tokenHint = `cuzk-daemon serve: give it a token: -token-file FILE or CUZK_DAEMON_TOKEN_FILE=FILE (a mounted secret),
-  or CUZK_DAEMON_TOKEN=TOKEN; clients send "authorization: Bearer TOKEN" (the client cuzk reads $CUZK_DAEMON_TOKEN)
+const tokenHint = `cuzk-daemon serve: give it a token: -token-file FILE or ` + envPrefix + `TOKEN_FILE=FILE (a mounted secret),
+  or ` + client.EnvToken + `=TOKEN; clients send "authorization: Bearer TOKEN" (the client cuzk reads $` + client.EnvToken + `)
 `
 
 // serveCmd runs the proving service until SIGTERM or SIGINT: the first

@@ -39,12 +39,12 @@ type daemonFlags struct {
 }
 
 func (d *daemonFlags) add(fs *flag.FlagSet) {
-	addr := os.Getenv("CUZK_ADDR")
+	addr := os.Getenv(client.EnvAddr)
 	if addr == "" {
 		addr = defaultAddr
 	}
-	fs.StringVar(&d.addr, "addr", addr, "daemon address(es), comma separated: unix:PATH, host:port or dns:///name:port ($CUZK_ADDR)")
-	cli.SecretVar(fs, &d.token, "token", "CUZK_DAEMON_TOKEN", "the daemon's bearer `TOKEN` (never printed)", os.Getenv)
+	fs.StringVar(&d.addr, "addr", addr, "daemon address(es), comma separated: unix:PATH, host:port or dns:///name:port ($"+client.EnvAddr+")")
+	cli.SecretVar(fs, &d.token, "token", client.EnvToken, "the daemon's bearer `TOKEN` (never printed)", os.Getenv)
 	fs.DurationVar(&d.timeout, "timeout", 0, "give up after this long (0: never; negative is refused)")
 	d.maxMessage = stats.Bytes(256 * stats.MiB)
 	fs.Var(&d.maxMessage, "max-message", "largest gRPC message sent or received (units: 512MiB, 1GiB)")

@@ -177,7 +177,7 @@ func usage(w io.Writer) {
 	}
 	b.WriteString(`
 Daemon commands take -addr ADDR[,ADDR...] (unix:PATH, host:port or dns:///name:port;
-default $CUZK_ADDR, else 127.0.0.1:9820) and -token (default $CUZK_DAEMON_TOKEN).
+default $` + client.EnvAddr + `, else 127.0.0.1:9820) and -token (default $` + client.EnvToken + `).
 Every command takes -o json; flags may come before or after arguments.
 "cuzk help <command>" or "cuzk <command> -h" shows its flags.
 Exit status: 0 ok, 1 failure, 2 usage.
