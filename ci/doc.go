@@ -31,7 +31,7 @@
 // without a container runtime; thin layers translate a Plan into Dagger calls
 // (dagger.go) or into one `podman run` or `docker run` script (cli.go).
 // Kernels, Test and Release look for an executor first and return
-// ErrNoEngine when none answers, so nothing here needs a container runtime
+// ErrNoExecutor when none answers, so nothing here needs a container runtime
 // to compile or to be tested.
 //
 // Functions are safe for concurrent use; two pipelines exporting into the

@@ -17,7 +17,7 @@ import (
 // Bench targets measure cuzk's build against other tools.
 type Bench mg.Namespace
 
-// Build compares the kernel engine with ninja on the committed tree (nvcc runs and wall time per scripted edit, no-op timings), then times fresh clones against a remote cache.
+// Build compares the kernel build engine with ninja on the committed tree (nvcc runs and wall time per scripted edit, no-op timings), then times fresh clones against a remote cache.
 //
 // CUZK_BENCH_ARCHS (comma separated, default sm_90) sets the sequence's
 // archs; every arch multiplies the compile time. CUZK_BENCH_PARTS (default
