@@ -18,9 +18,9 @@ import (
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
-// ErrNoEngine reports that no executor answers: no Dagger engine, podman
+// ErrNoExecutor reports that no executor answers: no Dagger engine, podman
 // or docker.
-var ErrNoEngine = errors.New("ci: no container executor (no Dagger engine, podman or docker answers; or build natively with " + toolchain.EnvToolchain + "=native on Debian 12)")
+var ErrNoExecutor = errors.New("ci: no container executor (no Dagger engine, podman or docker answers; or build natively with " + toolchain.EnvToolchain + "=native on Debian 12)")
 
 // Kernels builds the kernel fatbins inside the pinned build image, exports
 // cuda/fatbin into Root and returns the report the kernels step wrote. See
@@ -208,7 +208,7 @@ func (o Options) chooseExecutor(ctx context.Context) (toolchain.Executor, error)
 	}
 	e, err := toolchain.ChooseExecutor(ctx, toolchain.Host{Ready: ready, Forced: forced})
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNoEngine, err)
+		return "", fmt.Errorf("%w: %v", ErrNoExecutor, err)
 	}
 	return e, nil
 }

@@ -288,7 +288,7 @@ func TestNoEngine(t *testing.T) {
 		},
 	} {
 		err := run()
-		assert.ErrorIs(t, err, ErrNoEngine, name)
+		assert.ErrorIs(t, err, ErrNoExecutor, name)
 		assert.ErrorContains(t, err, "pipeline "+name, name)
 	}
 	assert.False(t, *connected, "no connection attempt without an engine")
@@ -311,7 +311,7 @@ func TestExecutorChoice(t *testing.T) {
 
 	o.Environ = append(o.Environ, toolchain.EnvExecutor+"=dagger")
 	_, err = o.chooseExecutor(context.Background())
-	assert.ErrorIs(t, err, ErrNoEngine, "a forced executor that does not answer is an error, not a fallback")
+	assert.ErrorIs(t, err, ErrNoExecutor, "a forced executor that does not answer is an error, not a fallback")
 }
 
 func TestEngineErrorsNameTheStep(t *testing.T) {

@@ -18,9 +18,9 @@ import (
 // the build image by one executor.
 type KernelBuild struct {
 	// Choice is what was decided; its String says it in words.
-	Choice toolchain.Choice
-	opts   Options
-	engine *kbuild.Engine // native choices
+	Choice  toolchain.Choice
+	opts    Options
+	kernels *kbuild.Engine // native choices: the kernel build engine
 }
 
 // String says what will build, for the line a build prints.
@@ -57,7 +57,7 @@ func ChooseKernelBuild(ctx context.Context, o Options, progress io.Writer) (Kern
 		if b.Choice, err = toolchain.Ensure(ctx, o.Pins, toolchain.Native, host); err != nil {
 			return KernelBuild{}, err
 		}
-		b.engine, err = NativeEngine(o, b.Choice.Local, nil, progress)
+		b.kernels, err = NativeKernelEngine(o, b.Choice.Local, nil, progress)
 		return b, err
 	}
 	// Keys come from the pins; nvcc is looked for only when a unit misses
@@ -72,17 +72,17 @@ func ChooseKernelBuild(ctx context.Context, o Options, progress io.Writer) (Kern
 		}
 		return c.Local, nil
 	}
-	if b.engine, err = NativeEngine(o, toolchain.Local{Identity: toolchain.PinnedIdentity(o.Pins, "")}, find, progress); err != nil {
+	if b.kernels, err = NativeKernelEngine(o, toolchain.Local{Identity: toolchain.PinnedIdentity(o.Pins, "")}, find, progress); err != nil {
 		return KernelBuild{}, err
 	}
 	if env[EnvVerify] != "1" {
-		host.Cached = func(ctx context.Context) bool { return allCached(ctx, b.engine) }
+		host.Cached = func(ctx context.Context) bool { return allCached(ctx, b.kernels) }
 	}
 	if b.Choice, err = toolchain.Ensure(ctx, o.Pins, mode, host); err != nil {
 		return KernelBuild{}, err
 	}
 	if b.Choice.Mode == toolchain.Container {
-		b.engine = nil
+		b.kernels = nil
 		b.opts.Executor = b.Choice.Executor
 	}
 	return b, nil
@@ -108,14 +108,14 @@ func allCached(ctx context.Context, e *kbuild.Engine) bool {
 // the report is also written to that file.
 func (b KernelBuild) Build(ctx context.Context) (KernelsReport, error) {
 	var r KernelsReport
-	if b.engine == nil {
+	if b.kernels == nil {
 		var err error
 		if r, err = Kernels(ctx, b.opts); err != nil {
 			return KernelsReport{}, err
 		}
 	} else {
 		start := time.Now()
-		rep, err := b.engine.Build(ctx)
+		rep, err := b.kernels.Build(ctx)
 		if err != nil {
 			return KernelsReport{}, err
 		}
@@ -133,12 +133,12 @@ func (b KernelBuild) Build(ctx context.Context) (KernelsReport, error) {
 	return r, nil
 }
 
-// NativeEngine returns a kernel build engine for the tree at o.Root over
+// NativeKernelEngine returns a kernel build engine (kbuild.Engine) for the tree at o.Root over
 // the kernel cache o.HostCaches.Kernels and the remote cache the pins
 // name, whose keys hold tc's identity; it compiles with tc's nvcc, or with
 // what find returns on the first unit no cache has (find nil: tc must name
 // an nvcc). CUZK_VERIFY and CUZK_DEBUGHASH in o.Environ apply.
-func NativeEngine(o Options, tc toolchain.Local, find func(context.Context) (toolchain.Local, error), progress io.Writer) (*kbuild.Engine, error) {
+func NativeKernelEngine(o Options, tc toolchain.Local, find func(context.Context) (toolchain.Local, error), progress io.Writer) (*kbuild.Engine, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err

@@ -100,7 +100,7 @@ func TestKernelDoor(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, toolchain.Podman, b.Choice.Executor)
 		assert.Equal(t, "container (podman, cuzk's build image)", b.String())
-		assert.Nil(t, b.engine, "a container choice builds nothing natively")
+		assert.Nil(t, b.kernels, "a container choice builds nothing natively")
 		assert.Equal(t, toolchain.Podman, b.opts.Executor, "the pipeline runs with the executor chosen here, not a second choice")
 	}
 }

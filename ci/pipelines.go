@@ -79,7 +79,9 @@ type Options struct {
 	Executor toolchain.Executor
 	// Address, when set, is where Release pushes the image from dist/image.
 	Address string
-	// Log receives the engine's progress output; default discards.
+	// Log receives a run's output: the host's `go mod download`, then the
+	// executor's (a Dagger engine's progress, or the steps' output under
+	// podman or docker); default discards.
 	Log io.Writer
 	// Logger receives pipeline events; default discards.
 	Logger *slog.Logger

@@ -35,7 +35,7 @@ var (
 	_ = environ.Register(envBenchRounds, "bench:prover's alternations of the two sides (default 1)")
 )
 
-// Build compares the kernel engine with ninja on the committed tree (nvcc runs and wall time per scripted edit, no-op timings), then times fresh clones against a remote cache.
+// Build compares the kernel build engine with ninja on the committed tree (nvcc runs and wall time per scripted edit, no-op timings), then times fresh clones against a remote cache.
 //
 // CUZK_BENCH_ARCHS (comma separated, default sm_90) sets the sequence's
 // archs; every arch multiplies the compile time. CUZK_BENCH_PARTS (default

@@ -25,7 +25,7 @@ func Explain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := newEngine(ctx, pins, toolchain.Native)
+	e, err := newKernelEngine(ctx, pins, toolchain.Native)
 	if err != nil {
 		return err
 	}
@@ -80,10 +80,10 @@ func kernels(ctx context.Context, mode toolchain.Mode) (ci.KernelsReport, error)
 	return r, nil
 }
 
-// newEngine returns the native engine for this tree (keys from the pins;
+// newKernelEngine returns the native kernel build engine for this tree (keys from the pins;
 // nvcc, which must be the pinned build, found on the first kernel no cache
 // has), for the targets that look at kernels without building them.
-func newEngine(ctx context.Context, pins toolchain.Pins, mode toolchain.Mode) (*kbuild.Engine, error) {
+func newKernelEngine(ctx context.Context, pins toolchain.Pins, mode toolchain.Mode) (*kbuild.Engine, error) {
 	host, err := toolchain.SystemHost(pins, os.Environ(), os.Stdout)
 	if err != nil {
 		return nil, err
@@ -92,5 +92,5 @@ func newEngine(ctx context.Context, pins toolchain.Pins, mode toolchain.Mode) (*
 		c, err := toolchain.Ensure(ctx, pins, mode, host)
 		return c.Local, err
 	}
-	return ci.NativeEngine(ci.Options{Root: ".", Pins: pins}, toolchain.Local{Identity: toolchain.PinnedIdentity(pins, "")}, find, os.Stdout)
+	return ci.NativeKernelEngine(ci.Options{Root: ".", Pins: pins}, toolchain.Local{Identity: toolchain.PinnedIdentity(pins, "")}, find, os.Stdout)
 }

@@ -32,7 +32,7 @@ func Status(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	e, err := newEngine(ctx, pins, toolchain.Native)
+	e, err := newKernelEngine(ctx, pins, toolchain.Native)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/ci/sign"
-	"github.com/cuzk-dev/cuzk/internal/signtest"
+	"github.com/cuzk-dev/cuzk/ci/sign/signtest"
 )
 
 // docsMessages reads the table of docs/release.md whose second column is

@@ -18,10 +18,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/cuzk-dev/cuzk/ci/oci/ocitest"
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
 	"github.com/cuzk-dev/cuzk/internal/buildinfo"
-	"github.com/cuzk-dev/cuzk/internal/podman"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 )
 
@@ -30,19 +30,19 @@ import (
 func daemonImage(t *testing.T, d Dist) string {
 	t.Helper()
 	ctx := context.Background()
-	if err := podman.Available(ctx); err != nil {
+	if err := ocitest.Available(ctx); err != nil {
 		t.Skipf("podman is needed to run the image (CI installs it in .ci/run): %v", err)
 	}
 	tag := "localhost/cuzk-release-test:" + d.Image.Digest.Hex[:12]
-	require.NoError(t, podman.Load(ctx, filepath.Join(d.Dir, ImageDir), tag))
-	t.Cleanup(func() { assert.NoError(t, podman.Remove(context.Background(), tag)) })
+	require.NoError(t, ocitest.Load(ctx, filepath.Join(d.Dir, ImageDir), tag))
+	t.Cleanup(func() { assert.NoError(t, ocitest.Remove(context.Background(), tag)) })
 	return tag
 }
 
 // daemon runs the image's entrypoint (cuzk-daemon) with args.
-func daemon(t *testing.T, image string, args ...string) podman.Result {
+func daemon(t *testing.T, image string, args ...string) ocitest.Result {
 	t.Helper()
-	r, err := podman.Run(context.Background(), podman.Spec{Image: image, Args: args})
+	r, err := ocitest.Run(context.Background(), ocitest.Spec{Image: image, Args: args})
 	require.NoError(t, err)
 	return r
 }
@@ -70,7 +70,7 @@ func checkImageInPodman(t *testing.T, d Dist, v Verified) {
 		assert.Contains(t, string(r.Stdout), "nvcc build "+v.Manifest.NvccBuild)
 
 		for _, bin := range []string{"cuzk", "cuzk-bench"} {
-			r, err := podman.Run(context.Background(), podman.Spec{Image: image, Entrypoint: ImageBinDir + "/" + bin, Args: []string{"version", "-json"}})
+			r, err := ocitest.Run(context.Background(), ocitest.Spec{Image: image, Entrypoint: ImageBinDir + "/" + bin, Args: []string{"version", "-json"}})
 			require.NoError(t, err)
 			require.Equal(t, 0, r.ExitCode, "%s: %s", bin, r.Stderr)
 			var got buildinfo.Info
@@ -88,12 +88,12 @@ func checkImageInPodman(t *testing.T, d Dist, v Verified) {
 	})
 
 	t.Run("non-root with a read-only root filesystem", func(t *testing.T) {
-		probe, err := podman.BuildProbe(context.Background(), t.TempDir())
+		probe, err := ocitest.BuildProbe(context.Background(), t.TempDir())
 		require.NoError(t, err)
-		vol := podman.Volume{Host: filepath.Dir(probe), Container: "/probe", ReadOnly: true}
-		run := func(args ...string) podman.Result {
-			r, err := podman.Run(context.Background(), podman.Spec{Image: image, Entrypoint: "/probe/probe", Args: args,
-				Volumes: []podman.Volume{vol}})
+		vol := ocitest.Volume{Host: filepath.Dir(probe), Container: "/probe", ReadOnly: true}
+		run := func(args ...string) ocitest.Result {
+			r, err := ocitest.Run(context.Background(), ocitest.Spec{Image: image, Entrypoint: "/probe/probe", Args: args,
+				Volumes: []ocitest.Volume{vol}})
 			require.NoError(t, err)
 			return r
 		}
@@ -133,9 +133,9 @@ func checkServeInContainer(t *testing.T, image string, v Verified) {
 	secrets := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(secrets, "token"), []byte(token+"\n"), 0o644))
 	require.NoError(t, os.Chmod(secrets, 0o755)) // the image's user (65532) reads it
-	c, err := podman.Start(ctx, podman.Spec{Image: image, Ports: []int{ImageGRPCPort, ImageHTTPPort},
+	c, err := ocitest.Start(ctx, ocitest.Spec{Image: image, Ports: []int{ImageGRPCPort, ImageHTTPPort},
 		Env:     []string{"CUZK_DAEMON_TOKEN_FILE=/run/cuzk/token"},
-		Volumes: []podman.Volume{{Host: secrets, Container: "/run/cuzk", ReadOnly: true}}})
+		Volumes: []ocitest.Volume{{Host: secrets, Container: "/run/cuzk", ReadOnly: true}}})
 	require.NoError(t, err)
 	defer func() {
 		if t.Failed() {

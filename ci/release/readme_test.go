@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cuzk-dev/cuzk/internal/podman"
+	"github.com/cuzk-dev/cuzk/ci/oci/ocitest"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
 
@@ -66,7 +66,7 @@ func TestReadmeImageBlockIsThere(t *testing.T) {
 func TestReadmeImageBlockRuns(t *testing.T) {
 	block := readmeImageBlock(t)
 	ctx := context.Background()
-	if err := podman.Available(ctx); err != nil {
+	if err := ocitest.Available(ctx); err != nil {
 		t.Skipf("podman is needed to run the README's image block (CI installs it in .ci/run): %v", err)
 	}
 	repo := needRealRelease(t)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/ci/sign"
-	"github.com/cuzk-dev/cuzk/internal/signtest"
+	"github.com/cuzk-dev/cuzk/ci/sign/signtest"
 )
 
 const testWorkflow = "https://github.com/cuzk-dev/cuzk/.github/workflows/release.yml@refs/tags/v0.0.1-test"

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/ci/sign"
-	"github.com/cuzk-dev/cuzk/internal/signtest"
+	"github.com/cuzk-dev/cuzk/ci/sign/signtest"
 )
 
 const repo = "ghcr.io/cuzk-dev/cuzk"

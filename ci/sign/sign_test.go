@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/ci/sign"
-	"github.com/cuzk-dev/cuzk/internal/signtest"
+	"github.com/cuzk-dev/cuzk/ci/sign/signtest"
 )
 
 const workflow = "https://github.com/cuzk-dev/cuzk/.github/workflows/release.yml@refs/tags/v0.1.0"

@@ -15,10 +15,12 @@ import (
 const mod = "github.com/cuzk-dev/cuzk/"
 
 type pkg struct {
-	ImportPath string
-	Imports    []string
-	Deps       []string
-	Standard   bool
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	Deps         []string
+	Standard     bool
 }
 
 func listModule(t *testing.T) []pkg {
@@ -86,6 +88,25 @@ func TestDependencyRules(t *testing.T) {
 				for _, banned := range []string{"toolchain/kbuild", "ci"} {
 					assert.False(t, under(dep, banned), "%s depends on %s", p.ImportPath, dep)
 				}
+			}
+		}
+	}
+}
+
+// TestInternalDependsOnNoTree: the module's top-level internal/ holds what
+// every tree shares, so none of its packages, nor their tests, imports a
+// package of the module outside internal/. A helper that needs one (a
+// harness of prover/r1cs, of ci/sign) lives beside that package instead.
+func TestInternalDependsOnNoTree(t *testing.T) {
+	for _, p := range listModule(t) {
+		if !under(p.ImportPath, "internal") {
+			continue
+		}
+		for _, imps := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
+			for _, imp := range imps {
+				assert.False(t, strings.HasPrefix(imp, mod) && !under(imp, "internal"),
+					"%s imports %s: internal/ depends on no tree of the module; move the package beside what it serves (%s)",
+					p.ImportPath, imp, mapFile)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,10 +168,20 @@ func TestKinds(t *testing.T) {
 	}
 }
 
+// besideItsPackage says whether dir is a harness named after the package it
+// sits in, as net/http/httptest sits in net/http: prover/r1cs/r1cstest.
+func besideItsPackage(dir string) bool {
+	parent, base := path.Split(dir)
+	parent = strings.TrimSuffix(parent, "/")
+	return parent != "" && base == path.Base(parent)+"test"
+}
+
 // TestTreesHoldTheirKinds keeps every measuring package in one tree and every
-// harness out of importable product paths: a bench package lives under
-// bench/ and bench/ holds only bench packages and their mains; test helpers
-// and development tools live under an internal/ directory.
+// harness out of the product's own packages: a bench package lives under
+// bench/ and bench/ holds only bench packages and their mains; a test helper
+// lives beside the package it serves, named after it (X/Xtest), or under an
+// internal/ directory where it serves a whole tree; development tools live
+// under an internal/ directory.
 func TestTreesHoldTheirKinds(t *testing.T) {
 	rows := readMap(t, filepath.Join(root(t), mapFile))
 	for dir, r := range rows {
@@ -179,8 +190,11 @@ func TestTreesHoldTheirKinds(t *testing.T) {
 		switch r.kind {
 		case "bench":
 			assert.True(t, underBench, "%s:%d: %s is a benchmark: move it under bench/", mapFile, r.line, dir)
-		case "test", "tool":
-			assert.True(t, underInternal, "%s:%d: %s is a %s package: move it under an internal/ directory", mapFile, r.line, dir, r.kind)
+		case "test":
+			assert.True(t, underInternal || besideItsPackage(dir),
+				"%s:%d: %s is a test helper: move it beside the package it serves (X/Xtest) or under an internal/ directory", mapFile, r.line, dir)
+		case "tool":
+			assert.True(t, underInternal, "%s:%d: %s is a tool: move it under an internal/ directory", mapFile, r.line, dir)
 		case "product":
 			assert.False(t, underBench, "%s:%d: %s is product code under bench/", mapFile, r.line, dir)
 		}

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cuzk-dev/cuzk/internal/r1cstest"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
+	"github.com/cuzk-dev/cuzk/prover/r1cs/r1cstest"
 )
 
 // Example shows the whole flow: shape, development setup, solve, prove,

@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cuzk-dev/cuzk/internal/r1cstest"
 	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
+	"github.com/cuzk-dev/cuzk/prover/r1cs/r1cstest"
 )
 
 // seeded returns a deterministic randomness source for reproducible keys

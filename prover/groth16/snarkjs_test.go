@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cuzk-dev/cuzk/internal/r1cstest"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs/r1cstest"
 )
 
 // The test reads the exported JSON back with its own minimal parser and

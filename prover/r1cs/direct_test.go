@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cuzk-dev/cuzk/internal/r1cstest"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
+	"github.com/cuzk-dev/cuzk/prover/r1cs/r1cstest"
 )
 
 // rowsCircuit enforces x·y = p and (x + y)·1 = s at the top level and in

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cuzk-dev/cuzk/internal/r1cstest"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
+	"github.com/cuzk-dev/cuzk/prover/r1cs/r1cstest"
 )
 
 // segmented is a head of one public and two private variables, then one

@@ -69,7 +69,6 @@ type Remote struct {
 	client  *http.Client
 	cred    Credentials
 	timeout time.Duration
-	now     func() time.Time
 }
 
 // RemoteOption configures a Remote; bad values are rejected by NewRemote.
@@ -92,17 +91,6 @@ func WithRemoteTimeout(d time.Duration) RemoteOption {
 	}
 }
 
-// WithRemoteClock sets the clock used for entry times (tests).
-func WithRemoteClock(now func() time.Time) RemoteOption {
-	return func(r *Remote) error {
-		if now == nil {
-			return errors.New("cas: nil clock")
-		}
-		r.now = now
-		return nil
-	}
-}
-
 // NewRemote returns the remote cache at base (http or https). Credentials
 // inside the URL are refused, so that the URL can be printed.
 func NewRemote(base string, opts ...RemoteOption) (*Remote, error) {
@@ -119,7 +107,7 @@ func NewRemote(base string, opts ...RemoteOption) (*Remote, error) {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("cas: remote cache URL %q: no query or fragment allowed", u.Redacted())
 	}
-	r := &Remote{base: u, timeout: DefaultRemoteTimeout, now: time.Now}
+	r := &Remote{base: u, timeout: DefaultRemoteTimeout}
 	for _, o := range opts {
 		if err := o(r); err != nil {
 			return nil, err
@@ -186,7 +174,7 @@ func (r *Remote) Get(ctx context.Context, id ActionID) (Entry, map[string][]byte
 // entry, so a reader that finds the entry finds its blobs. Blobs are sent
 // even when the server has them, which replaces a damaged copy.
 func (r *Remote) Put(ctx context.Context, id ActionID, outputs map[string][]byte, inputs []string) (Entry, error) {
-	e := Entry{Version: entryVersion, Action: id, Inputs: inputs, Created: r.now().UTC()}
+	e := Entry{Version: entryVersion, Action: id, Inputs: inputs, Created: time.Now().UTC()}
 	names := make([]string, 0, len(outputs))
 	for name := range outputs {
 		names = append(names, name)

@@ -15,7 +15,7 @@
 // (the pins' identity, toolchain.PinnedIdentity), so nvcc is only looked
 // for, through WithCompiler, on the first miss: a build served wholly from
 // the caches needs no toolkit. Outputs are then materialized into the output
-// directory with a manifest (package cuda's Manifest) that the Go build
+// directory with a manifest (cuda/manifest's Manifest) that the Go build
 // embeds. Explain reports, without building, which units are fresh and what
 // changed for the stale ones. While nvcc runs, the progress writer
 // (WithProgress) shows each compile's start and elapsed time (progress.go).

@@ -27,7 +27,10 @@ type Layout struct {
 // DefaultLayout is cuzk's own tree.
 var DefaultLayout = Layout{Kernels: "cuda/kernels", Includes: []string{"cuda/include"}, Out: "cuda/fatbin"}
 
-// Engine builds the kernel units of one tree.
+// Engine is the kernel build engine: it builds the kernel units of one tree.
+// (The module has three other engines: the daemon's job engine, the Dagger
+// engine ci drives, and the ProvingEngine gRPC service; docs/architecture.md
+// tells them apart.)
 type Engine struct {
 	root      string
 	layout    Layout

@@ -19,17 +19,6 @@ func AllocBytes(api r1cs.API, data []byte) []Bit {
 	return out
 }
 
-// ConstBytes returns the bits of data as constants.
-func ConstBytes(data []byte) []Bit {
-	out := make([]Bit, 0, 8*len(data))
-	for _, x := range data {
-		for i := 7; i >= 0; i-- {
-			out = append(out, ConstBit(x>>i&1 == 1))
-		}
-	}
-	return out
-}
-
 // BitsToBytes returns the values of bits (a multiple of 8, FIPS order).
 func BitsToBytes(bits []Bit) []byte {
 	out := make([]byte, len(bits)/8)

@@ -1,4 +1,4 @@
-package podman
+package ocitest
 
 import (
 	"bytes"
@@ -231,7 +231,7 @@ func stderrOf(err error) error {
 }
 
 // ProbePackage is the command BuildProbe builds.
-const ProbePackage = "github.com/cuzk-dev/cuzk/internal/podman/probe"
+const ProbePackage = "github.com/cuzk-dev/cuzk/ci/oci/ocitest/probe"
 
 // BuildProbe builds the probe command statically (CGO_ENABLED=0, so it
 // runs in any image) into dir and returns its path; mount it with
