@@ -76,4 +76,4 @@ type HostPinner interface {
 }
 
 // errDeviceDown means a device failed to recover and takes no more jobs.
-var errDeviceDown = errors.New("device out of service")
+var errDeviceDown = errors.New("engine: device out of service")
