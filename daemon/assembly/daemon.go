@@ -20,6 +20,7 @@ import (
 	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
+	"github.com/cuzk-dev/cuzk/daemon/device"
 	"github.com/cuzk-dev/cuzk/daemon/engine"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/daemon/server"
@@ -95,7 +96,7 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	var fb groth16.FixedBaser // development setups on the first GPU, when there is one
-	if g, ok := devs[0].(*engine.GPUDevice); ok {
+	if g, ok := devs[0].(*device.GPU); ok {
 		fb = g
 	}
 	km, err := keys.New(keys.Config{Dir: cfg.KeyDir, HostBudget: budgets.Key, GPUBudget: int64(cfg.GPUKeyBudget), DirBudget: int64(cfg.KeyDirBudget),
@@ -228,7 +229,7 @@ func (d *Daemon) Stop() {
 func openDevices(o Config, log *slog.Logger) ([]engine.Device, string, string, map[string]server.DeviceInfo, error) {
 	infos := map[string]server.DeviceInfo{}
 	cpuDev := func(why string) ([]engine.Device, string, string, map[string]server.DeviceInfo, error) {
-		d, err := engine.NewCPUDevice("cpu")
+		d, err := device.NewCPU("cpu")
 		if err != nil {
 			return nil, "", "", nil, err
 		}
@@ -256,7 +257,7 @@ func openDevices(o Config, log *slog.Logger) ([]engine.Device, string, string, m
 	if o.GPUMemoryLimit > 0 {
 		gopts = append(gopts, gpu.WithMemoryLimit(int64(o.GPUMemoryLimit)))
 	}
-	gpus, err := engine.OpenGPUs(ords, gopts...)
+	gpus, err := device.OpenGPUs(ords, gopts...)
 	if err != nil {
 		if o.Backend == "auto" && errors.Is(err, driver.ErrNoGPU) {
 			return cpuDev(err.Error())

@@ -3,17 +3,17 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
-	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
 // Device is what a prover worker needs of the hardware it drives: one GPU,
-// or the CPU backend. Prove is only called by the device's own worker, one
-// call at a time; EvictKey may be called from any goroutine.
+// or the CPU backend (daemon/device makes both; the engine knows them only
+// through this interface and the capabilities beside it, found by type
+// assertion). Prove is only called by the device's own worker, one call at
+// a time; EvictKey may be called from any goroutine.
 type Device interface {
 	// Name identifies the device in results, logs and metrics ("gpu0 NVIDIA H200", "cpu").
 	Name() string
@@ -36,47 +36,44 @@ type Device interface {
 	Close() error
 }
 
-// CPUDevice proves on the CPU backend (gnark-crypto, every core). It is
-// the device of a daemon with no GPU, and the reference.
-type CPUDevice struct {
-	name    string
-	backend *cpu.Backend
+// KeyPlanner is a device that plans how each key it holds uses its memory
+// (a GPU: gpu.Backend.PlanKey). The engine logs the plan of each key it
+// preloads, shows it in Status, and leaves the host copy of a key the
+// device streams in part (keys.Manager.MarkHotStreaming).
+type KeyPlanner interface {
+	// KeyPlan returns pk's plan on the device, made at its Preload, while
+	// the device holds pk.
+	KeyPlan(pk *groth16.ProvingKey) (KeyPlan, bool)
 }
 
-// NewCPUDevice returns the CPU device, named name ("cpu" when empty).
-func NewCPUDevice(name string) (*CPUDevice, error) {
-	be, err := cpu.New()
-	if err != nil {
-		return nil, fmt.Errorf("cpu device: %w", err)
-	}
-	if name == "" {
-		name = "cpu"
-	}
-	return &CPUDevice{name: name, backend: be}, nil
+// KeyPlan is a device's plan for one key: the bytes of its bases resident
+// on the device and those streamed to it for each proof, the most device
+// memory a proof holds, whether every set is resident with every MSM in one
+// pass (Whole), and the plan in words. prover/gpu's KeyPlan has these
+// methods. It is an alias of an interface literal, so that a device package
+// declares the same type and implements KeyPlanner without importing the
+// engine, and the engine's tests may use real devices.
+type KeyPlan = interface {
+	ResidentBytes() int64
+	StreamedBytes() int64
+	Peak() int64
+	Whole() bool
+	String() string
 }
 
-// Name implements Device.
-func (d *CPUDevice) Name() string { return d.name }
-
-// Prove implements Device.
-func (d *CPUDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
-	return proveOn(ctx, pk, asg, d.backend, rnd, nil)
+// HostPinner is a device that can page-lock host memory it does not own
+// (a GPU, through gpu.Backend.PinHost). With one among the devices, the
+// engine solves jobs into vectors outside the Go heap, pinned, so that the
+// device moves them by DMA (no staging copies on the host's cores) and the
+// Go collector neither counts nor scans them.
+type HostPinner interface {
+	PinHost(p []byte) error
+	UnpinHost(p []byte) error
+	// AdoptHost counts p, pinned by another device's PinHost, as pinned on
+	// this one (a portable registration serves every GPU); UnpinHost
+	// forgets it.
+	AdoptHost(p []byte) error
 }
-
-// Resident implements Device: false, the CPU proves from host memory.
-func (d *CPUDevice) Resident() bool { return false }
-
-// Preload implements Device: the CPU proves from host memory.
-func (d *CPUDevice) Preload(context.Context, *groth16.ProvingKey) error { return nil }
-
-// EvictKey implements Device: the CPU holds no bases of its own.
-func (d *CPUDevice) EvictKey(*groth16.ProvingKey) error { return nil }
-
-// Recover implements Device: a CPU failure leaves nothing to restore.
-func (d *CPUDevice) Recover(error) error { return nil }
-
-// Close implements Device.
-func (d *CPUDevice) Close() error { return nil }
 
 // errDeviceDown means a device failed to recover and takes no more jobs.
-var errDeviceDown = errors.New("device out of service")
+var errDeviceDown = errors.New("engine: device out of service")

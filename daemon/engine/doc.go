@@ -15,4 +15,9 @@
 // device fault) fails that job only, with the step in its error, and the
 // worker goes on (a device is asked to recover after a fault). The engine
 // is safe for concurrent use.
+//
+// The engine schedules; it knows no hardware. A device is a Device, with
+// the capabilities the engine looks for by type assertion beside it
+// (KeyPlanner, HostPinner); daemon/device makes the CPU and GPU devices and
+// daemon/assembly hands them to New.
 package engine

@@ -17,16 +17,16 @@ import (
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 )
 
-// Errors callers act on.
+// Errors callers act on, each saying it is the engine's ("engine: ").
 var (
 	// ErrDraining means the engine takes no new jobs (it is shutting down).
 	ErrDraining = errors.New("engine: draining, not accepting jobs")
 	// ErrUnknownJob means no job has the id (or it was forgotten).
 	ErrUnknownJob = errors.New("engine: unknown job")
 	// ErrNeverFits means a job needs more host memory than the budget.
-	ErrNeverFits = errors.New("job can never fit the host memory budget")
+	ErrNeverFits = errors.New("engine: job can never fit the host memory budget")
 	// ErrRequestConflict means a request_id was reused for another request.
-	ErrRequestConflict = errors.New("request_id already used for a different request")
+	ErrRequestConflict = errors.New("engine: request_id already used for a different request")
 	// ErrShutdown ends the jobs still running when the engine closes; they
 	// may be submitted again elsewhere.
 	ErrShutdown = errors.New("engine: shut down before the job ended")

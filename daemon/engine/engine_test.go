@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/daemon/device"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -23,7 +24,7 @@ import (
 // fakeDevice is a named device proving on the CPU backend, with hooks to
 // hold, fail or observe its jobs.
 type fakeDevice struct {
-	*CPUDevice
+	*device.CPU
 	name     string
 	before   func(ctx context.Context, asg *r1cs.Assignment) error // nil: prove at once
 	recovers atomic.Int32
@@ -32,9 +33,9 @@ type fakeDevice struct {
 }
 
 func newFake(t testing.TB, name string) *fakeDevice {
-	cpu, err := NewCPUDevice(name)
+	cpu, err := device.NewCPU(name)
 	require.NoError(t, err)
-	return &fakeDevice{CPUDevice: cpu, name: name}
+	return &fakeDevice{CPU: cpu, name: name}
 }
 
 func (d *fakeDevice) Name() string { return d.name }
@@ -45,7 +46,7 @@ func (d *fakeDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1c
 			return nil, err
 		}
 	}
-	p, err := d.CPUDevice.Prove(ctx, pk, asg, rnd)
+	p, err := d.CPU.Prove(ctx, pk, asg, rnd)
 	if err == nil {
 		d.mu.Lock()
 		d.proved = append(d.proved, asg.Public[2].String())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/cuda"
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/daemon/device"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/groth16/devkeys"
@@ -22,14 +23,14 @@ import (
 
 // testGPU opens the GPU named by CUZK_TEST_GPU (default 0), skipping the
 // test visibly where there is none or no kernels are embedded.
-func testGPU(t *testing.T) *GPUDevice {
+func testGPU(t *testing.T) *device.GPU {
 	t.Helper()
 	if _, err := cuda.Embedded(); err != nil {
 		t.Skipf("SKIP (visible): no kernels embedded in this test binary (built by `go run mage.go gpu`): %v", err)
 	}
 	ord, err := driver.TestOrdinal()
 	require.NoError(t, err)
-	devs, err := OpenGPUs([]int{ord})
+	devs, err := device.OpenGPUs([]int{ord})
 	if errors.Is(err, driver.ErrNoGPU) {
 		t.Skipf("SKIP (visible): no CUDA GPU on this machine: %v", err)
 	}
@@ -42,7 +43,7 @@ func testGPU(t *testing.T) *GPUDevice {
 // for byte (every one also verifies).
 func TestGPUProofsEqualCPUProofs(t *testing.T) {
 	g := testGPU(t)
-	cpu, err := NewCPUDevice("cpu")
+	cpu, err := device.NewCPU("cpu")
 	require.NoError(t, err)
 	dir := t.TempDir()
 	c := porep(t, 1<<12)
@@ -69,13 +70,13 @@ func TestGPUProofsEqualCPUProofs(t *testing.T) {
 // error would, and counts recoveries (the real ones: the context is
 // re-created).
 type faultyGPU struct {
-	*GPUDevice
+	*device.GPU
 	fail     atomic.Int32 // proofs left to fail
 	recovers atomic.Int32
 }
 
 func (f *faultyGPU) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
-	p, err := f.GPUDevice.Prove(ctx, pk, asg, rnd)
+	p, err := f.GPU.Prove(ctx, pk, asg, rnd)
 	if err == nil && f.fail.Add(-1) >= 0 {
 		return nil, errors.New("injected fault after the device work")
 	}
@@ -84,11 +85,11 @@ func (f *faultyGPU) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs
 
 func (f *faultyGPU) Recover(err error) error {
 	f.recovers.Add(1)
-	return f.GPUDevice.Recover(err)
+	return f.GPU.Recover(err)
 }
 
 func TestGPUFaultCancelPreloadEvict(t *testing.T) {
-	f := &faultyGPU{GPUDevice: testGPU(t)}
+	f := &faultyGPU{GPU: testGPU(t)}
 	f.fail.Store(1)
 	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
 	require.NoError(t, err)

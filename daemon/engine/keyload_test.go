@@ -263,11 +263,14 @@ func (d *planningFake) Preload(_ context.Context, pk *groth16.ProvingKey) error 
 	return nil
 }
 
-func (d *planningFake) KeyPlan(pk *groth16.ProvingKey) (gpu.KeyPlan, bool) {
+func (d *planningFake) KeyPlan(pk *groth16.ProvingKey) (KeyPlan, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	p, ok := d.plans[pk]
-	return p, ok
+	if !ok {
+		return nil, false
+	}
+	return p, true
 }
 
 // TestStatusShowsHowAKeyUsesTheDevice: a preloaded key's plan on its

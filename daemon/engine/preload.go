@@ -6,8 +6,6 @@ import (
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
-	"github.com/cuzk-dev/cuzk/prover/gpu"
-	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
 // Preload makes c's key warm and, with hot, resident on a device: the one
@@ -106,7 +104,7 @@ func (e *Engine) makeHot(ctx context.Context, h *keys.Handle, w *worker) error {
 	if err := w.dev.Preload(ctx, h.PK); err != nil {
 		return fmt.Errorf("preload %s on %s: %w", h.Key, w.dev.Name(), err)
 	}
-	if kp, ok := w.dev.(keyPlanner); ok {
+	if kp, ok := w.dev.(KeyPlanner); ok {
 		if p, ok := kp.KeyPlan(h.PK); ok {
 			w.setPlacement(h.Key, p)
 			e.cfg.Log.Info("key placed", "key", h.Key, "device", w.dev.Name(), "whole", p.Whole(), "plan", p.String())
@@ -120,12 +118,6 @@ func (e *Engine) makeHot(ctx context.Context, h *keys.Handle, w *worker) error {
 	return nil
 }
 
-// keyPlanner is a device that plans how each key it holds uses its memory
-// (GPUDevice: gpu.Backend.PlanKey).
-type keyPlanner interface {
-	KeyPlan(pk *groth16.ProvingKey) (gpu.KeyPlan, bool)
-}
-
 // KeyPlacement is how one key uses a device's memory: the bytes of its
 // bases resident there and those streamed to it for each proof, the most
 // device memory a proof holds, and the plan in words.
@@ -136,7 +128,7 @@ type KeyPlacement struct {
 }
 
 // setPlacement records how key uses w's device.
-func (w *worker) setPlacement(key string, p gpu.KeyPlan) {
+func (w *worker) setPlacement(key string, p KeyPlan) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.placed == nil {

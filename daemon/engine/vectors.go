@@ -14,20 +14,6 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
-// HostPinner is a device that can page-lock host memory it does not own
-// (GPUDevice, through gpu.Backend.PinHost). With one among the devices, the
-// engine solves jobs into vectors outside the Go heap, pinned, so that the
-// device moves them by DMA (no staging copies on the host's cores) and the
-// Go collector neither counts nor scans them.
-type HostPinner interface {
-	PinHost(p []byte) error
-	UnpinHost(p []byte) error
-	// AdoptHost counts p, pinned by another device's PinHost, as pinned on
-	// this one (a portable registration serves every GPU); UnpinHost
-	// forgets it.
-	AdoptHost(p []byte) error
-}
-
 // vectors is one job's solved vectors and the memory under them.
 type vectors struct {
 	asg *r1cs.Assignment // the last solve, or the empty shape to solve into

@@ -257,3 +257,13 @@ func (l lockedReader) Read(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.r.Read(p)
 }
+
+// phaseName names a reported phase in a job's timings: Prove's own phases
+// by their name, a backend's sub-phases under the call that did them
+// ("msm A: msm sort").
+func phaseName(info groth16.PhaseInfo) string {
+	if info.Call == "" || info.Call == info.Phase {
+		return string(info.Phase)
+	}
+	return string(info.Call) + ": " + string(info.Phase)
+}

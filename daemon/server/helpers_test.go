@@ -17,6 +17,7 @@ import (
 
 	pb "github.com/cuzk-dev/cuzk/daemon/api/cuzkv1"
 	"github.com/cuzk-dev/cuzk/daemon/client"
+	"github.com/cuzk-dev/cuzk/daemon/device"
 	"github.com/cuzk-dev/cuzk/daemon/engine"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
@@ -27,7 +28,7 @@ import (
 // hookDevice is the CPU device with a hook before each proof (to hold or
 // fail it).
 type hookDevice struct {
-	*engine.CPUDevice
+	*device.CPU
 	name   string
 	before func(ctx context.Context, asg *r1cs.Assignment) error
 }
@@ -40,13 +41,13 @@ func (d *hookDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1c
 			return nil, err
 		}
 	}
-	return d.CPUDevice.Prove(ctx, pk, asg, rnd)
+	return d.CPU.Prove(ctx, pk, asg, rnd)
 }
 
 func newHookDevice(t *testing.T, name string) *hookDevice {
-	cpu, err := engine.NewCPUDevice(name)
+	cpu, err := device.NewCPU(name)
 	require.NoError(t, err)
-	return &hookDevice{CPUDevice: cpu, name: name}
+	return &hookDevice{CPU: cpu, name: name}
 }
 
 type testServer struct {

@@ -68,6 +68,14 @@ func TestDependencyRules(t *testing.T) {
 			}
 			assert.False(t, strings.Contains(imp, "/cmd/") && strings.HasPrefix(imp, mod), "%s imports a main (%s)", p.ImportPath, imp)
 			assert.False(t, under(imp, "magefiles"), "%s imports magefiles", p.ImportPath)
+			if p.ImportPath == mod+"daemon/engine" {
+				for _, banned := range []string{"cuda", "prover/gpu", "prover/cpu", "daemon/device"} {
+					assert.False(t, under(imp, banned), "%s imports %s: the scheduler knows devices only by its Device interface", p.ImportPath, imp)
+				}
+			}
+			if under(imp, "daemon/device") && under(p.ImportPath, "daemon") {
+				assert.Equal(t, mod+"daemon/assembly", p.ImportPath, "%s imports %s: only daemon/assembly opens devices", p.ImportPath, imp)
+			}
 		}
 		for _, dep := range p.Deps {
 			if stdOnly[p.ImportPath] {

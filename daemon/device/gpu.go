@@ -1,4 +1,4 @@
-package engine
+package device
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
-// GPUDevice proves on one GPU with prover/gpu: Prove's host scratch in a
+// GPU proves on one GPU with prover/gpu: Prove's host scratch in a
 // workspace of pinned memory, bases resident across jobs. Its worker is
 // its only prover; Preload and EvictKey may come from other goroutines.
-type GPUDevice struct {
+type GPU struct {
 	ordinal int
 	opts    []gpu.Option
 
@@ -36,7 +36,7 @@ type GPUDevice struct {
 
 // OpenGPUs opens the GPUs with the given ordinals (all of them when nil).
 // It returns driver.ErrNoGPU (matched with errors.Is) where there are none.
-func OpenGPUs(ordinals []int, opts ...gpu.Option) ([]*GPUDevice, error) {
+func OpenGPUs(ordinals []int, opts ...gpu.Option) ([]*GPU, error) {
 	if ordinals == nil {
 		n, err := driver.Count()
 		if err != nil {
@@ -46,9 +46,9 @@ func OpenGPUs(ordinals []int, opts ...gpu.Option) ([]*GPUDevice, error) {
 			ordinals = append(ordinals, i)
 		}
 	}
-	var out []*GPUDevice
+	var out []*GPU
 	for _, o := range ordinals {
-		d := &GPUDevice{ordinal: o, opts: opts}
+		d := &GPU{ordinal: o, opts: opts}
 		if err := d.open(); err != nil {
 			for _, prev := range out {
 				_ = prev.Close() // the open error is the one to report
@@ -60,7 +60,7 @@ func OpenGPUs(ordinals []int, opts ...gpu.Option) ([]*GPUDevice, error) {
 	return out, nil
 }
 
-func (d *GPUDevice) open() error {
+func (d *GPU) open() error {
 	dev, err := driver.Open(d.ordinal)
 	if err != nil {
 		return err
@@ -74,22 +74,22 @@ func (d *GPUDevice) open() error {
 	return nil
 }
 
-// Name implements Device: "gpu<ordinal> <model>".
-func (d *GPUDevice) Name() string { return fmt.Sprintf("gpu%d %s", d.ordinal, d.info.Name) }
+// Name implements engine.Device: "gpu<ordinal> <model>".
+func (d *GPU) Name() string { return fmt.Sprintf("gpu%d %s", d.ordinal, d.info.Name) }
 
 // Info describes the GPU.
-func (d *GPUDevice) Info() driver.Info { return d.info }
+func (d *GPU) Info() driver.Info { return d.info }
 
 // Backend returns the device's prover backend (its host allocator serves
 // pinned synthesis buffers).
-func (d *GPUDevice) Backend() *gpu.Backend {
+func (d *GPU) Backend() *gpu.Backend {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.be
 }
 
-// Prove implements Device.
-func (d *GPUDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
+// Prove implements engine.Device.
+func (d *GPU) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
 	d.mu.Lock()
 	be, ws := d.be, d.ws
 	d.mu.Unlock()
@@ -98,30 +98,30 @@ func (d *GPUDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs
 
 // MemoryHeld returns the device memory the GPU's backend holds now and at
 // most since it was (re-)created (gpu.Backend.MemoryHeld).
-func (d *GPUDevice) MemoryHeld() (now, peak int64) { return d.Backend().MemoryHeld() }
+func (d *GPU) MemoryHeld() (now, peak int64) { return d.Backend().MemoryHeld() }
 
-// PinHost implements HostPinner on the GPU's current backend; after a
-// Recover the engine pins its vectors again.
-func (d *GPUDevice) PinHost(p []byte) error { return d.Backend().PinHost(p) }
+// PinHost implements engine.HostPinner on the GPU's current backend;
+// after a Recover the engine pins its vectors again.
+func (d *GPU) PinHost(p []byte) error { return d.Backend().PinHost(p) }
 
-// UnpinHost implements HostPinner.
-func (d *GPUDevice) UnpinHost(p []byte) error { return d.Backend().UnpinHost(p) }
+// UnpinHost implements engine.HostPinner.
+func (d *GPU) UnpinHost(p []byte) error { return d.Backend().UnpinHost(p) }
 
-// AdoptHost implements HostPinner: memory another GPU pinned counts as
+// AdoptHost implements engine.HostPinner: memory another GPU pinned counts as
 // pinned here too.
-func (d *GPUDevice) AdoptHost(p []byte) error { return d.Backend().AdoptHost(p) }
+func (d *GPU) AdoptHost(p []byte) error { return d.Backend().AdoptHost(p) }
 
-// Resident implements Device: bases stay on the GPU across jobs.
-func (d *GPUDevice) Resident() bool { return true }
+// Resident implements engine.Device: bases stay on the GPU across jobs.
+func (d *GPU) Resident() bool { return true }
 
-// Preload implements Device. The backend first plans the key on this GPU
+// Preload implements engine.Device. The backend first plans the key on this GPU
 // (gpu.Backend.PlanKey): on a GPU that holds the whole key beside a
 // proof's working memory every bases set stays resident; otherwise the
 // MSMs run in chunks and the sets that do not fit are streamed from host
 // memory for each proof. Then one MSM over zero scalars per resident set
 // makes it resident (with its table of multiples), as the first proof
 // would.
-func (d *GPUDevice) Preload(ctx context.Context, pk *groth16.ProvingKey) error {
+func (d *GPU) Preload(ctx context.Context, pk *groth16.ProvingKey) error {
 	be := d.Backend()
 	g1, g2 := pk.Bases()
 	plan, err := be.PlanKey(g1, g2, uint32(bits.TrailingZeros(uint(pk.DomainSize))))
@@ -170,17 +170,32 @@ func (d *GPUDevice) Preload(ctx context.Context, pk *groth16.ProvingKey) error {
 	return nil
 }
 
-// KeyPlan returns the plan of pk on this GPU, made at its Preload, while
-// the GPU holds it.
-func (d *GPUDevice) KeyPlan(pk *groth16.ProvingKey) (gpu.KeyPlan, bool) {
+// KeyPlan implements engine.KeyPlanner: the plan of pk on this GPU (a
+// gpu.KeyPlan), made at its Preload, while the GPU holds it.
+func (d *GPU) KeyPlan(pk *groth16.ProvingKey) (Plan, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	p, ok := d.plans[pk]
-	return p, ok
+	if !ok {
+		return nil, false
+	}
+	return p, true
 }
 
-// EvictKey implements Device.
-func (d *GPUDevice) EvictKey(pk *groth16.ProvingKey) error {
+// Plan is how one key uses a device's memory, as the engine reads it: the
+// same interface type as engine.KeyPlan (an alias of one interface
+// literal on both sides), so that GPU implements engine.KeyPlanner without
+// this package importing the engine.
+type Plan = interface {
+	ResidentBytes() int64
+	StreamedBytes() int64
+	Peak() int64
+	Whole() bool
+	String() string
+}
+
+// EvictKey implements engine.Device.
+func (d *GPU) EvictKey(pk *groth16.ProvingKey) error {
 	d.mu.Lock()
 	delete(d.plans, pk)
 	d.mu.Unlock()
@@ -188,11 +203,11 @@ func (d *GPUDevice) EvictKey(pk *groth16.ProvingKey) error {
 	return d.Backend().EvictBasesOf(g1, g2)
 }
 
-// Recover implements Device: after a failure the backend and the context
+// Recover implements engine.Device: after a failure the backend and the context
 // are re-created, so that a sticky CUDA error (the driver's context is
 // unusable after an illegal address, say) does not outlive its job.
 // Resident bases are lost and upload again on next use.
-func (d *GPUDevice) Recover(error) error {
+func (d *GPU) Recover(error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	closeErr := d.closeLocked()
@@ -202,14 +217,14 @@ func (d *GPUDevice) Recover(error) error {
 	return nil
 }
 
-// Close implements Device.
-func (d *GPUDevice) Close() error {
+// Close implements engine.Device.
+func (d *GPU) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.closeLocked()
 }
 
-func (d *GPUDevice) closeLocked() error {
+func (d *GPU) closeLocked() error {
 	var errs []error
 	if d.ws != nil {
 		errs = append(errs, d.ws.Close())
@@ -227,11 +242,11 @@ func (d *GPUDevice) closeLocked() error {
 // FixedBaseG1 runs a development setup's G1 fixed-base multiplications on
 // this GPU (groth16.FixedBaser), on whatever backend the device has now
 // (it is re-created after a fault).
-func (d *GPUDevice) FixedBaseG1(ctx context.Context, base *bls12381.G1Affine, scalars []fr.Element) ([]bls12381.G1Affine, error) {
+func (d *GPU) FixedBaseG1(ctx context.Context, base *bls12381.G1Affine, scalars []fr.Element) ([]bls12381.G1Affine, error) {
 	return d.Backend().FixedBaseG1(ctx, base, scalars)
 }
 
 // FixedBaseG2 is FixedBaseG1 in G2.
-func (d *GPUDevice) FixedBaseG2(ctx context.Context, base *bls12381.G2Affine, scalars []fr.Element) ([]bls12381.G2Affine, error) {
+func (d *GPU) FixedBaseG2(ctx context.Context, base *bls12381.G2Affine, scalars []fr.Element) ([]bls12381.G2Affine, error) {
 	return d.Backend().FixedBaseG2(ctx, base, scalars)
 }
