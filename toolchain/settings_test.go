@@ -1,4 +1,4 @@
-package environ_test
+package toolchain_test
 
 import (
 	"bufio"
