@@ -123,6 +123,7 @@ func (m *Manager) dropLocked(e *entry, tier Tier) error {
 			}
 		}
 		delete(e.hot, dev)
+		delete(e.streams, dev)
 	}
 	if tier == Cold {
 		if err := m.unmapLocked(e); err != nil {
@@ -166,7 +167,8 @@ func (m *Manager) evict(key string, tier Tier) (Info, error) {
 }
 
 // MarkHot records that device now holds h's bases (and releases the host
-// copy, with Config.ReleaseHostCopy).
+// copy, with Config.ReleaseHostCopy, unless a device holding the key streams
+// from it: MarkHotStreaming).
 func (m *Manager) MarkHot(h *Handle, device string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -188,6 +190,10 @@ func (m *Manager) MarkHotStreaming(h *Handle, device string) {
 		return
 	}
 	h.e.hot[device] = m.now()
+	if h.e.streams == nil {
+		h.e.streams = map[string]bool{}
+	}
+	h.e.streams[device] = true
 }
 
 // IsHotOn reports whether key's bases are resident on device.
@@ -246,6 +252,7 @@ func (m *Manager) MakeRoomOn(h *Handle, device string) error {
 			}
 		}
 		delete(victim.hot, device)
+		delete(victim.streams, device)
 		m.cfg.Log.Info("key evicted from GPU", "key", victim.key, "device", device, "for", h.Key)
 		if victim.deviceOnly == device {
 			m.lostLocked(victim)
@@ -346,6 +353,7 @@ func (m *Manager) ForgetDevice(device string) {
 	defer m.mu.Unlock()
 	for _, e := range m.entries {
 		delete(e.hot, device)
+		delete(e.streams, device)
 		if e.deviceOnly == device {
 			m.lostLocked(e)
 		}

@@ -29,6 +29,11 @@ func (m *Manager) releaseHostLocked(e *entry, device string) {
 	if !m.cfg.ReleaseHostCopy || len(m.evictors) != 1 || e.mapped != nil || e.deviceOnly != "" || e.pk == nil {
 		return
 	}
+	for d := range e.hot {
+		if e.streams[d] {
+			return // a device streams bases from the host copy for every proof
+		}
+	}
 	g1, g2 := e.pk.Bases()
 	var freed int
 	for _, s := range g1 {
@@ -63,6 +68,7 @@ func discardAfterFirst[T any](log *slog.Logger, key string, set []T) int {
 func (m *Manager) lostLocked(e *entry) {
 	e.lost = true
 	clear(e.hot)
+	clear(e.streams)
 	if m.entries[e.key] == e {
 		delete(m.entries, e.key)
 	}

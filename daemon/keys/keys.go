@@ -136,6 +136,10 @@ type entry struct {
 	refs       int
 	lastUsed   time.Time
 	hot        map[string]time.Time // device → last use there
+	// streams are the devices that stream part of the key's bases from
+	// its host copy for every proof (MarkHotStreaming): while one holds
+	// the key hot, the host copy stays.
+	streams map[string]bool
 	evictAsked Tier                 // 0, or the tier to drop to once refs reach 0
 	deviceOnly string               // the GPU holding the only copy (host copy released); "" : none
 	lost       bool                 // released, and that GPU's copy is gone

@@ -305,6 +305,36 @@ func TestReleaseHostCopyOnOneGPU(t *testing.T) {
 	assert.Equal(t, Cold, got.Tier)
 }
 
+// TestNoReleaseWhileStreamed: a key a GPU streams in part from its host
+// copy (MarkHotStreaming, at preload) keeps that copy when the GPU's
+// proofs later mark it hot again (MarkHot after each proof); once the GPU
+// evicts it, a preload that holds it whole gives the copy back.
+func TestNoReleaseWhileStreamed(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true, ReleaseHostCopy: true})
+	require.NoError(t, err)
+	m.AddDevice("gpu0", &countingEvictor{})
+	c := shape(t, 4096)
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	mid := len(h.PK.G1.A) / 2
+	before := m.Get(c.Key).HostBytes
+
+	m.MarkHotStreaming(h, "gpu0")
+	m.MarkHot(h, "gpu0") // a proof ends
+	assert.False(t, h.PK.G1.A[mid].IsInfinity(), "streamed: the GPU reads the host copy for every proof")
+	assert.Equal(t, before, m.Get(c.Key).HostBytes)
+	h.Release()
+
+	got, err := m.EvictKey(c.Key, Warm)
+	require.NoError(t, err)
+	require.Equal(t, Warm, got.Tier)
+	h, err = m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	defer h.Release()
+	m.MarkHot(h, "gpu0") // preloaded again, whole
+	assert.True(t, h.PK.G1.A[mid].IsInfinity(), "held whole: the host copy goes")
+}
+
 func TestNoReleaseWithTwoGPUs(t *testing.T) {
 	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true, ReleaseHostCopy: true})
 	require.NoError(t, err)
