@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -18,63 +15,9 @@ import (
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/internal/renameio"
 	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
+	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile/keyfiletest"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
-
-// childEnv names the test a re-executed test binary runs as the child;
-// truncateEnv ("<size> <path>") makes it a truncate(2) of another process.
-const (
-	childEnv    = "CUZK_ENGINE_CHILD"
-	truncateEnv = "CUZK_ENGINE_TRUNCATE"
-)
-
-func init() {
-	arg, ok := os.LookupEnv(truncateEnv)
-	if !ok {
-		return
-	}
-	size, path, _ := strings.Cut(arg, " ")
-	n, err := strconv.ParseInt(size, 10, 64)
-	if err == nil {
-		err = os.Truncate(path, n)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "truncate:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-// inChild runs the calling test in a new process of the test binary, so
-// that a fault that ends the process fails the test with the runtime's
-// message; it reports whether this is the child, which runs the body.
-func inChild(t *testing.T) bool {
-	t.Helper()
-	if os.Getenv(childEnv) == t.Name() {
-		return true
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+t.Name())
-	out, err := cmd.CombinedOutput()
-	if i := strings.Index(string(out), "--- SKIP"); i >= 0 {
-		t.Skipf("SKIP (visible), in the child process:\n%s", out[i:])
-	}
-	if err != nil {
-		var why []string
-		for _, l := range strings.Split(string(out), "\n") {
-			for _, mark := range []string{"fatal error:", "[signal ", "unexpected fault address", "Error:", "Messages:", "--- FAIL"} {
-				if strings.Contains(l, mark) {
-					why = append(why, l)
-					break
-				}
-			}
-		}
-		tail := out[max(0, len(out)-3000):]
-		t.Fatalf("the daemon's process ended (%v): it must keep serving:\n%s\n...\n%s", err, strings.Join(why, "\n"), tail)
-	}
-	t.Logf("child process:\n%s", out[max(0, len(out)-2000):])
-	return false
-}
 
 // TestKeyFileTruncatedDuringAProof: on the CPU backend, another process
 // truncates the mapped key file of a proof in flight (in the device's
@@ -84,7 +27,7 @@ func inChild(t *testing.T) bool {
 // and once the file is whole again a job proves. Without the key file's
 // lease the process ends with SIGBUS.
 func TestKeyFileTruncatedDuringAProof(t *testing.T) {
-	if !inChild(t) {
+	if !keyfiletest.InChild(t, "the daemon's process ended: it must keep serving") {
 		return
 	}
 	c := porep(t, 1024)
@@ -116,9 +59,7 @@ func TestKeyFileTruncatedDuringAProof(t *testing.T) {
 		if proves.Add(1) != 2 {
 			return nil
 		}
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %s", truncateEnv, keyfile.Align, raw))
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := keyfiletest.TruncateCmd(raw, keyfile.Align).CombinedOutput(); err != nil {
 			return fmt.Errorf("truncate from another process: %v: %s", err, out)
 		}
 		return nil

@@ -125,24 +125,24 @@ type entry struct {
 	waiters    int
 	abandoned  bool
 
-	sys        *r1cs.System
-	pk         *groth16.ProvingKey
-	vk         *groth16.VerifyingKey
-	mapped     *keyfile.Key // the raw key file pk is mapped from; nil when decoded
-	dev        bool
-	hostBytes  int64
-	gpuBytes   int64
-	loadTime   time.Duration
-	refs       int
-	lastUsed   time.Time
-	hot        map[string]time.Time // device → last use there
+	sys       *r1cs.System
+	pk        *groth16.ProvingKey
+	vk        *groth16.VerifyingKey
+	mapped    *keyfile.Key // the raw key file pk is mapped from; nil when decoded
+	dev       bool
+	hostBytes int64
+	gpuBytes  int64
+	loadTime  time.Duration
+	refs      int
+	lastUsed  time.Time
+	hot       map[string]time.Time // device → last use there
 	// streams are the devices that stream part of the key's bases from
 	// its host copy for every proof (MarkHotStreaming): while one holds
 	// the key hot, the host copy stays.
-	streams map[string]bool
-	evictAsked Tier                 // 0, or the tier to drop to once refs reach 0
-	deviceOnly string               // the GPU holding the only copy (host copy released); "" : none
-	lost       bool                 // released, and that GPU's copy is gone
+	streams    map[string]bool
+	evictAsked Tier   // 0, or the tier to drop to once refs reach 0
+	deviceOnly string // the GPU holding the only copy (host copy released); "" : none
+	lost       bool   // released, and that GPU's copy is gone
 }
 
 // New returns a Manager over cfg.Dir (created if missing).

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile/keyfiletest"
 )
 
 // TestGPURegisteredMappingSurvivesTruncation: a GPU backend page-locks the
@@ -84,7 +85,7 @@ func TestGPURegisteredMappingSurvivesTruncation(t *testing.T) {
 	}
 	copyAll("before the truncation")
 
-	out, err := truncateCmd(path, Align).CombinedOutput()
+	out, err := keyfiletest.TruncateCmd(path, Align).CombinedOutput()
 	require.NoError(t, err, "truncate: %s", out)
 	st, err := os.Stat(path)
 	require.NoError(t, err)

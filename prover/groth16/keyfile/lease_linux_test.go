@@ -2,12 +2,8 @@ package keyfile
 
 import (
 	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,97 +14,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile/keyfiletest"
 )
 
-// childEnv names the test a re-executed test binary runs as the child.
-const childEnv = "CUZK_KEYFILE_CHILD"
+// leasedWhat is what a child's failure means in these tests.
+const leasedWhat = "a read of the mapping past the truncated file's end ends the process (SIGBUS) unless the key is leased"
 
-// truncateEnv makes the test binary a truncate(2) of another process:
-// "<size> <path>". (truncate(1) opens the file with O_NONBLOCK, which a
-// lease answers with EAGAIN at once; truncate(2) waits, as most writers'
-// opens do.)
-const truncateEnv = "CUZK_KEYFILE_TRUNCATE"
-
-func init() {
-	arg, ok := os.LookupEnv(truncateEnv)
-	if !ok {
-		return
-	}
-	size, path, _ := strings.Cut(arg, " ")
-	n, err := strconv.ParseInt(size, 10, 64)
-	if err == nil {
-		err = os.Truncate(path, n)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "truncate:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-// truncateCmd truncates path to size from another process.
-func truncateCmd(path string, size int64) *exec.Cmd {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %s", truncateEnv, size, path))
-	return cmd
-}
-
-// inChild runs the calling test in a new process of the test binary (a
-// fault reading a mapping ends the process: in the child, it fails the
-// parent's test with the child's output) and reports whether this is that
-// child, which runs the test's body. A child that skipped makes the
-// parent skip with its reason.
+// inChild runs the calling test's body in a child process (keyfiletest).
 func inChild(t *testing.T) bool {
 	t.Helper()
-	if os.Getenv(childEnv) == t.Name() {
-		return true
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+t.Name())
-	out, err := cmd.CombinedOutput()
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Skip(childSkip(out)) // the child's own reason, so that it is classified as the child's
-	}
-	if err != nil {
-		t.Fatalf("the child process failed (%v): a read of the mapping past the truncated file's end ends the process (SIGBUS) unless the key is leased:\n%s\n...\n%s", err, crashLines(out), tail(out, 3000))
-	}
-	t.Logf("child process:\n%s", tail(out, 2000))
-	return false
-}
-
-// childSkip is the reason a child process skipped with: its "SKIP
-// (visible): …" line, else its output's tail.
-func childSkip(out []byte) string {
-	const mark = "SKIP (visible):"
-	s := string(out)
-	i := strings.Index(s, mark)
-	if i < 0 {
-		return "SKIP (visible), in the child process:\n" + string(tail(out, 2000))
-	}
-	line, _, _ := strings.Cut(s[i:], "\n")
-	return line
-}
-
-// crashLines picks out of a child's output the lines that say why it
-// ended (the runtime's fatal error and signal, a failed assertion).
-func crashLines(out []byte) string {
-	var keep []string
-	for _, l := range strings.Split(string(out), "\n") {
-		for _, mark := range []string{"fatal error:", "[signal ", "unexpected fault address", "Error:", "--- FAIL"} {
-			if strings.Contains(l, mark) {
-				keep = append(keep, l)
-				break
-			}
-		}
-	}
-	return strings.Join(keep, "\n")
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
+	return keyfiletest.InChild(t, leasedWhat)
 }
 
 // pointBytes is every point slice of pk as bytes: views of the mapping
@@ -201,7 +116,7 @@ func TestTruncatedByAnotherProcessWhileRead(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 
 	start := time.Now()
-	out, err := truncateCmd(path, Align).CombinedOutput()
+	out, err := keyfiletest.TruncateCmd(path, Align).CombinedOutput()
 	require.NoError(t, err, "truncate: %s", out)
 	t.Logf("truncate took %v", time.Since(start))
 	st, err := os.Stat(path)
@@ -244,7 +159,7 @@ func TestNoRoomForACopyHoldsTheLeaseUntilClose(t *testing.T) {
 	want := clone(pointBytes(k.PK))
 	stop := readers(t, k, want)
 
-	cmd := truncateCmd(path, Align)
+	cmd := keyfiletest.TruncateCmd(path, Align)
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
