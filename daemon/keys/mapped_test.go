@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/internal/renameio"
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/groth16/keyfile"
 )
@@ -208,12 +209,7 @@ func TestTruncatedMappedKeyFailsItsUsers(t *testing.T) {
 	assert.Nil(t, m.mappedKey(c.Key), "cold at the last release")
 	require.NoError(t, w.Close())
 
-	_, err = m.Acquire(context.Background(), c)
-	require.ErrorIs(t, err, keyfile.ErrTruncated, "the load reports the short file")
-	require.NoError(t, renameio.WriteFrom(raw, 0o644, func(w io.Writer) error { _, err := w.Write(whole); return err }))
-	h, err := m.Acquire(context.Background(), c)
-	require.NoError(t, err, "a whole file loads again")
-	h.Release()
+	reloadsWhenWhole(t, m, c, raw, whole)
 }
 
 // TestLeasedKeyFileTruncated: a leased key file truncated while a holder
@@ -248,7 +244,14 @@ func TestLeasedKeyFileTruncated(t *testing.T) {
 	held.Release()
 	assert.Nil(t, m.mappedKey(c.Key), "cold at the last release")
 
-	_, err = m.Acquire(context.Background(), c)
+	reloadsWhenWhole(t, m, c, raw, whole)
+}
+
+// reloadsWhenWhole checks that loading c's key from its truncated file raw
+// reports the short file, and that it loads again once raw holds whole.
+func reloadsWhenWhole(t *testing.T, m *Manager, c *registry.Resolved, raw string, whole []byte) {
+	t.Helper()
+	_, err := m.Acquire(context.Background(), c)
 	require.ErrorIs(t, err, keyfile.ErrTruncated, "the load reports the short file")
 	require.NoError(t, renameio.WriteFrom(raw, 0o644, func(w io.Writer) error { _, err := w.Write(whole); return err }))
 	h, err := m.Acquire(context.Background(), c)
