@@ -138,12 +138,10 @@ func (t *Ticker) Stop() time.Duration {
 	return t.now().Sub(t.start)
 }
 
-// IsTerminal reports whether w is a terminal (a character device).
+// IsTerminal reports whether w is a terminal: a file the terminal driver
+// answers for (a character device such as /dev/null is not one), where a
+// line rewritten in place is read by a person, not kept in a log.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && isTerminal(f)
 }

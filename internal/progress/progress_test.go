@@ -86,3 +86,13 @@ func TestALineOfTheStepsOwnCounts(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "waiting… (") }, 5*time.Second, 10*time.Millisecond)
 	tk.Stop()
 }
+
+// IsTerminal answers for the terminal driver, not for any character
+// device: /dev/null is one, and a line rewritten there would be lost.
+func TestIsTerminal(t *testing.T) {
+	assert.False(t, IsTerminal(&bytes.Buffer{}))
+	f, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, IsTerminal(f), "/dev/null is a character device but not a terminal")
+}

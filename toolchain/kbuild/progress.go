@@ -3,12 +3,11 @@ package kbuild
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/term"
+	prog "github.com/cuzk-dev/cuzk/internal/progress"
 )
 
 // Progress intervals: a terminal's status line is redrawn every second; a
@@ -61,7 +60,7 @@ type compileRun struct {
 }
 
 func newProgress(w io.Writer, every time.Duration) *progress {
-	return &progress{w: w, tty: isTerminal(w), every: every, now: time.Now, ticker: realTicker}
+	return &progress{w: w, tty: prog.IsTerminal(w), every: every, now: time.Now, ticker: realTicker}
 }
 
 func realTicker(d time.Duration) (<-chan time.Time, func()) {
@@ -69,12 +68,6 @@ func realTicker(d time.Duration) (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// isTerminal reports whether w is a terminal; a status line rewritten in
-// place would litter a log.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
 
 // reset starts a build of total units.
 func (p *progress) reset(total int) {

@@ -2,7 +2,6 @@ package kbuild
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -144,12 +143,4 @@ func TestProgressIntervalValidates(t *testing.T) {
 	require.Error(t, WithProgressInterval(0)(e))
 	require.NoError(t, WithProgressInterval(time.Minute)(e))
 	assert.Equal(t, time.Minute, e.tickEvery)
-}
-
-func TestIsTerminal(t *testing.T) {
-	assert.False(t, isTerminal(&bytes.Buffer{}))
-	f, err := os.Open(os.DevNull)
-	require.NoError(t, err)
-	defer f.Close()
-	assert.False(t, isTerminal(f), "/dev/null is a character device but not a terminal")
 }
