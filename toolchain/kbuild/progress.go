@@ -68,7 +68,6 @@ func realTicker(d time.Duration) (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-
 // reset starts a build of total units.
 func (p *progress) reset(total int) {
 	p.mu.Lock()
