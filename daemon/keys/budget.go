@@ -169,31 +169,29 @@ func (m *Manager) evict(key string, tier Tier) (Info, error) {
 // MarkHot records that device now holds h's bases (and releases the host
 // copy, with Config.ReleaseHostCopy, unless a device holding the key streams
 // from it: MarkHotStreaming).
-func (m *Manager) MarkHot(h *Handle, device string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if h.e.lost {
-		return
-	}
-	h.e.hot[device] = m.now()
-	m.releaseHostLocked(h.e, device)
-}
+func (m *Manager) MarkHot(h *Handle, device string) { m.markHot(h, device, false) }
 
 // MarkHotStreaming is MarkHot for a device that holds part of h's bases
 // and streams the rest from the host copy for every proof (a key larger
 // than the device's memory budget: gpu.Backend.PlanKey): the host copy
-// stays, whatever Config.ReleaseHostCopy says.
-func (m *Manager) MarkHotStreaming(h *Handle, device string) {
+// stays while that device holds the key, whatever Config.ReleaseHostCopy
+// says.
+func (m *Manager) MarkHotStreaming(h *Handle, device string) { m.markHot(h, device, true) }
+
+func (m *Manager) markHot(h *Handle, device string, streams bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if h.e.lost {
 		return
 	}
 	h.e.hot[device] = m.now()
-	if h.e.streams == nil {
-		h.e.streams = map[string]bool{}
+	if streams {
+		if h.e.streams == nil {
+			h.e.streams = map[string]bool{}
+		}
+		h.e.streams[device] = true
 	}
-	h.e.streams[device] = true
+	m.releaseHostLocked(h.e, device)
 }
 
 // IsHotOn reports whether key's bases are resident on device.
