@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/cuzk-dev/cuzk/cuda/driver"
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
 )
 
@@ -56,7 +55,7 @@ func discardAfterFirst[T any](log *slog.Logger, key string, set []T) int {
 	if len(set) < 2 {
 		return 0
 	}
-	n, err := hostmem.Discard(driver.Bytes(set[1:]))
+	n, err := hostmem.Discard(set[1:])
 	if err != nil {
 		log.Warn("releasing a key's host copy", "key", key, "err", err)
 	}

@@ -54,16 +54,19 @@ func Free(b []byte) error {
 	return nil
 }
 
-// Discard gives the whole pages inside b back to the system
-// (madvise(MADV_DONTNEED)) while b's addresses stay valid: reads of them
+// Discard gives the whole pages under s back to the system
+// (madvise(MADV_DONTNEED)) while s's addresses stay valid: reads of them
 // return zeros afterwards, writes fault fresh pages in. The partial pages at
 // either end, which other data may share, are left as they are. It returns
-// the bytes given back. b may be any memory, the Go heap's included: the
-// caller promises that nothing reads the discarded contents again.
-func Discard(b []byte) (int, error) {
-	if len(b) == 0 {
+// the bytes given back. s holds plain values (no Go pointers) in any
+// memory, the Go heap's included: the caller promises that nothing reads
+// the discarded contents again.
+func Discard[T any](s []T) (int, error) {
+	if len(s) == 0 {
 		return 0, nil
 	}
+	var zero T
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), uintptr(len(s))*unsafe.Sizeof(zero))
 	page := uintptr(syscall.Getpagesize())
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	hi := lo + uintptr(len(b))
