@@ -1,5 +1,5 @@
 // ntt.cu: number-theoretic transforms over the BLS12-381 scalar field Fr,
-// and the pointwise step of the Groth16 quotient h = (a·b − c)/Z.
+// and the pointwise steps of the Groth16 quotient h = (a·b − c)/Z.
 //
 // Elements are 8 little-endian 32-bit limbs in Montgomery form (R = 2^256),
 // the memory layout of gnark-crypto's fr.Element, so host vectors copy to the
@@ -91,4 +91,21 @@ ntt_quotient(F* __restrict__ a, const F* __restrict__ b, const F* __restrict__ c
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   a[i] = (a[i] * b[i] - c[i]) * den;
+}
+
+// ntt_mul and ntt_sub_scale are ntt_quotient in two steps, for a quotient
+// that holds two vectors at a time (prover/gpu's lean quotient): a = a·b
+// while b's storage is then refilled with c, and a = (a − c)·den.
+NTT_KERNEL(256)
+ntt_mul(F* __restrict__ a, const F* __restrict__ b, uint32_t n) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  a[i] = a[i] * b[i];
+}
+
+NTT_KERNEL(256)
+ntt_sub_scale(F* __restrict__ a, const F* __restrict__ c, F den, uint32_t n) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  a[i] = (a[i] - c[i]) * den;
 }

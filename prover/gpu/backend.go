@@ -42,8 +42,12 @@ type state struct {
 	stage   *stager
 	qev     [2]*driver.Event // the quotient's device span: before a's upload, after the last transform
 	domains map[uint32]*domain
-	vecs    [3]driver.DevicePtr
-	vecLog  uint32                    // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
+	vecs    [3]driver.DevicePtr // vecs[2] is 0 while the quotient is lean (two work vectors)
+	vecLog  uint32              // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
+	nvec    int                 // the work vectors allocated: 3, 2 (lean), 0 (none)
+	// lean asks for two work vectors, not three: the key plan's choice
+	// (PlanKey), for the room it leaves the MSMs.
+	lean    bool
 	mem     *deviceMemory             // device bytes held by domains, vectors and the MSM engine
 	host    map[*byte]*driver.HostBuf // AllocHost's buffers, by first byte
 	// registered holds PinHost's registrations, by first byte
@@ -171,36 +175,36 @@ func (b *Backend) domainOf(c *driver.Ctx, logN uint32, vectors int64) (*domain, 
 	return d, nil
 }
 
-// vectorsFor returns the extra bytes needed so that the three work vectors
-// hold 2^logN elements.
-func (st *state) vectorsFor(logN uint32) int64 {
-	if st.vecs[0] != 0 && st.vecLog >= logN {
+// vectorsFor returns the extra bytes needed (negative: freed) so that nvec
+// work vectors hold 2^logN elements.
+func (st *state) vectorsFor(logN uint32, nvec int) int64 {
+	if st.vecs[0] != 0 && st.vecLog >= logN && st.nvec == nvec {
 		return 0
 	}
-	extra := vectorBytes(3, logN)
+	extra := vectorBytes(nvec, logN)
 	if st.vecs[0] != 0 {
-		extra -= vectorBytes(3, st.vecLog)
+		extra -= vectorBytes(st.nvec, st.vecLog)
 	}
 	return extra
 }
 
-// ensureVectors (re)allocates the work vectors for 2^logN elements.
-func (st *state) ensureVectors(c *driver.Ctx, logN uint32) error {
-	if st.vectorsFor(logN) == 0 {
+// ensureVectors (re)allocates nvec work vectors for 2^logN elements.
+func (st *state) ensureVectors(c *driver.Ctx, logN uint32, nvec int) error {
+	if st.vecs[0] != 0 && st.vecLog >= logN && st.nvec == nvec {
 		return nil
 	}
 	if err := st.freeVectors(c); err != nil {
 		return err
 	}
-	p, err := c.Alloc(int(vectorBytes(3, logN)))
+	p, err := c.Alloc(int(vectorBytes(nvec, logN)))
 	if err != nil {
 		return fmt.Errorf("work vectors 2^%d: %w", logN, err)
 	}
-	for i := range st.vecs {
+	for i := range nvec {
 		st.vecs[i] = p.Add(int(vectorBytes(i, logN)))
 	}
-	st.vecLog = logN
-	st.mem.add(vectorBytes(3, logN))
+	st.vecLog, st.nvec = logN, nvec
+	st.mem.add(vectorBytes(nvec, logN))
 	return nil
 }
 
@@ -209,22 +213,33 @@ func (st *state) freeVectors(c *driver.Ctx) error {
 		return nil
 	}
 	err := c.Free(st.vecs[0])
-	st.mem.add(-vectorBytes(3, st.vecLog))
-	st.vecs = [3]driver.DevicePtr{}
+	st.mem.add(-vectorBytes(st.nvec, st.vecLog))
+	st.vecs, st.nvec = [3]driver.DevicePtr{}, 0
 	return err
 }
 
 // prepare validates the size, reserves memory and returns the domain with
-// the work vectors sized for it.
+// the work vectors sized for it: three, or two where the key plan asks for
+// a lean quotient or three do not fit (the quotient then runs lean).
 func (b *Backend) prepare(c *driver.Ctx, logN uint32) (*domain, error) {
-	if err := b.st.settleAhead(c); err != nil { // the work vectors are about to be written
+	st := b.st
+	if err := st.settleAhead(c); err != nil { // the work vectors are about to be written
 		return nil, err
 	}
-	d, err := b.domainOf(c, logN, b.st.vectorsFor(logN))
+	nvec := 3
+	if st.lean {
+		nvec = 2
+	}
+	d, err := b.domainOf(c, logN, st.vectorsFor(logN, nvec))
+	if nvec == 3 && errors.Is(err, ErrDeviceMemory) {
+		if d, err = b.domainOf(c, logN, st.vectorsFor(logN, 2)); err == nil {
+			nvec = 2
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	return d, b.st.ensureVectors(c, logN)
+	return d, st.ensureVectors(c, logN, nvec)
 }
 
 // do runs fn on the device thread unless ctx is already done.

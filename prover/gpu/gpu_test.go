@@ -280,3 +280,41 @@ func TestBackendMSMMatchesCPU(t *testing.T) {
 		assert.True(t, got2.Equal(&want2), "g2 n=%d", n)
 	}
 }
+
+// Where three work vectors do not fit the memory limit, QuotientH runs
+// lean, in two (a·b first, then c in b's vector), and its h equals the CPU
+// backend's; the Backend holds two vectors and stays within the limit, and
+// a second quotient reuses them.
+func TestLeanQuotientMatchesCPU(t *testing.T) {
+	dev := testDevice(t)
+	ref, err := cpu.New()
+	require.NoError(t, err)
+	for _, logN := range testSizes() {
+		t.Run(fmt.Sprintf("2^%d", logN), func(t *testing.T) {
+			limit := QuotientHLeanBytes(logN)
+			require.Less(t, limit, QuotientHBytes(logN))
+			b, err := New(dev, WithMemoryLimit(limit))
+			require.NoError(t, err)
+			defer func() { require.NoError(t, b.Close()) }()
+			n := 1 << logN
+			for run := range 2 {
+				a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+				want, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
+				require.NoError(t, err)
+				bIn, cIn := clone(bv), clone(c)
+				got, err := b.QuotientH(context.Background(), a, bv, c)
+				require.NoError(t, err, "run %d", run)
+				requireSameVector(t, want, got, fmt.Sprintf("h, run %d", run))
+				assert.Equal(t, bIn, bv, "b unchanged")
+				assert.Equal(t, cIn, c, "c unchanged")
+			}
+			require.NoError(t, dev.Do(func(*driver.Ctx) error {
+				assert.Equal(t, 2, b.st.nvec, "two work vectors")
+				assert.Zero(t, b.st.vecs[2])
+				return nil
+			}))
+			_, peak := b.MemoryHeld()
+			assert.LessOrEqual(t, peak, limit)
+		})
+	}
+}

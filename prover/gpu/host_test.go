@@ -124,6 +124,43 @@ func TestMSMQuotientLHMatchesCPU(t *testing.T) {
 	}
 }
 
+// A key plan's lean quotient (two work vectors) gives the same
+// MSMQuotientLH as the CPU backend, and prefetches into the one work vector
+// the L‖H MSM does not read: of two announced vectors one is sent, and the
+// MSM that takes it equals the CPU backend's.
+func TestLeanMSMQuotientLHMatchesCPU(t *testing.T) {
+	b, ref, rng := chunkedBackend(t)
+	require.NoError(t, b.dev.Do(func(*driver.Ctx) error { b.st.lean = true; return nil }))
+	const logN = 12
+	n := 1 << logN
+	nPriv := n - 7
+	wireA, wireB := pinnedCopy(t, b, randScalars(n-5, rng)), pinnedCopy(t, b, randScalars(n/2, rng))
+	basesA, lh := randG1(n, 64, rng), randG1(nPriv+n-1, 64, rng)
+	private := randScalars(nPriv, rng)
+	for run := range 2 {
+		a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+		h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
+		require.NoError(t, err)
+		want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
+		require.NoError(t, err)
+		require.NoError(t, b.Prefetch(context.Background(), wireA, wireB))
+		got, err := b.MSMQuotientLH(context.Background(), lh, private, a, bv, c)
+		require.NoError(t, err)
+		require.True(t, got.Equal(&want), "run %d: quotient and L‖H MSM differ from the CPU backend's", run)
+		assert.Equal(t, 1, aheadCount(t, b), "run %d: one work vector free for a prefetch", run)
+		gotA, err := b.MSMG1(context.Background(), basesA[:len(wireA)], wireA)
+		require.NoError(t, err)
+		wantA, err := ref.MSMG1(context.Background(), basesA[:len(wireA)], clone(wireA))
+		require.NoError(t, err)
+		assert.True(t, gotA.Equal(&wantA), "run %d: prefetched A differs from the CPU backend's", run)
+		assert.Zero(t, aheadCount(t, b))
+	}
+	require.NoError(t, b.dev.Do(func(*driver.Ctx) error {
+		assert.Equal(t, 2, b.st.nvec, "two work vectors")
+		return nil
+	}))
+}
+
 // chunkedBackend returns a Backend of the test's own with 1 MiB staging
 // chunks (closed when the test ends), the CPU backend as the reference and
 // a generator of fresh inputs, its seed logged.

@@ -28,6 +28,11 @@ import (
 // upload least. Among chunk sizes it takes the one with the least estimated
 // cost: the streamed bytes at planLinkRate plus a fixed cost per chunk
 // (the bucket and window stages, which a chunk repeats).
+//
+// Each chunk size is tried with the quotient in three work vectors and in
+// two (Lean, QuotientHLeanBytes): the lean quotient leaves one vector's
+// room (4 GiB at 2^27) to resident sets and larger chunks, at the cost of
+// sending that vector's bytes over the link while the device waits.
 type KeyPlan struct {
 	Sets []SetPlan
 	// Budget is the device memory the plan was made for (the Backend's
@@ -39,6 +44,11 @@ type KeyPlan struct {
 	// scratch for one chunk, and the two buffers streamed bases pass
 	// through (0 when every set is resident).
 	Quotient, Arena, Stream int64
+	// Lean is true where the quotient keeps two work vectors, not three.
+	Lean bool
+	// vector is the bytes of one work vector, which a lean quotient sends
+	// over the link unhidden (cost).
+	vector int64
 }
 
 // SetPlan is the plan of one bases set.
@@ -99,6 +109,9 @@ func (k KeyPlan) String() string {
 	fmt.Fprintf(&b, "%d of %d bases sets resident (%s), %s streamed a proof; peak %s of %s", res, len(k.Sets),
 		stats.FormatGiB(k.ResidentBytes()), stats.FormatGiB(k.StreamedBytes()), stats.FormatGiB(k.Peak()),
 		stats.FormatGiB(k.Budget))
+	if k.Lean {
+		fmt.Fprintf(&b, "; quotient in two work vectors (%s)", stats.FormatGiB(k.Quotient))
+	}
 	for _, s := range k.Sets {
 		where := "resident"
 		if !s.Resident {
@@ -145,28 +158,52 @@ const (
 	planLinkRate    = 25e9
 )
 
+// quotientNeed is the device memory of the quotient over 2^logN, in three
+// work vectors (full) and in two (lean), and the bytes of one vector.
+type quotientNeed struct{ full, lean, vector int64 }
+
+func quotientNeedOf(logN uint32) quotientNeed {
+	return quotientNeed{QuotientHBytes(logN), QuotientHLeanBytes(logN), vectorBytes(1, logN)}
+}
+
+// with returns the quotient's bytes, lean or not, and fills kp's quotient.
+func (q quotientNeed) with(kp *KeyPlan, lean bool) {
+	kp.Quotient, kp.Lean, kp.vector = q.full, false, 0
+	if lean {
+		kp.Quotient, kp.Lean, kp.vector = q.lean, true, q.vector
+	}
+}
+
 // arenaFunc gives the MSM scratch of an MSM of points points (G2 when g2)
 // in passes of chunk points (chunk = points: one pass), the carry of its
 // buckets included.
 type arenaFunc func(g2 bool, points, chunk int) int64
 
 // planKey plans sets (in the order groth16.ProvingKey.Bases lists them,
-// G1 then G2) within budget bytes, keeping quotient bytes for the
-// quotient. It fails with ErrDeviceMemory when not even the smallest chunks
-// with every set streamed fit.
-func planKey(sets []setShape, quotient, budget int64, arena arenaFunc) (KeyPlan, error) {
-	kp := KeyPlan{Budget: budget, Quotient: quotient}
+// G1 then G2) within budget bytes, keeping room for the quotient, lean or
+// not. It fails with ErrDeviceMemory when not even the smallest chunks
+// with every set streamed fit beside the lean quotient.
+func planKey(sets []setShape, q quotientNeed, budget int64, arena arenaFunc) (KeyPlan, error) {
 	var all, whole int64
 	for _, s := range sets {
 		all += s.bytes()
 		whole = max(whole, arena(s.g2, s.points, s.points))
 	}
-	if all+quotient+whole <= budget {
+	best, bestCost := KeyPlan{}, math.Inf(1)
+	for _, lean := range []bool{false, true} {
+		kp := KeyPlan{Budget: budget}
+		q.with(&kp, lean)
+		if all+kp.Quotient+whole > budget {
+			continue
+		}
 		kp.Arena = whole
 		for _, s := range sets {
 			kp.Sets = append(kp.Sets, setPlan(s, true, s.points))
 		}
-		return kp, nil
+		if !lean {
+			return kp, nil // nothing changes
+		}
+		best, bestCost = kp, kp.cost()
 	}
 	order := make([]int, len(sets)) // residency priority
 	for i := range order {
@@ -181,22 +218,23 @@ func planKey(sets []setShape, quotient, budget int64, arena arenaFunc) (KeyPlan,
 		}
 		return cmp.Compare(sets[a].bytes(), sets[b].bytes())
 	})
-	best, bestCost := KeyPlan{}, math.Inf(1)
-	for e1 := planMaxChunkLog; e1 >= planMinChunkLog; e1-- {
-		for e2 := planMaxChunkLog - 1; e2 >= planMinChunkLog-1; e2-- {
-			p, ok := planChunked(sets, order, [2]int{e1, e2}, quotient, budget, arena)
-			if !ok {
-				continue
-			}
-			if c := p.cost(); c < bestCost {
-				best, bestCost = p, c
+	for _, lean := range []bool{false, true} {
+		for e1 := planMaxChunkLog; e1 >= planMinChunkLog; e1-- {
+			for e2 := planMaxChunkLog - 1; e2 >= planMinChunkLog-1; e2-- {
+				p, ok := planChunked(sets, order, [2]int{e1, e2}, q, lean, budget, arena)
+				if !ok {
+					continue
+				}
+				if c := p.cost(); c < bestCost {
+					best, bestCost = p, c
+				}
 			}
 		}
 	}
 	if math.IsInf(bestCost, 1) {
-		p := planAllStreamed(sets, [2]int{planMinChunkLog, planMinChunkLog - 1}, quotient, budget, arena)
-		return KeyPlan{}, fmt.Errorf("%w: a key of %s needs at least %s beside it (quotient %s, MSM scratch %s, stream buffers %s), budget %s",
-			ErrDeviceMemory, stats.FormatGiB(all), stats.FormatGiB(p.Peak()), stats.FormatGiB(quotient),
+		p := planAllStreamed(sets, [2]int{planMinChunkLog, planMinChunkLog - 1}, q, true, budget, arena)
+		return KeyPlan{}, fmt.Errorf("%w: a key of %s needs at least %s beside it (quotient %s in two work vectors, MSM scratch %s, stream buffers %s), budget %s",
+			ErrDeviceMemory, stats.FormatGiB(all), stats.FormatGiB(p.Peak()), stats.FormatGiB(p.Quotient),
 			stats.FormatGiB(p.Arena), stats.FormatGiB(p.Stream), stats.FormatGiB(budget))
 	}
 	return best, nil
@@ -219,10 +257,11 @@ func setPlan(s setShape, resident bool, chunk int) SetPlan {
 	return SetPlan{Curve: curve, Points: s.points, Bytes: s.bytes(), Resident: resident, Chunk: chunk}
 }
 
-// planAllStreamed is the plan with chunks of 2^e (G1, G2) and no set
-// resident.
-func planAllStreamed(sets []setShape, e [2]int, quotient, budget int64, arena arenaFunc) KeyPlan {
-	kp := KeyPlan{Budget: budget, Quotient: quotient}
+// planAllStreamed is the plan with chunks of 2^e (G1, G2), the quotient
+// lean or not, and no set resident.
+func planAllStreamed(sets []setShape, e [2]int, q quotientNeed, lean bool, budget int64, arena arenaFunc) KeyPlan {
+	kp := KeyPlan{Budget: budget}
+	q.with(&kp, lean)
 	for _, s := range sets {
 		c := chunkOf(s, e)
 		kp.Arena = max(kp.Arena, arena(s.g2, s.points, c))
@@ -232,12 +271,12 @@ func planAllStreamed(sets []setShape, e [2]int, quotient, budget int64, arena ar
 	return kp
 }
 
-// planChunked plans chunks of 2^e points (G1, G2): the sets in priority
-// order resident where each fits the room left beside the working memory;
-// false where not even the working memory fits.
-func planChunked(sets []setShape, order []int, e [2]int, quotient, budget int64, arena arenaFunc) (KeyPlan, bool) {
-	kp := planAllStreamed(sets, e, quotient, budget, arena)
-	room := budget - quotient - kp.Arena
+// planChunked plans chunks of 2^e points (G1, G2), the quotient lean or
+// not: the sets in priority order resident where each fits the room left
+// beside the working memory; false where not even the working memory fits.
+func planChunked(sets []setShape, order []int, e [2]int, q quotientNeed, lean bool, budget int64, arena arenaFunc) (KeyPlan, bool) {
+	kp := planAllStreamed(sets, e, q, lean, budget, arena)
+	room := budget - kp.Quotient - kp.Arena
 	var all int64
 	for _, s := range sets {
 		all += s.bytes()
@@ -263,9 +302,10 @@ func planChunked(sets []setShape, order []int, e [2]int, quotient, budget int64,
 }
 
 // cost is the planner's estimate of what the plan adds to a proof, in
-// seconds: streamed bytes over the link and the chunks' repeated stages.
+// seconds: streamed bytes over the link, the chunks' repeated stages, and
+// a lean quotient's unhidden upload of one vector.
 func (k KeyPlan) cost() float64 {
-	c := float64(k.StreamedBytes()) / planLinkRate
+	c := float64(k.StreamedBytes()+k.vector) / planLinkRate
 	for _, s := range k.Sets {
 		per := planChunkCost
 		if s.Curve == "g2" {

@@ -82,7 +82,7 @@ const gib = int64(1) << 30
 // On a device that holds the whole key, the quotient and the largest
 // MSM's scratch, every set is resident and no MSM is cut: nothing changes.
 func TestPlanKeyWholeWhereItFits(t *testing.T) {
-	kp, err := planKey(c2Sets, QuotientHBytes(27), 139*gib, arenaModel)
+	kp, err := planKey(c2Sets, quotientNeedOf(27), 139*gib, arenaModel)
 	require.NoError(t, err)
 	assert.True(t, kp.Whole())
 	assert.Zero(t, kp.StreamedBytes())
@@ -91,14 +91,14 @@ func TestPlanKeyWholeWhereItFits(t *testing.T) {
 	assert.LessOrEqual(t, kp.Peak(), kp.Budget)
 }
 
-// Below that, every budget from an 80 GB card down to a 24 GiB one gets a
+// Below that, every budget from an 80 GB card down to a 12 GiB one gets a
 // plan whose peak stays within it; the resident part shrinks with the
 // budget, G1 before G2 and small before large; a plan streams only what
 // does not fit; the chunks are powers of two within the planner's range.
 func TestPlanKeyWithinEveryBudget(t *testing.T) {
-	quotient := QuotientHBytes(27)
+	quotient := quotientNeedOf(27)
 	prev := int64(-1)
-	for _, budget := range []int64{78 * gib, 64 * gib, 48 * gib, 32 * gib, 24 * gib} {
+	for _, budget := range []int64{78 * gib, 64 * gib, 48 * gib, 32 * gib, 24 * gib, 16 * gib, 12 * gib} {
 		kp, err := planKey(c2Sets, quotient, budget, arenaModel)
 		require.NoError(t, err, "budget %d GiB", budget/gib)
 		assert.False(t, kp.Whole(), "budget %d GiB", budget/gib)
@@ -107,6 +107,12 @@ func TestPlanKeyWithinEveryBudget(t *testing.T) {
 			assert.LessOrEqual(t, kp.ResidentBytes(), prev, "budget %d GiB: less budget, no more resident", budget/gib)
 		}
 		prev = kp.ResidentBytes()
+		if kp.Lean {
+			assert.Equal(t, QuotientHLeanBytes(27), kp.Quotient, "budget %d GiB", budget/gib)
+			assert.Contains(t, kp.String(), "quotient in two work vectors", "budget %d GiB", budget/gib)
+		} else {
+			assert.Equal(t, QuotientHBytes(27), kp.Quotient, "budget %d GiB", budget/gib)
+		}
 		assert.Equal(t, kp.StreamedBytes() > 0, kp.Stream > 0, "budget %d GiB: stream buffers only when streaming", budget/gib)
 		for i, s := range kp.Sets {
 			assert.Equal(t, c2Sets[i].points, s.Points)
@@ -128,24 +134,52 @@ func TestPlanKeyWithinEveryBudget(t *testing.T) {
 // An 80 GB H100 holds the whole porep-c2 key with the quotient when the
 // MSMs run in chunks: nothing is streamed.
 func TestPlanKeyH100HoldsTheKeyInChunks(t *testing.T) {
-	kp, err := planKey(c2Sets, QuotientHBytes(27), 78*gib, arenaModel)
+	kp, err := planKey(c2Sets, quotientNeedOf(27), 78*gib, arenaModel)
 	require.NoError(t, err)
 	assert.Zero(t, kp.StreamedBytes(), "%s", kp)
 	assert.Less(t, kp.Sets[2].Chunk, kp.Sets[2].Points, "the L‖H MSM is cut: %s", kp)
 }
 
-// A budget below the quotient and the smallest chunks is refused with
+// The quotient keeps two work vectors where three leave only the smallest
+// chunks (a 16 GiB card: three vectors and the tables take 14 GiB) or no
+// plan at all (12 GiB), and keeps three where the third vector's room buys
+// less than its upload costs (an 80 GB card, and one that holds
+// everything).
+func TestPlanKeyLeanQuotientWhereItPays(t *testing.T) {
+	q := quotientNeedOf(27)
+	for _, budget := range []int64{16 * gib, 12 * gib} {
+		kp, err := planKey(c2Sets, q, budget, arenaModel)
+		require.NoError(t, err, "budget %d GiB", budget/gib)
+		assert.True(t, kp.Lean, "budget %d GiB: %s", budget/gib, kp)
+	}
+	_, ok := planChunked(c2Sets, []int{0, 1, 2, 3}, [2]int{planMinChunkLog, planMinChunkLog - 1}, q, false, 12*gib, arenaModel)
+	assert.False(t, ok, "12 GiB: three vectors fit no plan")
+	for _, budget := range []int64{139 * gib, 78 * gib} {
+		kp, err := planKey(c2Sets, q, budget, arenaModel)
+		require.NoError(t, err)
+		assert.False(t, kp.Lean, "budget %d GiB: %s", budget/gib, kp)
+	}
+	// Lean costs its vector's upload: equal plans otherwise, the full one
+	// is cheaper by exactly that.
+	full := planAllStreamed(c2Sets, [2]int{20, 19}, q, false, 64*gib, arenaModel)
+	lean := planAllStreamed(c2Sets, [2]int{20, 19}, q, true, 64*gib, arenaModel)
+	assert.InDelta(t, float64(vectorBytes(1, 27))/planLinkRate, lean.cost()-full.cost(), 1e-9)
+	assert.Equal(t, vectorBytes(1, 27), full.Quotient-lean.Quotient)
+}
+
+// A budget below the lean quotient and the smallest chunks is refused with
 // ErrDeviceMemory, naming what it needs.
 func TestPlanKeyRefusesWhatCannotFit(t *testing.T) {
-	_, err := planKey(c2Sets, QuotientHBytes(27), 12*gib, arenaModel)
+	_, err := planKey(c2Sets, quotientNeedOf(27), 10*gib, arenaModel)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrDeviceMemory), "%v", err)
-	assert.Contains(t, err.Error(), "budget 12.00 GiB")
+	assert.Contains(t, err.Error(), "budget 10.00 GiB")
+	assert.Contains(t, err.Error(), "quotient 10.00 GiB in two work vectors")
 }
 
 // The plan's line says what is resident, what streams and the peak.
 func TestKeyPlanString(t *testing.T) {
-	kp, err := planKey(c2Sets, QuotientHBytes(27), 48*gib, arenaModel)
+	kp, err := planKey(c2Sets, quotientNeedOf(27), 48*gib, arenaModel)
 	require.NoError(t, err)
 	s := kp.String()
 	assert.Contains(t, s, "bases sets resident")

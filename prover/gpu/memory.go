@@ -24,7 +24,10 @@ var ErrDeviceMemory = errors.New("gpu: job does not fit in device memory")
 //	bytes  7 MiB   112 MiB  1.75 GiB  7 GiB   14 GiB
 //
 // Twiddle and scale tables stay resident per size once built; the vectors
-// are kept for the largest size seen and reused. Host side, the Backend pins
+// are kept for the largest size seen and reused. The lean quotient holds
+// two work vectors, not three (80·n: 10 GiB at 2^27); it is what a key plan
+// picks where the third vector's room is worth more to the MSMs, and what
+// a quotient falls back to where three do not fit. Host side, the Backend pins
 // two staging chunks (WithStagingChunk, 2×64 MiB by default).
 
 // twiddleBytes is the device memory of the tables of a size-2^logN domain.
@@ -42,6 +45,10 @@ func vectorBytes(nvec int, logN uint32) int64 {
 // QuotientHBytes returns the device memory QuotientH needs for n = 2^logN
 // with nothing resident yet.
 func QuotientHBytes(logN uint32) int64 { return vectorBytes(3, logN) + twiddleBytes(logN) }
+
+// QuotientHLeanBytes is QuotientHBytes for the lean quotient: two work
+// vectors.
+func QuotientHLeanBytes(logN uint32) int64 { return vectorBytes(2, logN) + twiddleBytes(logN) }
 
 // deviceMemory counts the device bytes one Backend holds, its NTT state
 // and its MSM engine together, against the cap of WithMemoryLimit (limit 0:
@@ -143,7 +150,7 @@ func (b *Backend) MemoryHeld() (now, peak int64) { return b.st.mem.now.Load(), b
 func (st *state) quotientHeld(logN uint32) int64 {
 	var n int64
 	if st.vecs[0] != 0 {
-		n += vectorBytes(3, st.vecLog)
+		n += vectorBytes(st.nvec, st.vecLog)
 	}
 	if _, ok := st.domains[logN]; ok {
 		n += twiddleBytes(logN)

@@ -22,6 +22,7 @@ const kernelUnit = "ntt"
 type nttKernels struct {
 	mod                                     *driver.Module
 	fDIF, fDIT, fPowers, fBitrev, fQuotient *driver.Function
+	fMul, fSubScale                         *driver.Function // the lean quotient's two pointwise steps
 }
 
 func loadNTTKernels(c *driver.Ctx) (*nttKernels, error) {
@@ -39,7 +40,7 @@ func loadNTTKernels(c *driver.Ctx) (*nttKernels, error) {
 		name string
 	}{
 		{&k.fDIF, "ntt_dif_pass"}, {&k.fDIT, "ntt_dit_pass"}, {&k.fPowers, "ntt_powers"},
-		{&k.fBitrev, "ntt_bitrev"}, {&k.fQuotient, "ntt_quotient"},
+		{&k.fBitrev, "ntt_bitrev"}, {&k.fQuotient, "ntt_quotient"}, {&k.fMul, "ntt_mul"}, {&k.fSubScale, "ntt_sub_scale"},
 	} {
 		if *f.dst, err = c.Function(mod, f.name); err != nil {
 			return nil, fmt.Errorf("ntt kernels: %w", err)
@@ -272,6 +273,26 @@ func (k *nttKernels) toCoset(c *driver.Ctx, s *driver.Stream, v driver.DevicePtr
 func (k *nttKernels) divideAndInterpolate(c *driver.Ctx, s *driver.Stream, out, a, b, cv driver.DevicePtr, d *domain) error {
 	den := cosetVanishingInverse(d)
 	if err := c.Launch(k.fQuotient, elementwise(d.n(), s), a, b, cv, raw(den), uint32(d.n())); err != nil {
+		return fmt.Errorf("quotient pointwise 2^%d: %w", d.logN, err)
+	}
+	return k.transform(c, s, out, a, d, true, true)
+}
+
+// multiply sets a = a·b pointwise: the lean quotient's first step, after
+// which b's storage may take c.
+func (k *nttKernels) multiply(c *driver.Ctx, s *driver.Stream, a, b driver.DevicePtr, d *domain) error {
+	if err := c.Launch(k.fMul, elementwise(d.n(), s), a, b, uint32(d.n())); err != nil {
+		return fmt.Errorf("quotient product 2^%d: %w", d.logN, err)
+	}
+	return nil
+}
+
+// subtractDivideAndInterpolate is divideAndInterpolate for a that already
+// holds a·b (multiply): a = (a − c)/Z on the coset, interpolated into out
+// (out ≠ a; it may be cv, which is read first); a is scratch.
+func (k *nttKernels) subtractDivideAndInterpolate(c *driver.Ctx, s *driver.Stream, out, a, cv driver.DevicePtr, d *domain) error {
+	den := cosetVanishingInverse(d)
+	if err := c.Launch(k.fSubScale, elementwise(d.n(), s), a, cv, raw(den), uint32(d.n())); err != nil {
 		return fmt.Errorf("quotient pointwise 2^%d: %w", d.logN, err)
 	}
 	return k.transform(c, s, out, a, d, true, true)

@@ -25,13 +25,14 @@ const (
 	emuCosetNTT
 	emuCosetINTT
 	emuQuotientH
+	emuQuotientHLean // in two work vectors: quotient.go's lean order
 )
 
 func (o emuOp) String() string {
-	return [...]string{"ntt", "intt", "coset-ntt", "coset-intt", "quotient"}[o]
+	return [...]string{"ntt", "intt", "coset-ntt", "coset-intt", "quotient", "quotient-lean"}[o]
 }
 
-// emulateNTT runs op on vecs (three for emuQuotientH) with the kernels on
+// emulateNTT runs op on vecs (three for the quotients) with the kernels on
 // the host, using the Go side's plans, scale factors and launch shapes, and
 // returns the result vector.
 func emulateNTT(t *testing.T, bin string, op emuOp, logN uint32, vecs ...[]fr.Element) []fr.Element {
@@ -68,9 +69,10 @@ func emulateNTT(t *testing.T, bin string, op emuOp, logN uint32, vecs ...[]fr.El
 
 // TestNTTKernelsOnHost runs the NTT kernels' code on the CPU (see
 // testdata/ntt_emulate.cc) and checks forward, inverse and coset transforms
-// and the quotient pipeline against gnark-crypto on fresh inputs: every size
-// from 2^1 to 2^16 (one- and two-pass plans, every chunk shape), 2^18 (two
-// passes of 9 bits) and 2^19 (three passes).
+// and the quotient pipeline, in three work vectors and in two, against
+// gnark-crypto on fresh inputs: every size from 2^1 to 2^16 (one- and
+// two-pass plans, every chunk shape), 2^18 (two passes of 9 bits) and 2^19
+// (three passes).
 func TestNTTKernelsOnHost(t *testing.T) {
 	bin := buildHostKernels(t, "ntt_emulate")
 	sizes := []uint32{}
@@ -89,14 +91,14 @@ func TestNTTKernelsOnHost(t *testing.T) {
 			t.Run(fmt.Sprintf("2^%d/%s", logN, kind), func(t *testing.T) {
 				n := 1 << logN
 				a := newVector(t, n, kind)
-				ops := []emuOp{emuNTT, emuINTT, emuCosetNTT, emuCosetINTT, emuQuotientH}
+				ops := []emuOp{emuNTT, emuINTT, emuCosetNTT, emuCosetINTT, emuQuotientH, emuQuotientHLean}
 				if logN > 16 {
-					ops = []emuOp{emuNTT, emuQuotientH} // every pass kernel and direction, fewer runs
+					ops = []emuOp{emuNTT, emuQuotientH, emuQuotientHLean} // every pass kernel and direction, fewer runs
 				}
 				for _, op := range ops {
 					var want, got []fr.Element
 					switch op {
-					case emuQuotientH:
+					case emuQuotientH, emuQuotientHLean:
 						b, c := newVector(t, n, inputRandom), newVector(t, n, kind)
 						want = refQuotientH(a, b, c)
 						got = emulateNTT(t, bin, op, logN, a, b, c)

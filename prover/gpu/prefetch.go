@@ -11,8 +11,8 @@ import (
 )
 
 // prefetchSlots are the quotient's work vectors that hold prefetched
-// scalars during the L‖H MSM of MSMQuotientLH: vecs[0] and vecs[2], which
-// that MSM does not read. vecs[1] holds h until the MSM's own scalars are
+// scalars during the L‖H MSM of MSMQuotientLH: vecs[0] and vecs[2] (none
+// for the lean quotient), which that MSM does not read. vecs[1] holds h until the MSM's own scalars are
 // loaded, by a device copy that is not ordered with the prefetch stream.
 var prefetchSlots = [...]int{0, 2}
 
@@ -79,7 +79,10 @@ func (b *Backend) sendAhead(c *driver.Ctx, stage *stager) error {
 	}
 	slot := 0
 	for _, v := range want {
-		if slot == len(prefetchSlots) || st.vecs[0] == 0 {
+		for slot < len(prefetchSlots) && st.vecs[prefetchSlots[slot]] == 0 {
+			slot++
+		}
+		if slot == len(prefetchSlots) {
 			break
 		}
 		raw := driver.Bytes(v)

@@ -122,6 +122,11 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 // last transform (on the compute stream).
 // tail, when not nil, runs once every transform is queued, while the last
 // ones run: the link is idle then, so an upload it starts overlaps them.
+//
+// With three work vectors each upload overlaps the previous vector's
+// transforms. The lean quotient (two work vectors, see prepare) multiplies
+// a·b into a's vector first and then uploads c into b's: that upload waits
+// for the product, so the link's time for one vector is no longer hidden.
 func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error) (time.Duration, error) {
 	d, err := b.prepare(cx, logN)
 	if err != nil {
@@ -131,11 +136,23 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 	if err := cx.Record(st.qev[0], st.stage.stream); err != nil {
 		return 0, fmt.Errorf("quotient: %w", err)
 	}
+	lean := st.nvec == 2
 	for i, v := range [][]fr.Element{a, bv, c} {
 		if err := interrupted(ctx, cx, fmt.Sprintf("quotient: upload %c", "abc"[i])); err != nil {
 			return 0, err
 		}
-		if err := st.stage.upload(cx, st.vecs[i], driver.Bytes(v)); err != nil {
+		dst := st.vecs[i]
+		if lean && i == 2 {
+			// c goes where b was, once a·b is in a.
+			if err := st.k.multiply(cx, st.compute, st.vecs[0], st.vecs[1], d); err != nil {
+				return 0, err
+			}
+			if err := cx.SyncStream(st.compute); err != nil {
+				return 0, fmt.Errorf("quotient product: %w", err)
+			}
+			dst = st.vecs[1]
+		}
+		if err := st.stage.upload(cx, dst, driver.Bytes(v)); err != nil {
 			return 0, err
 		}
 		if err := st.stage.wait(cx); err != nil {
@@ -143,14 +160,19 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 		}
 		// Queued behind the previous vector's transforms; the next upload
 		// overlaps them.
-		if err := st.k.toCoset(cx, st.compute, st.vecs[i], d); err != nil {
+		if err := st.k.toCoset(cx, st.compute, dst, d); err != nil {
 			return 0, err
 		}
 	}
 	if err := interrupted(ctx, cx, "quotient: division and interpolation"); err != nil {
 		return 0, err
 	}
-	if err := st.k.divideAndInterpolate(cx, st.compute, st.vecs[1], st.vecs[0], st.vecs[1], st.vecs[2], d); err != nil {
+	if lean {
+		err = st.k.subtractDivideAndInterpolate(cx, st.compute, st.vecs[1], st.vecs[0], st.vecs[1], d)
+	} else {
+		err = st.k.divideAndInterpolate(cx, st.compute, st.vecs[1], st.vecs[0], st.vecs[1], st.vecs[2], d)
+	}
+	if err != nil {
 		return 0, err
 	}
 	if err := cx.Record(st.qev[1], st.compute); err != nil {

@@ -91,7 +91,9 @@ func (st *msmState) dropPlans(c *driver.Ctx) error {
 // beside the MSM pipeline (a warning is logged where not: they then go
 // through the staging chunks). The MSMs over the key's sets follow the
 // plan from then on, until EvictBasesOf; the resident sets upload on their
-// first MSM. A key that fits whole leaves no plan behind: nothing changes.
+// first MSM. The plan also says whether the quotient keeps two work vectors
+// (KeyPlan.Lean); the Backend's quotients follow the latest plan. A key
+// that fits whole leaves no plan behind: nothing changes.
 func (b *Backend) PlanKey(g1 [][]bls12381.G1Affine, g2 [][]bls12381.G2Affine, logN uint32) (KeyPlan, error) {
 	m, err := b.msmEngine()
 	if err != nil {
@@ -149,9 +151,16 @@ func (b *Backend) PlanKey(g1 [][]bls12381.G1Affine, g2 [][]bls12381.G2Affine, lo
 			_, a := p.layout(0, cv.xyzzBytes)
 			return int64(a + carryBytes(p, cv.xyzzBytes, len(chunkRanges(points, chunk))))
 		}
-		quotient := QuotientHBytes(logN)
-		if kp, err = planKey(shapes, quotient, budget-max(0, other), arena); err != nil {
+		if kp, err = planKey(shapes, quotientNeedOf(logN), budget-max(0, other), arena); err != nil {
 			return err
+		}
+		// A lean quotient frees its third vector now, for the room the
+		// plan gives the MSMs.
+		b.st.lean = kp.Lean
+		if kp.Lean && b.st.nvec == 3 {
+			if err := errors.Join(b.st.settleAhead(c), b.st.freeVectors(c)); err != nil {
+				return err
+			}
 		}
 		for i, s := range sets {
 			key := basesKey(s.raw)

@@ -1,6 +1,7 @@
 // ntt_emulate.cc runs cuzk's NTT kernels (cuda/kernels/ntt.cu) on the CPU in
 // the launch order of prover/gpu's nttKernels (ntt.go: newDomain, scaleOf,
-// transform, toCoset, divideAndInterpolate) and writes the resulting vector.
+// transform, toCoset, divideAndInterpolate; quotient.go's lean quotient)
+// and writes the resulting vector.
 // TestNTTKernelsOnHost compiles it with a host C++ compiler, so the kernels'
 // arithmetic, index, twiddle and shared-memory code runs exactly as written
 // (PTX carry instructions emulated, see ptx.cuh) on machines without a GPU.
@@ -14,8 +15,9 @@
 // number of DIF passes, number of DIT passes); six uint32 per pass, DIF plan
 // then DIT plan (lo, k, logG, sh, threads, blocks); then fr.Elements: ω; base,
 // base^(2^s), mul for each of the four scale kinds (ntt.go: scaleKind order);
-// 1/(g^n − 1); then the input vector (three for op 4). op: 0 NTT, 1 INTT,
-// 2 coset NTT, 3 coset INTT, 4 QuotientH. OUT: the n result elements, which
+// 1/(g^n − 1); then the input vector (three for ops 4 and 5). op: 0 NTT,
+// 1 INTT, 2 coset NTT, 3 coset INTT, 4 QuotientH, 5 QuotientH in two work
+// vectors (quotient.go's lean order). OUT: the n result elements, which
 // the final transform writes into a vector of its own, as on the device.
 #include <ucontext.h>
 
@@ -191,7 +193,7 @@ int main(int argc, char** argv) {
   if (!read(in, d.dif.data(), d.dif.size()) || !read(in, d.dit.data(), d.dit.size())) return 2;
   F c[14];
   if (!read(in, c, 14)) return 2;
-  const uint32_t n = d.n(), nvec = op == 4 ? 3 : 1;
+  const uint32_t n = d.n(), nvec = op >= 4 ? 3 : 1;
   std::vector<Vec> v(nvec, Vec(n));
   for (Vec& x : v)
     if (!read(in, x.data(), n)) return 2;
@@ -218,6 +220,17 @@ int main(int argc, char** argv) {
       for (Vec& x : v) to_coset(d, x);
       const F den = c[13];
       elementwise(n, [&] { ntt_quotient(v[0].data(), v[1].data(), v[2].data(), den, n); });
+      transform(d, res, v[0], true, true);
+      break;
+    }
+    case 5: {  // the lean quotient: a, b, then c in b's storage
+      to_coset(d, v[0]);
+      to_coset(d, v[1]);
+      elementwise(n, [&] { ntt_mul(v[0].data(), v[1].data(), n); });
+      v[1] = v[2];
+      to_coset(d, v[1]);
+      const F den = c[13];
+      elementwise(n, [&] { ntt_sub_scale(v[0].data(), v[1].data(), den, n); });
       transform(d, res, v[0], true, true);
       break;
     }
