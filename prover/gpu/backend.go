@@ -42,10 +42,10 @@ type state struct {
 	stage   *stager
 	qev     [2]*driver.Event // the quotient's device span: before a's upload, after the last transform
 	domains map[uint32]*domain
-	vecs    [3]driver.DevicePtr // vecs[2] is 0 while the quotient is lean (two work vectors)
-	vecLog  uint32              // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
-	nvec    int                 // the work vectors allocated: 3, 2 (lean), 0 (none)
-	lean    bool                // the key plan (PlanKey) asks for two work vectors, not three
+	vecs    [3]driver.DevicePtr       // vecs[2] is 0 while the quotient is lean (two work vectors)
+	vecLog  uint32                    // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
+	nvec    int                       // the work vectors allocated: 3, 2 (lean), 0 (none)
+	lean    bool                      // the key plan (PlanKey) asks for two work vectors, not three
 	mem     *deviceMemory             // device bytes held by domains, vectors and the MSM engine
 	host    map[*byte]*driver.HostBuf // AllocHost's buffers, by first byte
 	// registered holds PinHost's registrations, by first byte
