@@ -109,7 +109,8 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 		server.BuildInfoCollector(buildinfo.Get()))
 	eng, err := engine.New(engine.Config{Devices: devs, Keys: km, QueueSize: cfg.QueueSize, Synthesizers: cfg.Synthesizers,
 		SynthesisWorkers: cfg.SynthesisWorkers,
-		Handoff:          cfg.Handoff, HostBudget: budgets.Job, HostTotal: budgets.Host, Log: log, Metrics: reg})
+		Handoff:          cfg.Handoff, HostBudget: budgets.Job, HostTotal: budgets.Host, Log: log, Metrics: reg,
+		Vectors: device.NewVectorPool(devs, log)})
 	if err != nil {
 		return nil, closeAll(devs, err)
 	}

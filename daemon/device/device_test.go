@@ -18,7 +18,8 @@ var (
 	_ engine.Device      = (*CPU)(nil)
 	_ engine.Device      = (*GPU)(nil)
 	_ engine.KeyPlanner  = (*GPU)(nil)
-	_ engine.HostPinner  = (*GPU)(nil)
+	_ HostPinner         = (*GPU)(nil)
+	_ engine.VectorPool  = (*VectorPool)(nil)
 	_ groth16.FixedBaser = (*GPU)(nil)
 )
 
@@ -33,4 +34,6 @@ func TestCPUHoldsNothing(t *testing.T) {
 	assert.NoError(t, d.Close())
 	_, planner := engine.Device(d).(engine.KeyPlanner)
 	assert.False(t, planner, "the CPU plans no keys")
+	_, pinner := engine.Device(d).(HostPinner)
+	assert.False(t, pinner, "the CPU pins no host memory")
 }

@@ -100,14 +100,14 @@ func (d *GPU) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assig
 // most since it was (re-)created (gpu.Backend.MemoryHeld).
 func (d *GPU) MemoryHeld() (now, peak int64) { return d.Backend().MemoryHeld() }
 
-// PinHost implements engine.HostPinner on the GPU's current backend;
-// after a Recover the engine pins its vectors again.
+// PinHost implements HostPinner on the GPU's current backend; after a
+// Recover the engine has its VectorPool pin the vectors again.
 func (d *GPU) PinHost(p []byte) error { return d.Backend().PinHost(p) }
 
-// UnpinHost implements engine.HostPinner.
+// UnpinHost implements HostPinner.
 func (d *GPU) UnpinHost(p []byte) error { return d.Backend().UnpinHost(p) }
 
-// AdoptHost implements engine.HostPinner: memory another GPU pinned counts as
+// AdoptHost implements HostPinner: memory another GPU pinned counts as
 // pinned here too.
 func (d *GPU) AdoptHost(p []byte) error { return d.Backend().AdoptHost(p) }
 

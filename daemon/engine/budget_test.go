@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/daemon/device"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -119,8 +120,8 @@ func TestJobsSolveIntoTheVectorsOfEarlierJobs(t *testing.T) {
 	assert.Equal(t, int64(2), e.budget.reused, "the second and third jobs reused the vectors of the one before")
 }
 
-// pinningDevice is the CPU device as a HostPinner that records what it was
-// given, as the GPU device would page-lock it.
+// pinningDevice is the CPU device as a device.HostPinner that records what
+// it was given, as the GPU device would page-lock it.
 type pinningDevice struct {
 	*fakeDevice
 	mu      sync.Mutex
@@ -180,7 +181,7 @@ func TestJobsSolveIntoPinnedVectorsOutsideTheHeap(t *testing.T) {
 	c := porep(t, 1024)
 	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
 	require.NoError(t, err)
-	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1})
+	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1, Vectors: device.NewVectorPool([]Device{d}, nil)})
 	require.NoError(t, err)
 	for i := range 3 {
 		r, err := wait(t, submit(t, e, c, uint64(i+1), Normal))
@@ -199,38 +200,41 @@ func TestJobsSolveIntoPinnedVectorsOutsideTheHeap(t *testing.T) {
 	assert.Empty(t, d.pinned, "Close unpins and frees the kept vectors")
 }
 
-func TestSecondGPUAdoptsTheFirstsPinnedVectors(t *testing.T) {
-	var log []string
-	d0, d1 := newPinning(t, "pin0", &log), newPinning(t, "pin1", &log)
-	hv := newHostVectors([]Device{d0, d1}, nil)
-	sys, _, err := porep(t, 1024).Counts()
+// TestJobsSolveIntoTheHeapWithoutAPool: an engine given no VectorPool
+// solves into the Go heap, pinning nothing, whatever its devices can pin.
+func TestJobsSolveIntoTheHeapWithoutAPool(t *testing.T) {
+	d := newPinning(t, "pin0", nil)
+	c := porep(t, 1024)
+	sys, _, err := c.Counts()
 	require.NoError(t, err)
-	v, err := hv.alloc(sys)
+	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
 	require.NoError(t, err)
-	assert.Len(t, d0.pinned, 1, "the first GPU registers the memory")
-	assert.Empty(t, d1.pinned, "the second does not register it again")
-	assert.Len(t, d1.adopted, 1, "it adopts the first's portable registration")
-
-	hv.repin(d1) // the second GPU recovered: it adopts again, the first keeps its registration
-	assert.Equal(t, 1, d0.pins)
-	assert.Len(t, d1.adopted, 1)
-	hv.repin(d0) // the first recovered: it registers again
-	assert.Equal(t, 2, d0.pins)
-
-	require.NoError(t, hv.free(v))
-	assert.Equal(t, []string{"pin1", "pin0"}, log, "adopters forget the memory before the registration ends")
-	assert.Empty(t, d0.pinned)
-	assert.Empty(t, d1.adopted)
+	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1, HostBudget: 4 * sys.AssignmentBytes()})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Close()) }()
+	require.NoError(t, e.Preload(context.Background(), c, false))
+	assert.Zero(t, e.budget.keptCount(c.Key), "no vectors made ahead")
+	for i := range 2 {
+		r, err := wait(t, submit(t, e, c, uint64(i+1), Normal))
+		require.NoError(t, err)
+		assert.True(t, r.Verified, "job %d's proof, solved into the heap, verifies", i)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	assert.False(t, d.inMem, "the proofs' vectors lay in no pinned memory")
+	assert.Zero(t, d.pins, "nothing pinned")
+	assert.Empty(t, d.adopted)
 }
 
-func TestVectorsOwnTheirSolveAndUnmapKeepsTheResult(t *testing.T) {
+func TestUnmapKeepsTheHeapResult(t *testing.T) {
 	d := newPinning(t, "pin0", nil)
-	hv := newHostVectors([]Device{d}, nil)
+	hv := newHostVectors(device.NewVectorPool([]Device{d}, nil))
 	c := porep(t, 1024)
 	sys, _, err := c.Counts()
 	require.NoError(t, err)
 	v, err := hv.alloc(sys)
 	require.NoError(t, err)
+	require.NotNil(t, v.mem, "out of the heap")
 	circ, err := c.Circuit(seedInput(3))
 	require.NoError(t, err)
 	asg, err := r1cs.Solve(circ, r1cs.WithShape(sys), r1cs.WithBuffers(v.asg))
@@ -243,8 +247,10 @@ func TestVectorsOwnTheirSolveAndUnmapKeepsTheResult(t *testing.T) {
 	require.NoError(t, hv.unmap(v))
 	assert.Nil(t, v.mem)
 	assert.Same(t, heap, v.asg, "unmap leaves the heap result")
-	assert.Empty(t, hv.live)
+	assert.True(t, v.owns(heap), "heap vectors own whatever they hold")
 	assert.Empty(t, d.pinned)
+	require.NoError(t, hv.free(v))
+	assert.Nil(t, v.asg)
 }
 
 // TestInstancesBuiltOnceWithPrefetch counts instance builds: the
@@ -321,13 +327,31 @@ type refusingPinner struct{ *pinningDevice }
 
 func (refusingPinner) PinHost([]byte) error { return errors.New("mlock limit") }
 
+// lockedLog is a log the engine's goroutines write while a test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 func TestUnpinnedVectorsStillProve(t *testing.T) {
 	d := refusingPinner{newPinning(t, "pin0", nil)}
-	var logs strings.Builder
+	var logs lockedLog // a job's timing is logged after its waiter wakes
+	log := slog.New(slog.NewTextHandler(&logs, nil))
 	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
 	require.NoError(t, err)
-	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 2,
-		Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 2, Log: log, Vectors: device.NewVectorPool([]Device{d}, log)})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, e.Close()) }()
 	c := porep(t, 1024)
@@ -341,6 +365,8 @@ func TestUnpinnedVectorsStillProve(t *testing.T) {
 		assert.True(t, r.Verified, "vectors outside the heap prove unpinned too")
 	}
 	assert.Equal(t, 1, strings.Count(logs.String(), "solved vectors not pinned"), "logged once")
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	assert.Empty(t, d.adopted, "nothing adopts memory that is not pinned")
 }
 
@@ -413,7 +439,7 @@ func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
 	d := newPinning(t, "pin0", nil)
 	km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1})
 	require.NoError(t, err)
-	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1, HostBudget: 3*n + n/2})
+	e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1, HostBudget: 3*n + n/2, Vectors: device.NewVectorPool([]Device{d}, nil)})
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, e.Preload(ctx, c, true))
@@ -442,7 +468,7 @@ func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
 	d.mu.Unlock()
 
 	u := newPinning(t, "pin1", nil)
-	eu, err := New(Config{Devices: []Device{u}, Keys: km, Synthesizers: 1})
+	eu, err := New(Config{Devices: []Device{u}, Keys: km, Synthesizers: 1, Vectors: device.NewVectorPool([]Device{u}, nil)})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, eu.Close()) }()
 	require.NoError(t, eu.Preload(ctx, c, true))
@@ -472,7 +498,7 @@ func TestPreloadMakesVectorsBesideALoadOnlyWhereBothFit(t *testing.T) {
 			total--
 		}
 		d := newPinning(t, "pin0", nil)
-		e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1, HostBudget: 3 * n, HostTotal: total})
+		e, err := New(Config{Devices: []Device{d}, Keys: km, Synthesizers: 1, HostBudget: 3 * n, HostTotal: total, Vectors: device.NewVectorPool([]Device{d}, nil)})
 		require.NoError(t, err)
 		t.Cleanup(func() { assert.NoError(t, e.Close()) })
 		require.Equal(t, beside, e.loadFitsBeside(c, sh, e.cfg.HostBudget))

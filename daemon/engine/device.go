@@ -61,19 +61,5 @@ type KeyPlan = interface {
 	String() string
 }
 
-// HostPinner is a device that can page-lock host memory it does not own
-// (a GPU, through gpu.Backend.PinHost). With one among the devices, the
-// engine solves jobs into vectors outside the Go heap, pinned, so that the
-// device moves them by DMA (no staging copies on the host's cores) and the
-// Go collector neither counts nor scans them.
-type HostPinner interface {
-	PinHost(p []byte) error
-	UnpinHost(p []byte) error
-	// AdoptHost counts p, pinned by another device's PinHost, as pinned on
-	// this one (a portable registration serves every GPU); UnpinHost
-	// forgets it.
-	AdoptHost(p []byte) error
-}
-
 // errDeviceDown means a device failed to recover and takes no more jobs.
 var errDeviceDown = errors.New("engine: device out of service")

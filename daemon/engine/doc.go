@@ -16,8 +16,10 @@
 // worker goes on (a device is asked to recover after a fault). The engine
 // is safe for concurrent use.
 //
-// The engine schedules; it knows no hardware. A device is a Device, with
-// the capabilities the engine looks for by type assertion beside it
-// (KeyPlanner, HostPinner); daemon/device makes the CPU and GPU devices and
+// The engine schedules; it knows no hardware and holds no memory of its
+// own outside the Go heap. A device is a Device, with the capability the
+// engine looks for by type assertion beside it (KeyPlanner); the vectors
+// jobs solve into come from a VectorPool, which pins them for the devices.
+// daemon/device makes the CPU and GPU devices and the pool, and
 // daemon/assembly hands them to New.
 package engine

@@ -54,7 +54,10 @@ type Config struct {
 	HostTotal int64
 	// Retain is how many ended jobs are remembered for Await and
 	// idempotent resubmission (default 4096).
-	Retain  int
+	Retain int
+	// Vectors makes the vectors jobs are solved into, outside the Go heap
+	// and pinned for the devices (nil: on the Go heap).
+	Vectors VectorPool
 	Log     *slog.Logger
 	Metrics prometheus.Registerer // nil: not registered
 	Rand    io.Reader             // proof blinding (default crypto/rand)
@@ -124,7 +127,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Rand = rand.Reader
 	}
 	e := &Engine{cfg: cfg, queue: newQueue(cfg.QueueSize), handoff: newHandoff(cfg.Handoff), budget: newBudget(cfg.HostBudget, cfg.Synthesizers+cfg.Handoff+len(cfg.Devices)),
-		vecs:  newHostVectors(cfg.Devices, cfg.Log),
+		vecs:  newHostVectors(cfg.Vectors),
 		start: time.Now(), jobs: map[string]*Job{}, byReq: map[string]*Job{}}
 	e.idle = sync.NewCond(&e.mu)
 	e.ctx, e.cancel = context.WithCancelCause(context.Background())

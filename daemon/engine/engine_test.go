@@ -96,6 +96,9 @@ func newEngine(t testing.TB, cfg Config, devs ...Device) *Engine {
 		cfg.Keys = km
 	}
 	cfg.Devices = devs
+	if cfg.Vectors == nil {
+		cfg.Vectors = device.NewVectorPool(devs, cfg.Log) // as daemon/assembly does: pinned where a device pins
+	}
 	e, err := New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, e.Close()) })

@@ -67,10 +67,10 @@ func (e *Engine) Preload(ctx context.Context, c *registry.Resolved, hot bool) er
 // proof: 11.2 s on its first partition, not 1.76 s, while two fresh sets
 // were solved into): made at preload, while nothing proves, the first
 // proofs solve into them instead.
-// Without a pinning device, or with an unbounded job budget, it makes
-// none. It returns how many sets it made.
+// Without an enabled VectorPool, or with an unbounded job budget, it
+// makes none. It returns how many sets it made.
 func (e *Engine) warmVectors(ctx context.Context, c *registry.Resolved, sh keys.Shape) (int, error) {
-	if len(e.vecs.pins) == 0 {
+	if !e.vecs.enabled() {
 		return 0, nil
 	}
 	n := sh.VectorBytes()

@@ -1,89 +1,77 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
-	"log/slog"
-	"sync"
-	"sync/atomic"
-	"unsafe"
-
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
-	"github.com/cuzk-dev/cuzk/internal/hostmem"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
+
+// VectorPool makes the vectors jobs are solved into outside the Go heap,
+// page-locked for the devices that move them by DMA (no staging copies on
+// the host's cores), where the Go collector neither counts nor scans them.
+// daemon/device makes one over the devices (device.VectorPool); the engine
+// holds its sets in its budget and frees them, and tells it of a device's
+// recovery. Without one, or with one not Enabled, vectors live on the Go
+// heap.
+type VectorPool interface {
+	// Enabled reports whether Alloc makes vectors (a device pins host
+	// memory).
+	Enabled() bool
+	// Alloc returns empty vectors shaped for sys in the pool's memory,
+	// pinned where pinning succeeds (it is a speed-up only: the vectors of
+	// a failed pin are still returned, and used).
+	Alloc(sys *r1cs.System) (HostVectors, error)
+	// Repin restores the pinning of every set not yet released on dev, one
+	// of the engine's Devices that recovered (Device.Recover: a new device
+	// context holds none). dev is any so that the pool's package need not
+	// import the engine; a device that pins nothing is ignored.
+	Repin(dev any)
+}
+
+// HostVectors is one set of vectors a VectorPool made: Assignment is its
+// empty vectors to solve into (r1cs.WithBuffers), Owns reports whether
+// asg's vectors lie in its memory (Solve kept them there), and Release
+// unpins and frees the memory (a second Release does nothing; nothing in
+// the memory may be used afterwards). It is an alias of an interface
+// literal, as KeyPlan is, so that a pool's package returns the same type
+// without importing the engine.
+type HostVectors = interface {
+	Assignment() *r1cs.Assignment
+	Owns(asg *r1cs.Assignment) bool
+	Release() error
+}
 
 // vectors is one job's solved vectors and the memory under them.
 type vectors struct {
 	asg *r1cs.Assignment // the last solve, or the empty shape to solve into
-	mem []byte           // outside the Go heap (hostmem); nil: asg is on the heap
+	mem HostVectors      // the pool's memory under asg; nil: asg is on the heap
 }
 
-// hostVectors makes and frees the engine's out-of-heap vectors and keeps
-// them pinned on its pinner, again after the pinner's device recovers.
+// hostVectors is the engine's side of its VectorPool: it makes and frees
+// the vectors jobs solve into, out of the heap where the pool is enabled.
 type hostVectors struct {
-	pins   []HostPinner // the first pins, the others adopt; none: vectors live on the Go heap
-	devs   []Device     // the devices pins are, in order
-	log    *slog.Logger
-	warned atomic.Bool // a pin failure was logged
-
-	mu   sync.Mutex
-	live map[*vectors]bool // those with mem, pinned or not
+	pool VectorPool // nil: vectors live on the Go heap
 }
 
-func newHostVectors(devs []Device, log *slog.Logger) *hostVectors {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+func newHostVectors(pool VectorPool) *hostVectors {
+	if pool != nil && !pool.Enabled() {
+		pool = nil
 	}
-	hv := &hostVectors{live: map[*vectors]bool{}, log: log}
-	for _, d := range devs {
-		if p, ok := d.(HostPinner); ok {
-			hv.pins, hv.devs = append(hv.pins, p), append(hv.devs, d)
-		}
-	}
-	return hv
+	return &hostVectors{pool: pool}
 }
 
-// pinAll pins mem on the first pinner and adopts it on the others.
-// Pinning is a speed-up only: an error leaves the memory working, staged.
-func (hv *hostVectors) pinAll(mem []byte) {
-	if err := hv.pins[0].PinHost(mem); err != nil {
-		if !hv.warned.Swap(true) { // once: the host's locked-memory limit, say, holds for every set
-			hv.log.Warn("solved vectors not pinned: the GPU copies them through its staging buffers", "bytes", len(mem), "err", err)
-		}
-		return // not pinned: no one may adopt it
-	}
-	for _, p := range hv.pins[1:] {
-		_ = p.AdoptHost(mem)
-	}
-}
+// enabled reports whether alloc makes vectors out of the heap.
+func (hv *hostVectors) enabled() bool { return hv.pool != nil }
 
-// alloc returns empty vectors shaped for sys in pinned memory outside the
-// heap, or nil (Solve then allocates on the heap) when there is no pinner.
-// Pinning is a speed-up only: when it fails the vectors are still used.
+// alloc returns empty vectors shaped for sys in the pool's memory, or nil
+// (Solve then allocates on the heap) when there is no pool.
 func (hv *hostVectors) alloc(sys *r1cs.System) (*vectors, error) {
-	if len(hv.pins) == 0 {
+	if hv.pool == nil {
 		return nil, nil
 	}
-	n := sys.DomainSize()
-	lens := []int{sys.NbPublic, sys.NbPrivate, n, n, n}
-	mem, err := hostmem.Alloc(int(sys.AssignmentBytes()))
-	if err != nil {
-		return nil, fmt.Errorf("vectors: %w", err)
+	mem, err := hv.pool.Alloc(sys)
+	if err != nil || mem == nil {
+		return nil, err
 	}
-	all := unsafe.Slice((*fr.Element)(unsafe.Pointer(unsafe.SliceData(mem))), len(mem)/fr.Bytes)
-	wires := all[:sys.NbPublic+sys.NbPrivate] // Public‖Private: Prove reads it in place
-	var parts [5][]fr.Element
-	for i, l := range lens {
-		parts[i], all = all[:0:l], all[l:]
-	}
-	v := &vectors{mem: mem, asg: &r1cs.Assignment{Public: parts[0], Private: parts[1], A: parts[2], B: parts[3], C: parts[4], Wires: wires}}
-	hv.pinAll(mem)
-	hv.mu.Lock()
-	hv.live[v] = true
-	hv.mu.Unlock()
-	return v, nil
+	return &vectors{asg: mem.Assignment(), mem: mem}, nil
 }
 
 // free releases v's memory (unpinned first); heap vectors are left to the
@@ -103,54 +91,20 @@ func (hv *hostVectors) unmap(v *vectors) error {
 	if v.mem == nil {
 		return nil
 	}
-	hv.mu.Lock()
-	delete(hv.live, v)
-	hv.mu.Unlock()
-	var err error
-	for i := len(hv.pins) - 1; i >= 0; i-- { // adopters forget it before the registration ends
-		err = errors.Join(err, hv.pins[i].UnpinHost(v.mem))
-	}
 	mem := v.mem
 	v.mem = nil
-	return errors.Join(err, hostmem.Free(mem))
+	return mem.Release()
 }
 
-// repin restores every live vector's pinning on d after d recovered (a
-// new GPU context holds no registrations and no adoptions): the first
-// pinner registers again, the others adopt again.
+// repin restores every live vector's pinning on d after d recovered.
 func (hv *hostVectors) repin(d Device) {
-	hv.mu.Lock()
-	defer hv.mu.Unlock()
-	for i, dev := range hv.devs {
-		if dev != d {
-			continue
-		}
-		for v := range hv.live {
-			if i == 0 {
-				_ = hv.pins[0].PinHost(v.mem)
-			} else {
-				_ = hv.pins[i].AdoptHost(v.mem)
-			}
-		}
+	if hv.pool != nil {
+		hv.pool.Repin(d)
 	}
 }
 
 // owns reports whether asg's vectors lie in v's memory (Solve kept them
 // there), which must hold for v to serve the next job.
 func (v *vectors) owns(asg *r1cs.Assignment) bool {
-	if v.mem == nil {
-		return true
-	}
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(v.mem)))
-	hi := lo + uintptr(len(v.mem))
-	for _, s := range [][]fr.Element{asg.Public, asg.Private, asg.A, asg.B, asg.C} {
-		if len(s) == 0 {
-			continue
-		}
-		p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
-		if p < lo || p+uintptr(len(s))*fr.Bytes > hi {
-			return false
-		}
-	}
-	return true
+	return v.mem == nil || v.mem.Owns(asg)
 }
