@@ -270,7 +270,8 @@ func openDevices(o Config, log *slog.Logger) ([]engine.Device, string, string, m
 		devs = append(devs, g)
 		infos[g.Name()] = server.DeviceInfo{Ordinal: g.Info().Ordinal, MemoryBytes: g.Info().TotalMemory, Held: g.MemoryHeld,
 			MemoryLimit: int64(o.GPUMemoryLimit)}
-		log.Info("gpu", "device", g.Info().String(), "memory_limit", o.GPUMemoryLimit.String())
+		log.Info("gpu", "device", g.Info().String(), "memory_limit", o.GPUMemoryLimit.String(),
+			"driver_memory", stats.FormatGiB(g.DriverMemory()))
 		if lim := int64(o.GPUMemoryLimit); lim > g.Info().TotalMemory {
 			log.Warn("gpu_memory_limit is above the device's memory: the device's free memory bounds the prover", "gpu_memory_limit",
 				o.GPUMemoryLimit.String(), "device", g.Name(), "device_memory", stats.Bytes(g.Info().TotalMemory).String())

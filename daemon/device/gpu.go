@@ -29,6 +29,9 @@ type GPU struct {
 	dev  *driver.Device
 	be   *gpu.Backend
 	ws   *groth16.Workspace
+	// driverOwn is the device memory the driver holds for the backend
+	// (gpu.Backend.ReserveDriverMemory), which a memory limit leaves it.
+	driverOwn int64
 	// plans are the plans of the keys preloaded on this backend
 	// (gpu.Backend.PlanKey), until evicted or the backend is re-created.
 	plans map[*groth16.ProvingKey]gpu.KeyPlan
@@ -69,13 +72,27 @@ func (d *GPU) open() error {
 	if err != nil {
 		return errors.Join(err, dev.Close())
 	}
-	d.info, d.dev, d.be, d.ws = dev.Info(), dev, be, groth16.NewWorkspace(be)
+	// A memory limit bounds the GPU's whole use, the driver's part included.
+	own, err := be.ReserveDriverMemory(context.Background())
+	if err != nil {
+		return errors.Join(fmt.Errorf("gpu%d: %w", d.ordinal, err), be.Close(), dev.Close())
+	}
+	d.info, d.dev, d.be, d.ws, d.driverOwn = dev.Info(), dev, be, groth16.NewWorkspace(be), own
 	d.plans = map[*groth16.ProvingKey]gpu.KeyPlan{}
 	return nil
 }
 
 // Name implements engine.Device: "gpu<ordinal> <model>".
 func (d *GPU) Name() string { return fmt.Sprintf("gpu%d %s", d.ordinal, d.info.Name) }
+
+// DriverMemory is the device memory the driver holds beside the backend's
+// own (modules, the kernels' local memory), measured at open; a memory
+// limit leaves the prover that much less.
+func (d *GPU) DriverMemory() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.driverOwn
+}
 
 // Info describes the GPU.
 func (d *GPU) Info() driver.Info { return d.info }

@@ -56,6 +56,9 @@ type state struct {
 	ahead      []aheadVec        // vectors sent ahead into the work vectors, not yet used
 	aheadOn    *stager           // the stager whose stream carried them, until settled
 	fb         *fixedBaseKernels // the fixed-base kernels, loaded on the first FixedBaseG1/G2
+	// free0 is the device's free memory when New began, before the
+	// Backend loaded anything (ReserveDriverMemory).
+	free0 int64
 }
 
 // New returns a Backend on dev, configured by opts: it loads the NTT kernels
@@ -75,6 +78,9 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 		mem: &deviceMemory{limit: cfg.memLimit}, host: make(map[*byte]*driver.HostBuf), registered: make(map[*byte]*driver.HostBuf)}}
 	err := dev.Do(func(c *driver.Ctx) error {
 		var err error
+		if b.st.free0, _, err = c.MemInfo(); err != nil {
+			return err
+		}
 		if b.st.k, err = loadNTTKernels(c); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync"
 	"testing"
 
@@ -317,4 +318,41 @@ func TestLeanQuotientMatchesCPU(t *testing.T) {
 			assert.LessOrEqual(t, peak, limit)
 		})
 	}
+}
+
+// ReserveDriverMemory lowers the limit by the driver's own memory, so that
+// a proof under a key plan keeps the device's whole use by the driver's
+// count (free memory before New against after the proofs) within the
+// limit; a limit the driver's part alone fills is refused.
+func TestReserveDriverMemoryKeepsTheDeviceWithinTheLimit(t *testing.T) {
+	dev := testDevice(t)
+	f := newProvingFixture(t)
+	g1, g2 := f.pk.Bases()
+	logN := uint32(bits.Len(uint(f.pk.DomainSize - 1)))
+	free0 := freeMemory(t, dev)
+	limit := int64(1 << 30)
+	b, err := New(dev, WithMemoryLimit(limit))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	own, err := b.ReserveDriverMemory(context.Background())
+	require.NoError(t, err)
+	assert.Positive(t, own, "the modules' code at least")
+	t.Logf("the driver's own device memory: %d bytes", own)
+	require.NoError(t, dev.Do(func(*driver.Ctx) error {
+		assert.Equal(t, limit-own, b.st.mem.limit)
+		return nil
+	}))
+	kp, err := b.PlanKey(g1, g2, logN)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, kp.Budget, limit-own, "the plan's budget leaves the driver's part")
+	proof, err := groth16.Prove(context.Background(), f.pk, f.solve(), b, blinding())
+	require.NoError(t, err)
+	require.Equal(t, f.want, proofBytes(t, proof))
+	assert.LessOrEqual(t, free0-freeMemory(t, dev), limit+driverSlack, "the device's use by the driver's count")
+
+	small, err := New(dev, WithMemoryLimit(own/2+1))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, small.Close()) }()
+	_, err = small.ReserveDriverMemory(context.Background())
+	require.ErrorIs(t, err, ErrDeviceMemory)
 }

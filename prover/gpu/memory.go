@@ -1,13 +1,21 @@
 package gpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
+	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
 // ErrDeviceMemory reports a job that does not fit in the device memory that
@@ -156,4 +164,68 @@ func (st *state) quotientHeld(logN uint32) int64 {
 		n += twiddleBytes(logN)
 	}
 	return n
+}
+
+// ReserveDriverMemory makes the memory limit (WithMemoryLimit) bound the
+// device memory of the Backend's whole use of the GPU, the driver's own
+// included: its modules' code and the local memory it keeps for the
+// kernels (about 0.7 GiB on an H100), which the Backend's account does not
+// hold. It runs each kernel family once on a few points (warm), measures
+// the driver's part as the drop in free memory since New less what the
+// Backend holds, and lowers the limit by it, so that key plans and memory
+// checks keep the sum within the limit. It returns the driver's part.
+// Without a limit it only measures. Call it once, before PlanKey; memory
+// other processes took on the device since New counts as the driver's.
+func (b *Backend) ReserveDriverMemory(ctx context.Context) (int64, error) {
+	if err := b.warm(ctx); err != nil {
+		return 0, fmt.Errorf("gpu: reserve the driver's memory: %w", err)
+	}
+	var own int64
+	err := b.dev.Do(func(c *driver.Ctx) error {
+		free, _, err := c.MemInfo()
+		if err != nil {
+			return err
+		}
+		st := b.st
+		own = max(0, st.free0-free-st.mem.held)
+		if st.mem.limit == 0 {
+			return nil
+		}
+		if own >= st.mem.limit {
+			return fmt.Errorf("%w: the driver holds %s of the limit %s", ErrDeviceMemory,
+				stats.FormatGiB(own), stats.FormatGiB(st.mem.limit))
+		}
+		st.mem.limit -= own
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("gpu: reserve the driver's memory: %w", err)
+	}
+	return own, nil
+}
+
+// warm runs the MSM kernels of both curves and the quotient's once on four
+// points, so that the driver has loaded their modules and set their local
+// memory aside, and drops the bases it made resident.
+func (b *Backend) warm(ctx context.Context) error {
+	rng := rand.New(rand.NewPCG(1, 2))
+	g1 := make([]bls12381.G1Affine, 4)
+	g2 := make([]bls12381.G2Affine, 4)
+	_, _, gen1, gen2 := bls12381.Generators()
+	s := make([]fr.Element, 4)
+	for i := range s {
+		s[i].SetUint64(rng.Uint64())
+		g1[i].ScalarMultiplication(&gen1, s[i].BigInt(new(big.Int)))
+		g2[i].ScalarMultiplication(&gen2, s[i].BigInt(new(big.Int)))
+	}
+	if _, err := b.MSMG1(ctx, g1, s); err != nil {
+		return err
+	}
+	if _, err := b.MSMG2(ctx, g2, s); err != nil {
+		return err
+	}
+	if _, err := b.QuotientH(ctx, slices.Clone(s), slices.Clone(s), slices.Clone(s)); err != nil {
+		return err
+	}
+	return b.EvictBasesOf([][]bls12381.G1Affine{g1}, [][]bls12381.G2Affine{g2})
 }

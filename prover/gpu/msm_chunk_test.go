@@ -154,15 +154,7 @@ const driverSlack = 16 << 20
 // b held after the warm-up plus the drop in free memory since.
 func driverUsage(t *testing.T, b *Backend, dev *driver.Device) func() int64 {
 	t.Helper()
-	rng := newTestRand(1)
-	ctx := context.Background()
-	_, err := b.MSMG1(ctx, randG1(4, 4, rng), randScalars(4, rng))
-	require.NoError(t, err)
-	_, err = b.MSMG2(ctx, randG2(4, 4, rng), randScalars(4, rng))
-	require.NoError(t, err)
-	_, err = b.QuotientH(ctx, randScalars(4, rng), randScalars(4, rng), randScalars(4, rng))
-	require.NoError(t, err)
-	require.NoError(t, b.msm.EvictBases())
+	require.NoError(t, b.warm(context.Background()))
 	held0, _ := b.MemoryHeld()
 	free0 := freeMemory(t, dev)
 	return func() int64 { return held0 + free0 - freeMemory(t, dev) }
@@ -179,9 +171,11 @@ func freeMemory(t *testing.T, dev *driver.Device) int64 {
 }
 
 // A proof under a device-memory budget too small for its key and working
-// memory together follows PlanKey's plan (some sets streamed) and equals
-// the CPU backend's proof, at every budget down to the smallest the
-// planner takes; memory stays within the budget by both measures.
+// memory together follows PlanKey's plan (some sets streamed, the quotient
+// lean) and equals the CPU backend's proof, at every budget down to the
+// smallest the planner takes (in steps of 2 % of the whole key's peak, so
+// that every plan between is met); memory stays within the budget by both
+// measures.
 func TestProveWithinMemoryLimit(t *testing.T) {
 	dev := testDevice(t)
 	f := newProvingFixture(t)
@@ -199,9 +193,10 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 		require.True(t, kp.Whole(), "an unlimited GPU holds the test key whole: %s", kp)
 		return kp
 	}()
-	streamedOnce := false
-	for _, frac := range []float64{1, 0.9, 0.75, 0.6, 0.5} {
-		limit := int64(float64(whole.Peak()) * frac)
+	streamedOnce, leanOnce, refused := false, false, false
+	seen := map[string]bool{}
+	for step := 0; step <= 50 && !refused; step++ {
+		limit := whole.Peak() * int64(100-2*step) / 100
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			b, err := New(dev, WithMemoryLimit(limit))
 			require.NoError(t, err)
@@ -211,9 +206,16 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 			if err != nil {
 				require.ErrorIs(t, err, ErrDeviceMemory)
 				t.Logf("below the smallest plan: %v", err)
+				refused = true
 				return
 			}
+			plan := fmt.Sprint(kp.Lean, kp.Sets)
+			if seen[plan] {
+				return // proved at a larger budget already
+			}
+			seen[plan] = true
 			streamedOnce = streamedOnce || kp.StreamedBytes() > 0
+			leanOnce = leanOnce || kp.Lean
 			ws := groth16.NewWorkspace(b)
 			defer func() { require.NoError(t, ws.Close()) }()
 			for range 2 { // the second proof runs on what the first left resident
@@ -226,5 +228,8 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 			assert.LessOrEqual(t, driverUsed(), limit+driverSlack, "the driver's free memory; plan %s", kp)
 		})
 	}
+	assert.True(t, refused, "the budgets went down to one no plan fits")
 	assert.True(t, streamedOnce, "some budget streamed a set")
+	assert.True(t, leanOnce, "some budget ran the quotient lean")
+	assert.Greater(t, len(seen), 2, "plans met: %v", seen)
 }
