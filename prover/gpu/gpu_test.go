@@ -323,7 +323,8 @@ func TestLeanQuotientMatchesCPU(t *testing.T) {
 // ReserveDriverMemory lowers the limit by the driver's own memory, so that
 // a proof under a key plan keeps the device's whole use by the driver's
 // count (free memory before New against after the proofs) within the
-// limit; a limit the driver's part alone fills is refused.
+// limit; a limit too small for the driver's part and the warm-up is
+// refused.
 func TestReserveDriverMemoryKeepsTheDeviceWithinTheLimit(t *testing.T) {
 	dev := testDevice(t)
 	f := newProvingFixture(t)
@@ -350,7 +351,10 @@ func TestReserveDriverMemoryKeepsTheDeviceWithinTheLimit(t *testing.T) {
 	require.Equal(t, f.want, proofBytes(t, proof))
 	assert.LessOrEqual(t, free0-freeMemory(t, dev), limit+driverSlack, "the device's use by the driver's count")
 
-	small, err := New(dev, WithMemoryLimit(own/2+1))
+	// The kernels' local memory belongs to the context, which every
+	// Backend on the device shares: a second Backend's part is its modules'
+	// code only (about 2 MB), which 64 KiB cannot hold.
+	small, err := New(dev, WithMemoryLimit(64<<10))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, small.Close()) }()
 	_, err = small.ReserveDriverMemory(context.Background())

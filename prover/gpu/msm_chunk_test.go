@@ -231,5 +231,5 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 	assert.True(t, refused, "the budgets went down to one no plan fits")
 	assert.True(t, streamedOnce, "some budget streamed a set")
 	assert.True(t, leanOnce, "some budget ran the quotient lean")
-	assert.Greater(t, len(seen), 2, "plans met: %v", seen)
+	assert.GreaterOrEqual(t, len(seen), 2, "plans met: %v", seen)
 }
