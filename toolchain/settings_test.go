@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
+	"github.com/cuzk-dev/cuzk/daemon/env"
 	"github.com/cuzk-dev/cuzk/internal/structflag"
 	"github.com/cuzk-dev/cuzk/toolchain"
 )
@@ -40,11 +41,7 @@ var notVariables = map[string]string{
 
 // foreignLiterals are the files allowed to spell a variable of another
 // package, and why. Each name they spell is still checked to exist.
-var foreignLiterals = map[string]string{
-	// the image's daemon defaults (CUZK_DAEMON_LISTEN, ...): ci/release does
-	// not link the daemon to take assembly.EnvPrefix
-	"ci/release/image.go": "daemon/assembly",
-}
+var foreignLiterals = map[string]string{}
 
 // reName finds CUZK_ names in Go literals and Markdown; a name that ends in
 // "_" followed by "<" or "*" is a family (CUZK_DAEMON_<KEY>, CUZK_DAEMON_*).
@@ -212,9 +209,9 @@ func newNames(t *testing.T, decls []decl) names {
 	require.NoError(t, err)
 	daemon := map[string]bool{}
 	for k := range keys {
-		daemon[assembly.EnvPrefix+strings.ToUpper(k)] = true // as cuzk-daemon's loadConfig reads them
+		daemon[env.Var(k)] = true // as cuzk-daemon's loadConfig reads them
 	}
-	n.derived[assembly.EnvPrefix] = daemon
+	n.derived[env.Prefix] = daemon
 	for p, d := range n.prefixes {
 		assert.Contains(t, n.derived, p, "%s: family %s has no rule in this test for the names under it", d.at, p)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cuzk-dev/cuzk/ci/debian"
 	"github.com/cuzk-dev/cuzk/ci/oci"
+	"github.com/cuzk-dev/cuzk/daemon/env"
 )
 
 // Where bundle files land in the image.
@@ -52,9 +53,9 @@ var ImageEnv = []string{
 	"SSL_CERT_FILE=" + debian.CABundle,
 	"NVIDIA_VISIBLE_DEVICES=all",
 	"NVIDIA_DRIVER_CAPABILITIES=compute,utility",
-	"CUZK_DAEMON_LISTEN=:" + strconv.Itoa(ImageGRPCPort),
-	"CUZK_DAEMON_HTTP_LISTEN=:" + strconv.Itoa(ImageHTTPPort),
-	"CUZK_DAEMON_KEY_DIR=" + ImageKeyDir,
+	env.Var("listen") + "=:" + strconv.Itoa(ImageGRPCPort),
+	env.Var("http_listen") + "=:" + strconv.Itoa(ImageHTTPPort),
+	env.Var("key_dir") + "=" + ImageKeyDir,
 }
 
 // OCI annotation keys ci/oci does not name.

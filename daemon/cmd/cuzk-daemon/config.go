@@ -11,11 +11,12 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/cuzk-dev/cuzk/daemon/assembly"
+	"github.com/cuzk-dev/cuzk/daemon/env"
 	"github.com/cuzk-dev/cuzk/internal/structflag"
 )
 
 // envPrefix starts the daemon's variables: CUZK_DAEMON_LISTEN, ...
-const envPrefix = assembly.EnvPrefix
+const envPrefix = env.Prefix
 
 // loadConfig merges, lowest first: defaults, the config file (YAML or
 // TOML, by extension; unknown keys are errors naming the key),
