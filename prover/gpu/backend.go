@@ -179,10 +179,16 @@ func (b *Backend) domainOf(c *driver.Ctx, logN uint32, vectors int64) (*domain, 
 	return d, nil
 }
 
+// holdsVectors reports whether the work vectors allocated are nvec of at
+// least 2^logN elements.
+func (st *state) holdsVectors(logN uint32, nvec int) bool {
+	return st.vecs[0] != 0 && st.vecLog >= logN && st.nvec == nvec
+}
+
 // vectorsFor returns the extra bytes needed (negative: freed) so that nvec
 // work vectors hold 2^logN elements.
 func (st *state) vectorsFor(logN uint32, nvec int) int64 {
-	if st.vecs[0] != 0 && st.vecLog >= logN && st.nvec == nvec {
+	if st.holdsVectors(logN, nvec) {
 		return 0
 	}
 	extra := vectorBytes(nvec, logN)
@@ -194,7 +200,7 @@ func (st *state) vectorsFor(logN uint32, nvec int) int64 {
 
 // ensureVectors (re)allocates nvec work vectors for 2^logN elements.
 func (st *state) ensureVectors(c *driver.Ctx, logN uint32, nvec int) error {
-	if st.vecs[0] != 0 && st.vecLog >= logN && st.nvec == nvec {
+	if st.holdsVectors(logN, nvec) {
 		return nil
 	}
 	if err := st.freeVectors(c); err != nil {

@@ -11,9 +11,10 @@ import (
 )
 
 // prefetchSlots are the quotient's work vectors that hold prefetched
-// scalars during the L‖H MSM of MSMQuotientLH: vecs[0] and vecs[2] (none
-// for the lean quotient), which that MSM does not read. vecs[1] holds h until the MSM's own scalars are
-// loaded, by a device copy that is not ordered with the prefetch stream.
+// scalars during the L‖H MSM of MSMQuotientLH: vecs[0] and vecs[2] (no
+// vecs[2] for the lean quotient), which that MSM does not read. vecs[1]
+// holds h until the MSM's own scalars are loaded, by a device copy that is
+// not ordered with the prefetch stream.
 var prefetchSlots = [...]int{0, 2}
 
 // aheadVec is a scalar vector sent to the device before the call that uses
