@@ -4,7 +4,7 @@ import "github.com/cuzk-dev/cuzk/internal/environ"
 
 // The variables a client reads for its defaults (the command cuzk and
 // `go run mage.go status`). EnvToken is the daemon's own token setting (its
-// config key token under assembly's CUZK_DAEMON_ prefix), which a client
+// config key token under daemon/env's CUZK_DAEMON_ prefix), which a client
 // sends.
 const (
 	EnvAddr  = "CUZK_ADDR"
