@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/daemon/device"
+	"github.com/cuzk-dev/cuzk/daemon/device/devicetest"
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
@@ -121,58 +122,28 @@ func TestJobsSolveIntoTheVectorsOfEarlierJobs(t *testing.T) {
 }
 
 // pinningDevice is the CPU device as a device.HostPinner that records what
-// it was given, as the GPU device would page-lock it.
+// it was given (devicetest.Pinner), as the GPU device would page-lock it.
 type pinningDevice struct {
 	*fakeDevice
-	mu      sync.Mutex
-	pinned  map[*byte]int
-	pins    int
-	adopted map[*byte]bool
-	inMem   bool      // every proof's vectors lay in pinned memory
-	log     *[]string // shared by the devices of a test: who unpinned, in order
+	*devicetest.Pinner
+	inMem bool // every proof's vectors lay in pinned memory (under Mu)
 }
 
 func newPinning(t *testing.T, name string, log *[]string) *pinningDevice {
-	return &pinningDevice{fakeDevice: newFake(t, name), pinned: map[*byte]int{}, adopted: map[*byte]bool{}, inMem: true, log: log}
-}
-
-func (d *pinningDevice) AdoptHost(p []byte) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.adopted[unsafe.SliceData(p)] = true
-	return nil
-}
-
-func (d *pinningDevice) PinHost(p []byte) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.pinned[unsafe.SliceData(p)] = len(p)
-	d.pins++
-	return nil
-}
-
-func (d *pinningDevice) UnpinHost(p []byte) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.pinned, unsafe.SliceData(p))
-	delete(d.adopted, unsafe.SliceData(p))
-	if d.log != nil {
-		*d.log = append(*d.log, d.name)
-	}
-	return nil
+	return &pinningDevice{fakeDevice: newFake(t, name), Pinner: devicetest.NewPinner(name, log), inMem: true}
 }
 
 func (d *pinningDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
-	d.mu.Lock()
+	d.Mu.Lock()
 	in := false
-	for p, n := range d.pinned {
+	for p, n := range d.Pinned {
 		lo := uintptr(unsafe.Pointer(p))
 		a := uintptr(unsafe.Pointer(unsafe.SliceData(asg.A)))
 		c := uintptr(unsafe.Pointer(unsafe.SliceData(asg.C))) + uintptr(len(asg.C))*32
 		in = in || (a >= lo && c <= lo+uintptr(n))
 	}
 	d.inMem = d.inMem && in
-	d.mu.Unlock()
+	d.Mu.Unlock()
 	return d.fakeDevice.Prove(ctx, pk, asg, rnd)
 }
 
@@ -190,14 +161,14 @@ func TestJobsSolveIntoPinnedVectorsOutsideTheHeap(t *testing.T) {
 	}
 	d.mu.Lock()
 	assert.True(t, d.inMem, "every proof's a, b, c lay in the pinned memory")
-	assert.Equal(t, 1, d.pins, "one set of vectors, pinned once, served the three jobs")
-	assert.Len(t, d.pinned, 1)
+	assert.Equal(t, 1, d.Pins, "one set of vectors, pinned once, served the three jobs")
+	assert.Len(t, d.Pinned, 1)
 	d.mu.Unlock()
 
 	require.NoError(t, e.Close())
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	assert.Empty(t, d.pinned, "Close unpins and frees the kept vectors")
+	assert.Empty(t, d.Pinned, "Close unpins and frees the kept vectors")
 }
 
 // TestJobsSolveIntoTheHeapWithoutAPool: an engine given no VectorPool
@@ -222,8 +193,8 @@ func TestJobsSolveIntoTheHeapWithoutAPool(t *testing.T) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	assert.False(t, d.inMem, "the proofs' vectors lay in no pinned memory")
-	assert.Zero(t, d.pins, "nothing pinned")
-	assert.Empty(t, d.adopted)
+	assert.Zero(t, d.Pins, "nothing pinned")
+	assert.Empty(t, d.Adopted)
 }
 
 func TestUnmapKeepsTheHeapResult(t *testing.T) {
@@ -248,7 +219,7 @@ func TestUnmapKeepsTheHeapResult(t *testing.T) {
 	assert.Nil(t, v.mem)
 	assert.Same(t, heap, v.asg, "unmap leaves the heap result")
 	assert.True(t, v.owns(heap), "heap vectors own whatever they hold")
-	assert.Empty(t, d.pinned)
+	assert.Empty(t, d.Pinned)
 	require.NoError(t, hv.free(v))
 	assert.Nil(t, v.asg)
 }
@@ -367,7 +338,7 @@ func TestUnpinnedVectorsStillProve(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs.String(), "solved vectors not pinned"), "logged once")
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	assert.Empty(t, d.adopted, "nothing adopts memory that is not pinned")
+	assert.Empty(t, d.Adopted, "nothing adopts memory that is not pinned")
 }
 
 // A proof's vectors go back to the budget once the next proof on the device
@@ -444,7 +415,7 @@ func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, e.Preload(ctx, c, true))
 	d.mu.Lock()
-	assert.Equal(t, 3, d.pins, "three sets fit the budget")
+	assert.Equal(t, 3, d.Pins, "three sets fit the budget")
 	d.mu.Unlock()
 	assert.Equal(t, 3, e.budget.keptCount(c.Key))
 	assert.Equal(t, 3*n, e.budget.inUse(), "kept sets stay counted")
@@ -456,7 +427,7 @@ func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
 		assert.True(t, r.Verified, "job %d", i)
 	}
 	d.mu.Lock()
-	assert.Equal(t, 3, d.pins, "neither the second preload nor the jobs pinned anything")
+	assert.Equal(t, 3, d.Pins, "neither the second preload nor the jobs pinned anything")
 	assert.True(t, d.inMem, "every proof's vectors lay in the sets made ahead")
 	d.mu.Unlock()
 	e.budget.mu.Lock()
@@ -464,7 +435,7 @@ func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
 	e.budget.mu.Unlock()
 	require.NoError(t, e.Close())
 	d.mu.Lock()
-	assert.Empty(t, d.pinned, "Close unpins and frees them")
+	assert.Empty(t, d.Pinned, "Close unpins and frees them")
 	d.mu.Unlock()
 
 	u := newPinning(t, "pin1", nil)
@@ -474,7 +445,7 @@ func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
 	require.NoError(t, eu.Preload(ctx, c, true))
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	assert.Zero(t, u.pins, "an unbounded job budget: the jobs make their own")
+	assert.Zero(t, u.Pins, "an unbounded job budget: the jobs make their own")
 }
 
 // TestPreloadMakesVectorsBesideALoadOnlyWhereBothFit: with room in the
@@ -505,7 +476,7 @@ func TestPreloadMakesVectorsBesideALoadOnlyWhereBothFit(t *testing.T) {
 		pins := func() int {
 			d.mu.Lock()
 			defer d.mu.Unlock()
-			return d.pins
+			return d.Pins
 		}
 		done := make(chan error, 1)
 		go func() { done <- e.Preload(context.Background(), c, false) }()
