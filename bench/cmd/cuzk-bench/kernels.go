@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -38,8 +39,9 @@ on an H200 host (16 cores, 128 GiB RAM, 141 GB GPU).`
 // kernelsConfig holds the kernels command's flags.
 type kernelsConfig struct {
 	gpubench.KernelsConfig
-	frRate    float64 // Fr muls per second; 0: measure
-	rateElems int     // elements of the fr_mul_chain measurement
+	frRate    float64             // Fr muls per second; 0: measure
+	Link      gpubench.LinkConfig // Bytes 0: no link table
+	rateElems int                 // elements of the fr_mul_chain measurement
 }
 
 func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -56,6 +58,9 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	tables := fs.Float64("msm-tables", 0, "GiB of GPU memory for MSM tables of base multiples (0: none)")
 	streamed := fs.String("g1-streamed", "", "MSM G1 sizes run again with their bases streamed from page-locked host memory in chunks of -stream-chunk (\"\": none)")
 	streamChunk := fs.String("stream-chunk", "2^24", "points a chunk of a streamed MSM")
+	link := fs.String("link", "", "bytes sent host to device from each kind of host memory a key may stream from, e.g. 8GiB (\"\": none)")
+	linkChunk := fs.String("link-chunk", "768MiB", "bytes a copy of -link (a G1 stream chunk of 2^23 points is 768 MiB)")
+	linkDir := fs.String("link-dir", os.TempDir(), "directory of -link's file-mapped row (a file of -link bytes, removed afterwards)")
 	if code, stop := parseFlags(fs, args, stdout); stop {
 		return code
 	}
@@ -78,6 +83,16 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if err == nil && (cfg.StreamChunk < 1 || slices.ContainsFunc(cfg.Streamed, func(l int) bool { return l < 1 || l > 28 })) {
 		err = fmt.Errorf("-g1-streamed %q, -stream-chunk %q: want sizes 2^1 … 2^28 and a chunk ≥ 1", *streamed, *streamChunk)
+	}
+	if err == nil && *link != "" {
+		cfg.Link.Bytes, err = stats.ParseBytes(*link)
+		if err == nil {
+			cfg.Link.Chunk, err = stats.ParseBytes(*linkChunk)
+		}
+		if err == nil && (cfg.Link.Chunk < 1 || cfg.Link.Chunk > cfg.Link.Bytes) {
+			err = fmt.Errorf("-link %s, -link-chunk %s: want 0 < chunk ≤ bytes", *link, *linkChunk)
+		}
+		cfg.Link.Runs, cfg.Link.Dir, cfg.Link.Seed = *runs, *linkDir, *seed
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cuzk-bench kernels: %v\n", err)
@@ -124,6 +139,13 @@ func runKernels(ctx context.Context, cfg kernelsConfig, w io.Writer) error {
 	}
 	defer dev.Close() // nothing left to report after the results
 	fmt.Fprintln(w, dev.Info())
+	if cfg.Link.Bytes > 0 {
+		rows, err := gpubench.Link(dev, cfg.Link)
+		printLinkRows(w, rows, cfg.Link)
+		if err != nil || len(cfg.G1)+len(cfg.G2)+len(cfg.NTT) == 0 {
+			return err
+		}
+	}
 	rate := gpubench.FixedMulRate(cfg.frRate, "given by -fr-rate")
 	if cfg.frRate <= 0 {
 		if rate, err = gpubench.Rate(ctx, dev, cfg.rateElems, cfg.Seed); err != nil {
@@ -150,6 +172,32 @@ func runKernels(ctx context.Context, cfg kernelsConfig, w io.Writer) error {
 	}
 	printKernelRows(w, rows, cfg.Runs)
 	return errors.Join(errs...)
+}
+
+func printLinkRows(w io.Writer, rows []gpubench.LinkRow, cfg gpubench.LinkConfig) {
+	fmt.Fprintf(w, "host to device: %s from each kind of host memory in copies of %s into two device buffers in turn, %d runs after a warm-up (CUDA events around all the copies)\n",
+		stats.FormatBytes(cfg.Bytes), stats.FormatBytes(cfg.Chunk), cfg.Runs)
+	t := report.NewTable("host memory", "median", "slowest", "fastest", "huge pages")
+	gbs := func(r float64) string { return fmt.Sprintf("%.1f GB/s", r/1e9) }
+	for _, r := range rows {
+		huge := "not found"
+		if r.HugeBytes >= 0 {
+			huge = fmt.Sprintf("%s of %s", stats.FormatBytes(r.HugeBytes), stats.FormatBytes(r.MapBytes))
+		}
+		t.Add(r.Source, gbs(r.Median), gbs(r.Min), gbs(r.Max), huge)
+	}
+	t.Write(w)
+	fmt.Fprintln(w, "THP:", thpSetting())
+}
+
+// thpSetting is the kernel's transparent huge page mode, as the kernel
+// prints it ("always [madvise] never"), or why it is not known.
+func thpSetting() string {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil {
+		return err.Error()
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func printKernelRows(w io.Writer, rows []gpubench.KernelRow, runs int) {
