@@ -161,6 +161,67 @@ func TestLeanMSMQuotientLHMatchesCPU(t *testing.T) {
 	}))
 }
 
+// With the L‖H bases streamed in chunks, the announced vectors go up in
+// shares beside the chunks (sendAhead): the quotient and L‖H MSM, and the
+// MSMs that take the prefetched vectors, equal the CPU backend's, with three
+// work vectors and lean, over many chunks and over one; vectors never ready
+// are left to their calls.
+func TestPrefetchSpreadOverStreamedChunksMatchesCPU(t *testing.T) {
+	const logN = 12
+	n := 1 << logN
+	nPriv := n - 7
+	for _, tc := range []struct {
+		name  string
+		lean  bool
+		chunk int
+		ready bool
+	}{{"three vectors, 9 chunks", false, 1000, true}, {"lean, 9 chunks", true, 1000, true},
+		{"three vectors, chunks of 3", false, 3, true}, {"lean, one chunk", true, nPriv + n - 1, true},
+		{"three vectors, never ready", false, 1000, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, ref, rng := chunkedBackend(t)
+			require.NoError(t, b.dev.Do(func(*driver.Ctx) error { b.st.lean = tc.lean; return nil }))
+			wireA, wireB := pinnedCopy(t, b, edgeScalars("bits", n-5, rng)), pinnedCopy(t, b, randScalars(n/2+1, rng))
+			basesA, basesB, lh := randG1(n, 64, rng), randG1(n/2+1, 64, rng), randG1(nPriv+n-1, 64, rng)
+			g2B := randG2(n/2+1, 16, rng)
+			forcePlan(t, b, driver.Bytes(lh), lh, false, tc.chunk, false, true)
+			private := randScalars(nPriv, rng)
+			a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+			h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
+			require.NoError(t, err)
+			want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
+			require.NoError(t, err)
+			ready := make(chan struct{})
+			if tc.ready {
+				close(ready)
+			}
+			require.NoError(t, b.PrefetchReady(context.Background(), ready, wireA, wireB))
+			got, err := b.MSMQuotientLH(context.Background(), lh, private, a, bv, c)
+			require.NoError(t, err)
+			require.True(t, got.Equal(&want), "quotient and streamed L‖H MSM differ from the CPU backend's")
+			sent := 2
+			if tc.lean {
+				sent = 1
+			}
+			if !tc.ready {
+				sent = 0
+			}
+			assert.Equal(t, sent, aheadCount(t, b), "vectors sent ahead")
+			require.NoError(t, b.dev.Do(func(*driver.Ctx) error {
+				assert.Empty(t, b.st.pending, "every share sent by the last chunk")
+				return nil
+			}))
+			gotA, err := b.MSMG1(context.Background(), basesA[:len(wireA)], wireA)
+			require.NoError(t, err)
+			wantA, err := ref.MSMG1(context.Background(), basesA[:len(wireA)], clone(wireA))
+			require.NoError(t, err)
+			assert.True(t, gotA.Equal(&wantA), "A (prefetched: %v) differs from the CPU backend's", sent > 0)
+			checkMSMB(t, b, ref, basesB, g2B, wireB, "after a spread prefetch")
+			assert.Zero(t, aheadCount(t, b))
+		})
+	}
+}
+
 // chunkedBackend returns a Backend of the test's own with 1 MiB staging
 // chunks (closed when the test ends), the CPU backend as the reference and
 // a generator of fresh inputs, its seed logged.

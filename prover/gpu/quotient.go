@@ -73,7 +73,7 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 	err = b.do(ctx, func(cx *driver.Ctx) (err error) {
 		defer func() {
 			if err != nil {
-				b.st.want, b.st.wantReady, b.st.ahead = nil, nil, nil
+				b.st.want, b.st.wantReady, b.st.ahead, b.st.pending = nil, nil, nil, nil
 			}
 		}()
 		st := m.st
@@ -96,7 +96,7 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 			return err
 		}
 		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a)})
-		j.loaded = func() error { return b.sendAhead(cx, st.stage) }
+		j.ahead = func(i, n int) error { return b.sendAhead(cx, st.stage, i, n) }
 		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
 		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1)
 		return err
