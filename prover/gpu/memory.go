@@ -203,9 +203,12 @@ func (b *Backend) ReserveDriverMemory(ctx context.Context) (int64, error) {
 	return own, nil
 }
 
-// warm runs the MSM kernels of both curves and the quotient's once on four
-// points, so that the driver has loaded their modules and set their local
-// memory aside, and drops the bases it made resident.
+// warm runs the MSM kernels of both curves, in one pass and in streamed
+// chunks (bucket fold, the window stage over the carry), and the quotient's,
+// three-vector and lean, once on four points, so that the driver has loaded
+// their modules and set aside the local memory of every kernel a proof may
+// launch (a kernel first launched later may raise it), and drops the bases
+// it made resident.
 func (b *Backend) warm(ctx context.Context) error {
 	_, _, gen1, gen2 := bls12381.Generators()
 	g1 := []bls12381.G1Affine{gen1, gen1, gen1, gen1}
@@ -220,8 +223,54 @@ func (b *Backend) warm(ctx context.Context) error {
 	if _, err := b.MSMG2(ctx, g2, s); err != nil {
 		return err
 	}
-	if _, err := b.QuotientH(ctx, slices.Clone(s), slices.Clone(s), slices.Clone(s)); err != nil {
+	if err := b.warmChunked(ctx, g1, g2, s); err != nil {
+		return err
+	}
+	var was bool
+	if err := b.dev.Do(func(*driver.Ctx) error { was = b.st.lean; return nil }); err != nil {
+		return err
+	}
+	for _, lean := range []bool{false, true} {
+		if err := b.dev.Do(func(*driver.Ctx) error { b.st.lean = lean; return nil }); err != nil {
+			return err
+		}
+		if _, err := b.QuotientH(ctx, slices.Clone(s), slices.Clone(s), slices.Clone(s)); err != nil {
+			return err
+		}
+	}
+	if err := b.dev.Do(func(c *driver.Ctx) error { b.st.lean = was; return b.st.freeVectors(c) }); err != nil {
 		return err
 	}
 	return b.EvictBasesOf([][]bls12381.G1Affine{g1}, [][]bls12381.G2Affine{g2})
+}
+
+// warmChunked runs an MSM over g1 and one over g2 with their bases
+// streamed in two chunks.
+func (b *Backend) warmChunked(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, s []fr.Element) error {
+	m, err := b.msmEngine()
+	if err != nil {
+		return err
+	}
+	return b.do(ctx, func(c *driver.Ctx) error {
+		st := m.st
+		free, _, err := c.MemInfo()
+		if err != nil {
+			return err
+		}
+		j, err := st.prepareChunked(c, st.g1, g1, driver.Bytes(g1), len(g1), len(g1)/2, false, free)
+		if err == nil {
+			_, err = msmFinish(ctx, st, c, j, hostScalars(s), combineG1)
+		}
+		if err != nil {
+			return fmt.Errorf("msm g1 in chunks: %w", err)
+		}
+		j, err = st.prepareChunked(c, st.g2, g2, driver.Bytes(g2), len(g2), len(g2)/2, false, free)
+		if err == nil {
+			_, err = msmFinish(ctx, st, c, j, hostScalars(s), combineG2)
+		}
+		if err != nil {
+			return fmt.Errorf("msm g2 in chunks: %w", err)
+		}
+		return nil
+	})
 }
