@@ -68,6 +68,22 @@ func (s msmScalars) sub(lo, hi int) msmScalars {
 // beyond its first chunk's).
 func (j *msmJob) chunked() bool { return j.streamed != nil || j.chunk < j.n }
 
+// deviceSpan is n bytes of device memory at ptr.
+type deviceSpan struct {
+	ptr driver.DevicePtr
+	n   int
+}
+
+// idleBases is the device memory of j's stream buffers (none unless j
+// streams its bases): idle until j runs, so that the lean quotient may
+// hold part of c there (Backend.quotient).
+func (j *msmJob) idleBases() deviceSpan {
+	if j.streamed == nil {
+		return deviceSpan{}
+	}
+	return deviceSpan{ptr: j.streamBufs[0], n: j.streamBytes}
+}
+
 // carryBytes is the arena space of a chunked MSM's carry (one XYZZ point
 // per segment of plan p) and of the segment offsets 0, 1, …, nseg the
 // window stage reads it with; 0 for one chunk.

@@ -26,7 +26,7 @@ func (b *Backend) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.El
 	}
 	err = b.do(ctx, func(cx *driver.Ctx) error {
 		start := time.Now()
-		dev, err := b.quotient(ctx, cx, logN, a, bv, c, nil)
+		dev, err := b.quotient(ctx, cx, logN, a, bv, c, nil, deviceSpan{})
 		if err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 		early := private[:min(len(private), j.chunk)]
 		tail := func() error { return st.queueHost(cx, j, early) }
 		start := time.Now()
-		dev, err := b.quotient(ctx, cx, logN, a, bv, c, tail)
+		dev, err := b.quotient(ctx, cx, logN, a, bv, c, tail, j.idleBases())
 		if err != nil {
 			return err
 		}
@@ -125,9 +125,13 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 //
 // With three work vectors each upload overlaps the previous vector's
 // transforms. The lean quotient (two work vectors, see prepare) multiplies
-// a·b into a's vector first and then uploads c into b's: that upload waits
-// for the product, so the link's time for one vector is no longer hidden.
-func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error) (time.Duration, error) {
+// a·b into a's vector first and then puts c into b's: c's first bytes go
+// up into spare (device memory idle during the quotient: the L‖H MSM's
+// stream buffers) while a and b transform, and move into b's vector by a
+// device copy once the product is made; the rest goes up then, and only
+// that part of c's link time is not hidden.
+func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error,
+	spare deviceSpan) (time.Duration, error) {
 	d, err := b.prepare(cx, logN)
 	if err != nil {
 		return 0, err
@@ -141,9 +145,16 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 		if err := interrupted(ctx, cx, fmt.Sprintf("quotient: upload %c", "abc"[i])); err != nil {
 			return 0, err
 		}
-		dst := st.vecs[i]
+		dst, raw := st.vecs[i], driver.Bytes(v)
 		if lean && i == 2 {
-			// c goes where b was, once a·b is in a.
+			// c goes where b was, once a·b is in a; its first bytes wait
+			// in spare meanwhile.
+			early := raw[:min(len(raw), spare.n)]
+			if len(early) > 0 {
+				if err := st.stage.upload(cx, spare.ptr, early); err != nil {
+					return 0, err
+				}
+			}
 			if err := st.k.multiply(cx, st.compute, st.vecs[0], st.vecs[1], d); err != nil {
 				return 0, err
 			}
@@ -151,8 +162,14 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 				return 0, fmt.Errorf("quotient product: %w", err)
 			}
 			dst = st.vecs[1]
+			if len(early) > 0 {
+				if err := cx.DtoDAsync(dst, spare.ptr, len(early), st.stage.stream); err != nil {
+					return 0, fmt.Errorf("quotient: c's first %d bytes: %w", len(early), err)
+				}
+				dst, raw = dst.Add(len(early)), raw[len(early):]
+			}
 		}
-		if err := st.stage.upload(cx, dst, driver.Bytes(v)); err != nil {
+		if err := st.stage.upload(cx, dst, raw); err != nil {
 			return 0, err
 		}
 		if err := st.stage.wait(cx); err != nil {
