@@ -54,7 +54,6 @@ type state struct {
 	want       [][]fr.Element    // vectors announced by Prefetch, not yet sent
 	wantReady  <-chan struct{}   // closed once want's vectors hold their values (nil: already)
 	ahead      []aheadVec        // vectors sent ahead into the work vectors, not yet used
-	pending    []aheadPiece      // what of ahead's vectors is still to be queued (sendAhead)
 	aheadOn    *stager           // the stager whose stream carried them, until settled
 	fb         *fixedBaseKernels // the fixed-base kernels, loaded on the first FixedBaseG1/G2
 	// free0 is the device's free memory when New began, before the

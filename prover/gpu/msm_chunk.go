@@ -24,7 +24,6 @@ import (
 //
 //	for chunk i:  scalars(i) up, beside chunk i−1's stages  →  wait for chunk i−1
 //	              →  bases(i+1) up, asynchronously  →  stages(i), fold(i)
-//	              (MSMQuotientLH: a share of the vectors sent ahead after bases(i+1))
 //	then:         window stage over the carry
 //
 // A chunk's scalar buffer is free once its sort has run (the host waits for
@@ -180,8 +179,8 @@ func msmChunked[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *m
 				return zero, err
 			}
 		}
-		if j.ahead != nil {
-			if err := j.ahead(i, len(ranges)); err != nil {
+		if i == len(ranges)-1 && j.loaded != nil {
+			if err := j.loaded(); err != nil {
 				return zero, err
 			}
 		}

@@ -278,10 +278,9 @@ type msmJob struct {
 	// given them before its run skips its sort: its scalars are already
 	// sorted into its buffers by a job with the same sortKey (MSMB).
 	maxima []uint32
-	// ahead, when not nil, runs once chunk i of n (one pass: 0 of 1) has
-	// its scalars on the device and the next chunk's bases queued, just
-	// before its stages are (MSMQuotientLH sends prefetched vectors there).
-	ahead func(i, n int) error
+	// loaded, when not nil, runs once the scalars are on the device, just
+	// before the pipeline (MSMQuotientLH starts prefetched uploads there).
+	loaded func() error
 	// n is the MSM's points and chunk the points of one pass
 	// (msm_chunk.go; n: one pass). A chunked job's p is the plan of a full
 	// chunk and table the bases' shape its chunks plan over.
@@ -450,8 +449,8 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 	if err := r.interrupted("msm pipeline"); err != nil {
 		return 0, err
 	}
-	if j.ahead != nil {
-		if err := j.ahead(0, 1); err != nil {
+	if j.loaded != nil {
+		if err := j.loaded(); err != nil {
 			return 0, err
 		}
 	}

@@ -63,81 +63,21 @@ func (b *Backend) PrefetchReady(ctx context.Context, ready <-chan struct{}, scal
 	})
 }
 
-// sendAhead sends the announced vectors that are pinned and fit, one per
-// free work vector, on the MSM engine's staging stream, spread over the
-// L‖H MSM's chunks: it runs once chunk i of n has its scalars on the device
-// and the next chunk's bases queued (one pass: i = 0, n = 1), and queues
-// an equal share of what is left to send, all of it at the last chunk. So
-// the vectors ride the link beside the chunks' bases, where a compute-bound
-// MSM leaves it idle, rather than queue in one piece ahead of the bases and
-// scalars of the chunks that follow (or of the next call). It returns
-// without waiting: the engine's next load waits for that stream.
-//
-// Vectors still being written (PrefetchReady) are chosen at the first
-// chunk that finds them ready, and dropped (left to their calls) if the
-// last chunk does not; the device never waits for them.
-func (b *Backend) sendAhead(c *driver.Ctx, stage *stager, i, n int) error {
+// sendAhead starts the upload of the announced vectors that are pinned and
+// fit, one per free work vector, on the MSM engine's staging stream, and
+// returns without waiting: the engine's next load waits for that stream.
+// It runs on the device thread once the L‖H MSM's scalars are loaded.
+func (b *Backend) sendAhead(c *driver.Ctx, stage *stager) error {
 	st := b.st
-	if len(st.want) > 0 {
-		if !closed(st.wantReady) {
-			if i >= n-1 {
-				st.want, st.wantReady = nil, nil // still being written: their calls upload them
-			}
-			return nil
-		}
-		b.chooseAhead(c, stage)
-	}
-	left := 0
-	for _, p := range st.pending {
-		left += len(p.src)
-	}
-	if left == 0 {
-		return nil
-	}
-	share := aheadShare(left, i, n)
-	for share > 0 && len(st.pending) > 0 {
-		p := &st.pending[0]
-		k := min(share, len(p.src))
-		if err := stage.upload(c, p.dst, p.src[:k]); err != nil {
-			return fmt.Errorf("prefetch %d bytes: %w", k, err)
-		}
-		p.dst, p.src, share = p.dst.Add(k), p.src[k:], share-k
-		if len(p.src) == 0 {
-			st.pending = st.pending[1:]
-		}
-	}
-	return nil
-}
-
-// aheadShare is how many of left bytes still to send ahead go with chunk
-// i of n: an equal share of them in whole pages, all of them at the last.
-func aheadShare(left, i, n int) int {
-	if i >= n-1 {
-		return left
-	}
-	return min(left, (left/(n-i)+4095)&^4095)
-}
-
-// closed reports whether ready is nil or closed.
-func closed(ready <-chan struct{}) bool {
-	if ready == nil {
-		return true
-	}
-	select {
-	case <-ready:
-		return true
-	default:
-		return false
-	}
-}
-
-// chooseAhead takes the announced vectors into free work vectors: each
-// becomes an aheadVec (later calls find it by scalarsFor) and bytes still
-// to send (st.pending); want is cleared.
-func (b *Backend) chooseAhead(c *driver.Ctx, stage *stager) {
-	st := b.st
-	want := st.want
+	want, ready := st.want, st.wantReady
 	st.want, st.wantReady = nil, nil
+	if ready != nil {
+		select {
+		case <-ready:
+		default:
+			return nil // still being written: their calls upload them
+		}
+	}
 	slot := 0
 	for _, v := range want {
 		for slot < len(prefetchSlots) && st.vecs[prefetchSlots[slot]] == 0 {
@@ -151,23 +91,20 @@ func (b *Backend) chooseAhead(c *driver.Ctx, stage *stager) {
 			continue
 		}
 		dst := st.vecs[prefetchSlots[slot]]
-		st.pending = append(st.pending, aheadPiece{dst: dst, src: raw})
+		if err := stage.upload(c, dst, raw); err != nil {
+			return fmt.Errorf("prefetch %d scalars: %w", len(v), err)
+		}
 		st.ahead = append(st.ahead, aheadVec{host: unsafe.SliceData(v), n: len(v), dev: dst})
 		st.aheadOn = stage
 		slot++
 	}
-}
-
-// aheadPiece is what is left to send of a vector chosen by chooseAhead.
-type aheadPiece struct {
-	dst driver.DevicePtr
-	src []byte
+	return nil
 }
 
 // settleAhead drops the prefetched vectors and waits for their uploads, so
 // that the work vectors they went to can be written or freed.
 func (st *state) settleAhead(c *driver.Ctx) error {
-	st.ahead, st.pending = nil, nil
+	st.ahead = nil
 	if st.aheadOn == nil {
 		return nil
 	}

@@ -73,7 +73,7 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 	err = b.do(ctx, func(cx *driver.Ctx) (err error) {
 		defer func() {
 			if err != nil {
-				b.st.want, b.st.wantReady, b.st.ahead, b.st.pending = nil, nil, nil, nil
+				b.st.want, b.st.wantReady, b.st.ahead = nil, nil, nil
 			}
 		}()
 		st := m.st
@@ -96,7 +96,7 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 			return err
 		}
 		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a)})
-		j.ahead = func(i, n int) error { return b.sendAhead(cx, st.stage, i, n) }
+		j.loaded = func() error { return b.sendAhead(cx, st.stage) }
 		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
 		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1)
 		return err
@@ -166,10 +166,12 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 				if err := cx.DtoDAsync(dst, spare.ptr, len(early), st.stage.stream); err != nil {
 					return 0, fmt.Errorf("quotient: c's first %d bytes: %w", len(early), err)
 				}
-				dst, raw = dst.Add(len(early)), raw[len(early):]
 			}
-		}
-		if err := st.stage.upload(cx, dst, raw); err != nil {
+			raw = raw[len(early):]
+			if err := st.stage.upload(cx, dst.Add(len(early)), raw); err != nil {
+				return 0, err
+			}
+		} else if err := st.stage.upload(cx, dst, raw); err != nil {
 			return 0, err
 		}
 		if err := st.stage.wait(cx); err != nil {
