@@ -85,7 +85,7 @@ func linkSources(dir string) []linkSource {
 			} else {
 				b, err = syscall.Mmap(-1, 0, len(data), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 				if err == nil {
-					_ = syscall.Madvise(b, 14) // MADV_NOHUGEPAGE: a hint, refused where THP is not built in
+					_ = syscall.Madvise(b, syscall.MADV_NOHUGEPAGE) // a hint, refused where THP is not built in
 				}
 			}
 			if err != nil {
