@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,6 +89,12 @@ func TestGPULinkFromEveryKindOfHostMemory(t *testing.T) {
 		if r.HugeBytes >= 0 { // the driver's own allocation may lie outside what smaps names
 			assert.GreaterOrEqual(t, r.MapBytes, cfg.Bytes, r.Source)
 		}
+	}
+	// Where huge pages come only to those who ask (the kernel's "madvise"
+	// or "never"), the base-pages row has none: it did not ask.
+	if mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err == nil &&
+		!strings.Contains(string(mode), "[always]") && rows[1].HugeBytes >= 0 {
+		assert.Zero(t, rows[1].HugeBytes, "%s: THP %s", rows[1].Source, strings.TrimSpace(string(mode)))
 	}
 	left, err := filepath.Glob(filepath.Join(cfg.Dir, "cuzk-link-*"))
 	require.NoError(t, err)
