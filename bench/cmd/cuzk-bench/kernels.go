@@ -33,7 +33,10 @@ are -tile distinct random points repeated, so Σ s_i·P_(i mod T) =
 Σ_j (Σ_(i≡j) s_i)·P_j: exact, and milliseconds even at 2^26). Every timed MSM run
 must also return the warm-up's result. With -msm-tables the MSM engine builds
 tables of base multiples (gpu.MSM.SetTableMemory) for each size in the warm-up
-(its time is the "table build" column). Default sizes take about 1-2 minutes
+(its time is the "table build" column). With -link, first a table of the
+host-to-device rate from each kind of host memory a key may stream from
+(pinned by the driver, anonymous registered, a file mapped and registered
+read-only), each checked by reading its last copy back. Default sizes take about 1-2 minutes
 on an H200 host (16 cores, 128 GiB RAM, 141 GB GPU).`
 
 // kernelsConfig holds the kernels command's flags.
