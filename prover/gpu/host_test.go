@@ -161,12 +161,13 @@ func TestLeanMSMQuotientLHMatchesCPU(t *testing.T) {
 	}))
 }
 
-// With the L‖H bases streamed in chunks, the announced vectors go up in
-// shares beside the chunks (sendAhead): the quotient and L‖H MSM, and the
-// MSMs that take the prefetched vectors, equal the CPU backend's, with three
-// work vectors and lean, over many chunks and over one; vectors never ready
-// are left to their calls.
-func TestPrefetchSpreadOverStreamedChunksMatchesCPU(t *testing.T) {
+// With the L‖H bases streamed in chunks, the lean quotient holds c's first
+// bytes in the MSM's stream buffers (all of c, or with chunks of 100 points
+// 19 KB of its 128 KB) and the announced vectors go up during the MSM: the
+// quotient and L‖H MSM, and the MSMs that take the prefetched vectors, equal
+// the CPU backend's, with three work vectors and lean, over many chunks and
+// over one; vectors never ready are left to their calls.
+func TestStreamedLHMatchesCPU(t *testing.T) {
 	const logN = 12
 	n := 1 << logN
 	nPriv := n - 7
