@@ -193,8 +193,10 @@ func (d *Daemon) Errors() <-chan error { return d.serveErr }
 // lets running jobs finish until ctx ends, then stops the listeners and
 // the engine. It returns the drain's error, if the jobs did not finish.
 func (d *Daemon) Drain(ctx context.Context) error {
-	d.log.Info("draining: running jobs finish, new jobs are refused")
 	d.srv.SetNotServing()
+	d.eng.StopTaking()
+	// Logged once it is true: a client that reads the log may rely on it.
+	d.log.Info("draining: running jobs finish, new jobs are refused")
 	err := d.eng.Drain(ctx)
 	d.Stop()
 	return err

@@ -312,11 +312,19 @@ func (e *Engine) end(j *Job, r *Result, err error) {
 	e.mu.Unlock()
 }
 
+// StopTaking makes every Submit from its return on fail with ErrDraining;
+// jobs already taken go on. Drain begins with it.
+func (e *Engine) StopTaking() {
+	e.mu.Lock()
+	e.draining = true
+	e.mu.Unlock()
+}
+
 // Drain stops taking jobs and waits until every job has ended or ctx is
 // done.
 func (e *Engine) Drain(ctx context.Context) error {
+	e.StopTaking()
 	e.mu.Lock()
-	e.draining = true
 	defer context.AfterFunc(ctx, func() {
 		e.mu.Lock()
 		e.idle.Broadcast()

@@ -360,6 +360,22 @@ func TestDrain(t *testing.T) {
 	require.ErrorIs(t, err, ErrDraining)
 }
 
+// StopTaking refuses every Submit from its return on, before Drain waits:
+// a job taken before it still finishes.
+func TestStopTakingRefusesAtOnce(t *testing.T) {
+	e := newEngine(t, Config{}, newFake(t, "fake0"))
+	c := porep(t, 1024)
+	j := submit(t, e, c, 1, Normal)
+	e.StopTaking()
+	_, _, err := e.Submit(Request{Circuit: c, Input: seedInput(2)})
+	require.ErrorIs(t, err, ErrDraining)
+	assert.True(t, e.Draining())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, e.Drain(ctx))
+	assert.Equal(t, Done, j.State(), "a job taken before StopTaking finishes")
+}
+
 func TestWatchEvents(t *testing.T) {
 	e := newEngine(t, Config{}, newFake(t, "fake0"))
 	j := submit(t, e, porep(t, 1024), 1, Normal)

@@ -164,7 +164,9 @@ func TestServeBinaryProvesAndDrainsOnSIGTERM(t *testing.T) {
 	sub, err := c.SubmitProof(ctx, porepReq(1<<14, 2))
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.Eventually(t, func() bool { return strings.Contains(p.logText(), "draining") }, time.Minute, 5*time.Millisecond)
+	// Not the signal's own line ("signal: draining"), logged before the
+	// daemon refuses anything: the one that says it does.
+	require.Eventually(t, func() bool { return strings.Contains(p.logText(), "new jobs are refused") }, time.Minute, 5*time.Millisecond)
 	_, err = c.SubmitProof(ctx, porepReq(1024, 3))
 	assert.Equal(t, codes.Unavailable, status.Code(err), "new jobs are refused while draining: %v", err)
 	res, err = c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: sub.GetJobId()})
@@ -240,7 +242,9 @@ func TestServeBinarySecondSignalExits143(t *testing.T) {
 	sub, err := c.SubmitProof(ctx, porepReq(1<<16, 1)) // a key to set up and a proof: seconds
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.Eventually(t, func() bool { return strings.Contains(p.logText(), "draining") }, time.Minute, 5*time.Millisecond)
+	// Not the signal's own line ("signal: draining"), logged before the
+	// daemon refuses anything: the one that says it does.
+	require.Eventually(t, func() bool { return strings.Contains(p.logText(), "new jobs are refused") }, time.Minute, 5*time.Millisecond)
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	_, err = c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: sub.GetJobId()})
 	assert.Error(t, err, "the running job was cancelled")
