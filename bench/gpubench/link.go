@@ -123,8 +123,8 @@ func linkSources(dir string) []linkSource {
 }
 
 // mappedFile writes data to a new file in dir, maps it read-only and
-// shared, reads every page in (as the key manager populates a key file),
-// and registers it read-only.
+// shared with every page faulted in (MAP_POPULATE, as keyfile.Populate
+// maps a key file), and registers it read-only.
 func mappedFile(c *driver.Ctx, dir string, data []byte) ([]byte, func() error, error) {
 	f, err := os.CreateTemp(dir, "cuzk-link-*.bin")
 	if err != nil {
@@ -144,11 +144,6 @@ func mappedFile(c *driver.Ctx, dir string, data []byte) ([]byte, func() error, e
 		return nil, nil, errors.Join(err, os.Remove(name))
 	}
 	drop := func() error { return errors.Join(syscall.Munmap(b), os.Remove(name)) }
-	var sum byte
-	for i := 0; i < len(b); i += 4096 {
-		sum += b[i]
-	}
-	_ = sum
 	h, err := c.HostRegisterReadOnly(b)
 	if err != nil {
 		return nil, nil, errors.Join(err, drop())

@@ -43,7 +43,7 @@ on an H200 host (16 cores, 128 GiB RAM, 141 GB GPU).`
 type kernelsConfig struct {
 	gpubench.KernelsConfig
 	frRate    float64             // Fr muls per second; 0: measure
-	Link      gpubench.LinkConfig // Bytes 0: no link table
+	link      gpubench.LinkConfig // Bytes 0: no link table
 	rateElems int                 // elements of the fr_mul_chain measurement
 }
 
@@ -88,14 +88,14 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		err = fmt.Errorf("-g1-streamed %q, -stream-chunk %q: want sizes 2^1 … 2^28 and a chunk ≥ 1", *streamed, *streamChunk)
 	}
 	if err == nil && *link != "" {
-		cfg.Link.Bytes, err = stats.ParseBytes(*link)
+		cfg.link.Bytes, err = stats.ParseBytes(*link)
 		if err == nil {
-			cfg.Link.Chunk, err = stats.ParseBytes(*linkChunk)
+			cfg.link.Chunk, err = stats.ParseBytes(*linkChunk)
 		}
-		if err == nil && (cfg.Link.Chunk < 1 || cfg.Link.Chunk > cfg.Link.Bytes) {
+		if err == nil && (cfg.link.Chunk < 1 || cfg.link.Chunk > cfg.link.Bytes) {
 			err = fmt.Errorf("-link %s, -link-chunk %s: want 0 < chunk ≤ bytes", *link, *linkChunk)
 		}
-		cfg.Link.Runs, cfg.Link.Dir, cfg.Link.Seed = *runs, *linkDir, *seed
+		cfg.link.Runs, cfg.link.Dir, cfg.link.Seed = *runs, *linkDir, *seed
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cuzk-bench kernels: %v\n", err)
@@ -142,9 +142,9 @@ func runKernels(ctx context.Context, cfg kernelsConfig, w io.Writer) error {
 	}
 	defer dev.Close() // nothing left to report after the results
 	fmt.Fprintln(w, dev.Info())
-	if cfg.Link.Bytes > 0 {
-		rows, err := gpubench.Link(dev, cfg.Link)
-		printLinkRows(w, rows, cfg.Link)
+	if cfg.link.Bytes > 0 {
+		rows, err := gpubench.Link(dev, cfg.link)
+		printLinkRows(w, rows, cfg.link)
 		if err != nil || len(cfg.G1)+len(cfg.G2)+len(cfg.NTT) == 0 {
 			return err
 		}
