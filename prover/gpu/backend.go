@@ -318,3 +318,56 @@ func (b *Backend) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls1238
 	}
 	return m.g1g2(ctx, g1, g2, scalars, b.scalarsFor)
 }
+
+// MSMG1Batch implements groth16.BatchBackend: the G1 MSMs of several
+// proofs over the same bases in one call. Where the key plan streams the
+// bases, each chunk of them crosses the link once for every vector (the
+// carries beyond the first take the quotient's work vectors, idle between
+// proofs' quotients); otherwise the vectors run one after another.
+func (b *Backend) MSMG1Batch(ctx context.Context, bases []bls12381.G1Affine, scalars [][]fr.Element) ([]bls12381.G1Jac, error) {
+	if len(bases) == 0 && len(scalars) > 0 && len(scalars[0]) == 0 {
+		out := make([]bls12381.G1Jac, len(scalars))
+		for i := range out {
+			out[i] = g1Infinity()
+		}
+		return out, nil
+	}
+	m, err := b.msmEngine()
+	if err != nil {
+		return nil, fmt.Errorf("msm g1 batch: %w", err)
+	}
+	return m.g1Batch(ctx, bases, scalars, b.batchSpare)
+}
+
+// MSMBBatch implements groth16.BatchBackend: the B pairs of several proofs
+// (MSMB) in one call; see MSMG1Batch.
+func (b *Backend) MSMBBatch(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars [][]fr.Element) (
+	[]bls12381.G1Jac, []bls12381.G2Jac, error) {
+	if len(g1) == 0 && len(g2) == 0 && len(scalars) > 0 && len(scalars[0]) == 0 {
+		r1, r2 := make([]bls12381.G1Jac, len(scalars)), make([]bls12381.G2Jac, len(scalars))
+		for i := range r1 {
+			r1[i], r2[i] = g1Infinity(), g2Infinity()
+		}
+		return r1, r2, nil
+	}
+	m, err := b.msmEngine()
+	if err != nil {
+		return nil, nil, fmt.Errorf("msm B batch: %w", err)
+	}
+	return m.g1g2Batch(ctx, g1, g2, scalars, b.batchSpare)
+}
+
+// batchSpare returns the work vectors as room for a batch's carries, on
+// the device thread: idle between quotients unless vectors were sent ahead
+// into them (Prefetch), which keeps them taken (no room).
+func (b *Backend) batchSpare(c *driver.Ctx) deviceSpan {
+	st := b.st
+	if st.vecs[0] == 0 || len(st.ahead) > 0 || len(st.want) > 0 {
+		return deviceSpan{}
+	}
+	if err := st.settleAhead(c); err != nil {
+		return deviceSpan{}
+	}
+	return deviceSpan{ptr: st.vecs[0], n: int(vectorBytes(st.nvec, st.vecLog))}
+}
+

@@ -456,3 +456,102 @@ func (m *MSM) Close() error {
 		return errors.Join(errs...)
 	})
 }
+
+// g1Batch is G1 over several scalar vectors of the same length at once
+// (msmChunkedBatch): where the bases stream, each chunk of them goes up once
+// for all the vectors. spare, called on the device thread, gives device
+// memory idle during the call for the carries beyond the first; where it is
+// short, or the MSM runs in one pass over resident bases, the vectors run
+// one after another.
+func (m *MSM) g1Batch(ctx context.Context, bases []bls12381.G1Affine, scalars [][]fr.Element, spare func(*driver.Ctx) deviceSpan) (
+	res []bls12381.G1Jac, err error) {
+	err = m.call(ctx, "g1 batch", len(scalars[0]), checkBatchInput(len(bases), scalars), func(dc *driver.Ctx) (err error) {
+		j, err := m.st.prepare(dc, m.st.g1, bases, driver.Bytes(bases), len(scalars[0]))
+		if err != nil {
+			return err
+		}
+		res, err = msmBatch(ctx, m.st, dc, j, scalars, spare, combineG1, func() (*msmJob, error) {
+			return m.st.prepare(dc, m.st.g1, bases, driver.Bytes(bases), len(scalars[0]))
+		})
+		return err
+	})
+	return res, err
+}
+
+// g1g2Batch is G1G2 over several scalar vectors at once: the G1 MSMs as a
+// batch (g1Batch), then the G2 MSMs as a batch. Each vector's scalars go up
+// once for each curve (a batch shares no sort).
+func (m *MSM) g1g2Batch(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars [][]fr.Element,
+	spare func(*driver.Ctx) deviceSpan) (r1 []bls12381.G1Jac, r2 []bls12381.G2Jac, err error) {
+	bad := errors.Join(checkBatchInput(len(g1), scalars), checkBatchInput(len(g2), scalars))
+	err = m.call(ctx, "g1 and g2 batch", len(scalars[0]), bad, func(dc *driver.Ctx) error {
+		n := len(scalars[0])
+		prep1 := func() (*msmJob, error) { return m.st.prepare(dc, m.st.g1, g1, driver.Bytes(g1), n) }
+		prep2 := func() (*msmJob, error) { return m.st.prepare(dc, m.st.g2, g2, driver.Bytes(g2), n) }
+		j1, err := prep1()
+		if err != nil {
+			return err
+		}
+		if r1, err = msmBatch(groth16.WithCall(ctx, groth16.PhaseMSMB1), m.st, dc, j1, scalars, spare, combineG1, prep1); err != nil {
+			return err
+		}
+		j2, err := prep2()
+		if err != nil {
+			return err
+		}
+		r2, err = msmBatch(groth16.WithCall(ctx, groth16.PhaseMSMB2), m.st, dc, j2, scalars, spare, combineG2, prep2)
+		return err
+	})
+	return r1, r2, err
+}
+
+// msmBatch runs the prepared job j over each vector of scalars: as one
+// chunked batch where j is chunked and the carries find room, else one
+// vector after another, preparing the job again (prep) before each but the
+// first, as a run may leave its buffers to the next.
+func msmBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, scalars [][]fr.Element,
+	spare func(*driver.Ctx) deviceSpan, combine func([]W, uint32) R, prep func() (*msmJob, error)) ([]R, error) {
+	if j.chunked() && len(scalars) > 1 {
+		vecs := make([]msmScalars, len(scalars))
+		for i, s := range scalars {
+			vecs[i] = hostScalars(s)
+		}
+		var room deviceSpan
+		if spare != nil {
+			room = spare(c)
+		}
+		out, err := msmChunkedBatch(ctx, st, c, j, vecs, room, combine)
+		if !errors.Is(err, ErrBatchRoom) {
+			return out, err
+		}
+		st.log.Info("msm batch: vectors one at a time", "reason", err)
+	}
+	out := make([]R, len(scalars))
+	for i, s := range scalars {
+		if i > 0 {
+			var err error
+			if j, err = prep(); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if out[i], err = msmFinish(ctx, st, c, j, hostScalars(s), combine); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkBatchInput checks a batch's vectors against nb bases: at least one,
+// all of the bases' length.
+func checkBatchInput(nb int, scalars [][]fr.Element) error {
+	if len(scalars) == 0 {
+		return errors.New("a batch of no scalar vectors")
+	}
+	for _, s := range scalars {
+		if err := checkMSMInput(nb, len(s)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

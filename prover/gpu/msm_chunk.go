@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -102,13 +103,67 @@ func align256(n uint64) uint64 { return (n + 255) &^ 255 }
 // first chunk's scalars is already on its way (MSMQuotientLH).
 func msmChunked[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, scalars msmScalars,
 	combine func([]W, uint32) R) (R, error) {
-	var zero R
-	ranges := chunkRanges(scalars.n(), j.chunk)
+	out, err := msmChunkedBatch(ctx, st, c, j, []msmScalars{scalars}, deviceSpan{}, combine)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return out[0], nil
+}
+
+// batchCarries returns the bucket carries of a batch of nvec scalar
+// vectors over j's chunks: the first in the arena, where j's plan put it,
+// the others in spare (device memory idle during the call: the quotient's
+// work vectors, Backend.batchSpare). ErrBatchRoom where spare is short.
+func (j *msmJob) batchCarries(st *msmState, nvec, chunks int, spare deviceSpan) ([]driver.DevicePtr, error) {
+	cb := int(carryBytes(j.p, j.cv.xyzzBytes, chunks))
+	carries := []driver.DevicePtr{st.arena.Add(j.streamBytes)}
+	if cb == 0 {
+		return carries, nil // one chunk: no carry, each vector's window sums are read before the next runs
+	}
+	if need := (nvec - 1) * cb; spare.n < need {
+		return nil, fmt.Errorf("%w: %d more carries of %d bytes, %d bytes spare", ErrBatchRoom, nvec-1, cb, spare.n)
+	}
+	for v := 1; v < nvec; v++ {
+		carries = append(carries, spare.ptr.Add((v-1)*cb))
+	}
+	return carries, nil
+}
+
+// ErrBatchRoom means a batch of MSMs over the same bases found no device
+// memory for the bucket carries of its vectors beyond the first: the
+// caller runs them one at a time instead.
+var ErrBatchRoom = errors.New("gpu: no room for a batch's carries")
+
+// msmChunkedBatch runs the MSM j over each of several scalar vectors
+// (vecs, all of j's length) and returns their results in order. The chunk
+// loop visits chunk i of every vector before chunk i+1, so that streamed
+// bases go up once for the whole batch, not once per vector: for chunk i,
+// vector v
+//
+//	scalars(i, v) up, beside the sub-chunk before  →  wait for it
+//	→  (v = 0) bases(i+1) up  →  stages(i, v), fold into carry v
+//
+// and after the last chunk one window stage per vector over its carry.
+// Each vector has a carry of its own (batchCarries); with one chunk there
+// is none, and each vector's window sums are read before the next vector
+// runs. The record covers the whole batch (Points: every vector's).
+func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, vecs []msmScalars,
+	spare deviceSpan, combine func([]W, uint32) R) ([]R, error) {
+	n := vecs[0].n()
+	for _, v := range vecs[1:] {
+		if v.n() != n || v.queued {
+			return nil, fmt.Errorf("msm %s batch: vectors of %d and %d scalars (or queued ahead)", j.cv.name, n, v.n())
+		}
+	}
+	ranges := chunkRanges(n, j.chunk)
 	pb := j.cv.pointBytes
 	carried := len(ranges) > 1
-	cb := carryBytes(j.p, j.cv.xyzzBytes, len(ranges))
-	carry := st.arena.Add(j.streamBytes)
-	work := carry.Add(int(cb))
+	carries, err := j.batchCarries(st, len(vecs), len(ranges), spare)
+	if err != nil {
+		return nil, err
+	}
+	work := carries[0].Add(int(carryBytes(j.p, j.cv.xyzzBytes, len(ranges))))
 	upload := func(i int) error {
 		r := ranges[i]
 		if err := st.stage.upload(c, j.streamBufs[i%2], j.streamed[r.lo*pb:r.hi*pb]); err != nil {
@@ -118,8 +173,8 @@ func msmChunked[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *m
 	}
 	at := msmStarts{bases: j.basesStart, upload: time.Now()}
 	var rec MSMTimings
-	// done waits for the chunk queued last (not for the stager's stream,
-	// where Prefetch's uploads may run on) and adds its stage times.
+	// done waits for the sub-chunk queued last (not for the stager's
+	// stream, where Prefetch's uploads may run on) and adds its stage times.
 	done := func() error {
 		if err := c.SyncEvent(st.ev[evDone]); err != nil {
 			return err
@@ -135,116 +190,147 @@ func msmChunked[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *m
 		return nil
 	}
 	if carried {
-		if err := c.Memset(carry, 0, int(j.p.nseg)*j.cv.xyzzBytes); err != nil { // the point at infinity
-			return zero, fmt.Errorf("clear the bucket carry: %w", err)
+		for _, cr := range carries {
+			if err := c.Memset(cr, 0, int(j.p.nseg)*j.cv.xyzzBytes); err != nil { // the point at infinity
+				return nil, fmt.Errorf("clear the bucket carry: %w", err)
+			}
 		}
 	}
 	if j.streamed != nil {
 		if err := upload(0); err != nil {
-			return zero, err
+			return nil, err
 		}
 		rec.StreamedBytes = int64(len(j.streamed))
 	}
-	var win driver.DevicePtr
+	results := make([]R, len(vecs))
 	var r msmRun
+	// read takes the window sums at win of the run r just queued, once
+	// it is done.
+	read := func(win driver.DevicePtr) (R, error) {
+		wins := make([]W, r.p.mwin)
+		if err := c.DtoH(driver.Bytes(wins), win); err != nil {
+			var zero R
+			return zero, fmt.Errorf("read window sums: %w", err)
+		}
+		return combine(wins, r.p.c), nil
+	}
+	queuedDone := false // a sub-chunk is queued whose times done has not read
 	for i, rg := range ranges {
 		p, err := j.chunkPlan(rg.hi - rg.lo)
 		if err != nil {
-			return zero, err
+			return nil, err
 		}
 		b, _ := p.layout(work, j.cv.xyzzBytes)
 		bases := j.streamBufs[i%2]
 		if j.streamed == nil {
 			bases = j.res.ptr.Add(rg.lo * pb)
 		}
-		r = msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
-		if err := r.interrupted("msm scalars"); err != nil {
-			return zero, err
-		}
-		t0 := time.Now()
-		sub := scalars.sub(rg.lo, rg.hi)
-		sub.queued = i == 0 && scalars.queued
-		if err := sub.load(c, st.stage, b.scalars); err != nil {
-			return zero, fmt.Errorf("scalars [%d, %d): %w", rg.lo, rg.hi, err)
-		}
-		rec.Upload += time.Since(t0)
-		if i > 0 {
-			// Chunk i−1 ends: its stream buffer, the next chunk's, is free.
-			if err := done(); err != nil {
-				return zero, err
+		for v, vec := range vecs {
+			r = msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
+			if err := r.interrupted("msm scalars"); err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			sub := vec.sub(rg.lo, rg.hi)
+			sub.queued = i == 0 && vec.queued
+			if err := sub.load(c, st.stage, b.scalars); err != nil {
+				return nil, fmt.Errorf("scalars [%d, %d): %w", rg.lo, rg.hi, err)
+			}
+			rec.Upload += time.Since(t0)
+			if queuedDone {
+				// The sub-chunk before ends: with v = 0 it was chunk i−1's
+				// last, so its stream buffer, the next chunk's, is free.
+				if err := done(); err != nil {
+					return nil, err
+				}
+			}
+			if v == 0 && j.streamed != nil && i+1 < len(ranges) {
+				if err := upload(i + 1); err != nil {
+					return nil, err
+				}
+			}
+			if i == len(ranges)-1 && v == len(vecs)-1 && j.loaded != nil {
+				if err := j.loaded(); err != nil {
+					return nil, err
+				}
+			}
+			if i == 0 && v == 0 {
+				at.pipeline = time.Now()
+			}
+			if err := r.mark(evStart); err != nil {
+				return nil, err
+			}
+			var maxima []uint32
+			bs, err := r.buckets(bases, &maxima)
+			if err != nil {
+				return nil, err
+			}
+			var win driver.DevicePtr
+			if carried {
+				err = r.fold(bs, carries[v])
+			} else {
+				win, err = r.windows(bs)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if err := r.mark(evDone); err != nil {
+				return nil, err
+			}
+			queuedDone = true
+			rec.Bits, rec.Copies, rec.Windows = int(p.c), int(p.copies()), int(p.mwin)
+			if !carried {
+				// One chunk: the next vector's stages write over these sums.
+				if err := done(); err != nil {
+					return nil, err
+				}
+				queuedDone = false
+				if results[v], err = read(win); err != nil {
+					return nil, err
+				}
 			}
 		}
-		if j.streamed != nil && i+1 < len(ranges) {
-			if err := upload(i + 1); err != nil {
-				return zero, err
-			}
-		}
-		if i == len(ranges)-1 && j.loaded != nil {
-			if err := j.loaded(); err != nil {
-				return zero, err
-			}
-		}
-		if i == 0 {
-			at.pipeline = time.Now()
-		}
-		if err := r.mark(evStart); err != nil {
-			return zero, err
-		}
-		var maxima []uint32
-		bs, err := r.buckets(bases, &maxima)
-		if err != nil {
-			return zero, err
-		}
-		if carried {
-			err = r.fold(bs, carry)
-		} else {
-			win, err = r.windows(bs)
-		}
-		if err != nil {
-			return zero, err
-		}
-		if err := r.mark(evDone); err != nil {
-			return zero, err
-		}
-		rec.Bits, rec.Copies, rec.Windows = int(p.c), int(p.copies()), int(p.mwin)
 	}
-	if err := done(); err != nil {
-		return zero, err
+	if queuedDone {
+		if err := done(); err != nil {
+			return nil, err
+		}
 	}
 	if carried {
-		// One window stage over the carry: segment s holds one point.
+		// One window stage over each carry: segment s holds one point.
 		nseg := int(j.p.nseg)
-		offs := carry.Add(int(align256(uint64(nseg) * uint64(j.cv.xyzzBytes))))
-		if err := c.HtoD(offs, driver.Bytes(st.iota(nseg+1))); err != nil {
-			return zero, fmt.Errorf("carry offsets: %w", err)
+		for v, cr := range carries {
+			offs := cr.Add(int(align256(uint64(nseg) * uint64(j.cv.xyzzBytes))))
+			if err := c.HtoD(offs, driver.Bytes(st.iota(nseg+1))); err != nil {
+				return nil, fmt.Errorf("carry offsets: %w", err)
+			}
+			if err := r.mark(evReduced); err != nil {
+				return nil, err
+			}
+			win, err := r.windows(bucketSet{lo: cr, loOff: offs, hi: cr, hiOff: offs, s0: j.p.nseg, s1: j.p.nseg})
+			if err != nil {
+				return nil, err
+			}
+			if err := r.mark(evDone); err != nil {
+				return nil, err
+			}
+			if err := c.SyncEvent(st.ev[evDone]); err != nil {
+				return nil, err
+			}
+			d, err := c.Elapsed(st.ev[evReduced], st.ev[evDone])
+			if err != nil {
+				return nil, err
+			}
+			rec.Window += d
+			if results[v], err = read(win); err != nil {
+				return nil, err
+			}
 		}
-		if err := r.mark(evReduced); err != nil {
-			return zero, err
-		}
-		var err error
-		if win, err = r.windows(bucketSet{lo: carry, loOff: offs, hi: carry, hiOff: offs, s0: j.p.nseg, s1: j.p.nseg}); err != nil {
-			return zero, err
-		}
-		if err := r.mark(evDone); err != nil {
-			return zero, err
-		}
-		if err := c.SyncEvent(st.ev[evDone]); err != nil {
-			return zero, err
-		}
-		d, err := c.Elapsed(st.ev[evReduced], st.ev[evDone])
-		if err != nil {
-			return zero, err
-		}
-		rec.Window += d
-	}
-	wins := make([]W, r.p.mwin)
-	if err := c.DtoH(driver.Bytes(wins), win); err != nil {
-		return zero, fmt.Errorf("read window sums: %w", err)
 	}
 	rec.Compute = rec.Sort + rec.Accumulate + rec.Reduce + rec.Window
-	rec.Points, rec.Chunks, rec.Bases = scalars.n(), len(ranges), j.basesTime
+	rec.Points, rec.Chunks, rec.Bases = n*len(vecs), len(ranges), j.basesTime
 	reportMSM(ctx, st.device, at, rec)
-	return combine(wins, r.p.c), nil
+	return results, nil
 }
 
 // iota returns 0, 1, …, n−1 (a slice the state keeps for the next call).

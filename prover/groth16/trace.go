@@ -73,6 +73,11 @@ type PhaseInfo struct {
 	// Points is the size of the work: an MSM's points, a quotient's domain
 	// size (0 where it does not apply).
 	Points int
+	// Batch is, for the phases of a call that did the work of several
+	// proofs at once (ProveBatch), how many; each proof's trace then
+	// receives the call's phases with Duration an equal share of the
+	// call's. 0 for a proof's own work.
+	Batch int
 	// Detail is the backend's own record of the work that this sub-phase
 	// ends, e.g. prover/gpu's MSMTimings (an MSM's stages with its window
 	// and table shape) or QuotientTimings; nil for Prove's own phases and

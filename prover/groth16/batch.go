@@ -1,0 +1,339 @@
+package groth16
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+	"unsafe"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// BatchBackend is a Backend that computes the MSMs of several proofs over
+// the same bases in one call. prover/gpu does, for a key whose bases it
+// streams from the host: each chunk of bases then crosses the link once for
+// the whole batch instead of once per proof. ProveBatch uses it for the A
+// and B MSMs; results are exactly those of the single calls.
+type BatchBackend interface {
+	Backend
+	// MSMG1Batch returns Σ scalars[v][i]·bases[i] for each vector v;
+	// len(scalars[v]) == len(bases).
+	MSMG1Batch(ctx context.Context, bases []bls12381.G1Affine, scalars [][]fr.Element) ([]bls12381.G1Jac, error)
+	// MSMBBatch is MSMB for each vector of scalars.
+	MSMBBatch(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars [][]fr.Element) (
+		[]bls12381.G1Jac, []bls12381.G2Jac, error)
+}
+
+// BatchProof is one proof of a ProveBatch call.
+type BatchProof struct {
+	// Ctx is the proof's own context: its trace (WithTrace) receives the
+	// proof's phases, and once it is done the proof leaves the batch at
+	// the next stage boundary (the batch's shared calls stop only when
+	// every proof's context is done).
+	Ctx context.Context
+	// Asg is consumed as by Prove.
+	Asg *r1cs.Assignment
+	// Workspace is the proof's host scratch (nil: a new one). The proofs
+	// of a batch need distinct workspaces.
+	Workspace *Workspace
+	// Free, when not nil, is called once, as soon as the batch no longer
+	// reads Asg's vectors: after the proof's own quotient and L‖H MSM
+	// where its A and B wires are copies in the workspace, else at the
+	// end (a caller solving the next proof into those vectors may start).
+	Free func()
+}
+
+// ProveBatch computes the proofs of batch under pk, as Prove would one by
+// one with the same rnd: each proof draws r and s from rnd in the batch's
+// order before any work starts, so that a batch's proofs equal those of
+// Prove calls in that order. Each proof's host work, quotient and L‖H MSM
+// run in turn (they hold the backend's work vectors); then the A and B MSMs
+// of all of them run together, as one call per MSM on a BatchBackend (each
+// proof's trace is charged an equal share of such a call's phases, with
+// PhaseInfo.Batch set), else one proof after another.
+//
+// proofs[i] is nil where errs[i] is not: a proof whose Ctx is done fails
+// alone, wrapping Ctx's error; a backend failure fails every proof not yet
+// made, and leaves the backend to the caller's recovery. ctx ends the whole
+// batch.
+func ProveBatch(ctx context.Context, pk *ProvingKey, batch []BatchProof, backend Backend, rnd io.Reader) (proofs []*Proof, errs []error) {
+	start := time.Now()
+	n := len(batch)
+	proofs, errs = make([]*Proof, n), make([]error, n)
+	items := make([]batchItem, n)
+	defer func() {
+		for i := range items {
+			items[i].free()
+			if items[i].ws != nil {
+				items[i].ws.mu.Unlock()
+			}
+		}
+	}()
+	for i, bp := range batch {
+		it := &items[i]
+		it.BatchProof = bp
+		if it.Ctx == nil {
+			it.Ctx = ctx
+		}
+		var err error
+		if it.r, err = randomScalar(rnd); err == nil {
+			it.s, err = randomScalar(rnd)
+		}
+		if err != nil {
+			return failAll(proofs, errs, fmt.Errorf("prove: draw r and s: %w", err))
+		}
+	}
+	for i := range items {
+		it := &items[i]
+		errs[i] = it.solo(ctx, pk, backend)
+		if errs[i] != nil && it.Ctx.Err() == nil && ctx.Err() == nil && !errors.Is(errs[i], ErrKeyMismatch) && !errors.Is(errs[i], ErrWorkspaceBusy) {
+			return failAll(proofs, errs, errs[i]) // the backend failed: no proof of the batch is made
+		}
+	}
+	live := make([]*batchItem, 0, n)
+	for i := range items {
+		if errs[i] == nil {
+			live = append(live, &items[i])
+		}
+	}
+	if len(live) > 0 {
+		if err := sharedMSMs(ctx, pk, backend, live); err != nil {
+			for i := range items {
+				if errs[i] == nil {
+					errs[i] = fmt.Errorf("prove: %w", err)
+				}
+			}
+			return proofs, errs
+		}
+	}
+	for i := range items {
+		it := &items[i]
+		if errs[i] != nil {
+			continue
+		}
+		if errs[i] = stageCheck(it.Ctx, "assembly"); errs[i] != nil {
+			errs[i] = fmt.Errorf("prove: %w", errs[i])
+			continue
+		}
+		proofs[i] = assemble(pk, &it.r, &it.s, &it.m.a, &it.m.b1, &it.m.lh, &it.m.b2)
+		PhaseDone(it.Ctx, PhaseInfo{Phase: PhaseProve, Start: start, Duration: time.Since(start), Points: pk.DomainSize, Batch: n})
+	}
+	return proofs, errs
+}
+
+// failAll fails every proof of a batch with err.
+func failAll(proofs []*Proof, errs []error, err error) ([]*Proof, []error) {
+	for i := range errs {
+		proofs[i], errs[i] = nil, err
+	}
+	return proofs, errs
+}
+
+// batchItem is one proof of a batch as it goes.
+type batchItem struct {
+	BatchProof
+	r, s         fr.Element
+	ws           *Workspace // locked while the batch runs
+	m            msmSums
+	wireA, wireB []fr.Element
+	freed        bool
+}
+
+// free hands the proof's assignment back (BatchProof.Free), once.
+func (it *batchItem) free() {
+	if !it.freed && it.Free != nil {
+		it.Free()
+	}
+	it.freed = true
+}
+
+// solo does the proof's own part: its host vectors (the A and B
+// compactions at once: no prefetch in a batch, whose work vectors the next
+// proof's quotient takes), then its quotient and L‖H MSM.
+func (it *batchItem) solo(ctx context.Context, pk *ProvingKey, backend Backend) error {
+	for _, c := range []context.Context{ctx, it.Ctx} {
+		if err := stageCheck(c, "start"); err != nil {
+			return fmt.Errorf("prove: %w", err)
+		}
+	}
+	ws := it.Workspace
+	if ws == nil {
+		ws = &Workspace{}
+	}
+	if !ws.mu.TryLock() {
+		return fmt.Errorf("prove: %w", ErrWorkspaceBusy)
+	}
+	it.ws = ws
+	asg := it.Asg
+	if err := checkShape(pk, asg); err != nil {
+		return fmt.Errorf("prove: %w", err)
+	}
+	start := time.Now()
+	nv := pk.NbVariables()
+	fb, lh, fused := fusedLH(pk, backend)
+	wire := asg.WireVector()
+	var buf []fr.Element
+	if wire == nil || !fused {
+		size := nv + pk.DomainSize - 1
+		if fused {
+			size = nv
+		}
+		var err error
+		if buf, err = ws.grow(&ws.buf, size); err != nil {
+			return fmt.Errorf("prove: %w", err)
+		}
+		wire = buf[:nv]
+		copyAll(wire, asg.Public)
+		copyAll(wire[pk.NbPublic:], asg.Private)
+	}
+	var fills [2]func()
+	var err error
+	if it.wireA, fills[0], err = ws.compactLater(wire, pk.InfinityA, &ws.a, &ws.keptA); err != nil {
+		return fmt.Errorf("prove: %w", err)
+	}
+	if it.wireB, fills[1], err = ws.compactLater(wire, pk.InfinityB, &ws.b, &ws.keptB); err != nil {
+		return fmt.Errorf("prove: %w", err)
+	}
+	for _, f := range fills {
+		if f != nil {
+			f()
+		}
+	}
+	PhaseDone(it.Ctx, PhaseInfo{Phase: PhaseHost, Start: start, Duration: time.Since(start), Points: nv})
+	lhPoints := pk.NbPrivate + pk.DomainSize - 1
+	if fused {
+		if err := stageCheck(it.Ctx, "quotient and L‖H"); err != nil {
+			return fmt.Errorf("prove: %w", err)
+		}
+		err = timed(it.Ctx, PhaseQuotientLH, lhPoints, func(c context.Context) (err error) {
+			if it.m.lh, err = fb.MSMQuotientLH(c, lh, wire[pk.NbPublic:], asg.A, asg.B, asg.C); err != nil {
+				return fmt.Errorf("quotient and msm L‖H: %w", err)
+			}
+			return nil
+		})
+	} else if err = quotientInto(it.Ctx, buf[nv:], pk, backend, asg); err == nil {
+		err = timed(it.Ctx, PhaseMSMLH, lhPoints, func(c context.Context) error {
+			return msmLH(c, pk, backend, buf[pk.NbPublic:], &it.m.lh)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("prove: %w", err)
+	}
+	// The A and B wires are all the batch reads of the proof from here:
+	// the assignment goes back unless they are its own vector.
+	if !aliases(wire, asg.WireVector(), it.wireA, it.wireB) {
+		it.free()
+	}
+	return nil
+}
+
+// aliases reports whether a or b is the assignment's own wire vector (own;
+// nil: it has none), which wire is then.
+func aliases(wire, own, a, b []fr.Element) bool {
+	if own == nil || unsafe.SliceData(wire) != unsafe.SliceData(own) {
+		return false
+	}
+	return slices.ContainsFunc([][]fr.Element{a, b}, func(v []fr.Element) bool {
+		return len(v) > 0 && unsafe.SliceData(v) == unsafe.SliceData(own)
+	})
+}
+
+// sharedMSMs computes the A and B MSMs of the live proofs: on a
+// BatchBackend in one call per MSM, with a context that ends once every
+// proof's context has (or ctx), and a trace that charges each proof an
+// equal share; else one proof after another, each in its own context.
+func sharedMSMs(ctx context.Context, pk *ProvingKey, backend Backend, live []*batchItem) error {
+	bb, ok := backend.(BatchBackend)
+	if !ok || len(live) == 1 {
+		for _, it := range live {
+			noLH := func(context.Context) error { return nil }
+			if err := it.m.run(it.Ctx, pk, backend, it.wireA, it.wireB, noLH, false, nil); err != nil {
+				if it.Ctx.Err() != nil && ctx.Err() == nil {
+					return nil // this proof alone stops; its assembly check reports it
+				}
+				return err
+			}
+		}
+		return nil
+	}
+	bctx, cancel := allDone(ctx, live)
+	defer cancel()
+	bctx = context.WithValue(bctx, traceKey{}, shareTrace(live))
+	wiresA, wiresB := make([][]fr.Element, len(live)), make([][]fr.Element, len(live))
+	for i, it := range live {
+		wiresA[i], wiresB[i] = it.wireA, it.wireB
+	}
+	if err := stageCheck(bctx, "G1 MSMs"); err != nil {
+		return err
+	}
+	var g errgroup.Group
+	g.Go(func() error {
+		return timed(bctx, PhaseMSMA, len(wiresA[0]), func(c context.Context) error {
+			sums, err := bb.MSMG1Batch(c, pk.G1.A, wiresA)
+			if err != nil {
+				return fmt.Errorf("msm A (a batch of %d): %w", len(live), err)
+			}
+			for i, it := range live {
+				it.m.a = sums[i]
+			}
+			return nil
+		})
+	})
+	g.Go(func() error {
+		return timed(bctx, PhaseMSMBPair, len(wiresB[0]), func(c context.Context) error {
+			s1, s2, err := bb.MSMBBatch(c, pk.G1.B, pk.G2.B, wiresB)
+			if err != nil {
+				return fmt.Errorf("msm B1 and B2 (a batch of %d): %w", len(live), err)
+			}
+			for i, it := range live {
+				it.m.b1, it.m.b2 = s1[i], s2[i]
+			}
+			return nil
+		})
+	})
+	err := g.Wait()
+	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
+		return nil // every proof was cancelled: each reports its own context's error
+	}
+	return err
+}
+
+// allDone returns a context that ends when ctx does or once every proof's
+// context has ended.
+func allDone(ctx context.Context, live []*batchItem) (context.Context, context.CancelFunc) {
+	bctx, cancel := context.WithCancel(ctx)
+	go func() {
+		for _, it := range live {
+			select {
+			case <-it.Ctx.Done():
+			case <-bctx.Done():
+				return
+			}
+		}
+		cancel()
+	}()
+	return bctx, cancel
+}
+
+// shareTrace is the trace of a batch's shared calls: each proof's trace
+// receives every phase with an equal share of its duration and Batch set,
+// so that sums over the proofs of a batch count its device time once.
+func shareTrace(live []*batchItem) *Trace {
+	n := len(live)
+	return &Trace{PhaseDone: func(info PhaseInfo) {
+		info.Duration /= time.Duration(n)
+		info.Batch = n
+		for _, it := range live {
+			if t := ContextTrace(it.Ctx); t != nil && t.PhaseDone != nil {
+				t.PhaseDone(info)
+			}
+		}
+	}}
+}
