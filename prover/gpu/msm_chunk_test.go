@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
+	"github.com/cuzk-dev/cuzk/prover/cpu"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
@@ -175,7 +176,8 @@ func freeMemory(t *testing.T, dev *driver.Device) int64 {
 // lean) and equals the CPU backend's proof, at every budget down to the
 // smallest the planner takes (in steps of 2 % of the whole key's peak, so
 // that every plan between is met); memory stays within the budget by both
-// measures.
+// measures. At each plan a batch of two proofs (groth16.ProveBatch) equals
+// the CPU backend's two proofs made in turn.
 func TestProveWithinMemoryLimit(t *testing.T) {
 	dev := testDevice(t)
 	f := newProvingFixture(t)
@@ -195,6 +197,21 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 	}()
 	streamedOnce, leanOnce, refused := false, false, false
 	seen := map[string]bool{}
+	// A batch of two proofs draws r and s for each in turn: the CPU
+	// backend's proofs from one blinding stream, one after the other.
+	inTurn := func() [][]byte {
+		ref, err := cpu.New()
+		require.NoError(t, err)
+		rnd := blinding()
+		var out [][]byte
+		for range 2 {
+			p, err := groth16.Prove(context.Background(), f.pk, f.solve(), ref, rnd)
+			require.NoError(t, err)
+			out = append(out, proofBytes(t, p))
+		}
+		require.Equal(t, f.want, out[0])
+		return out
+	}()
 	for step := 0; step <= 50 && !refused; step++ {
 		limit := whole.Peak() * int64(100-2*step) / 100
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
@@ -222,6 +239,16 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 				proof, err := groth16.Prove(context.Background(), f.pk, f.solve(), b, blinding(), groth16.WithWorkspace(ws))
 				require.NoError(t, err, "plan %s", kp)
 				require.Equal(t, f.want, proofBytes(t, proof), "plan %s", kp)
+			}
+			// The same key's proofs as a batch (ProveBatch): its shared
+			// A and B calls take the work vectors for their carries.
+			ws2 := groth16.NewWorkspace(b)
+			defer func() { require.NoError(t, ws2.Close()) }()
+			batch := []groth16.BatchProof{{Asg: f.solve(), Workspace: ws}, {Asg: f.solve(), Workspace: ws2}}
+			proofs, errs := groth16.ProveBatch(context.Background(), f.pk, batch, b, blinding())
+			for i := range batch {
+				require.NoError(t, errs[i], "batch proof %d, plan %s", i, kp)
+				require.Equal(t, inTurn[i], proofBytes(t, proofs[i]), "batch proof %d, plan %s", i, kp)
 			}
 			_, peak := b.MemoryHeld()
 			assert.LessOrEqual(t, peak, limit, "the Backend's account; plan %s", kp)
