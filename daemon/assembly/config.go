@@ -49,9 +49,13 @@ type Config struct {
 	// chunks, its bases partly streamed from host memory. It leaves the
 	// rest of the GPU to other programs (a WinningPoSt prover, say).
 	GPUMemoryLimit stats.Bytes `mapstructure:"gpu_memory_limit" help:"device memory the prover may hold on each GPU, as in 24GiB; keys that do not fit stream from host memory (0: all the GPU has)"`
-	HostJobBudget  stats.Bytes `mapstructure:"host_job_budget" help:"bytes of synthesized jobs in flight (0: host-budget)"` // bytes of synthesized jobs; 0: none
-	QueueSize      int         `mapstructure:"queue_size" help:"queued jobs before ResourceExhausted"`
-	Synthesizers   int         `mapstructure:"synthesizers" help:"jobs synthesized at once (0: one per core)"` // 0: one per core
+	// GPUBatch is the most proofs of one key a GPU proves together where
+	// its plan streams bases from host memory (device.GPU.SetBatch): each
+	// chunk of bases then crosses the link once for the batch.
+	GPUBatch      int         `mapstructure:"gpu_batch" help:"proofs of one key a GPU proves together where its plan streams bases, sharing each chunk's upload (0: 2; 1: one at a time)"`
+	HostJobBudget stats.Bytes `mapstructure:"host_job_budget" help:"bytes of synthesized jobs in flight (0: host-budget)"` // bytes of synthesized jobs; 0: none
+	QueueSize     int         `mapstructure:"queue_size" help:"queued jobs before ResourceExhausted"`
+	Synthesizers  int         `mapstructure:"synthesizers" help:"jobs synthesized at once (0: one per core)"` // 0: one per core
 	// SynthesisWorkers is the goroutines of one synthesis (0: cores / synthesizers).
 	SynthesisWorkers int           `mapstructure:"synthesis_workers" help:"goroutines per synthesis (0: cores / synthesizers)"`
 	Handoff          int           `mapstructure:"handoff" help:"synthesized jobs waiting for a device (0: two per device)"`
@@ -121,7 +125,7 @@ func (c Config) Check() error {
 	for _, n := range []struct {
 		key string
 		v   int
-	}{{"synthesizers", c.Synthesizers}, {"synthesis_workers", c.SynthesisWorkers}, {"handoff", c.Handoff}} {
+	}{{"synthesizers", c.Synthesizers}, {"synthesis_workers", c.SynthesisWorkers}, {"handoff", c.Handoff}, {"gpu_batch", c.GPUBatch}} {
 		if n.v < 0 {
 			bad(n.key, n.v, "negative (0: the default)")
 		}

@@ -269,6 +269,9 @@ func openDevices(o Config, log *slog.Logger) ([]engine.Device, string, string, m
 	}
 	var devs []engine.Device
 	for _, g := range gpus {
+		if o.GPUBatch > 0 {
+			g.SetBatch(o.GPUBatch)
+		}
 		devs = append(devs, g)
 		infos[g.Name()] = server.DeviceInfo{Ordinal: g.Info().Ordinal, MemoryBytes: g.Info().TotalMemory, Held: g.MemoryHeld,
 			MemoryLimit: int64(o.GPUMemoryLimit)}
@@ -281,6 +284,9 @@ func openDevices(o Config, log *slog.Logger) ([]engine.Device, string, string, m
 	}
 	return devs, "gpu", "", infos, nil
 }
+
+// A GPU proves a streamed key's jobs in batches.
+var _ engine.BatchProver = (*device.GPU)(nil)
 
 func closeAll(devs []engine.Device, err error) error {
 	for _, d := range devs {

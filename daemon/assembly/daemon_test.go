@@ -147,11 +147,12 @@ func TestCheckNamesKeyAndValue(t *testing.T) {
 	o := DefaultConfig()
 	require.NoError(t, o.Check())
 	o.MaxMessageBytes, o.DrainTimeout, o.HostJobBudget, o.GPUs, o.Backend = 64<<10+1, -time.Second, -1, []int{-2}, "tpu"
-	o.GPUMemoryLimit = 1 << 20
+	o.GPUMemoryLimit, o.GPUBatch = 1<<20, -2
 	err := o.Check()
 	require.Error(t, err)
 	for _, want := range []string{"max_message_bytes: 65537 bytes (64.0 KiB): below the floor of 1.0 MiB", "drain_timeout: -1s",
-		"host_job_budget: -1: negative", "gpus: -2", `backend: "tpu"`, "gpu_memory_limit: 1048576 bytes (1.0 MiB): below the floor of 256"} {
+		"host_job_budget: -1: negative", "gpus: -2", `backend: "tpu"`, "gpu_memory_limit: 1048576 bytes (1.0 MiB): below the floor of 256",
+		"gpu_batch: -2: negative"} {
 		assert.Contains(t, err.Error(), want)
 	}
 	_, err = Start(o, nil)

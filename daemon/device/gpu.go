@@ -35,7 +35,18 @@ type GPU struct {
 	// plans are the plans of the keys preloaded on this backend
 	// (gpu.Backend.PlanKey), until evicted or the backend is re-created.
 	plans map[*groth16.ProvingKey]gpu.KeyPlan
+	// batch is the most proofs of one streamed key proved together
+	// (SetBatch); more holds the workspaces of a batch's proofs beyond
+	// the first (ws), made on the first batch that needs them.
+	batch int
+	more  []*groth16.Workspace
 }
+
+// DefaultBatch is the most proofs of one key a GPU proves together where
+// its plan streams bases (gpu_batch's default): two share each chunk's
+// upload; a third would add a carry and a proof's workspace for a smaller
+// share of the link.
+const DefaultBatch = 2
 
 // OpenGPUs opens the GPUs with the given ordinals (all of them when nil).
 // It returns driver.ErrNoGPU (matched with errors.Is) where there are none.
@@ -51,7 +62,7 @@ func OpenGPUs(ordinals []int, opts ...gpu.Option) ([]*GPU, error) {
 	}
 	var out []*GPU
 	for _, o := range ordinals {
-		d := &GPU{ordinal: o, opts: opts}
+		d := &GPU{ordinal: o, opts: opts, batch: DefaultBatch}
 		if err := d.open(); err != nil {
 			for _, prev := range out {
 				_ = prev.Close() // the open error is the one to report
@@ -111,6 +122,44 @@ func (d *GPU) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assig
 	be, ws := d.be, d.ws
 	d.mu.Unlock()
 	return proveOn(ctx, pk, asg, be, rnd, ws)
+}
+
+// SetBatch sets the most proofs of one key the GPU proves together where
+// its plan streams bases (BatchSize); 1 or less proves one at a time.
+func (d *GPU) SetBatch(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.batch = max(n, 1)
+}
+
+// BatchSize implements engine.BatchProver: the batch size (SetBatch) for
+// a key whose plan on this GPU streams bases, whose chunks then cross the
+// link once for the batch; 1 for a key held whole or not planned here.
+func (d *GPU) BatchSize(pk *groth16.ProvingKey) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p, ok := d.plans[pk]; ok && p.StreamedBytes() > 0 {
+		return d.batch
+	}
+	return 1
+}
+
+// ProveBatch implements engine.BatchProver (groth16.ProveBatch): the first
+// proof's host scratch in the GPU's workspace, the others' in workspaces
+// of their own, of pinned memory like it.
+func (d *GPU) ProveBatch(ctx context.Context, pk *groth16.ProvingKey, batch []groth16.BatchProof, rnd io.Reader) (
+	[]*groth16.Proof, []error) {
+	d.mu.Lock()
+	be := d.be
+	for len(d.more) < len(batch)-1 {
+		d.more = append(d.more, groth16.NewWorkspace(be))
+	}
+	wss := append([]*groth16.Workspace{d.ws}, d.more...)
+	d.mu.Unlock()
+	for i := range batch {
+		batch[i].Workspace = wss[i]
+	}
+	return proveBatchOn(ctx, pk, batch, be, rnd)
 }
 
 // MemoryHeld returns the device memory the GPU's backend holds now and at
@@ -243,9 +292,12 @@ func (d *GPU) Close() error {
 
 func (d *GPU) closeLocked() error {
 	var errs []error
-	if d.ws != nil {
-		errs = append(errs, d.ws.Close())
+	for _, ws := range append([]*groth16.Workspace{d.ws}, d.more...) {
+		if ws != nil {
+			errs = append(errs, ws.Close())
+		}
 	}
+	d.more = nil
 	if d.be != nil {
 		errs = append(errs, d.be.Close())
 	}

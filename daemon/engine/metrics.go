@@ -11,6 +11,9 @@ type metrics struct {
 	jobs   *prometheus.CounterVec   // cuzk_jobs_total{outcome}
 	phases *prometheus.HistogramVec // cuzk_job_phase_seconds{phase}
 	subs   *prometheus.CounterVec   // cuzk_jobs_submitted_total{priority}
+	// batched counts the jobs a device proved in batches of two or more
+	// (BatchProver): cuzk_batched_jobs_total.
+	batched prometheus.Counter
 }
 
 func newMetrics(e *Engine, reg prometheus.Registerer) (*metrics, error) {
@@ -22,6 +25,8 @@ func newMetrics(e *Engine, reg prometheus.Registerer) (*metrics, error) {
 		phases: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cuzk_job_phase_seconds",
 			Help:    "Duration of each phase of the jobs that proved (queue, key_load, synthesis, handoff, prove, verify, total, and the prover's phases).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 20)}, []string{"phase"}),
+		batched: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuzk_batched_jobs_total",
+			Help: "Jobs a device proved in a batch of two or more of the same key, sharing the upload of streamed bases."}),
 	}
 	if reg == nil {
 		return m, nil
@@ -45,7 +50,7 @@ func newMetrics(e *Engine, reg prometheus.Registerer) (*metrics, error) {
 		"Share of the daemon's uptime each device spent proving.", []string{"device"}, nil)}
 	keys := &keyCollector{e: e, desc: prometheus.NewDesc("cuzk_keys",
 		"Keys held, by residency tier (warm: host memory, hot: on a GPU).", []string{"tier"}, nil)}
-	for _, c := range []prometheus.Collector{m.jobs, m.subs, m.phases, queue, ready, host, kept, busy, keys} {
+	for _, c := range []prometheus.Collector{m.jobs, m.subs, m.phases, m.batched, queue, ready, host, kept, busy, keys} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("engine: register metrics: %w", err)
 		}

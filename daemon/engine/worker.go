@@ -51,7 +51,7 @@ func (w *worker) run() {
 		}
 		w.e.handoff.kick() // jobs whose key this device holds may go to others now
 		var err error
-		next, release, err = w.prove(j, release, eligible, hot)
+		next, release, err = w.proveSome(j, release, eligible, hot)
 		if err != nil {
 			w.mu.Lock()
 			w.down = err

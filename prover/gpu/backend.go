@@ -370,4 +370,3 @@ func (b *Backend) batchSpare(c *driver.Ctx) deviceSpan {
 	}
 	return deviceSpan{ptr: st.vecs[0], n: int(vectorBytes(st.nvec, st.vecLog))}
 }
-

@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/cpu"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// batchFake is fakeDevice as a BatchProver of size batch for every key: its
+// batches run groth16.ProveBatch on the CPU backend. It records each
+// call's proofs (their public input 1) and keys; beforeBatch runs before
+// each batch.
+type batchFake struct {
+	*fakeDevice
+	size        int
+	be          *cpu.Backend
+	beforeBatch func(asgs []*r1cs.Assignment)
+	mu          sync.Mutex
+	batches     [][]string
+	keysOf      [][]*groth16.ProvingKey
+}
+
+func newBatchFake(t *testing.T, name string, size int) *batchFake {
+	be, err := cpu.New()
+	require.NoError(t, err)
+	return &batchFake{fakeDevice: newFake(t, name), size: size, be: be}
+}
+
+func (d *batchFake) BatchSize(*groth16.ProvingKey) int { return d.size }
+
+func (d *batchFake) ProveBatch(ctx context.Context, pk *groth16.ProvingKey, batch []groth16.BatchProof, rnd io.Reader) (
+	[]*groth16.Proof, []error) {
+	asgs := make([]*r1cs.Assignment, len(batch))
+	for i, b := range batch {
+		asgs[i] = b.Asg
+	}
+	if d.beforeBatch != nil {
+		d.beforeBatch(asgs)
+	}
+	ids := make([]string, len(batch))
+	for i, a := range asgs {
+		ids[i] = a.Public[2].String()
+	}
+	proofs, errs := groth16.ProveBatch(ctx, pk, batch, d.be, rnd)
+	d.mu.Lock()
+	d.batches = append(d.batches, ids)
+	d.keysOf = append(d.keysOf, []*groth16.ProvingKey{pk})
+	d.mu.Unlock()
+	return proofs, errs
+}
+
+// Jobs of one key that are ready together go to the device as one batch
+// (never more than its batch size), jobs of another key never join them,
+// every proof verifies, each job's timings hold its share of the batch,
+// and the metric counts the batched jobs.
+func TestBatchProvesReadyJobsOfOneKeyTogether(t *testing.T) {
+	d := newBatchFake(t, "fake0", 2)
+	g := newGate()
+	var held sync.Once
+	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
+		var err error
+		held.Do(func() { err = g.hold(ctx, asg) }) // the first job, alone, holds the device
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	e := newEngine(t, Config{Synthesizers: 2, Handoff: 8, Metrics: reg}, d)
+	a, b := porep(t, 1024), porep(t, 2048)
+	first := submit(t, e, a, 1, Normal)
+	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	var rest []*Job
+	for i, c := range []int{0, 0, 0, 1, 1} {
+		rest = append(rest, submit(t, e, []*registry.Resolved{a, b}[c], uint64(10+i), Normal))
+	}
+	require.Eventually(t, func() bool {
+		for _, j := range rest {
+			if j.State() != Ready {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, time.Millisecond)
+	g.open()
+	batched := 0
+	for _, j := range append([]*Job{first}, rest...) {
+		r, err := wait(t, j)
+		require.NoError(t, err)
+		assert.True(t, r.Verified)
+		assert.Positive(t, r.Timings.Prove)
+		assert.NotEmpty(t, r.Timings.Phases)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ids := range d.batches {
+		assert.LessOrEqual(t, len(ids), 2, "batches of at most the device's size: %v", d.batches)
+		batched += len(ids)
+	}
+	// Three of key a and two of key b were ready together: one batch of
+	// each key at least, and the odd job of a alone.
+	t.Logf("batches: %v; alone: %v", d.batches, d.proved)
+	assert.GreaterOrEqual(t, len(d.batches), 2, "%v", d.batches)
+	assert.Equal(t, 1+len(rest), batched+len(d.proved), "every job proved once, alone or in a batch")
+	want := map[string]bool{publicOf(t, b, 13): true, publicOf(t, b, 14): true}
+	for _, ids := range d.batches {
+		inB := 0
+		for _, id := range ids {
+			if want[id] {
+				inB++
+			}
+		}
+		assert.Contains(t, []int{0, len(ids)}, inB, "a batch holds jobs of one key: %v", ids)
+	}
+	assert.Contains(t, metricsText(t, reg), fmt.Sprintf("cuzk_batched_jobs_total %d\n", batched))
+}
+
+// A job cancelled while its batch proves ends cancelled; the batch's other
+// job verifies, the device is not recovered, and no host memory is held.
+func TestBatchCancelOneJob(t *testing.T) {
+	d := newBatchFake(t, "fake0", 2)
+	g := newGate()
+	var held sync.Once
+	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
+		var err error
+		held.Do(func() { err = g.hold(ctx, asg) })
+		return err
+	}
+	e := newEngine(t, Config{Synthesizers: 2, Handoff: 8}, d)
+	c := porep(t, 1024)
+	first := submit(t, e, c, 1, Normal)
+	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	j1, j2 := submit(t, e, c, 2, Normal), submit(t, e, c, 3, Normal)
+	require.Eventually(t, func() bool { return j1.State() == Ready && j2.State() == Ready }, time.Minute, time.Millisecond)
+	victim := publicOf(t, c, 3)
+	d.beforeBatch = func(asgs []*r1cs.Assignment) {
+		for _, a := range asgs {
+			if a.Public[2].String() == victim {
+				_, err := e.Cancel(j2.ID)
+				require.NoError(t, err)
+			}
+		}
+	}
+	g.open()
+	_, err := wait(t, first)
+	require.NoError(t, err)
+	r, err := wait(t, j1)
+	require.NoError(t, err)
+	assert.True(t, r.Verified)
+	_, err = wait(t, j2)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, Cancelled, j2.State())
+	d.mu.Lock()
+	require.Len(t, d.batches, 1, "the two ready jobs went as one batch")
+	d.mu.Unlock()
+	assert.Zero(t, d.recovers.Load(), "a cancelled job is not a device fault")
+	assert.Zero(t, e.budget.jobBytes(), "the batch's jobs gave back their host memory (vectors kept for reuse aside)")
+}
+
+// A device of batch size 1 gets every job alone.
+func TestBatchSizeOneProvesAlone(t *testing.T) {
+	d := newBatchFake(t, "fake0", 1)
+	g := newGate()
+	var held sync.Once
+	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
+		var err error
+		held.Do(func() { err = g.hold(ctx, asg) })
+		return err
+	}
+	e := newEngine(t, Config{Synthesizers: 2, Handoff: 8}, d)
+	c := porep(t, 1024)
+	jobs := []*Job{submit(t, e, c, 1, Normal)}
+	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	jobs = append(jobs, submit(t, e, c, 2, Normal), submit(t, e, c, 3, Normal))
+	require.Eventually(t, func() bool { return jobs[1].State() == Ready && jobs[2].State() == Ready }, time.Minute, time.Millisecond)
+	g.open()
+	for _, j := range jobs {
+		_, err := wait(t, j)
+		require.NoError(t, err)
+	}
+	assert.Empty(t, d.batches)
+	assert.Len(t, d.proved, 3)
+}
+
+// metricsText is reg's metrics in the Prometheus text format.
+func metricsText(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	for _, mf := range mfs {
+		_, err := expfmt.MetricFamilyToText(&buf, mf)
+		require.NoError(t, err)
+	}
+	return buf.String()
+}
