@@ -15,6 +15,9 @@ type KernelsConfig struct {
 	// (gpu.MSM.PlanG1), as a key too large for the device runs.
 	Streamed    []int
 	StreamChunk int
+	// Batch, above 1, times the streamed sizes again as batches of that
+	// many scalar vectors over the same bases (gpu.MSM.G1Batch).
+	Batch int
 }
 
 // KernelRow is one kernel at one size: medians of the timed runs.

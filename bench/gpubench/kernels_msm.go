@@ -53,6 +53,10 @@ func MSMs(ctx context.Context, dev *driver.Device, cfg KernelsConfig, rate MulRa
 		b.plan = func(bases []bls12381.G1Affine) error { return m.PlanG1(bases, cfg.StreamChunk, false) }
 		r, err := b.sizes(ctx, m, cfg, cfg.Streamed, rate)
 		rows, errs = append(rows, r...), append(errs, err)
+		if cfg.Batch > 1 {
+			r, err := streamedBatches(ctx, m, cfg)
+			rows, errs = append(rows, r...), append(errs, err)
+		}
 	}
 	if len(cfg.G2) > 0 {
 		b := msmBench[bls12381.G2Affine, bls12381.G2Jac]{name: "MSM G2", g2: true, tile: benchinput.RandomG2(cfg.Tile, cfg.Seed+2),

@@ -52,7 +52,10 @@ type C2Config struct {
 	// GPUMemory is the daemon's gpu_memory_limit (0: none): the device
 	// memory the prover may hold on each GPU; the run checks it two ways.
 	GPUMemory int64
-	Log       *slog.Logger // the daemon's log (nil: none)
+	// GPUBatch is the daemon's gpu_batch (0: its default): the most
+	// partitions of the key a GPU proves together where it streams bases.
+	GPUBatch int
+	Log      *slog.Logger // the daemon's log (nil: none)
 	// Targets (0: none): the steady-state wall per proof, the wall per
 	// proof over every proof (pipeline fill included), one proof's latency
 	// alone, the peak host RSS, and the device busy ratio by CUDA events
@@ -210,7 +213,7 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 func c2Daemon(cfg C2Config, counts *r1cs.System, res *C2Result) assembly.Config {
 	opts := assembly.DefaultConfig()
 	opts.Backend, opts.GPUs, opts.KeyDir, opts.DevKeysInMemory = cfg.Backend, cfg.GPUs, cfg.KeyDir, cfg.KeyDir == ""
-	opts.GPUMemoryLimit = stats.Bytes(cfg.GPUMemory)
+	opts.GPUMemoryLimit, opts.GPUBatch = stats.Bytes(cfg.GPUMemory), cfg.GPUBatch
 	// By default one synthesis at a time on every core: a partition is
 	// solved as fast as the host can, while the one before it proves. The
 	// key's host copy goes once the GPU holds it (one GPU).

@@ -190,5 +190,6 @@ func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, jobs []*Job,
 		}
 	}
 	e.metrics.batched.Add(float64(made))
+	e.cfg.Log.Info("batch proved", "device", name, "jobs", strings.Join(ids, ","), "made", made, "wall", wall)
 	return e.handoff.tryTake(eligible, prefer), nil, nil
 }

@@ -457,6 +457,15 @@ func (m *MSM) Close() error {
 	})
 }
 
+// G1Batch returns Σ scalars[v][i]·bases[i] in G1 for each vector v, in
+// one call: where the bases stream (PlanG1), each chunk of them goes up
+// once for all the vectors. The carries of the vectors beyond the first
+// take device memory of their own for the call; where it cannot be had the
+// vectors run one after another.
+func (m *MSM) G1Batch(ctx context.Context, bases []bls12381.G1Affine, scalars [][]fr.Element) ([]bls12381.G1Jac, error) {
+	return m.g1Batch(ctx, bases, scalars, nil)
+}
+
 // g1Batch is G1 over several scalar vectors of the same length at once
 // (msmChunkedBatch): where the bases stream, each chunk of them goes up once
 // for all the vectors. spare, called on the device thread, gives device
@@ -519,6 +528,19 @@ func msmBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msm
 		var room deviceSpan
 		if spare != nil {
 			room = spare(c)
+		} else {
+			// The engine alone (MSM.G1Batch): room of its own for the call.
+			need := (len(vecs) - 1) * int(carryBytes(j.p, j.cv.xyzzBytes, len(chunkRanges(j.n, j.chunk))))
+			if ptr, err := c.Alloc(max(need, 1)); err == nil {
+				st.mem.add(int64(max(need, 1)))
+				defer func() {
+					if err := c.Free(ptr); err != nil {
+						st.log.Warn("msm batch: free the carries' room", "err", err)
+					}
+					st.mem.add(-int64(max(need, 1)))
+				}()
+				room = deviceSpan{ptr: ptr, n: need}
+			}
 		}
 		out, err := msmChunkedBatch(ctx, st, c, j, vecs, room, combine)
 		if !errors.Is(err, ErrBatchRoom) {

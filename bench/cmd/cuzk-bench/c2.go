@@ -33,6 +33,7 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	keyDir := fs.String("key-dir", "", "key directory (default: the key is kept in memory only)")
 	var gpuMemory stats.Bytes
 	fs.Var(&gpuMemory, "gpu-memory", "the daemon's gpu_memory_limit, as in 24GiB: device memory the prover may hold (0: all the GPU has)")
+	gpuBatch := fs.Int("gpu-batch", 0, "the daemon's gpu_batch: partitions of the key a GPU proves together where it streams bases (0: the daemon's default; 1: one at a time)")
 	maxWall := fs.Duration("max-wall", 12*time.Second, "target: steady-state wall per proof (0: none)")
 	maxFill := fs.Duration("max-fill-wall", 14*time.Second, "target: wall per proof over all proofs, fill included (0: none)")
 	maxSingle := fs.Duration("max-single", 20*time.Second, "target: one proof's latency alone (0: none)")
@@ -52,7 +53,7 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFor(stderr, "c2", err)
 	}
 	cfg := loadbench.C2Config{Circuit: *circuit, GPUs: ords, Constraints: 1 << *logN, MaxFillWall: *maxFill, MaxSingle: *maxSingle, Partitions: *partitions, Proofs: *proofs, InFlight: *inFlight, Slots: *slots, Synthesizers: *synth,
-		Backend: *backend, KeyDir: *keyDir, GPUMemory: int64(gpuMemory), MaxProofWall: *maxWall, MaxRSS: int64(*maxRSS * (1 << 30)), MinBusy: *minBusy, MaxKeyReady: *maxKeyReady,
+		Backend: *backend, KeyDir: *keyDir, GPUMemory: int64(gpuMemory), GPUBatch: *gpuBatch, MaxProofWall: *maxWall, MaxRSS: int64(*maxRSS * (1 << 30)), MinBusy: *minBusy, MaxKeyReady: *maxKeyReady,
 		Progress: func(done, total int) { fmt.Fprintf(stderr, "c2: proof %d/%d done\n", done, total) }}
 	if *verbose {
 		cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -61,6 +61,7 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	tables := fs.Float64("msm-tables", 0, "GiB of GPU memory for MSM tables of base multiples (0: none)")
 	streamed := fs.String("g1-streamed", "", "MSM G1 sizes run again with their bases streamed from page-locked host memory in chunks of -stream-chunk (\"\": none)")
 	streamChunk := fs.String("stream-chunk", "2^24", "points a chunk of a streamed MSM")
+	batch := fs.Int("batch", 1, "above 1: -g1-streamed's sizes again as batches of this many scalar vectors over the same bases, each chunk sent once")
 	link := fs.String("link", "", "bytes sent host to device from each kind of host memory a key may stream from, e.g. 8GiB (\"\": none)")
 	linkChunk := fs.String("link-chunk", "768MiB", "bytes a copy of -link (a G1 stream chunk of 2^23 points is 768 MiB)")
 	linkDir := fs.String("link-dir", os.TempDir(), "directory of -link's file-mapped row (a file of -link bytes, removed afterwards)")
@@ -87,6 +88,10 @@ func kernelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err == nil && (cfg.StreamChunk < 1 || slices.ContainsFunc(cfg.Streamed, func(l int) bool { return l < 1 || l > 28 })) {
 		err = fmt.Errorf("-g1-streamed %q, -stream-chunk %q: want sizes 2^1 … 2^28 and a chunk ≥ 1", *streamed, *streamChunk)
 	}
+	if err == nil && (*batch < 1 || *batch > 16) {
+		err = fmt.Errorf("-batch %d: want 1 … 16", *batch)
+	}
+	cfg.Batch = *batch
 	if err == nil && *link != "" {
 		cfg.link.Bytes, err = stats.ParseBytes(*link)
 		if err == nil {

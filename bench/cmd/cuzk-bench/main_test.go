@@ -110,6 +110,24 @@ func TestKernelsGPU(t *testing.T) {
 	assert.NotContains(t, out, "MISMATCH")
 }
 
+// TestKernelsStreamedBatchGPU runs a streamed G1 MSM alone and as a batch
+// of three vectors over the same bases (each chunk sent once), every
+// vector checked against gnark-crypto.
+func TestKernelsStreamedBatchGPU(t *testing.T) {
+	code, out, errOut := runCmd(t, "kernels", "-g1", "", "-g2", "", "-ntt", "", "-g1-streamed", "2^14",
+		"-stream-chunk", "2^12", "-batch", "3", "-runs", "2", "-tile", "2^8", "-direct-check", "2^10")
+	if !gpuHere(t) {
+		assert.Equal(t, exitNoGPU, code)
+		assert.Contains(t, errOut, "no GPU")
+		t.Skip("no GPU here: checked exit status 3; kernels not run")
+	}
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "MSM G1 streamed, batch of 3")
+	assert.Contains(t, out, "ok: 3 vectors")
+	assert.Equal(t, 2, strings.Count(out, "ok: "), "the streamed row and the batch's")
+	assert.NotContains(t, out, "MISMATCH")
+}
+
 // TestKernelsTablesGPU runs the MSMs with tables of base multiples: each
 // size builds its own and checks against gnark-crypto.
 func TestKernelsTablesGPU(t *testing.T) {
@@ -182,6 +200,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"kernels", "-ntt", "2^28"}, exitUsage, "2^28: want 2^1 … 2^27"},
 		{[]string{"kernels", "-g1", "1000"}, exitUsage, "power of two"},
 		{[]string{"kernels", "-msm-tables", "-1"}, exitUsage, "-msm-tables -1: want 0"},
+		{[]string{"kernels", "-batch", "0"}, exitUsage, "-batch 0: want 1 … 16"},
 		{[]string{"partition", "-log", "28"}, exitUsage, "-log 28"},
 		{[]string{"partition", "-b-frac", "2"}, exitUsage, "-b-frac"},
 		{[]string{"partition", "-pinned", "most"}, exitUsage, `-pinned "most": want one of none, scalars, all`},
