@@ -142,7 +142,7 @@ var ErrBatchRoom = errors.New("gpu: no room for a batch's carries")
 // vector v
 //
 //	scalars(i, v) up, beside the sub-chunk before  →  wait for it
-//	→  (v = 0) bases(i+1) up  →  stages(i, v), fold into carry v
+//	→  (v last) bases(i+1) up  →  stages(i, v), fold into carry v
 //
 // and after the last chunk one window stage per vector over its carry.
 // Each vector has a carry of its own (batchCarries); with one chunk there
@@ -238,13 +238,17 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			}
 			rec.Upload += time.Since(t0)
 			if queuedDone {
-				// The sub-chunk before ends: with v = 0 it was chunk i−1's
-				// last, so its stream buffer, the next chunk's, is free.
+				// The sub-chunk before ends: by the last vector of chunk i,
+				// chunk i−1 has, so its stream buffer, the next chunk's, is
+				// free.
 				if err := done(); err != nil {
 					return nil, err
 				}
 			}
-			if v == 0 && j.streamed != nil && i+1 < len(ranges) {
+			// The next chunk's bases go up beside this chunk's last stages:
+			// queued earlier, they would hold up the scalars of this chunk's
+			// other vectors, which follow them on the stager's stream.
+			if v == len(vecs)-1 && j.streamed != nil && i+1 < len(ranges) {
 				if err := upload(i + 1); err != nil {
 					return nil, err
 				}
