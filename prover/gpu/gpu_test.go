@@ -351,6 +351,24 @@ func TestReserveDriverMemoryKeepsTheDeviceWithinTheLimit(t *testing.T) {
 	require.Equal(t, f.want, proofBytes(t, proof))
 	assert.LessOrEqual(t, free0-freeMemory(t, dev), limit+driverSlack, "the device's use by the driver's count")
 
+	// The fixed-base kernels (a development setup's) are not in the
+	// warm-up: reserving again after them measures anew, from the
+	// configured limit, not from the lowered one.
+	sc := randScalars(5, newTestRand(1))
+	_, _, gen1, gen2 := bls12381.Generators()
+	_, err = b.FixedBaseG1(context.Background(), &gen1, sc)
+	require.NoError(t, err)
+	_, err = b.FixedBaseG2(context.Background(), &gen2, sc)
+	require.NoError(t, err)
+	own2, err := b.ReserveDriverMemory(context.Background())
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, own2, own, "the fixed-base modules added to the driver's part")
+	t.Logf("the driver's part after the fixed-base kernels: %d bytes (+%d)", own2, own2-own)
+	require.NoError(t, dev.Do(func(*driver.Ctx) error {
+		assert.Equal(t, limit-own2, b.st.mem.limit, "set from the configured limit, once")
+		return nil
+	}))
+
 	// The kernels' local memory belongs to the context, which every
 	// Backend on the device shares: a second Backend's part is its modules'
 	// code only (about 2 MB), which 64 KiB cannot hold.

@@ -173,8 +173,12 @@ func (st *state) quotientHeld(logN uint32) int64 {
 // the driver's part as the drop in free memory since New less what the
 // Backend holds, and lowers the limit by it, so that key plans and memory
 // checks keep the sum within the limit. It returns the driver's part.
-// Without a limit it only measures. Call it once, before PlanKey; memory
-// other processes took on the device since New counts as the driver's.
+// Without a limit it only measures. Call it before PlanKey, and again once
+// kernels it does not run have run (the fixed-base kernels of a
+// development setup, whose module and local memory the driver keeps): each
+// call measures anew and sets the limit from WithMemoryLimit's. Plans made
+// before a later call keep their budget. Memory other processes took on the
+// device since New counts as the driver's.
 func (b *Backend) ReserveDriverMemory(ctx context.Context) (int64, error) {
 	if err := b.warm(ctx); err != nil {
 		return 0, fmt.Errorf("gpu: reserve the driver's memory: %w", err)
@@ -187,14 +191,15 @@ func (b *Backend) ReserveDriverMemory(ctx context.Context) (int64, error) {
 		}
 		st := b.st
 		own = max(0, st.free0-free-st.mem.held)
-		if st.mem.limit == 0 {
+		limit := b.cfg.memLimit
+		if limit == 0 {
 			return nil
 		}
-		if own >= st.mem.limit {
+		if own >= limit {
 			return fmt.Errorf("%w: the driver holds %s of the limit %s", ErrDeviceMemory,
-				stats.FormatGiB(own), stats.FormatGiB(st.mem.limit))
+				stats.FormatGiB(own), stats.FormatGiB(limit))
 		}
-		st.mem.limit -= own
+		st.mem.limit = limit - own
 		return nil
 	})
 	if err != nil {
