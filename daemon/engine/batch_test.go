@@ -63,19 +63,26 @@ func (d *batchFake) ProveBatch(ctx context.Context, pk *groth16.ProvingKey, batc
 	return proofs, errs
 }
 
+// holdFirst makes d's first proof, alone, wait for the gate it returns,
+// so that the jobs submitted meanwhile are ready together when it opens.
+func holdFirst(d *batchFake) *gate {
+	g := newGate()
+	var held sync.Once
+	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
+		var err error
+		held.Do(func() { err = g.hold(ctx, asg) })
+		return err
+	}
+	return g
+}
+
 // Jobs of one key that are ready together go to the device as one batch
 // (never more than its batch size), jobs of another key never join them,
 // every proof verifies, each job's timings hold its share of the batch,
 // and the metric counts the batched jobs.
 func TestBatchProvesReadyJobsOfOneKeyTogether(t *testing.T) {
 	d := newBatchFake(t, "fake0", 2)
-	g := newGate()
-	var held sync.Once
-	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
-		var err error
-		held.Do(func() { err = g.hold(ctx, asg) }) // the first job, alone, holds the device
-		return err
-	}
+	g := holdFirst(d)
 	reg := prometheus.NewRegistry()
 	e := newEngine(t, Config{Synthesizers: 2, Handoff: 8, Metrics: reg}, d)
 	a, b := porep(t, 1024), porep(t, 2048)
@@ -130,13 +137,7 @@ func TestBatchProvesReadyJobsOfOneKeyTogether(t *testing.T) {
 // job verifies, the device is not recovered, and no host memory is held.
 func TestBatchCancelOneJob(t *testing.T) {
 	d := newBatchFake(t, "fake0", 2)
-	g := newGate()
-	var held sync.Once
-	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
-		var err error
-		held.Do(func() { err = g.hold(ctx, asg) })
-		return err
-	}
+	g := holdFirst(d)
 	e := newEngine(t, Config{Synthesizers: 2, Handoff: 8}, d)
 	c := porep(t, 1024)
 	first := submit(t, e, c, 1, Normal)
@@ -171,13 +172,7 @@ func TestBatchCancelOneJob(t *testing.T) {
 // A device of batch size 1 gets every job alone.
 func TestBatchSizeOneProvesAlone(t *testing.T) {
 	d := newBatchFake(t, "fake0", 1)
-	g := newGate()
-	var held sync.Once
-	d.before = func(ctx context.Context, asg *r1cs.Assignment) error {
-		var err error
-		held.Do(func() { err = g.hold(ctx, asg) })
-		return err
-	}
+	g := holdFirst(d)
 	e := newEngine(t, Config{Synthesizers: 2, Handoff: 8}, d)
 	c := porep(t, 1024)
 	jobs := []*Job{submit(t, e, c, 1, Normal)}

@@ -178,23 +178,11 @@ func (it *batchItem) solo(ctx context.Context, pk *ProvingKey, backend Backend) 
 	start := time.Now()
 	nv := pk.NbVariables()
 	fb, lh, fused := fusedLH(pk, backend)
-	wire := asg.WireVector()
-	var buf []fr.Element
-	if wire == nil || !fused {
-		size := nv + pk.DomainSize - 1
-		if fused {
-			size = nv
-		}
-		var err error
-		if buf, err = ws.grow(&ws.buf, size); err != nil {
-			return fmt.Errorf("prove: %w", err)
-		}
-		wire = buf[:nv]
-		copyAll(wire, asg.Public)
-		copyAll(wire[pk.NbPublic:], asg.Private)
+	wire, buf, err := ws.wires(pk, asg, fused)
+	if err != nil {
+		return fmt.Errorf("prove: %w", err)
 	}
 	var fills [2]func()
-	var err error
 	if it.wireA, fills[0], err = ws.compactLater(wire, pk.InfinityA, &ws.a, &ws.keptA); err != nil {
 		return fmt.Errorf("prove: %w", err)
 	}

@@ -114,20 +114,9 @@ func (m *msmSums) prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignmen
 	// private‖h, once the quotient is copied in, the L‖H scalars.
 	nv := pk.NbVariables()
 	fb, lh, fused := fusedLH(pk, backend)
-	wire := asg.WireVector()
-	var buf []fr.Element
-	if wire == nil || !fused {
-		size := nv + pk.DomainSize - 1
-		if fused {
-			size = nv
-		}
-		var err error
-		if buf, err = ws.grow(&ws.buf, size); err != nil {
-			return err
-		}
-		wire = buf[:nv]
-		copyAll(wire, asg.Public)
-		copyAll(wire[pk.NbPublic:], asg.Private)
+	wire, buf, err := ws.wires(pk, asg, fused)
+	if err != nil {
+		return err
 	}
 	wireA, fillA, err := ws.compactLater(wire, pk.InfinityA, &ws.a, &ws.keptA)
 	if err != nil {
@@ -190,6 +179,29 @@ func (m *msmSums) prove(ctx context.Context, pk *ProvingKey, asg *r1cs.Assignmen
 		}
 	}
 	return m.run(ctx, pk, backend, wireA, wireB, lhSum, fused, ready)
+}
+
+// wires returns asg's wire vector (public‖private) for a proof under pk:
+// asg's own where a fused backend keeps h (fused) and asg has one, else in
+// ws's buffer, which then holds public‖private‖h (buf; nil with asg's own),
+// its h part to be filled by the quotient unless fused.
+func (ws *Workspace) wires(pk *ProvingKey, asg *r1cs.Assignment, fused bool) (wire, buf []fr.Element, err error) {
+	nv := pk.NbVariables()
+	wire = asg.WireVector()
+	if wire != nil && fused {
+		return wire, nil, nil
+	}
+	size := nv + pk.DomainSize - 1
+	if fused {
+		size = nv
+	}
+	if buf, err = ws.grow(&ws.buf, size); err != nil {
+		return nil, nil, err
+	}
+	wire = buf[:nv]
+	copyAll(wire, asg.Public)
+	copyAll(wire[pk.NbPublic:], asg.Private)
+	return wire, buf, nil
 }
 
 // fusedLH returns backend as a QuotientLHBackend, with pk's L‖H bases,
