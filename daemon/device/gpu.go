@@ -148,21 +148,39 @@ func (d *GPU) BatchSize(pk *groth16.ProvingKey) int {
 }
 
 // ProveBatch implements engine.BatchProver (groth16.ProveBatch): the first
-// proof's host scratch in the GPU's workspace, the others' in workspaces
-// of their own, of pinned memory like it.
-func (d *GPU) ProveBatch(ctx context.Context, pk *groth16.ProvingKey, batch []groth16.BatchProof, rnd io.Reader) (
-	[]*groth16.Proof, []error) {
+// proof's host scratch in the GPU's workspace, the others', joined ones
+// included, in workspaces of their own, of pinned memory like it.
+func (d *GPU) ProveBatch(ctx context.Context, pk *groth16.ProvingKey, b groth16.Batch, rnd io.Reader) ([]*groth16.Proof, []error) {
 	d.mu.Lock()
-	be := d.be
-	for len(d.more) < len(batch)-1 {
-		d.more = append(d.more, groth16.NewWorkspace(be))
-	}
-	wss := append([]*groth16.Workspace{d.ws}, d.more...)
+	be, ws := d.be, d.ws
 	d.mu.Unlock()
-	for i := range batch {
-		batch[i].Workspace = wss[i]
+	n := 0
+	// wsFor returns the next proof's workspace.
+	wsFor := func() *groth16.Workspace {
+		defer func() { n++ }()
+		if n == 0 {
+			return ws
+		}
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		for len(d.more) < n {
+			d.more = append(d.more, groth16.NewWorkspace(be))
+		}
+		return d.more[n-1]
 	}
-	return proveBatchOn(ctx, pk, batch, be, rnd)
+	for i := range b.Proofs {
+		b.Proofs[i].Workspace = wsFor()
+	}
+	if join := b.Join; join != nil {
+		b.Join = func() (groth16.BatchProof, bool) {
+			p, ok := join()
+			if ok {
+				p.Workspace = wsFor()
+			}
+			return p, ok
+		}
+	}
+	return proveBatchOn(ctx, pk, b, be, rnd)
 }
 
 // MemoryHeld returns the device memory the GPU's backend holds now and at

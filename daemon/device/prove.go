@@ -21,7 +21,7 @@ func proveOn(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, 
 
 // proveBatchOn runs groth16.ProveBatch on backend: each proof's trace and
 // cancellation in its BatchProof.Ctx.
-func proveBatchOn(ctx context.Context, pk *groth16.ProvingKey, batch []groth16.BatchProof, backend groth16.Backend, rnd io.Reader) (
+func proveBatchOn(ctx context.Context, pk *groth16.ProvingKey, b groth16.Batch, backend groth16.Backend, rnd io.Reader) (
 	[]*groth16.Proof, []error) {
-	return groth16.ProveBatch(ctx, pk, batch, backend, rnd)
+	return groth16.ProveBatch(ctx, pk, b, backend, rnd)
 }

@@ -19,11 +19,12 @@ type BatchProver interface {
 	// BatchSize is how many proofs of pk the device takes together at
 	// most (1: one at a time).
 	BatchSize(pk *groth16.ProvingKey) int
-	// ProveBatch makes the batch's proofs (groth16.ProveBatch): each
-	// BatchProof's Ctx carries its job's trace and cancellation, and its
-	// Free hands the job's vectors back as soon as the batch no longer
-	// reads them. Like Prove, it is called only by the device's worker.
-	ProveBatch(ctx context.Context, pk *groth16.ProvingKey, batch []groth16.BatchProof, rnd io.Reader) ([]*groth16.Proof, []error)
+	// ProveBatch makes the batch's proofs (groth16.ProveBatch), joined
+	// ones included: each BatchProof's Ctx carries its job's trace and
+	// cancellation, and its Free hands the job's vectors back as soon as
+	// the batch no longer reads them. Like Prove, it is called only by the
+	// device's worker.
+	ProveBatch(ctx context.Context, pk *groth16.ProvingKey, b groth16.Batch, rnd io.Reader) ([]*groth16.Proof, []error)
 }
 
 // readyPK returns the proving key j will be proved with once its key is
@@ -39,39 +40,29 @@ func (j *Job) readyPK() *groth16.ProvingKey {
 	return nil
 }
 
-// proveSome proves j, with up to the device's batch size less one more
-// jobs of the same key that are ready now (never waiting for one), in one
-// batch where the device batches that key; else alone (prove).
+// proveSome proves j: alone (prove) unless the device batches j's key
+// (BatchProver, BatchSize above 1), else as the first of a batch that the
+// jobs of the same key join when they are ready: those ready now at once,
+// later ones each time a proof of the batch has done its own part (never
+// waiting for one), up to the batch size.
 func (w *worker) proveSome(j *Job, prev func(), eligible, prefer func(*Job) bool) (next *Job, release func(), down error) {
 	bp, ok := w.dev.(BatchProver)
 	pk := j.readyPK()
-	if !ok || pk == nil {
+	if !ok || pk == nil || bp.BatchSize(pk) < 2 {
 		return w.prove(j, prev, eligible, prefer)
 	}
-	size := bp.BatchSize(pk)
-	jobs := []*Job{j}
-	for len(jobs) < size {
-		peer := w.e.handoff.tryTake(func(o *Job) bool { return eligible(o) && o.readyPK() == pk }, prefer)
-		if peer == nil {
-			break
-		}
-		jobs = append(jobs, peer)
-	}
-	if len(jobs) == 1 {
-		return w.prove(j, prev, eligible, prefer)
-	}
-	w.e.handoff.kick()
-	return w.proveBatch(bp, pk, jobs, prev, eligible, prefer)
+	return w.proveBatch(bp, pk, j, prev, eligible, prefer)
 }
 
-// proveBatch makes the proofs of jobs, all of key pk, in one batch on the
-// device. It returns an error only when the device could not recover from
-// a failure (the batch's jobs have then failed). Each job's vectors go
-// back as soon as the batch no longer reads them (BatchProof.Free), so a
-// synthesizer solves the next proof beside the batch's device work; prev
-// (the vectors of the proof before) goes back once the batch's first host
-// work is done, as in prove.
-func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, jobs []*Job, prev func(), eligible, prefer func(*Job) bool) (
+// proveBatch makes the proofs of j and of the jobs of its key pk that join
+// it, in one batch on the device. It returns an error only when the device
+// could not recover from a failure (the batch's jobs have then failed).
+// Each job's vectors go back as soon as the batch no longer reads them
+// (BatchProof.Free), so a synthesizer solves the next proof beside the
+// batch's device work, and that proof may join the batch; prev (the
+// vectors of the proof before) goes back once the batch's first host work
+// is done, as in prove.
+func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, j *Job, prev func(), eligible, prefer func(*Job) bool) (
 	next *Job, release func(), down error) {
 	e, name := w.e, w.dev.Name()
 	var once sync.Once
@@ -81,36 +72,75 @@ func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, jobs []*Job,
 		}
 	}
 	defer handBack()
-	ids := make([]string, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.ID
-	}
+	var live []*Job // the jobs in the batch, in its order
+	var phases []*proofPhases
 	defer func() {
 		if p := recover(); p != nil {
-			err := fmt.Errorf("batch %s: prove on %s: panic: %v", strings.Join(ids, ", "), name, p)
+			err := fmt.Errorf("batch of %s: prove on %s: panic: %v", ids(live), name, p)
 			down = w.recoverDevice(err)
-			for _, j := range jobs {
+			for _, j := range live {
 				e.end(j, nil, err)
 			}
 		}
 	}()
-	w.setCurrent(strings.Join(ids, ","))
 	defer w.setCurrent("")
-	var live []*Job
-	for _, j := range jobs {
-		j.timings.Handoff = time.Since(j.marks.ready)
-		j.setState(Proving, Event{Kind: EventProving, Device: name})
-		if err := e.takeKey(j); err != nil {
-			e.end(j, nil, err)
-			continue
+	var freeMu sync.Mutex
+	// enter makes o one of the batch's proofs; false where o ended instead
+	// (its key could not be taken).
+	enter := func(o *Job) (groth16.BatchProof, bool) {
+		o.timings.Handoff = time.Since(o.marks.ready)
+		o.setState(Proving, Event{Kind: EventProving, Device: name})
+		if err := e.takeKey(o); err != nil {
+			e.end(o, nil, err)
+			return groth16.BatchProof{}, false
 		}
-		if j.handle.PK != pk { // cannot happen: readyPK matched it
-			e.end(j, nil, fmt.Errorf("job %s: key %s changed before its batch", j.ID, j.Req.Circuit.Key))
-			continue
+		if o.handle.PK != pk { // cannot happen: readyPK matched it
+			e.end(o, nil, fmt.Errorf("job %s: key %s changed before its batch", o.ID, o.Req.Circuit.Key))
+			return groth16.BatchProof{}, false
 		}
-		live = append(live, j)
+		ph := &proofPhases{byName: map[string]time.Duration{}}
+		live, phases = append(live, o), append(phases, ph)
+		w.setCurrent(ids(live))
+		key, vec, reserved := o.handle.Key, o.vec, o.reserved
+		return groth16.BatchProof{
+			Ctx: groth16.WithTrace(o.ctx, ph.trace(o, name, handBack)),
+			Asg: o.asg,
+			Free: func() {
+				// The batch no longer reads the job's vectors: they serve
+				// the next job of the key.
+				freeMu.Lock()
+				defer freeMu.Unlock()
+				e.freeVectors(e.budget.keep(key, vec, reserved))
+				o.vec, o.reserved = nil, 0
+			},
+		}, true
 	}
-	if len(live) == 0 {
+	size := bp.BatchSize(pk)
+	// join takes a ready job of the key from the hand-off, if there is one.
+	join := func() (groth16.BatchProof, bool) {
+		for {
+			o := e.handoff.tryTake(func(o *Job) bool { return eligible(o) && o.readyPK() == pk }, prefer)
+			if o == nil {
+				return groth16.BatchProof{}, false
+			}
+			e.handoff.kick()
+			if b, ok := enter(o); ok {
+				return b, true
+			}
+		}
+	}
+	var first []groth16.BatchProof
+	if b, ok := enter(j); ok {
+		first = append(first, b)
+	}
+	for len(first) > 0 && len(first) < size {
+		b, ok := join()
+		if !ok {
+			break
+		}
+		first = append(first, b)
+	}
+	if len(first) == 0 {
 		return nil, nil, nil
 	}
 	if err := e.cfg.Keys.MakeRoomOn(live[0].handle, name); err != nil {
@@ -119,29 +149,18 @@ func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, jobs []*Job,
 		}
 		return nil, nil, nil
 	}
-	batch := make([]groth16.BatchProof, len(live))
-	phases := make([]*proofPhases, len(live))
-	var freeMu sync.Mutex
-	for i, j := range live {
-		phases[i] = &proofPhases{byName: map[string]time.Duration{}}
-		key, vec, reserved := j.handle.Key, j.vec, j.reserved
-		batch[i] = groth16.BatchProof{
-			Ctx: groth16.WithTrace(j.ctx, phases[i].trace(j, name, handBack)),
-			Asg: j.asg,
-			Free: func() {
-				// The batch no longer reads the job's vectors: they serve
-				// the next job of the key.
-				freeMu.Lock()
-				defer freeMu.Unlock()
-				e.freeVectors(e.budget.keep(key, vec, reserved))
-				j.vec, j.reserved = nil, 0
-			},
-		}
-	}
 	start := w.startBusy()
-	proofs, errs := bp.ProveBatch(e.ctx, pk, batch, e.rand())
+	proofs, errs := bp.ProveBatch(e.ctx, pk, groth16.Batch{Proofs: first, Join: join, Max: size}, e.rand())
 	wall := time.Since(start)
 	w.addBusy(wall)
+	if len(proofs) != len(live) || len(errs) != len(live) {
+		err := fmt.Errorf("batch of %s on %s: %d results for %d jobs", ids(live), name, len(proofs), len(live))
+		down = w.recoverDevice(err)
+		for _, j := range live {
+			e.end(j, nil, err)
+		}
+		return nil, nil, down
+	}
 	var failed error
 	for i, j := range live {
 		if errs[i] != nil && j.ctx.Err() == nil {
@@ -189,7 +208,18 @@ func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, jobs []*Job,
 			}()
 		}
 	}
-	e.metrics.batched.Add(float64(made))
-	e.cfg.Log.Info("batch proved", "device", name, "jobs", strings.Join(ids, ","), "made", made, "wall", wall)
+	if len(live) > 1 {
+		e.metrics.batched.Add(float64(made))
+		e.cfg.Log.Info("batch proved", "device", name, "jobs", ids(live), "made", made, "wall", wall)
+	}
 	return e.handoff.tryTake(eligible, prefer), nil, nil
+}
+
+// ids lists the jobs' IDs, comma separated.
+func ids(jobs []*Job) string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return strings.Join(out, ",")
 }

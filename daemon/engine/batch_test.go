@@ -21,17 +21,17 @@ import (
 )
 
 // batchFake is fakeDevice as a BatchProver of size batch for every key: its
-// batches run groth16.ProveBatch on the CPU backend. It records each
-// call's proofs (their public input 1) and keys; beforeBatch runs before
-// each batch.
+// batches run groth16.ProveBatch on the CPU backend, after fakeDevice's
+// before hook (with the first proof). It records each
+// batch's proofs (their public input 1), joined ones included; beforeJoin
+// runs before each join the batch asks for.
 type batchFake struct {
 	*fakeDevice
-	size        int
-	be          *cpu.Backend
-	beforeBatch func(asgs []*r1cs.Assignment)
-	mu          sync.Mutex
-	batches     [][]string
-	keysOf      [][]*groth16.ProvingKey
+	size       int
+	be         *cpu.Backend
+	beforeJoin func()
+	mu         sync.Mutex
+	batches    [][]string
 }
 
 func newBatchFake(t *testing.T, name string, size int) *batchFake {
@@ -42,23 +42,36 @@ func newBatchFake(t *testing.T, name string, size int) *batchFake {
 
 func (d *batchFake) BatchSize(*groth16.ProvingKey) int { return d.size }
 
-func (d *batchFake) ProveBatch(ctx context.Context, pk *groth16.ProvingKey, batch []groth16.BatchProof, rnd io.Reader) (
+func (d *batchFake) ProveBatch(ctx context.Context, pk *groth16.ProvingKey, b groth16.Batch, rnd io.Reader) (
 	[]*groth16.Proof, []error) {
-	asgs := make([]*r1cs.Assignment, len(batch))
-	for i, b := range batch {
-		asgs[i] = b.Asg
+	if d.before != nil { // as in Prove: the hold of holdFirst
+		if err := d.before(b.Proofs[0].Ctx, b.Proofs[0].Asg); err != nil {
+			errs := make([]error, len(b.Proofs))
+			for i := range errs {
+				errs[i] = err
+			}
+			return make([]*groth16.Proof, len(b.Proofs)), errs
+		}
 	}
-	if d.beforeBatch != nil {
-		d.beforeBatch(asgs)
+	var ids []string
+	for _, p := range b.Proofs {
+		ids = append(ids, p.Asg.Public[2].String())
 	}
-	ids := make([]string, len(batch))
-	for i, a := range asgs {
-		ids[i] = a.Public[2].String()
+	if join := b.Join; join != nil {
+		b.Join = func() (groth16.BatchProof, bool) {
+			if d.beforeJoin != nil {
+				d.beforeJoin()
+			}
+			p, ok := join()
+			if ok {
+				ids = append(ids, p.Asg.Public[2].String())
+			}
+			return p, ok
+		}
 	}
-	proofs, errs := groth16.ProveBatch(ctx, pk, batch, d.be, rnd)
+	proofs, errs := groth16.ProveBatch(ctx, pk, b, d.be, rnd)
 	d.mu.Lock()
 	d.batches = append(d.batches, ids)
-	d.keysOf = append(d.keysOf, []*groth16.ProvingKey{pk})
 	d.mu.Unlock()
 	return proofs, errs
 }
@@ -113,13 +126,20 @@ func TestBatchProvesReadyJobsOfOneKeyTogether(t *testing.T) {
 	defer d.mu.Unlock()
 	for _, ids := range d.batches {
 		assert.LessOrEqual(t, len(ids), 2, "batches of at most the device's size: %v", d.batches)
-		batched += len(ids)
+		if len(ids) > 1 {
+			batched += len(ids)
+		}
 	}
 	// Three of key a and two of key b were ready together: one batch of
 	// each key at least, and the odd job of a alone.
 	t.Logf("batches: %v; alone: %v", d.batches, d.proved)
 	assert.GreaterOrEqual(t, len(d.batches), 2, "%v", d.batches)
-	assert.Equal(t, 1+len(rest), batched+len(d.proved), "every job proved once, alone or in a batch")
+	all := len(d.proved)
+	for _, ids := range d.batches {
+		all += len(ids)
+	}
+	assert.Equal(t, 1+len(rest), all, "every job proved once, alone or in a batch")
+	assert.Positive(t, batched, "some jobs proved in pairs: %v", d.batches)
 	want := map[string]bool{publicOf(t, b, 13): true, publicOf(t, b, 14): true}
 	for _, ids := range d.batches {
 		inB := 0
@@ -144,14 +164,14 @@ func TestBatchCancelOneJob(t *testing.T) {
 	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
 	j1, j2 := submit(t, e, c, 2, Normal), submit(t, e, c, 3, Normal)
 	require.Eventually(t, func() bool { return j1.State() == Ready && j2.State() == Ready }, time.Minute, time.Millisecond)
-	victim := publicOf(t, c, 3)
-	d.beforeBatch = func(asgs []*r1cs.Assignment) {
-		for _, a := range asgs {
-			if a.Public[2].String() == victim {
-				_, err := e.Cancel(j2.ID)
-				require.NoError(t, err)
-			}
-		}
+	// j2 is cancelled once j1 has done its own part, before it joins or
+	// right after: either way it leaves the batch alone.
+	var cancelled sync.Once
+	d.beforeJoin = func() {
+		cancelled.Do(func() {
+			_, err := e.Cancel(j2.ID)
+			require.NoError(t, err)
+		})
 	}
 	g.open()
 	_, err := wait(t, first)
@@ -163,7 +183,7 @@ func TestBatchCancelOneJob(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, Cancelled, j2.State())
 	d.mu.Lock()
-	require.Len(t, d.batches, 1, "the two ready jobs went as one batch")
+	require.Len(t, d.batches, 1, "the two ready jobs went as one batch: %v", d.batches)
 	d.mu.Unlock()
 	assert.Zero(t, d.recovers.Load(), "a cancelled job is not a device fault")
 	assert.Zero(t, e.budget.jobBytes(), "the batch's jobs gave back their host memory (vectors kept for reuse aside)")
@@ -186,6 +206,40 @@ func TestBatchSizeOneProvesAlone(t *testing.T) {
 	}
 	assert.Empty(t, d.batches)
 	assert.Len(t, d.proved, 3)
+}
+
+// A job that becomes ready while a batch's first proof does its own part
+// joins that batch: the worker never waits for it, and the batch holds
+// both.
+func TestBatchJoinsAJobReadyMeanwhile(t *testing.T) {
+	d := newBatchFake(t, "fake0", 2)
+	reg := prometheus.NewRegistry()
+	e := newEngine(t, Config{Synthesizers: 2, Handoff: 8, Metrics: reg}, d)
+	c := porep(t, 1024)
+	_, err := wait(t, submit(t, e, c, 1, Normal)) // the key loads and goes hot first
+	require.NoError(t, err)
+	var second *Job
+	joins := 0
+	d.beforeJoin = func() {
+		joins++
+		if joins == 1 { // the first batch's first join: the next job is submitted and solved now
+			second = submit(t, e, c, 3, Normal)
+			require.Eventually(t, func() bool { return second.State() == Ready }, time.Minute, time.Millisecond)
+		}
+	}
+	first := submit(t, e, c, 2, Normal)
+	for _, j := range []*Job{first} {
+		_, err := wait(t, j)
+		require.NoError(t, err)
+	}
+	require.NotNil(t, second)
+	r, err := wait(t, second)
+	require.NoError(t, err)
+	assert.True(t, r.Verified)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	assert.Contains(t, d.batches, []string{publicOf(t, c, 2), publicOf(t, c, 3)}, "the job ready meanwhile joined: %v", d.batches)
+	assert.Contains(t, metricsText(t, reg), "cuzk_batched_jobs_total 2\n")
 }
 
 // metricsText is reg's metrics in the Prometheus text format.

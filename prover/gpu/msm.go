@@ -474,7 +474,7 @@ func (m *MSM) G1Batch(ctx context.Context, bases []bls12381.G1Affine, scalars []
 // one after another.
 func (m *MSM) g1Batch(ctx context.Context, bases []bls12381.G1Affine, scalars [][]fr.Element, spare func(*driver.Ctx) deviceSpan) (
 	res []bls12381.G1Jac, err error) {
-	err = m.call(ctx, "g1 batch", len(scalars[0]), checkBatchInput(len(bases), scalars), func(dc *driver.Ctx) (err error) {
+	err = m.call(ctx, "g1 batch", len(bases), checkBatchInput(len(bases), scalars), func(dc *driver.Ctx) (err error) {
 		j, err := m.st.prepare(dc, m.st.g1, bases, driver.Bytes(bases), len(scalars[0]))
 		if err != nil {
 			return err
@@ -493,7 +493,7 @@ func (m *MSM) g1Batch(ctx context.Context, bases []bls12381.G1Affine, scalars []
 func (m *MSM) g1g2Batch(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars [][]fr.Element,
 	spare func(*driver.Ctx) deviceSpan) (r1 []bls12381.G1Jac, r2 []bls12381.G2Jac, err error) {
 	bad := errors.Join(checkBatchInput(len(g1), scalars), checkBatchInput(len(g2), scalars))
-	err = m.call(ctx, "g1 and g2 batch", len(scalars[0]), bad, func(dc *driver.Ctx) error {
+	err = m.call(ctx, "g1 and g2 batch", len(g1), bad, func(dc *driver.Ctx) error {
 		n := len(scalars[0])
 		prep1 := func() (*msmJob, error) { return m.st.prepare(dc, m.st.g1, g1, driver.Bytes(g1), n) }
 		prep2 := func() (*msmJob, error) { return m.st.prepare(dc, m.st.g2, g2, driver.Bytes(g2), n) }

@@ -244,9 +244,19 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 			// A and B calls take the work vectors for their carries.
 			ws2 := groth16.NewWorkspace(b)
 			defer func() { require.NoError(t, ws2.Close()) }()
-			batch := []groth16.BatchProof{{Asg: f.solve(), Workspace: ws}, {Asg: f.solve(), Workspace: ws2}}
+			// The second proof joins once the first has done its own part.
+			joined := false
+			join := func() (groth16.BatchProof, bool) {
+				if joined {
+					return groth16.BatchProof{}, false
+				}
+				joined = true
+				return groth16.BatchProof{Asg: f.solve(), Workspace: ws2}, true
+			}
+			batch := groth16.Batch{Proofs: []groth16.BatchProof{{Asg: f.solve(), Workspace: ws}}, Join: join, Max: 2}
 			proofs, errs := groth16.ProveBatch(context.Background(), f.pk, batch, b, blinding())
-			for i := range batch {
+			require.Len(t, proofs, 2, "plan %s", kp)
+			for i := range proofs {
 				require.NoError(t, errs[i], "batch proof %d, plan %s", i, kp)
 				require.Equal(t, inTurn[i], proofBytes(t, proofs[i]), "batch proof %d, plan %s", i, kp)
 			}

@@ -50,35 +50,66 @@ type BatchProof struct {
 	Free func()
 }
 
-// ProveBatch computes the proofs of batch under pk, as Prove would one by
-// one with the same rnd: each proof draws r and s from rnd in the batch's
-// order before any work starts, so that a batch's proofs equal those of
+// Batch is the proofs of one ProveBatch call: Proofs to start with, and
+// Join, when not nil, asked for one more after each proof's own part while
+// the batch holds fewer than Max (0: len(Proofs)): it returns a proof that
+// is ready now, or false, and must not wait for one. A batch so grows while
+// it runs: the next proof of the key, solved beside the first one's
+// quotient and L‖H, still shares the A and B calls.
+type Batch struct {
+	Proofs []BatchProof
+	Join   func() (BatchProof, bool)
+	Max    int
+}
+
+// ProveBatch computes the proofs of b under pk, as Prove would one by one
+// with the same rnd: each proof draws r and s from rnd when its own part
+// starts, in the batch's order, so that a batch's proofs equal those of
 // Prove calls in that order. Each proof's host work, quotient and L‖H MSM
-// run in turn (they hold the backend's work vectors); then the A and B MSMs
-// of all of them run together, as one call per MSM on a BatchBackend (each
-// proof's trace is charged an equal share of such a call's phases, with
-// PhaseInfo.Batch set), else one proof after another.
+// run in turn (they hold the backend's work vectors), joined proofs after
+// the first ones; then the A and B MSMs of all of them run together, as one
+// call per MSM on a BatchBackend (each proof's trace is charged an equal
+// share of such a call's phases, with PhaseInfo.Batch set), else one proof
+// after another.
 //
-// proofs[i] is nil where errs[i] is not: a proof whose Ctx is done fails
-// alone, wrapping Ctx's error; a backend failure fails every proof not yet
-// made, and leaves the backend to the caller's recovery. ctx ends the whole
+// The results are in the batch's order, joined proofs last: proofs[i] is
+// nil where errs[i] is not. A proof whose Ctx is done fails alone,
+// wrapping Ctx's error; a backend failure fails every proof not yet made,
+// and leaves the backend to the caller's recovery. ctx ends the whole
 // batch.
-func ProveBatch(ctx context.Context, pk *ProvingKey, batch []BatchProof, backend Backend, rnd io.Reader) (proofs []*Proof, errs []error) {
+func ProveBatch(ctx context.Context, pk *ProvingKey, b Batch, backend Backend, rnd io.Reader) (proofs []*Proof, errs []error) {
 	start := time.Now()
-	n := len(batch)
-	proofs, errs = make([]*Proof, n), make([]error, n)
-	items := make([]batchItem, n)
+	max := b.Max
+	if max < len(b.Proofs) {
+		max = len(b.Proofs)
+	}
+	var items []*batchItem
+	for _, bp := range b.Proofs {
+		items = append(items, &batchItem{BatchProof: bp})
+	}
 	defer func() {
-		for i := range items {
-			items[i].free()
-			if items[i].ws != nil {
-				items[i].ws.mu.Unlock()
+		for _, it := range items {
+			it.free()
+			if it.ws != nil {
+				it.ws.mu.Unlock()
 			}
 		}
 	}()
-	for i, bp := range batch {
-		it := &items[i]
-		it.BatchProof = bp
+	results := func() ([]*Proof, []error) {
+		proofs, errs := make([]*Proof, len(items)), make([]error, len(items))
+		for i, it := range items {
+			proofs[i], errs[i] = it.proof, it.err
+		}
+		return proofs, errs
+	}
+	failAll := func(err error) ([]*Proof, []error) {
+		for _, it := range items {
+			it.proof, it.err = nil, err
+		}
+		return results()
+	}
+	for i := 0; i < len(items); i++ {
+		it := items[i]
 		if it.Ctx == nil {
 			it.Ctx = ctx
 		}
@@ -87,53 +118,41 @@ func ProveBatch(ctx context.Context, pk *ProvingKey, batch []BatchProof, backend
 			it.s, err = randomScalar(rnd)
 		}
 		if err != nil {
-			return failAll(proofs, errs, fmt.Errorf("prove: draw r and s: %w", err))
+			return failAll(fmt.Errorf("prove: draw r and s: %w", err))
+		}
+		it.err = it.solo(ctx, pk, backend)
+		if it.err != nil && it.Ctx.Err() == nil && ctx.Err() == nil && !errors.Is(it.err, ErrKeyMismatch) && !errors.Is(it.err, ErrWorkspaceBusy) {
+			return failAll(it.err) // the backend failed: no proof of the batch is made
+		}
+		if i == len(items)-1 && len(items) < max && b.Join != nil && ctx.Err() == nil {
+			if bp, ok := b.Join(); ok {
+				items = append(items, &batchItem{BatchProof: bp})
+			}
 		}
 	}
-	for i := range items {
-		it := &items[i]
-		errs[i] = it.solo(ctx, pk, backend)
-		if errs[i] != nil && it.Ctx.Err() == nil && ctx.Err() == nil && !errors.Is(errs[i], ErrKeyMismatch) && !errors.Is(errs[i], ErrWorkspaceBusy) {
-			return failAll(proofs, errs, errs[i]) // the backend failed: no proof of the batch is made
-		}
-	}
-	live := make([]*batchItem, 0, n)
-	for i := range items {
-		if errs[i] == nil {
-			live = append(live, &items[i])
+	var live []*batchItem
+	for _, it := range items {
+		if it.err == nil {
+			live = append(live, it)
 		}
 	}
 	if len(live) > 0 {
 		if err := sharedMSMs(ctx, pk, backend, live); err != nil {
-			for i := range items {
-				if errs[i] == nil {
-					errs[i] = fmt.Errorf("prove: %w", err)
-				}
+			for _, it := range live {
+				it.err = fmt.Errorf("prove: %w", err)
 			}
-			return proofs, errs
+			return results()
 		}
 	}
-	for i := range items {
-		it := &items[i]
-		if errs[i] != nil {
+	for _, it := range live {
+		if it.err = stageCheck(it.Ctx, "assembly"); it.err != nil {
+			it.err = fmt.Errorf("prove: %w", it.err)
 			continue
 		}
-		if errs[i] = stageCheck(it.Ctx, "assembly"); errs[i] != nil {
-			errs[i] = fmt.Errorf("prove: %w", errs[i])
-			continue
-		}
-		proofs[i] = assemble(pk, &it.r, &it.s, &it.m.a, &it.m.b1, &it.m.lh, &it.m.b2)
-		PhaseDone(it.Ctx, PhaseInfo{Phase: PhaseProve, Start: start, Duration: time.Since(start), Points: pk.DomainSize, Batch: n})
+		it.proof = assemble(pk, &it.r, &it.s, &it.m.a, &it.m.b1, &it.m.lh, &it.m.b2)
+		PhaseDone(it.Ctx, PhaseInfo{Phase: PhaseProve, Start: start, Duration: time.Since(start), Points: pk.DomainSize, Batch: len(items)})
 	}
-	return proofs, errs
-}
-
-// failAll fails every proof of a batch with err.
-func failAll(proofs []*Proof, errs []error, err error) ([]*Proof, []error) {
-	for i := range errs {
-		proofs[i], errs[i] = nil, err
-	}
-	return proofs, errs
+	return results()
 }
 
 // batchItem is one proof of a batch as it goes.
@@ -144,6 +163,8 @@ type batchItem struct {
 	m            msmSums
 	wireA, wireB []fr.Element
 	freed        bool
+	proof        *Proof
+	err          error
 }
 
 // free hands the proof's assignment back (BatchProof.Free), once.

@@ -171,7 +171,7 @@ func TestProveBatchEqualsProvesInTurn(t *testing.T) {
 				be = unfusedBatchCPU{bb}
 			}
 			batch, pubs := bf.batch(t, bb.log)
-			proofs, errs := groth16.ProveBatch(context.Background(), bf.f.pk, batch, be, seeded(5))
+			proofs, errs := groth16.ProveBatch(context.Background(), bf.f.pk, groth16.Batch{Proofs: batch}, be, seeded(5))
 			for i := range batch {
 				require.NoError(t, errs[i], "proof %d", i)
 				require.NoError(t, groth16.Verify(bf.f.vk, proofs[i], pubs[i]), "proof %d", i)
@@ -193,6 +193,51 @@ func TestProveBatchEqualsProvesInTurn(t *testing.T) {
 				want := []string{"quotient", "free 0", "quotient", "free 1", "quotient", "free 2"}
 				assert.Equal(t, want, calls[:6], "%v", calls)
 				assert.ElementsMatch(t, []string{"batch G1 3", "batch B 3"}, calls[6:])
+			}
+		})
+	}
+}
+
+// A batch that starts with one proof takes the proofs Join offers after
+// each proof's own part, up to Max, and none once Join has none: the
+// proofs equal Prove's in turn, the joined ones last, and the shared calls
+// cover all of them.
+func TestProveBatchJoins(t *testing.T) {
+	bf := newBatchFixture(t, 4, 8)
+	for _, tc := range []struct {
+		name       string
+		max, offer int // the batch's Max, the proofs Join has
+		want       int // proofs in the batch
+	}{{"up to max", 3, 3, 3}, {"join runs dry", 4, 1, 2}, {"max one", 1, 3, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner, err := cpu.New()
+			require.NoError(t, err)
+			bb := &batchCPU{fusedCPU: fusedCPU{Backend: inner}}
+			all, pubs := bf.batch(t, bb.log)
+			next := 1
+			join := func() (groth16.BatchProof, bool) {
+				if next > tc.offer {
+					return groth16.BatchProof{}, false
+				}
+				bb.log(fmt.Sprintf("join %d", next))
+				next++
+				return all[next-1], true
+			}
+			proofs, errs := groth16.ProveBatch(context.Background(), bf.f.pk, groth16.Batch{Proofs: all[:1], Join: join, Max: tc.max},
+				bb, seeded(8))
+			require.Len(t, proofs, tc.want)
+			for i := range tc.want {
+				require.NoError(t, errs[i])
+				require.NoError(t, groth16.Verify(bf.f.vk, proofs[i], pubs[i]))
+				assert.Equal(t, bf.want[i], encode(t, proofs[i]), "proof %d equals Prove's in turn", i)
+			}
+			calls := bb.logged()
+			if tc.want > 1 {
+				assert.Equal(t, 1, count(calls, fmt.Sprintf("batch G1 %d", tc.want)), "%v", calls)
+				// Each join comes after the proof before has done its own part.
+				assert.Less(t, index(calls, "quotient+L‖H"), index(calls, "join 1"), "%v", calls)
+			} else {
+				assert.Zero(t, count(calls, "join 1"), "a batch of at most one asks for none: %v", calls)
 			}
 		})
 	}
@@ -243,7 +288,7 @@ func TestProveBatchOneProofCancelled(t *testing.T) {
 	for i := range batch {
 		batch[i].Ctx = groth16.WithTrace(batch[i].Ctx, pts[i].Trace())
 	}
-	proofs, errs := groth16.ProveBatch(context.Background(), bf.f.pk, batch, bb, seeded(6))
+	proofs, errs := groth16.ProveBatch(context.Background(), bf.f.pk, groth16.Batch{Proofs: batch}, bb, seeded(6))
 	require.ErrorIs(t, errs[1], context.Canceled)
 	assert.Nil(t, proofs[1])
 	for _, i := range []int{0, 2} {
@@ -282,7 +327,7 @@ func TestProveBatchBackendFailure(t *testing.T) {
 	boom := errors.New("device fault")
 	bb := &batchCPU{fusedCPU: fusedCPU{Backend: inner}, fail: boom}
 	batch, _ := bf.batch(t, bb.log)
-	proofs, errs := groth16.ProveBatch(context.Background(), bf.f.pk, batch, bb, seeded(7))
+	proofs, errs := groth16.ProveBatch(context.Background(), bf.f.pk, groth16.Batch{Proofs: batch}, bb, seeded(7))
 	for i := range batch {
 		assert.ErrorIs(t, errs[i], boom)
 		assert.Nil(t, proofs[i])

@@ -150,7 +150,7 @@ func runKernels(ctx context.Context, cfg kernelsConfig, w io.Writer) error {
 	if cfg.link.Bytes > 0 {
 		rows, err := gpubench.Link(dev, cfg.link)
 		printLinkRows(w, rows, cfg.link)
-		if err != nil || len(cfg.G1)+len(cfg.G2)+len(cfg.NTT) == 0 {
+		if err != nil || len(cfg.G1)+len(cfg.G2)+len(cfg.Streamed)+len(cfg.NTT) == 0 {
 			return err
 		}
 	}
@@ -165,7 +165,7 @@ func runKernels(ctx context.Context, cfg kernelsConfig, w io.Writer) error {
 		stats.FormatCount(cfg.Tile))
 	var rows []gpubench.KernelRow
 	var errs []error
-	if len(cfg.G1)+len(cfg.G2) > 0 {
+	if len(cfg.G1)+len(cfg.G2)+len(cfg.Streamed) > 0 { // the streamed sizes alone too
 		r, err := gpubench.MSMs(ctx, dev, cfg.KernelsConfig, rate)
 		rows, errs = append(rows, r...), append(errs, err)
 	}
