@@ -175,9 +175,9 @@ func (it *batchItem) free() {
 	it.freed = true
 }
 
-// solo does the proof's own part: its host vectors (the A and B
-// compactions at once: no prefetch in a batch, whose work vectors the next
-// proof's quotient takes), then its quotient and L‖H MSM.
+// solo does the proof's own part: its host vectors, then its quotient and
+// L‖H MSM with the A and B compactions beside them (no prefetch in a batch:
+// the next proof's quotient takes the work vectors they would go to).
 func (it *batchItem) solo(ctx context.Context, pk *ProvingKey, backend Backend) error {
 	for _, c := range []context.Context{ctx, it.Ctx} {
 		if err := stageCheck(c, "start"); err != nil {
@@ -210,12 +210,22 @@ func (it *batchItem) solo(ctx context.Context, pk *ProvingKey, backend Backend) 
 	if it.wireB, fills[1], err = ws.compactLater(wire, pk.InfinityB, &ws.b, &ws.keptB); err != nil {
 		return fmt.Errorf("prove: %w", err)
 	}
-	for _, f := range fills {
-		if f != nil {
-			f()
-		}
-	}
 	PhaseDone(it.Ctx, PhaseInfo{Phase: PhaseHost, Start: start, Duration: time.Since(start), Points: nv})
+	// The compactions feed only the shared MSMs: they run beside the
+	// proof's quotient and L‖H, off the device's path, as in Prove; every
+	// return waits for them (ws's vectors outlive none).
+	compacted := make(chan struct{})
+	go func() {
+		defer close(compacted)
+		cstart := time.Now()
+		for _, f := range fills {
+			if f != nil {
+				f()
+			}
+		}
+		PhaseDone(it.Ctx, PhaseInfo{Phase: PhaseCompact, Start: cstart, Duration: time.Since(cstart), Points: len(it.wireA) + len(it.wireB)})
+	}()
+	defer func() { <-compacted }()
 	lhPoints := pk.NbPrivate + pk.DomainSize - 1
 	if fused {
 		if err := stageCheck(it.Ctx, "quotient and L‖H"); err != nil {
@@ -237,6 +247,7 @@ func (it *batchItem) solo(ctx context.Context, pk *ProvingKey, backend Backend) 
 	}
 	// The A and B wires are all the batch reads of the proof from here:
 	// the assignment goes back unless they are its own vector.
+	<-compacted
 	if !aliases(wire, asg.WireVector(), it.wireA, it.wireB) {
 		it.free()
 	}
