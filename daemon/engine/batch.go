@@ -119,7 +119,11 @@ func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, j *Job, prev
 	// join takes a ready job of the key from the hand-off, if there is one.
 	join := func() (groth16.BatchProof, bool) {
 		for {
-			o := e.handoff.tryTake(func(o *Job) bool { return eligible(o) && o.readyPK() == pk }, prefer)
+			// A job of lower priority than the batch's first never joins:
+			// it would hold the first one's result back by its own part.
+			o := e.handoff.tryTake(func(o *Job) bool {
+				return eligible(o) && o.readyPK() == pk && o.Req.Priority >= j.Req.Priority
+			}, prefer)
 			if o == nil {
 				return groth16.BatchProof{}, false
 			}

@@ -189,6 +189,27 @@ func TestBatchCancelOneJob(t *testing.T) {
 	assert.Zero(t, e.budget.jobBytes(), "the batch's jobs gave back their host memory (vectors kept for reuse aside)")
 }
 
+// A job of lower priority than a batch's first does not join it; one of
+// higher priority does.
+func TestBatchJoinsNoLowerPriority(t *testing.T) {
+	d := newBatchFake(t, "fake0", 2)
+	g := holdFirst(d)
+	e := newEngine(t, Config{Synthesizers: 2, Handoff: 8}, d)
+	c := porep(t, 1024)
+	first := submit(t, e, c, 1, Normal)
+	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	low := submit(t, e, c, 2, Low)
+	require.Eventually(t, func() bool { return low.State() == Ready }, time.Minute, time.Millisecond)
+	g.open()
+	for _, j := range []*Job{first, low} {
+		_, err := wait(t, j)
+		require.NoError(t, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	assert.Equal(t, [][]string{{publicOf(t, c, 1)}, {publicOf(t, c, 2)}}, d.batches, "the low job proved after, alone")
+}
+
 // A device of batch size 1 gets every job alone.
 func TestBatchSizeOneProvesAlone(t *testing.T) {
 	d := newBatchFake(t, "fake0", 1)
