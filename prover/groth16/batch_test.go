@@ -187,6 +187,14 @@ func TestProveBatchEqualsProvesInTurn(t *testing.T) {
 				assert.Equal(t, 1, count(calls, "batch B 3"), "%v", calls)
 				assert.Equal(t, 3, count(calls, "quotient+L‖H"), "%v", calls)
 				assert.Less(t, lastIndex(calls, "quotient+L‖H"), index(calls, "batch G1 3"), "every quotient first: %v", calls)
+				// The fused backend reads the assignment's own wire vector:
+				// its sets without points at infinity are copied into the
+				// workspace, so every assignment still goes back before
+				// the shared calls.
+				require.NotNil(t, batch[0].Asg.WireVector(), "a solved assignment has its wire vector")
+				for i := range batch {
+					assert.Less(t, index(calls, fmt.Sprintf("free %d", i)), index(calls, "batch G1 3"), "%v", calls)
+				}
 			case "batch-unfused":
 				// The wires are the workspace's copies: each assignment
 				// goes back right after its own quotient.
