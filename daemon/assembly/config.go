@@ -52,7 +52,7 @@ type Config struct {
 	// GPUBatch is the most proofs of one key a GPU proves together where
 	// its plan streams bases from host memory (device.GPU.SetBatch): each
 	// chunk of bases then crosses the link once for the batch.
-	GPUBatch      int         `mapstructure:"gpu_batch" help:"proofs of one key a GPU proves together where its plan streams bases, sharing each chunk's upload (0: 2; 1: one at a time)"`
+	GPUBatch      int         `mapstructure:"gpu_batch" help:"proofs of one key a GPU proves together where its plan streams bases, sharing each chunk's upload (0: the default, 1: one at a time; 2 shares each streamed chunk between two)"`
 	HostJobBudget stats.Bytes `mapstructure:"host_job_budget" help:"bytes of synthesized jobs in flight (0: host-budget)"` // bytes of synthesized jobs; 0: none
 	QueueSize     int         `mapstructure:"queue_size" help:"queued jobs before ResourceExhausted"`
 	Synthesizers  int         `mapstructure:"synthesizers" help:"jobs synthesized at once (0: one per core)"` // 0: one per core

@@ -46,10 +46,12 @@ type GPU struct {
 }
 
 // DefaultBatch is the most proofs of one key a GPU proves together where
-// its plan streams bases (gpu_batch's default): two share each chunk's
-// upload; a third would add a carry and a proof's workspace for a smaller
-// share of the link.
-const DefaultBatch = 2
+// its plan streams bases (gpu_batch's default): one, until batches of two
+// are measured end to end with every partition's vectors going back after
+// its own part (docs/perf.md, "Measured: batches on the H100"). Two share
+// each chunk's upload; a third would add a carry and a proof's workspace
+// for a smaller share of the link.
+const DefaultBatch = 1
 
 // OpenGPUs opens the GPUs with the given ordinals (all of them when nil).
 // It returns driver.ErrNoGPU (matched with errors.Is) where there are none.
