@@ -65,12 +65,7 @@ func (w *worker) proveSome(j *Job, prev func(), eligible, prefer func(*Job) bool
 func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, j *Job, prev func(), eligible, prefer func(*Job) bool) (
 	next *Job, release func(), down error) {
 	e, name := w.e, w.dev.Name()
-	var once sync.Once
-	handBack := func() {
-		if prev != nil {
-			once.Do(prev)
-		}
-	}
+	handBack := once(prev)
 	defer handBack()
 	var live []*Job // the jobs in the batch, in its order
 	var phases []*proofPhases

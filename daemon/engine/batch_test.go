@@ -24,12 +24,13 @@ import (
 // batches run groth16.ProveBatch on the CPU backend, after fakeDevice's
 // before hook (with the first proof). It records each
 // batch's proofs (their public input 1), joined ones included; beforeJoin
-// runs before each join the batch asks for.
+// runs before each join the batch asks for, afterJoin after each job joined.
 type batchFake struct {
 	*fakeDevice
 	size       int
 	be         *cpu.Backend
 	beforeJoin func()
+	afterJoin  func(*r1cs.Assignment)
 	mu         sync.Mutex
 	batches    [][]string
 }
@@ -65,6 +66,9 @@ func (d *batchFake) ProveBatch(ctx context.Context, pk *groth16.ProvingKey, b gr
 			p, ok := join()
 			if ok {
 				ids = append(ids, p.Asg.Public[2].String())
+				if d.afterJoin != nil {
+					d.afterJoin(p.Asg)
+				}
 			}
 			return p, ok
 		}
@@ -153,10 +157,11 @@ func TestBatchProvesReadyJobsOfOneKeyTogether(t *testing.T) {
 	assert.Contains(t, metricsText(t, reg), fmt.Sprintf("cuzk_batched_jobs_total %d\n", batched))
 }
 
-// A job cancelled while its batch proves ends cancelled; the batch's other
-// job verifies, the device is not recovered, and no host memory is held.
+// A job cancelled once it has joined a batch ends cancelled; the batch's
+// other jobs verify, the device is not recovered, and no host memory is
+// held.
 func TestBatchCancelOneJob(t *testing.T) {
-	d := newBatchFake(t, "fake0", 2)
+	d := newBatchFake(t, "fake0", 3)
 	g := holdFirst(d)
 	e := newEngine(t, Config{Synthesizers: 2, Handoff: 8}, d)
 	c := porep(t, 1024)
@@ -164,26 +169,24 @@ func TestBatchCancelOneJob(t *testing.T) {
 	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
 	j1, j2 := submit(t, e, c, 2, Normal), submit(t, e, c, 3, Normal)
 	require.Eventually(t, func() bool { return j1.State() == Ready && j2.State() == Ready }, time.Minute, time.Millisecond)
-	// j2 is cancelled once j1 has done its own part, before it joins or
-	// right after: either way it leaves the batch alone.
-	var cancelled sync.Once
-	d.beforeJoin = func() {
-		cancelled.Do(func() {
+	victim := publicOf(t, c, 3)
+	d.afterJoin = func(asg *r1cs.Assignment) {
+		if asg.Public[2].String() == victim {
 			_, err := e.Cancel(j2.ID)
 			require.NoError(t, err)
-		})
+		}
 	}
 	g.open()
-	_, err := wait(t, first)
-	require.NoError(t, err)
-	r, err := wait(t, j1)
-	require.NoError(t, err)
-	assert.True(t, r.Verified)
-	_, err = wait(t, j2)
+	for _, j := range []*Job{first, j1} {
+		r, err := wait(t, j)
+		require.NoError(t, err)
+		assert.True(t, r.Verified)
+	}
+	_, err := wait(t, j2)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, Cancelled, j2.State())
 	d.mu.Lock()
-	require.Len(t, d.batches, 1, "the two ready jobs went as one batch: %v", d.batches)
+	require.Equal(t, [][]string{{publicOf(t, c, 1), publicOf(t, c, 2), victim}}, d.batches, "the two ready jobs joined the first")
 	d.mu.Unlock()
 	assert.Zero(t, d.recovers.Load(), "a cancelled job is not a device fault")
 	assert.Zero(t, e.budget.jobBytes(), "the batch's jobs gave back their host memory (vectors kept for reuse aside)")

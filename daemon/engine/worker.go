@@ -74,12 +74,7 @@ func (w *worker) run() {
 // to it in the same way (release); otherwise it hands them back at once.
 func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (next *Job, release func(), down error) {
 	e, name := w.e, w.dev.Name()
-	var once sync.Once
-	handBack := func() {
-		if prev != nil {
-			once.Do(prev)
-		}
-	}
+	handBack := once(prev)
 	defer handBack()
 	defer func() {
 		if p := recover(); p != nil {
@@ -140,6 +135,18 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 		e.verifyAndEnd(j, r)
 	}()
 	return next, release, nil
+}
+
+// once returns a function that calls f the first time it is called (f
+// may be nil): the hand-back of the last proof's vectors, which the new
+// proof's host work or its end triggers, whichever comes first.
+func once(f func()) func() {
+	var o sync.Once
+	return func() {
+		if f != nil {
+			o.Do(f)
+		}
+	}
 }
 
 // proofPhases sums one proof's phases by name for its timings.
