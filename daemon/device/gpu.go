@@ -339,7 +339,7 @@ func (d *GPU) FixedBaseG1(ctx context.Context, base *bls12381.G1Affine, scalars 
 	if err != nil {
 		return nil, err
 	}
-	return out, d.reserveAfterFixedBase(ctx, 0)
+	return out, d.reserveAfterFixedBase(0)
 }
 
 // FixedBaseG2 is FixedBaseG1 in G2.
@@ -348,7 +348,7 @@ func (d *GPU) FixedBaseG2(ctx context.Context, base *bls12381.G2Affine, scalars 
 	if err != nil {
 		return nil, err
 	}
-	return out, d.reserveAfterFixedBase(ctx, 1)
+	return out, d.reserveAfterFixedBase(1)
 }
 
 // reserveAfterFixedBase notes that the fixed-base kernel of curve (0: G1,
@@ -356,7 +356,7 @@ func (d *GPU) FixedBaseG2(ctx context.Context, base *bls12381.G2Affine, scalars 
 // again once both have: their module and local memory (about 0.3 GiB on an
 // H100) come on top of what the reserve at open measured, and the key the
 // setup makes is planned after it.
-func (d *GPU) reserveAfterFixedBase(ctx context.Context, curve int) error {
+func (d *GPU) reserveAfterFixedBase(curve int) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fixedRan[curve] {
@@ -366,7 +366,9 @@ func (d *GPU) reserveAfterFixedBase(ctx context.Context, curve int) error {
 	if !d.fixedRan[0] || !d.fixedRan[1] {
 		return nil
 	}
-	own, err := d.be.ReserveDriverMemory(ctx)
+	// Measure only: the warm-up would switch the quotient's mode under
+	// proofs of other keys in flight on this GPU.
+	own, err := d.be.ReserveAgain()
 	if err != nil {
 		return fmt.Errorf("gpu%d: after the fixed-base kernels: %w", d.ordinal, err)
 	}

@@ -360,7 +360,7 @@ func TestReserveDriverMemoryKeepsTheDeviceWithinTheLimit(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.FixedBaseG2(context.Background(), &gen2, sc)
 	require.NoError(t, err)
-	own2, err := b.ReserveDriverMemory(context.Background())
+	own2, err := b.ReserveAgain()
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, own2, own, "the fixed-base modules added to the driver's part")
 	t.Logf("the driver's part after the fixed-base kernels: %d bytes (+%d)", own2, own2-own)

@@ -173,16 +173,25 @@ func (st *state) quotientHeld(logN uint32) int64 {
 // the driver's part as the drop in free memory since New less what the
 // Backend holds, and lowers the limit by it, so that key plans and memory
 // checks keep the sum within the limit. It returns the driver's part.
-// Without a limit it only measures. Call it before PlanKey, and again once
-// kernels it does not run have run (the fixed-base kernels of a
-// development setup, whose module and local memory the driver keeps): each
-// call measures anew and sets the limit from WithMemoryLimit's. Plans made
-// before a later call keep their budget. Memory other processes took on the
-// device since New counts as the driver's.
+// Without a limit it only measures. Call it once, before PlanKey, with
+// nothing else on the Backend (the warm-up switches the quotient's mode);
+// ReserveAgain measures again later. Each call sets the limit from
+// WithMemoryLimit's; plans made before a later call keep their budget.
+// Memory other processes took on the device since New counts as the
+// driver's.
 func (b *Backend) ReserveDriverMemory(ctx context.Context) (int64, error) {
 	if err := b.warm(ctx); err != nil {
 		return 0, fmt.Errorf("gpu: reserve the driver's memory: %w", err)
 	}
+	return b.ReserveAgain()
+}
+
+// ReserveAgain is ReserveDriverMemory without the warm-up: it measures the
+// driver's part as it is now and sets the limit from WithMemoryLimit's.
+// Call it once kernels the warm-up does not run have run (the fixed-base
+// kernels of a development setup); unlike the warm-up it launches nothing
+// and switches no quotient mode, so it is safe beside proofs in flight.
+func (b *Backend) ReserveAgain() (int64, error) {
 	var own int64
 	err := b.dev.Do(func(c *driver.Ctx) error {
 		free, _, err := c.MemInfo()
