@@ -286,7 +286,11 @@ func (e *Engine) end(j *Job, r *Result, err error) {
 	if r != nil {
 		r.Timings.Total = j.timings.Total
 	}
-	if !j.finish(r, err, cancelled) {
+	var counted func()
+	if j.parent == nil {
+		counted = func() { e.metrics.ended(j, r, err, cancelled) }
+	}
+	if !j.finish(r, err, cancelled, counted) {
 		return
 	}
 	j.cancel()
@@ -295,7 +299,6 @@ func (e *Engine) end(j *Job, r *Result, err error) {
 		e.partitionEnded(j, r, err)
 		return
 	}
-	e.metrics.ended(j, r, err, cancelled)
 	e.logTiming(j, r, err)
 	e.mu.Lock()
 	e.active--

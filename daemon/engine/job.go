@@ -235,11 +235,17 @@ func (j *Job) appendLocked(ev Event) {
 
 // finish ends the job once: with r (Done), or err (Failed, or Cancelled
 // when the job's context was cancelled). It reports whether it ended it.
-func (j *Job) finish(r *Result, err error, cancelled bool) bool {
+// counted, when not nil and the job ends here, runs before anyone waiting
+// for the job sees its end (the job's metrics: a client that has its
+// result reads them counted).
+func (j *Job) finish(r *Result, err error, cancelled bool, counted func()) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.state.Ended() {
 		return false
+	}
+	if counted != nil {
+		counted()
 	}
 	switch {
 	case cancelled:
