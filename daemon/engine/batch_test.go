@@ -278,16 +278,3 @@ func metricsText(t *testing.T, reg *prometheus.Registry) string {
 	}
 	return buf.String()
 }
-
-// A job's end is counted in the metrics before a client waiting for it
-// has its result: each job's count is there the moment Wait returns.
-func TestMetricsCountAJobBeforeItsResult(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	e := newEngine(t, Config{Synthesizers: 1, Metrics: reg}, newFake(t, "fake0"))
-	c := porep(t, 1024)
-	for i := range 8 {
-		_, err := wait(t, submit(t, e, c, uint64(i+1), Normal))
-		require.NoError(t, err)
-		require.Contains(t, metricsText(t, reg), fmt.Sprintf("cuzk_jobs_total{outcome=\"done\"} %d\n", i+1), "job %d", i+1)
-	}
-}

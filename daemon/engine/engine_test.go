@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -468,4 +470,17 @@ func TestJobsGoToTheDeviceHoldingTheirKey(t *testing.T) {
 	g.open()
 	_, err = wait(t, held)
 	require.NoError(t, err)
+}
+
+// A job's end is counted in the metrics before a client waiting for it
+// has its result: each job's count is there the moment Wait returns.
+func TestMetricsCountAJobBeforeItsResult(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e := newEngine(t, Config{Synthesizers: 1, Metrics: reg}, newFake(t, "fake0"))
+	c := porep(t, 1024)
+	for i := range 8 {
+		_, err := wait(t, submit(t, e, c, uint64(i+1), Normal))
+		require.NoError(t, err)
+		require.Contains(t, metricsText(t, reg), fmt.Sprintf("cuzk_jobs_total{outcome=\"done\"} %d\n", i+1), "job %d", i+1)
+	}
 }
