@@ -2,9 +2,9 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"sync"
