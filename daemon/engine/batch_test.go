@@ -80,6 +80,11 @@ func (d *batchFake) ProveBatch(ctx context.Context, pk *groth16.ProvingKey, b gr
 	return proofs, errs
 }
 
+// joinable reports whether j may join a batch: solved, and its key load
+// (beside the solve) ended; a job whose key still loads joins none, by
+// design.
+func joinable(j *Job) bool { return j.State() == Ready && j.readyPK() != nil }
+
 // holdFirst makes d's first proof, alone, wait for the gate it returns,
 // so that the jobs submitted meanwhile are ready together when it opens.
 func holdFirst(d *batchFake) *gate {
@@ -111,7 +116,7 @@ func TestBatchProvesReadyJobsOfOneKeyTogether(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		for _, j := range rest {
-			if j.State() != Ready {
+			if !joinable(j) {
 				return false
 			}
 		}
@@ -168,7 +173,7 @@ func TestBatchCancelOneJob(t *testing.T) {
 	first := submit(t, e, c, 1, Normal)
 	require.Eventually(t, func() bool { return g.waiting.Load() == 1 }, time.Minute, time.Millisecond)
 	j1, j2 := submit(t, e, c, 2, Normal), submit(t, e, c, 3, Normal)
-	require.Eventually(t, func() bool { return j1.State() == Ready && j2.State() == Ready }, time.Minute, time.Millisecond)
+	require.Eventually(t, func() bool { return joinable(j1) && joinable(j2) }, time.Minute, time.Millisecond)
 	victim := publicOf(t, c, 3)
 	d.afterJoin = func(asg *r1cs.Assignment) {
 		if asg.Public[2].String() == victim {
@@ -248,7 +253,7 @@ func TestBatchJoinsAJobReadyMeanwhile(t *testing.T) {
 		joins++
 		if joins == 1 { // the first batch's first join: the next job is submitted and solved now
 			second = submit(t, e, c, 3, Normal)
-			require.Eventually(t, func() bool { return second.State() == Ready }, time.Minute, time.Millisecond)
+			require.Eventually(t, func() bool { return joinable(second) }, time.Minute, time.Millisecond)
 		}
 	}
 	first := submit(t, e, c, 2, Normal)

@@ -475,13 +475,12 @@ func (m *MSM) G1Batch(ctx context.Context, bases []bls12381.G1Affine, scalars []
 func (m *MSM) g1Batch(ctx context.Context, bases []bls12381.G1Affine, scalars [][]fr.Element, spare func(*driver.Ctx) deviceSpan) (
 	res []bls12381.G1Jac, err error) {
 	err = m.call(ctx, "g1 batch", len(bases), checkBatchInput(len(bases), scalars), func(dc *driver.Ctx) (err error) {
-		j, err := m.st.prepare(dc, m.st.g1, bases, driver.Bytes(bases), len(scalars[0]))
+		prep := func() (*msmJob, error) { return m.st.prepare(dc, m.st.g1, bases, driver.Bytes(bases), len(scalars[0])) }
+		j, err := prep()
 		if err != nil {
 			return err
 		}
-		res, err = msmBatch(ctx, m.st, dc, j, scalars, spare, combineG1, func() (*msmJob, error) {
-			return m.st.prepare(dc, m.st.g1, bases, driver.Bytes(bases), len(scalars[0]))
-		})
+		res, err = msmBatch(ctx, m.st, dc, j, scalars, spare, combineG1, prep)
 		return err
 	})
 	return res, err
@@ -530,16 +529,19 @@ func msmBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msm
 			room = spare(c)
 		} else {
 			// The engine alone (MSM.G1Batch): room of its own for the call.
+			// One chunk needs no carry, hence no room.
 			need := (len(vecs) - 1) * int(carryBytes(j.p, j.cv.xyzzBytes, len(chunkRanges(j.n, j.chunk))))
-			if ptr, err := c.Alloc(max(need, 1)); err == nil {
-				st.mem.add(int64(max(need, 1)))
-				defer func() {
-					if err := c.Free(ptr); err != nil {
-						st.log.Warn("msm batch: free the carries' room", "err", err)
-					}
-					st.mem.add(-int64(max(need, 1)))
-				}()
-				room = deviceSpan{ptr: ptr, n: need}
+			if need > 0 {
+				if ptr, err := c.Alloc(need); err == nil {
+					st.mem.add(int64(need))
+					defer func() {
+						if err := c.Free(ptr); err != nil {
+							st.log.Warn("msm batch: free the carries' room", "err", err)
+						}
+						st.mem.add(-int64(need))
+					}()
+					room = deviceSpan{ptr: ptr, n: need}
+				}
 			}
 		}
 		out, err := msmChunkedBatch(ctx, st, c, j, vecs, room, combine)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -216,7 +215,7 @@ func (it *batchItem) solo(ctx context.Context, pk *ProvingKey, backend Backend) 
 	// then solves beside the batch and may join it) rather than at the
 	// batch's end. (porep-c2: A has none, 4.3 GB copied beside the L‖H.)
 	for k, v := range []*[]fr.Element{&it.wireA, &it.wireB} {
-		if !aliases(wire, asg.WireVector(), *v, nil) {
+		if !aliases(wire, asg.WireVector(), *v) {
 			continue
 		}
 		dst, err := ws.grow([]*wsVec{&ws.a, &ws.b}[k], len(*v))
@@ -264,21 +263,15 @@ func (it *batchItem) solo(ctx context.Context, pk *ProvingKey, backend Backend) 
 	// The A and B wires, copies in the workspace, are all the batch reads
 	// of the proof from here: the assignment goes back.
 	<-compacted
-	if !aliases(wire, asg.WireVector(), it.wireA, it.wireB) {
-		it.free()
-	}
+	it.free()
 	return nil
 }
 
-// aliases reports whether a or b is the assignment's own wire vector (own;
-// nil: it has none), which wire is then.
-func aliases(wire, own, a, b []fr.Element) bool {
-	if own == nil || unsafe.SliceData(wire) != unsafe.SliceData(own) {
-		return false
-	}
-	return slices.ContainsFunc([][]fr.Element{a, b}, func(v []fr.Element) bool {
-		return len(v) > 0 && unsafe.SliceData(v) == unsafe.SliceData(own)
-	})
+// aliases reports whether v is the assignment's own wire vector (own; nil:
+// it has none), which wire is then.
+func aliases(wire, own, v []fr.Element) bool {
+	return own != nil && len(v) > 0 && unsafe.SliceData(wire) == unsafe.SliceData(own) &&
+		unsafe.SliceData(v) == unsafe.SliceData(own)
 }
 
 // sharedMSMs computes the A and B MSMs of the live proofs: on a
