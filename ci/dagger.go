@@ -23,20 +23,83 @@ type daggerBuild struct {
 	shared map[string]*dagger.Directory // by cache path: the host directory as imported
 }
 
+// hostDirs are a plan's host directories as Dagger imports them: the
+// source, the further mounts (in p.Mounts' order) and the caches that are
+// host content (by cache path; a Scratch cache is the engine's own).
+type hostDirs struct {
+	source *dagger.Directory
+	mounts []*dagger.Directory
+	caches map[string]*dagger.Directory
+}
+
+// hostImports names p's host directories to c; nothing is read yet. A
+// ReadOnly cache leaves out what no step reads (Cache.Unread).
+func hostImports(c *dagger.Client, p Plan) hostDirs {
+	h := hostDirs{
+		source: c.Host().Directory(p.Source.Host, dagger.HostDirectoryOpts{Exclude: p.Source.Exclude}),
+		caches: map[string]*dagger.Directory{},
+	}
+	for _, m := range p.Mounts {
+		h.mounts = append(h.mounts, c.Host().Directory(m.Host))
+	}
+	for _, cv := range p.Caches {
+		if cv.Use != Scratch {
+			h.caches[cv.Path] = c.Host().Directory(cv.Host, dagger.HostDirectoryOpts{Exclude: cv.Unread})
+		}
+	}
+	return h
+}
+
+// load has the engine take in each host directory in turn, before any step
+// needs them. Left to the steps, the engine copies them all at once, and it
+// holds a file open until that file's content arrives: a module cache's tens
+// of thousands of small files beside a directory of large packages exhausted
+// its open-file limit ("failed to sync: ... too many open files"). One at a
+// time, the peak is the largest directory's. Each directory is then the one
+// taken in (by its id), so the steps do not copy it again.
+func (h *hostDirs) load(ctx context.Context, p Plan) error {
+	take := func(what string, d **dagger.Directory) error {
+		got, err := (*d).Sync(ctx)
+		if err != nil {
+			return fmt.Errorf("pipeline %s: take in %s: %w", p.Name, what, err)
+		}
+		*d = got
+		return nil
+	}
+	if err := take("the source "+p.Source.Host, &h.source); err != nil {
+		return err
+	}
+	for i, m := range p.Mounts {
+		if err := take(m.Host, &h.mounts[i]); err != nil {
+			return err
+		}
+	}
+	for _, cv := range p.Caches {
+		d, ok := h.caches[cv.Path]
+		if !ok {
+			continue
+		}
+		if err := take("cache "+cv.Key+" from "+cv.Host, &d); err != nil {
+			return err
+		}
+		h.caches[cv.Path] = d
+	}
+	return nil
+}
+
 // container translates the build part of p into Dagger calls: the pinned
 // image imported from its OCI archive on the host (cuzk builds it; no
 // registry holds it), the source, the caches as their Use says, the report
 // directory, the environment, then the steps. Shared and ReadOnly caches are
-// imported host directories, so their content is an input of every step
+// imported host directories (h), so their content is an input of every step
 // and a step Dagger serves from its cache had the same caches. Nothing runs
 // until a result is requested.
-func container(c *dagger.Client, p Plan, archive string) daggerBuild {
+func container(c *dagger.Client, p Plan, archive string, h hostDirs) daggerBuild {
 	b := daggerBuild{shared: map[string]*dagger.Directory{}}
 	ctr := c.Container(dagger.ContainerOpts{Platform: dagger.Platform(p.Platform)}).Import(c.Host().File(archive))
-	ctr = ctr.WithMountedDirectory(p.Workdir, c.Host().Directory(p.Source.Host,
-		dagger.HostDirectoryOpts{Exclude: p.Source.Exclude}))
-	for _, m := range p.Mounts {
-		ctr = ctr.WithMountedDirectory(m.Path, c.Host().Directory(m.Host))
+	ctr = ctr.WithMountedDirectory(p.Workdir, h.source)
+	for i, m := range p.Mounts {
+		ctr = ctr.WithMountedDirectory(m.Path, h.mounts[i])
 	}
 	for _, cv := range p.Caches {
 		if cv.Use == Scratch {
@@ -46,7 +109,7 @@ func container(c *dagger.Client, p Plan, archive string) daggerBuild {
 			ctr = ctr.WithMountedCache(cv.Path, c.CacheVolume(cv.Key))
 			continue
 		}
-		dir := c.Host().Directory(cv.Host)
+		dir := h.caches[cv.Path]
 		if cv.Use == Shared {
 			b.shared[cv.Path] = dir
 		}
@@ -76,7 +139,11 @@ func run(ctx context.Context, c *dagger.Client, p Plan, archive, out string) err
 			return fmt.Errorf("pipeline %s: cache %s: %w", p.Name, cv.Key, err)
 		}
 	}
-	b := container(c, p, archive)
+	h := hostImports(c, p)
+	if err := h.load(ctx, p); err != nil {
+		return err
+	}
+	b := container(c, p, archive, h)
 	built, err := b.ctr.Sync(ctx)
 	if err != nil {
 		var ee *dagger.ExecError

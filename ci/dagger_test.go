@@ -211,14 +211,29 @@ func TestKernelsThroughEngine(t *testing.T) {
 	_, err = Kernels(context.Background(), o)
 	assert.ErrorIs(t, err, ErrNoReport, "a kernels step that wrote no report is a failure (the fake engine writes nothing)")
 
-	// Order: the Go check runs before the mage step, caches before execs.
+	// The host directories are taken in one at a time, each its own sync,
+	// before the build container's; the module cache without what no step
+	// reads.
+	var taken []string
 	var last string // the sync of the build container
 	for _, q := range f.queries {
-		if strings.Contains(q, "sync") {
+		if !strings.Contains(q, "{sync}") {
+			continue
+		}
+		if strings.Contains(q, "withExec") {
 			last = q
 			break
 		}
+		taken = append(taken, q)
 	}
+	require.Len(t, taken, 3, "the source, the module cache and the kernel cache")
+	assert.True(t, hasCall(taken[0], "directory", `path:"`+o.Root+`"`))
+	assert.True(t, hasCall(taken[1], "directory", `path:"`+o.HostCaches.GoMod+`"`, `exclude:["**/*_test.go","**/testdata","cache/download/**/*.zip"`))
+	assert.True(t, hasCall(taken[2], "directory", `path:"`+o.HostCaches.Kernels+`"`))
+	assert.False(t, hasCall(taken[2], "directory", `exclude:`), "the kernel cache comes back whole: nothing left out")
+	assert.NotContains(t, last, `host{directory(`, "the steps mount what was taken in, not the host again")
+
+	// Order: the Go check runs before the mage step, caches before execs.
 	assert.Less(t, strings.Index(last, "withMountedCache"), strings.Index(last, "withExec"))
 	require.Positive(t, strings.Index(last, `args:["sh","-c"`))
 	assert.Less(t, strings.Index(last, `args:["sh","-c"`), strings.Index(last, `"mage.go","kernels"`))

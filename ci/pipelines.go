@@ -198,7 +198,7 @@ func basePlan(name string, o Options) (Plan, error) {
 		NoASLR: true, // every pipeline may compile kernels
 		Out:    OutDir,
 		Caches: []Cache{
-			{Key: "cuzk-go-mod", Path: goModCache(o), Host: o.HostCaches.GoMod, Use: ReadOnly},
+			{Key: "cuzk-go-mod", Path: goModCache(o), Host: o.HostCaches.GoMod, Use: ReadOnly, Unread: GoModUnread},
 			{Key: goBuild, Path: GoBuildCache, Host: filepath.Join(o.HostCaches.Dir, goBuild), Use: Scratch},
 			{Key: "cuzk-kernels", Path: KernelCache, Host: o.HostCaches.Kernels, Use: Shared},
 		},
@@ -249,6 +249,17 @@ func containerEnv(o Options) ([]EnvVar, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
+
+// GoModUnread are the module cache's files no build reads: tests and test
+// data of the modules (a build never compiles another module's tests),
+// module zips (a module extracted beside its .ziphash is never read from
+// its zip), version-control clones and checksum-database tiles (GOPROXY is
+// off, and go.sum holds every sum). An engine that copies the cache in
+// copies about half the files without them: a module cache holds tens of
+// thousands, and the Dagger engine holds a file open until its content
+// arrives, so a full copy beside other imports can exhaust its open-file
+// limit ("too many open files").
+var GoModUnread = []string{"**/*_test.go", "**/testdata", "cache/download/**/*.zip", "cache/vcs", "cache/download/sumdb"}
 
 // goModCache is where the module cache is mounted in the container: at the
 // host's own path when there is one. -trimpath does not rewrite the path of

@@ -72,7 +72,7 @@ func TestBasePlanPinsEverything(t *testing.T) {
 	assert.False(t, ok, "host variables other than CUZK_* stay out")
 
 	assert.Equal(t, []Cache{
-		{Key: "cuzk-go-mod", Path: "/host/go/pkg/mod", Host: "/host/go/pkg/mod", Use: ReadOnly},
+		{Key: "cuzk-go-mod", Path: "/host/go/pkg/mod", Host: "/host/go/pkg/mod", Use: ReadOnly, Unread: GoModUnread},
 		{Key: "cuzk-go-build-go" + o.Pins.Go + "-linux-amd64-b84142a9", Path: "/root/.cache/go-build", Host: "/host/cache/cuzk-ci/cuzk-go-build-go" + o.Pins.Go + "-linux-amd64-b84142a9", Use: Scratch},
 		{Key: "cuzk-kernels", Path: "/cache/cuzk", Host: "/host/cache/cuzk", Use: Shared},
 	}, p.Caches, "the module cache only goes in; the kernel cache goes in and out; the build cache only saves time")
@@ -180,6 +180,9 @@ func TestPlanValidate(t *testing.T) {
 		"unsorted env":   func(p *Plan) { p.Env = append(p.Env, EnvVar{Name: "AAA"}) },
 		"bad cache":      func(p *Plan) { p.Caches = append(p.Caches, Cache{Key: "k", Path: "rel"}) },
 		"bad mount":      func(p *Plan) { p.Mounts = []Mount{{Host: "/x", Path: "debs"}} },
+		"shared cache leaving files out": func(p *Plan) {
+			p.Caches = append(p.Caches, Cache{Key: "k", Path: "/k", Host: "/h", Use: Shared, Unread: []string{"x"}})
+		},
 	}
 	for name, mutate := range tests {
 		t.Run(name, func(t *testing.T) {

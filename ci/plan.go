@@ -75,6 +75,11 @@ type EnvVar struct{ Name, Value string }
 type Cache struct {
 	Key, Path, Host string
 	Use             CacheUse
+	// Unread are patterns (Dagger's, relative to Host) of files no step
+	// reads: an executor that copies the directory in (Dagger) leaves them
+	// out; one that binds it (podman, docker) shows them, unread. Only a
+	// ReadOnly cache may have them: a Shared one comes back whole.
+	Unread []string
 }
 
 // CacheUse says how a cache's content travels between host and steps.
@@ -153,6 +158,9 @@ func (p Plan) Validate() error {
 		if c.Key == "" || !path.IsAbs(c.Path) || c.Host == "" {
 			errs = append(errs, fmt.Errorf("plan %s: cache %q at %q from %q: want a key, an absolute path and a host directory", p.Name, c.Key, c.Path, c.Host))
 		}
+		if len(c.Unread) > 0 && c.Use != ReadOnly {
+			errs = append(errs, fmt.Errorf("plan %s: cache %q is %s: only a read-only cache may leave files out", p.Name, c.Key, c.Use))
+		}
 	}
 	if p.Out != "" && !path.IsAbs(p.Out) {
 		errs = append(errs, fmt.Errorf("plan %s: out directory %q is not absolute", p.Name, p.Out))
@@ -187,6 +195,9 @@ func (p Plan) String() string {
 	}
 	for _, c := range p.Caches {
 		fmt.Fprintf(&b, "  cache %s at %s (host %s, %s)\n", c.Key, c.Path, c.Host, c.Use)
+		if len(c.Unread) > 0 {
+			fmt.Fprintf(&b, "    unread, left out where it is copied: %s\n", strings.Join(c.Unread, " "))
+		}
 	}
 	for _, e := range p.Env {
 		fmt.Fprintf(&b, "  env %s=%s\n", e.Name, e.Value)
