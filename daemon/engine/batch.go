@@ -78,7 +78,7 @@ func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, j *Job, prev
 			}
 		}
 	}()
-	defer w.setCurrent("")
+	defer w.setCurrent()
 	var freeMu sync.Mutex
 	// enter makes o one of the batch's proofs; false where o ended instead
 	// (its key could not be taken).
@@ -95,7 +95,7 @@ func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, j *Job, prev
 		}
 		ph := &proofPhases{byName: map[string]time.Duration{}}
 		live, phases = append(live, o), append(phases, ph)
-		w.setCurrent(ids(live))
+		w.setCurrent(jobIDs(live)...)
 		key, vec, reserved := o.handle.Key, o.vec, o.reserved
 		return groth16.BatchProof{
 			Ctx: groth16.WithTrace(o.ctx, ph.trace(o, name, handBack)),
@@ -214,11 +214,14 @@ func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, j *Job, prev
 	return e.handoff.tryTake(eligible, prefer), nil, nil
 }
 
-// ids lists the jobs' IDs, comma separated.
-func ids(jobs []*Job) string {
+// jobIDs lists the jobs' IDs in order.
+func jobIDs(jobs []*Job) []string {
 	out := make([]string, len(jobs))
 	for i, j := range jobs {
 		out[i] = j.ID
 	}
-	return strings.Join(out, ",")
+	return out
 }
+
+// ids lists the jobs' IDs, comma separated (for errors and logs).
+func ids(jobs []*Job) string { return strings.Join(jobIDs(jobs), ",") }

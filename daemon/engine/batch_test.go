@@ -248,6 +248,8 @@ func TestBatchJoinsAJobReadyMeanwhile(t *testing.T) {
 	_, err := wait(t, submit(t, e, c, 1, Normal)) // the key loads and goes hot first
 	require.NoError(t, err)
 	var second *Job
+	var proving []string // the device's current jobs once the second joined
+	d.afterJoin = func(*r1cs.Assignment) { proving = e.Status().Devices[0].Current }
 	joins := 0
 	d.beforeJoin = func() {
 		joins++
@@ -269,6 +271,12 @@ func TestBatchJoinsAJobReadyMeanwhile(t *testing.T) {
 	defer d.mu.Unlock()
 	assert.Contains(t, d.batches, []string{publicOf(t, c, 2), publicOf(t, c, 3)}, "the job ready meanwhile joined: %v", d.batches)
 	assert.Contains(t, metricsText(t, reg), "cuzk_batched_jobs_total 2\n")
+	// The status lists both jobs of the batch while it proves, and counts
+	// each as done once it ends (the worker clears its jobs after their
+	// results are out).
+	assert.Equal(t, []string{first.ID, second.ID}, proving)
+	require.Eventually(t, func() bool { return len(e.Status().Devices[0].Current) == 0 }, time.Minute, time.Millisecond)
+	assert.EqualValues(t, 3, e.Status().Devices[0].JobsDone, "three jobs: one alone, two in a batch")
 }
 
 // metricsText is reg's metrics in the Prometheus text format.

@@ -11,7 +11,9 @@ type DeviceStatus struct {
 	Name      string
 	BusyRatio float64 // share of the engine's uptime spent proving
 	JobsDone  int64
-	Current   string // job being proved, "" when idle
+	// Current are the jobs being proved: one, or a batch's in its order;
+	// none when idle.
+	Current []string
 	Down      error  // non-nil when the device left service
 	// Keys are the keys hot on the device with how each uses its memory,
 	// for a device that plans them (a GPU), by key.
@@ -43,7 +45,7 @@ func (e *Engine) Status() Status {
 	e.mu.Unlock()
 	for _, w := range e.workers {
 		w.mu.Lock()
-		d := DeviceStatus{Name: w.dev.Name(), JobsDone: w.done, Current: w.current, Down: w.down}
+		d := DeviceStatus{Name: w.dev.Name(), JobsDone: w.done, Current: append([]string(nil), w.current...), Down: w.down}
 		placed := make([]KeyPlacement, 0, len(w.placed))
 		for _, p := range w.placed {
 			placed = append(placed, p)
@@ -51,7 +53,7 @@ func (e *Engine) Status() Status {
 		if up > 0 {
 			d.BusyRatio = float64(w.busyLocked(now)) / float64(up) // the running proof counted so far
 		}
-		if w.current != "" {
+		if len(w.current) > 0 {
 			s.Proving++
 		}
 		w.mu.Unlock()

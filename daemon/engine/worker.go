@@ -20,8 +20,8 @@ type worker struct {
 	mu      sync.Mutex
 	busy    time.Duration // proving time of the jobs done
 	since   time.Time     // start of the proof running now (zero: none)
-	done    int64
-	current string
+	done    int64         // jobs the worker took and is done with
+	current []string      // the jobs it proves now
 	down    error
 	placed  map[string]KeyPlacement // by key, as preloaded (Status lists those still hot here)
 }
@@ -86,7 +86,7 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	j.timings.Handoff = time.Since(j.marks.ready)
 	j.setState(Proving, Event{Kind: EventProving, Device: name})
 	w.setCurrent(j.ID)
-	defer w.setCurrent("")
+	defer w.setCurrent()
 	if err := e.takeKey(j); err != nil {
 		e.end(j, nil, err)
 		return nil, nil, nil
@@ -205,12 +205,15 @@ func (w *worker) recoverDevice(err error) error {
 	return nil
 }
 
-func (w *worker) setCurrent(id string) {
+// setCurrent records the jobs the worker proves now (a batch's grow as
+// jobs join it); none when it is idle again, which counts the jobs it held
+// as done.
+func (w *worker) setCurrent(ids ...string) {
 	w.mu.Lock()
-	w.current = id
-	if id == "" {
-		w.done++
+	if len(ids) == 0 {
+		w.done += int64(len(w.current))
 	}
+	w.current = ids
 	w.mu.Unlock()
 }
 

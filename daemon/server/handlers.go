@@ -262,7 +262,10 @@ func (s *Server) GetStatus(context.Context, *pb.GetStatusRequest) (*pb.GetStatus
 	for _, d := range st.Devices {
 		info := s.cfg.Devices[d.Name]
 		pd := &pb.Device{Name: d.Name, Ordinal: int32(info.Ordinal), MemoryBytes: info.MemoryBytes,
-			BusyRatio: d.BusyRatio, JobsDone: d.JobsDone, CurrentJob: d.Current}
+			BusyRatio: d.BusyRatio, JobsDone: d.JobsDone, CurrentJobs: d.Current}
+		if len(d.Current) > 0 {
+			pd.CurrentJob = d.Current[0]
+		}
 		if info.Held != nil {
 			pd.MemoryHeldBytes, pd.MemoryPeakBytes = info.Held()
 		}

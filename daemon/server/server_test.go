@@ -160,12 +160,23 @@ func TestQueueFullIsResourceExhausted(t *testing.T) {
 	// hand-off and the device hold one job each, however fast the pipeline
 	// takes them, so the fifth and sixth are refused at the latest.
 	var codesSeen []codes.Code
+	var first string
 	for i := range 6 {
-		_, err := c.SubmitProof(ctx, &pb.ProofRequest{Circuit: porepCircuit(1024), Input: seed(uint64(i))})
+		sub, err := c.SubmitProof(ctx, &pb.ProofRequest{Circuit: porepCircuit(1024), Input: seed(uint64(i))})
 		codesSeen = append(codesSeen, status.Code(err))
+		if i == 0 {
+			first = sub.GetJobId()
+		}
 	}
 	assert.Contains(t, codesSeen, codes.ResourceExhausted, "codes: %v", codesSeen)
 	assert.Equal(t, codes.OK, codesSeen[0])
+	// The status names the job the device holds, as a list and as one.
+	require.Eventually(t, func() bool {
+		st, err := c.GetStatus(ctx, &pb.GetStatusRequest{})
+		require.NoError(t, err)
+		d := st.GetDevices()[0]
+		return len(d.GetCurrentJobs()) == 1 && d.GetCurrentJobs()[0] == first && d.GetCurrentJob() == first
+	}, time.Minute, 5*time.Millisecond, "device status while %s proves", first)
 }
 
 func TestIdempotentResubmissionOverRPC(t *testing.T) {

@@ -1261,9 +1261,12 @@ type Device struct {
 	Ordinal     int32                  `protobuf:"varint,2,opt,name=ordinal,proto3" json:"ordinal,omitempty"`
 	MemoryBytes int64                  `protobuf:"varint,3,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
 	// busy_ratio is the share of the daemon's uptime the worker spent proving.
-	BusyRatio  float64 `protobuf:"fixed64,4,opt,name=busy_ratio,json=busyRatio,proto3" json:"busy_ratio,omitempty"`
-	JobsDone   int64   `protobuf:"varint,5,opt,name=jobs_done,json=jobsDone,proto3" json:"jobs_done,omitempty"`
-	CurrentJob string  `protobuf:"bytes,6,opt,name=current_job,json=currentJob,proto3" json:"current_job,omitempty"`
+	BusyRatio float64 `protobuf:"fixed64,4,opt,name=busy_ratio,json=busyRatio,proto3" json:"busy_ratio,omitempty"`
+	// jobs_done counts the jobs the device took and is done with, each job
+	// of a batch included.
+	JobsDone int64 `protobuf:"varint,5,opt,name=jobs_done,json=jobsDone,proto3" json:"jobs_done,omitempty"`
+	// current_job is the job being proved ("" when idle): a batch's first.
+	CurrentJob string `protobuf:"bytes,6,opt,name=current_job,json=currentJob,proto3" json:"current_job,omitempty"`
 	// memory_held_bytes is the device memory the prover holds now (resident
 	// bases and their tables, transform domains, work vectors, scratch), and
 	// memory_peak_bytes the most it has held at once; 0 for the CPU.
@@ -1273,7 +1276,11 @@ type Device struct {
 	// (gpu_memory_limit; 0: all the device has).
 	MemoryLimitBytes int64 `protobuf:"varint,9,opt,name=memory_limit_bytes,json=memoryLimitBytes,proto3" json:"memory_limit_bytes,omitempty"`
 	// keys are the keys hot on the device and how each uses its memory.
-	Keys          []*DeviceKey `protobuf:"bytes,10,rep,name=keys,proto3" json:"keys,omitempty"`
+	Keys []*DeviceKey `protobuf:"bytes,10,rep,name=keys,proto3" json:"keys,omitempty"`
+	// current_jobs are the jobs being proved, in the batch's order: more than
+	// one while the device proves several proofs of one key together
+	// (gpu_batch); empty when idle.
+	CurrentJobs   []string `protobuf:"bytes,11,rep,name=current_jobs,json=currentJobs,proto3" json:"current_jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1374,6 +1381,13 @@ func (x *Device) GetMemoryLimitBytes() int64 {
 func (x *Device) GetKeys() []*DeviceKey {
 	if x != nil {
 		return x.Keys
+	}
+	return nil
+}
+
+func (x *Device) GetCurrentJobs() []string {
+	if x != nil {
+		return x.CurrentJobs
 	}
 	return nil
 }
@@ -2135,7 +2149,7 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"nvcc_build\x18\x01 \x01(\tR\tnvccBuild\x12\x1c\n" +
 	"\ttoolchain\x18\x02 \x01(\tR\ttoolchain\x12\x14\n" +
 	"\x05image\x18\x03 \x01(\tR\x05image\x12\x14\n" +
-	"\x05archs\x18\x04 \x03(\tR\x05archs\"\xe4\x02\n" +
+	"\x05archs\x18\x04 \x03(\tR\x05archs\"\x87\x03\n" +
 	"\x06Device\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aordinal\x18\x02 \x01(\x05R\aordinal\x12!\n" +
@@ -2149,7 +2163,8 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\x11memory_peak_bytes\x18\b \x01(\x03R\x0fmemoryPeakBytes\x12,\n" +
 	"\x12memory_limit_bytes\x18\t \x01(\x03R\x10memoryLimitBytes\x12&\n" +
 	"\x04keys\x18\n" +
-	" \x03(\v2\x12.cuzk.v1.DeviceKeyR\x04keys\"\x9e\x01\n" +
+	" \x03(\v2\x12.cuzk.v1.DeviceKeyR\x04keys\x12!\n" +
+	"\fcurrent_jobs\x18\v \x03(\tR\vcurrentJobs\"\x9e\x01\n" +
 	"\tDeviceKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12%\n" +
 	"\x0eresident_bytes\x18\x02 \x01(\x03R\rresidentBytes\x12%\n" +

@@ -55,7 +55,7 @@ func writeStatus(out *output, st *pb.GetStatusResponse) {
 	for _, dv := range st.GetDevices() {
 		devs.Add(dv.GetName(), stats.FormatBytes(dv.GetMemoryBytes()), stats.FormatBytes(dv.GetMemoryHeldBytes()),
 			stats.FormatBytes(dv.GetMemoryPeakBytes()), fmt.Sprintf("%.0f %%", 100*dv.GetBusyRatio()), fmt.Sprint(dv.GetJobsDone()),
-			dv.GetCurrentJob())
+			strings.Join(dv.GetCurrentJobs(), " "))
 	}
 	writeTable(out, devs)
 	q := st.GetQueue()
