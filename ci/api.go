@@ -215,11 +215,33 @@ func (o Options) chooseExecutor(ctx context.Context) (toolchain.Executor, error)
 
 // runDagger runs p through a Dagger engine, the image imported from its OCI
 // archive, the reports exported into out.
+//
+// An engine fault outside the steps (a host directory it could not take
+// in, a snapshot it could not make: "failed to sync: … too many open files"
+// once ended a release) is tried once more in a new session. The steps that
+// ran the first time are served from the engine's cache, unchanged, so the
+// second try costs what failed; exporting again writes the same files. A
+// step's own failure (StepError) and a cancelled run are not tried again.
 func (o Options) runDagger(ctx context.Context, p Plan, img buildimage.Result, out string) error {
 	archive, err := buildimage.Archive(img)
 	if err != nil {
 		return fmt.Errorf("pipeline %s: %w", p.Name, err)
 	}
+	first := o.runDaggerSession(ctx, p, archive, out)
+	var step *StepError
+	if first == nil || errors.As(first, &step) || ctx.Err() != nil {
+		return first
+	}
+	fmt.Fprintf(o.Log, "pipeline %s: the engine failed outside the steps (%v); once more in a new session\n", p.Name, first)
+	o.Logger.Warn("pipeline engine fault, once more", "pipeline", p.Name, "err", first)
+	if err := o.runDaggerSession(ctx, p, archive, out); err != nil {
+		return fmt.Errorf("%w (tried twice; the first session failed too: %v)", err, first)
+	}
+	return nil
+}
+
+// runDaggerSession is one try of runDagger, in a session of its own.
+func (o Options) runDaggerSession(ctx context.Context, p Plan, archive, out string) error {
 	connect := o.connect
 	if connect == nil {
 		connect = connectEngine

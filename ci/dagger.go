@@ -51,11 +51,9 @@ func hostImports(c *dagger.Client, p Plan) hostDirs {
 }
 
 // load has the engine take in each host directory in turn, before any step
-// needs them. Left to the steps, the engine copies them all at once, and it
-// holds a file open until that file's content arrives: a module cache's tens
-// of thousands of small files beside a directory of large packages exhausted
-// its open-file limit ("failed to sync: ... too many open files"). One at a
-// time, the peak is the largest directory's. Each directory is then the one
+// needs them, so that a directory it cannot take in is named in the error
+// (left to the steps, the engine takes them all in at once, and its error
+// names a file inside its own snapshot). Each directory is then the one
 // taken in (by its id), so the steps do not copy it again.
 func (h *hostDirs) load(ctx context.Context, p Plan) error {
 	take := func(what string, d **dagger.Directory) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,9 @@ import (
 type fakeEngine struct {
 	mu      sync.Mutex
 	queries []string
+	// fail, when set, may answer a query with a GraphQL error instead (its
+	// "message" and "extensions").
+	fail func(query string) map[string]any
 }
 
 func (f *fakeEngine) Do(r *http.Request) (*http.Response, error) {
@@ -40,7 +44,19 @@ func (f *fakeEngine) Do(r *http.Request) (*http.Response, error) {
 	f.mu.Lock()
 	f.queries = append(f.queries, req.Query)
 	n := len(f.queries)
+	var gqlErr map[string]any
+	if f.fail != nil {
+		gqlErr = f.fail(req.Query)
+	}
 	f.mu.Unlock()
+	if gqlErr != nil {
+		body, err := json.Marshal(map[string]any{"data": nil, "errors": []any{gqlErr}})
+		if err != nil {
+			return nil, err
+		}
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(bytes.NewReader(body)), Request: r}, nil
+	}
 	fields := selection(req.Query)
 	var v any = fmt.Sprintf("fake-%s-%d", fields[len(fields)-1], n)
 	for i := len(fields) - 2; i >= 0; i-- {
@@ -336,4 +352,80 @@ func TestEngineErrorsNameTheStep(t *testing.T) {
 	}
 	err := Test(context.Background(), o)
 	assert.ErrorContains(t, err, "pipeline test: offline")
+}
+
+// countConnects makes o count the sessions it opens.
+func countConnects(o *Options) *int {
+	n := 0
+	connect := o.connect
+	o.connect = func(ctx context.Context, log io.Writer) (*dagger.Client, error) {
+		n++
+		return connect(ctx, log)
+	}
+	return &n
+}
+
+// isBuildSync reports whether q syncs the build container (the steps run).
+func isBuildSync(q string) bool {
+	return strings.Contains(q, "withExec") && strings.Contains(q, "{sync}")
+}
+
+// An engine fault outside the steps is tried once more in a new session;
+// a fault that stays is reported with both tries.
+func TestEngineFaultIsTriedOnceMore(t *testing.T) {
+	const fault = "failed to get snapshot: failed to snapshot: failed to sync: open /var/lib/dagger/x.go: too many open files"
+	for _, faults := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d faults", faults), func(t *testing.T) {
+			left := faults
+			f := &fakeEngine{fail: func(q string) map[string]any {
+				if isBuildSync(q) && left > 0 {
+					left--
+					return map[string]any{"message": fault}
+				}
+				return nil
+			}}
+			o, _ := fakeOptions(t, f)
+			var log bytes.Buffer
+			o.Log = &log
+			sessions := countConnects(&o)
+			out, err := execute(context.Background(), o, KernelsPlan)
+			assert.Equal(t, 2, *sessions, "a second session after the fault")
+			assert.Contains(t, log.String(), "pipeline kernels: the engine failed outside the steps")
+			assert.Contains(t, log.String(), "once more in a new session")
+			if faults == 1 {
+				require.NoError(t, err)
+				out.remove()
+				assert.Contains(t, strings.Join(f.queries, "\n"), `export(path:"`+o.HostCaches.Kernels+`")`, "the second try exports")
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "tried twice")
+			assert.Equal(t, 2, strings.Count(err.Error(), "too many open files"), "both tries' errors: %v", err)
+			var step *StepError
+			assert.False(t, errors.As(err, &step))
+		})
+	}
+}
+
+// A step's own failure is reported as it is, never tried again.
+func TestStepFailureIsNotTriedAgain(t *testing.T) {
+	f := &fakeEngine{fail: func(q string) map[string]any {
+		if isBuildSync(q) {
+			return map[string]any{"message": "process \"go run mage.go kernels\" did not complete successfully: exit code: 1",
+				"extensions": map[string]any{"_type": "EXEC_ERROR", "exitCode": 1, "cmd": []string{"go", "run", "mage.go", "kernels"},
+					"stdout": "", "stderr": "kernels: nvcc failed"}}
+		}
+		return nil
+	}}
+	o, _ := fakeOptions(t, f)
+	var log bytes.Buffer
+	o.Log = &log
+	sessions := countConnects(&o)
+	_, err := execute(context.Background(), o, KernelsPlan)
+	var step *StepError
+	require.ErrorAs(t, err, &step)
+	assert.Equal(t, 1, step.Exit)
+	assert.Contains(t, step.Stderr, "nvcc failed")
+	assert.Equal(t, 1, *sessions, "a step's failure is the build's, not the engine's")
+	assert.NotContains(t, log.String(), "once more")
 }

@@ -255,10 +255,8 @@ func containerEnv(o Options) ([]EnvVar, error) {
 // module zips (a module extracted beside its .ziphash is never read from
 // its zip), version-control clones and checksum-database tiles (GOPROXY is
 // off, and go.sum holds every sum). An engine that copies the cache in
-// copies about half the files without them: a module cache holds tens of
-// thousands, and the Dagger engine holds a file open until its content
-// arrives, so a full copy beside other imports can exhaust its open-file
-// limit ("too many open files").
+// copies without them about 40 % fewer files and a third fewer bytes (a
+// development machine's cache: 23,534 of 60,967 files, 0.55 of 1.51 GB).
 var GoModUnread = []string{"**/*_test.go", "**/testdata", "cache/download/**/*.zip", "cache/vcs", "cache/download/sumdb"}
 
 // goModCache is where the module cache is mounted in the container: at the
