@@ -249,7 +249,11 @@ func TestBatchJoinsAJobReadyMeanwhile(t *testing.T) {
 	require.NoError(t, err)
 	var second *Job
 	var proving []string // the device's current jobs once the second joined
-	d.afterJoin = func(*r1cs.Assignment) { proving = e.Status().Devices[0].Current }
+	onDevice := 0        // the engine's count of jobs proving then
+	d.afterJoin = func(*r1cs.Assignment) {
+		st := e.Status()
+		proving, onDevice = st.Devices[0].Current, st.Proving
+	}
 	joins := 0
 	d.beforeJoin = func() {
 		joins++
@@ -275,6 +279,7 @@ func TestBatchJoinsAJobReadyMeanwhile(t *testing.T) {
 	// each as done once it ends (the worker clears its jobs after their
 	// results are out).
 	assert.Equal(t, []string{first.ID, second.ID}, proving)
+	assert.Equal(t, 2, onDevice, "the batch's two jobs are proving")
 	require.Eventually(t, func() bool { return len(e.Status().Devices[0].Current) == 0 }, time.Minute, time.Millisecond)
 	assert.EqualValues(t, 3, e.Status().Devices[0].JobsDone, "three jobs: one alone, two in a batch")
 }

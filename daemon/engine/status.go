@@ -14,7 +14,7 @@ type DeviceStatus struct {
 	// Current are the jobs being proved: one, or a batch's in its order;
 	// none when idle.
 	Current []string
-	Down      error  // non-nil when the device left service
+	Down    error // non-nil when the device left service
 	// Keys are the keys hot on the device with how each uses its memory,
 	// for a device that plans them (a GPU), by key.
 	Keys []KeyPlacement
@@ -28,7 +28,7 @@ type Status struct {
 	QueueSize    int
 	Synthesizing int
 	Ready        int
-	Proving      int
+	Proving      int // jobs on a device, each of a batch
 	HostInFlight int64
 	HostBudget   int64
 	Draining     bool
@@ -53,9 +53,7 @@ func (e *Engine) Status() Status {
 		if up > 0 {
 			d.BusyRatio = float64(w.busyLocked(now)) / float64(up) // the running proof counted so far
 		}
-		if len(w.current) > 0 {
-			s.Proving++
-		}
+		s.Proving += len(w.current)
 		w.mu.Unlock()
 		for _, p := range placed { // outside w.mu: the key manager has its own lock
 			if e.cfg.Keys.IsHotOn(p.Key, d.Name) {

@@ -1584,17 +1584,18 @@ func (x *KeyInfo) GetDevelopment() bool {
 }
 
 type QueueStatus struct {
-	state             protoimpl.MessageState `protogen:"open.v1"`
-	Critical          int32                  `protobuf:"varint,1,opt,name=critical,proto3" json:"critical,omitempty"`
-	High              int32                  `protobuf:"varint,2,opt,name=high,proto3" json:"high,omitempty"`
-	Normal            int32                  `protobuf:"varint,3,opt,name=normal,proto3" json:"normal,omitempty"`
-	Low               int32                  `protobuf:"varint,4,opt,name=low,proto3" json:"low,omitempty"`
-	Capacity          int32                  `protobuf:"varint,5,opt,name=capacity,proto3" json:"capacity,omitempty"`
-	Synthesizing      int32                  `protobuf:"varint,6,opt,name=synthesizing,proto3" json:"synthesizing,omitempty"`
-	Ready             int32                  `protobuf:"varint,7,opt,name=ready,proto3" json:"ready,omitempty"`
-	Proving           int32                  `protobuf:"varint,8,opt,name=proving,proto3" json:"proving,omitempty"`
-	HostBytesInFlight int64                  `protobuf:"varint,9,opt,name=host_bytes_in_flight,json=hostBytesInFlight,proto3" json:"host_bytes_in_flight,omitempty"`
-	HostBudgetBytes   int64                  `protobuf:"varint,10,opt,name=host_budget_bytes,json=hostBudgetBytes,proto3" json:"host_budget_bytes,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Critical     int32                  `protobuf:"varint,1,opt,name=critical,proto3" json:"critical,omitempty"`
+	High         int32                  `protobuf:"varint,2,opt,name=high,proto3" json:"high,omitempty"`
+	Normal       int32                  `protobuf:"varint,3,opt,name=normal,proto3" json:"normal,omitempty"`
+	Low          int32                  `protobuf:"varint,4,opt,name=low,proto3" json:"low,omitempty"`
+	Capacity     int32                  `protobuf:"varint,5,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Synthesizing int32                  `protobuf:"varint,6,opt,name=synthesizing,proto3" json:"synthesizing,omitempty"`
+	Ready        int32                  `protobuf:"varint,7,opt,name=ready,proto3" json:"ready,omitempty"`
+	// proving counts the jobs on the devices, each job of a batch.
+	Proving           int32 `protobuf:"varint,8,opt,name=proving,proto3" json:"proving,omitempty"`
+	HostBytesInFlight int64 `protobuf:"varint,9,opt,name=host_bytes_in_flight,json=hostBytesInFlight,proto3" json:"host_bytes_in_flight,omitempty"`
+	HostBudgetBytes   int64 `protobuf:"varint,10,opt,name=host_budget_bytes,json=hostBudgetBytes,proto3" json:"host_budget_bytes,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
