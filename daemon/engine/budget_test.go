@@ -159,15 +159,15 @@ func TestJobsSolveIntoPinnedVectorsOutsideTheHeap(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, r.Verified, "job %d's proof, solved into out-of-heap vectors, verifies", i)
 	}
-	d.mu.Lock()
+	d.Mu.Lock()
 	assert.True(t, d.inMem, "every proof's a, b, c lay in the pinned memory")
 	assert.Equal(t, 1, d.Pins, "one set of vectors, pinned once, served the three jobs")
 	assert.Len(t, d.Pinned, 1)
-	d.mu.Unlock()
+	d.Mu.Unlock()
 
 	require.NoError(t, e.Close())
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.Mu.Lock()
+	defer d.Mu.Unlock()
 	assert.Empty(t, d.Pinned, "Close unpins and frees the kept vectors")
 }
 
@@ -190,8 +190,8 @@ func TestJobsSolveIntoTheHeapWithoutAPool(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, r.Verified, "job %d's proof, solved into the heap, verifies", i)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.Mu.Lock()
+	defer d.Mu.Unlock()
 	assert.False(t, d.inMem, "the proofs' vectors lay in no pinned memory")
 	assert.Zero(t, d.Pins, "nothing pinned")
 	assert.Empty(t, d.Adopted)
@@ -336,8 +336,8 @@ func TestUnpinnedVectorsStillProve(t *testing.T) {
 		assert.True(t, r.Verified, "vectors outside the heap prove unpinned too")
 	}
 	assert.Equal(t, 1, strings.Count(logs.String(), "solved vectors not pinned"), "logged once")
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.Mu.Lock()
+	defer d.Mu.Unlock()
 	assert.Empty(t, d.Adopted, "nothing adopts memory that is not pinned")
 }
 
@@ -414,9 +414,9 @@ func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, e.Preload(ctx, c, true))
-	d.mu.Lock()
+	d.Mu.Lock()
 	assert.Equal(t, 3, d.Pins, "three sets fit the budget")
-	d.mu.Unlock()
+	d.Mu.Unlock()
 	assert.Equal(t, 3, e.budget.keptCount(c.Key))
 	assert.Equal(t, 3*n, e.budget.inUse(), "kept sets stay counted")
 
@@ -426,25 +426,25 @@ func TestPreloadMakesTheVectorsItsJobsSolveInto(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, r.Verified, "job %d", i)
 	}
-	d.mu.Lock()
+	d.Mu.Lock()
 	assert.Equal(t, 3, d.Pins, "neither the second preload nor the jobs pinned anything")
 	assert.True(t, d.inMem, "every proof's vectors lay in the sets made ahead")
-	d.mu.Unlock()
+	d.Mu.Unlock()
 	e.budget.mu.Lock()
 	assert.Equal(t, int64(3), e.budget.reused, "every job solved into a set made ahead")
 	e.budget.mu.Unlock()
 	require.NoError(t, e.Close())
-	d.mu.Lock()
+	d.Mu.Lock()
 	assert.Empty(t, d.Pinned, "Close unpins and frees them")
-	d.mu.Unlock()
+	d.Mu.Unlock()
 
 	u := newPinning(t, "pin1", nil)
 	eu, err := New(Config{Devices: []Device{u}, Keys: km, Synthesizers: 1, Vectors: device.NewVectorPool([]Device{u}, nil)})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, eu.Close()) }()
 	require.NoError(t, eu.Preload(ctx, c, true))
-	u.mu.Lock()
-	defer u.mu.Unlock()
+	u.Mu.Lock()
+	defer u.Mu.Unlock()
 	assert.Zero(t, u.Pins, "an unbounded job budget: the jobs make their own")
 }
 
@@ -474,8 +474,8 @@ func TestPreloadMakesVectorsBesideALoadOnlyWhereBothFit(t *testing.T) {
 		t.Cleanup(func() { assert.NoError(t, e.Close()) })
 		require.Equal(t, beside, e.loadFitsBeside(c, sh, e.cfg.HostBudget))
 		pins := func() int {
-			d.mu.Lock()
-			defer d.mu.Unlock()
+			d.Mu.Lock()
+			defer d.Mu.Unlock()
 			return d.Pins
 		}
 		done := make(chan error, 1)

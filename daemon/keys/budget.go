@@ -274,8 +274,11 @@ type Info struct {
 
 func (m *Manager) infoLocked(e *entry) Info {
 	in := Info{Key: e.key, Tier: Warm, HostBytes: e.hostBytes, GPUBytes: e.gpuBytes, Refs: e.refs,
-		LastUsed: e.lastUsed, LoadTime: e.loadTime, Development: e.dev, EvictionDue: e.evictAsked}
-	if !isReady(e) {
+		LastUsed: e.lastUsed, LoadTime: e.loadTime, EvictionDue: e.evictAsked}
+	if isReady(e) {
+		// The load writes e.dev without the lock, before it closes e.ready.
+		in.Development = e.dev
+	} else {
 		in.Tier = Cold
 	}
 	if _, ok := m.entries[e.key]; !ok {

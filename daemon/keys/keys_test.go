@@ -70,6 +70,40 @@ func TestAcquireLoadsOnceAndReportsLoadTime(t *testing.T) {
 	assert.Zero(t, m.Get(c.Key).Refs)
 }
 
+// List may run while a key loads (GetStatus does): the load's key is Cold,
+// and not yet said to be a development key, until it is ready. Under -race
+// this also checks that List reads nothing the load writes unlocked.
+func TestListWhileAKeyLoads(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true})
+	require.NoError(t, err)
+	c := shape(t, 1024)
+	done := make(chan *Handle)
+	go func() {
+		h, err := m.Acquire(context.Background(), c)
+		assert.NoError(t, err)
+		done <- h
+	}()
+	seen := 0
+	for h := (*Handle)(nil); h == nil; {
+		select {
+		case h = <-done:
+			require.NotNil(t, h)
+			defer h.Release()
+		default:
+		}
+		for _, in := range m.List() {
+			seen++
+			if in.Tier == Cold {
+				assert.False(t, in.Development, "a loading key is not yet known to be a development key")
+			}
+		}
+	}
+	t.Logf("%d listings of the key while it loaded", seen)
+	in := m.Get(c.Key)
+	assert.Equal(t, Warm, in.Tier)
+	assert.True(t, in.Development)
+}
+
 func TestHostBudgetEvictsLRUButNeverInUse(t *testing.T) {
 	dir := t.TempDir()
 	a, b := shape(t, 1024), shape(t, 2048)
