@@ -32,12 +32,20 @@ import (
 //
 //	CUZK_TEST_PACKAGES  package patterns to vet and test, separated by spaces (default ./...)
 //	CUZK_TEST_RUN       a go test -run regexp (default: every test)
+//	CUZK_TEST_RACE      true: with Go's race detector (the CI runs the daemon's packages so)
 //
 // For example, a subset in a container:
 //
 //	CUZK_TEST_PACKAGES='./toolchain/... ./ci/...' CUZK_TEST_RUN='Remote' go run mage.go test
 func Test(ctx context.Context) error {
 	sel := testreport.Selection{Packages: os.Getenv(testreport.EnvPackages), Run: os.Getenv(testreport.EnvRun)}
+	if v := os.Getenv(testreport.EnvRace); v != "" {
+		race, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%s=%q: want true or false", testreport.EnvRace, v)
+		}
+		sel.Race = race
+	}
 	inCI, _ := strconv.ParseBool(os.Getenv("CI")) // unset or not a boolean: not CI
 	var timings []string
 	phase := func(name string, f func(tk *progress.Ticker) error) error {

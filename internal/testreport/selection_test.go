@@ -23,6 +23,8 @@ func TestSelection(t *testing.T) {
 		{"subset", testreport.Selection{Packages: " ./toolchain/...  ./ci/oci ", Run: "Remote|Image/digest"},
 			[]string{"test", "-json", "-count=1", "-timeout", "45m0s", "-run", "Remote|Image/digest", "./toolchain/...", "./ci/oci"},
 			"./toolchain/... ./ci/oci -run Remote|Image/digest"},
+		{"race", testreport.Selection{Packages: "./daemon/...", Race: true},
+			[]string{"test", "-json", "-count=1", "-timeout", "45m0s", "-race", "./daemon/..."}, "-race ./daemon/..."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args, err := tc.sel.GoTestArgs(45 * time.Minute)
