@@ -141,12 +141,10 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 // may be nil): the hand-back of the last proof's vectors, which the new
 // proof's host work or its end triggers, whichever comes first.
 func once(f func()) func() {
-	var o sync.Once
-	return func() {
-		if f != nil {
-			o.Do(f)
-		}
+	if f == nil {
+		return func() {}
 	}
+	return sync.OnceFunc(f)
 }
 
 // proofPhases sums one proof's phases by name for its timings.
