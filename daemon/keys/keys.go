@@ -468,13 +468,23 @@ func (m *Manager) readKeys(ctx context.Context, e *entry) error {
 	if err != nil {
 		return err
 	}
-	if !info.Cached {
+	if dir == "" {
 		returnMemory() // the setup's scalars, column sums and copies (tens of GB at 2^27)
-		if dir != "" {
-			m.tidyDir()
-		}
+		e.pk, e.vk, e.dev = pk, vk, true
+		return nil
 	}
-	e.pk, e.vk, e.dev = pk, vk, true
+	// The key is in its raw file now: prove from the file, as from any raw
+	// key file, and give the heap copy back first (the mapping reads every
+	// page in). A key in the heap would hold the collector's goal at twice
+	// its size, so that tens of GB of garbage could build up beside it.
+	pk, vk = nil, nil
+	debug.FreeOSMemory()
+	if err := m.mapDev(e, name, full); err != nil {
+		return fmt.Errorf("development key written to %s but not mapped: %w", info.RawPath, err)
+	}
+	if !info.Cached {
+		m.tidyDir()
+	}
 	return nil
 }
 

@@ -76,30 +76,35 @@ func (m *Manager) readRaw(e *entry, rawPath, vkPath string) error {
 // readDevMapped maps the development raw key file when there is one; ok is
 // false when it is absent or damaged (the setup's files then replace it).
 func (m *Manager) readDevMapped(e *entry, name string, full *r1cs.System) (ok bool) {
-	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, m.mapOptions()...)
-	var hashed time.Duration
-	if err == nil {
-		m.warnUnleased(e.key, k)
-		if err = keyfile.CheckPair(info.RawPath, k.PK, info.VKPath, vk); err == nil {
-			hashed, err = m.verifyOnce(k)
-		}
-		if err != nil {
-			err = errors.Join(err, k.Close())
-		}
-	}
-	switch {
-	case err == nil:
-		e.pk, e.vk, e.dev, e.mapped = k.PK, vk, true, k
-		m.cfg.Log.Info("development key mapped (NOT for production)", "key", e.key, "path", info.RawPath, "load", info.Load,
-			"verify", hashed)
-		if pk := strings.TrimSuffix(info.RawPath, RawExt) + ".pk"; fileExists(pk) {
-			m.checkUnused(pk, info.RawPath, true)
-		}
-		return true
-	case !errors.Is(err, os.ErrNotExist):
+	err := m.mapDev(e, name, full)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		m.cfg.Log.Warn("development raw key file not used; rewriting it", "key", e.key, "err", err)
 	}
-	return false
+	return err == nil
+}
+
+// mapDev maps the development raw key file of e into e, checked against its
+// verifying key and hashed (once per manager and unchanged file).
+func (m *Manager) mapDev(e *entry, name string, full *r1cs.System) error {
+	k, vk, info, err := devkeys.Mapped(m.cfg.Dir, name, full, m.cfg.DevSeed, m.mapOptions()...)
+	if err != nil {
+		return err
+	}
+	m.warnUnleased(e.key, k)
+	var hashed time.Duration
+	if err = keyfile.CheckPair(info.RawPath, k.PK, info.VKPath, vk); err == nil {
+		hashed, err = m.verifyOnce(k)
+	}
+	if err != nil {
+		return errors.Join(err, k.Close())
+	}
+	e.pk, e.vk, e.dev, e.mapped = k.PK, vk, true, k
+	m.cfg.Log.Info("development key mapped (NOT for production)", "key", e.key, "path", info.RawPath, "load", info.Load,
+		"verify", hashed)
+	if pk := strings.TrimSuffix(info.RawPath, RawExt) + ".pk"; fileExists(pk) {
+		m.checkUnused(pk, info.RawPath, true)
+	}
+	return nil
 }
 
 // verifyOnce hashes k's sections unless this manager has hashed the same,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -42,7 +43,9 @@ func TestDevelopmentKeyIsMappedFromItsRawFile(t *testing.T) {
 	c := shape(t, 1024)
 	h, err := m.Acquire(context.Background(), c)
 	require.NoError(t, err)
-	assert.Nil(t, m.mappedKey(c.Key), "a fresh setup proves from the heap")
+	first := m.mappedKey(c.Key)
+	require.NotNil(t, first, "a fresh setup proves from the raw file it wrote, not from the heap")
+	assert.Same(t, first.PK, h.PK)
 	want := encodePK(t, h.PK)
 	h.Release()
 	raws, err := filepath.Glob(filepath.Join(dir, "*"+RawExt))
@@ -62,6 +65,24 @@ func TestDevelopmentKeyIsMappedFromItsRawFile(t *testing.T) {
 	_, err = m.EvictKey(c.Key, Cold)
 	require.NoError(t, err)
 	assert.Error(t, k.Verify(), "dropping the key to cold unmapped it")
+}
+
+// A key set up here leaves the Go heap once its raw file is written: a key
+// in the heap would hold the collector's goal at twice its size, so that
+// garbage as large as the key could build up beside it (27 GiB at 2^27).
+func TestFreshDevelopmentKeyLeavesTheHeap(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 5})
+	require.NoError(t, err)
+	c := shape(t, 1<<16)
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	defer h.Release()
+	key := keyBytes(h.PK)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	assert.Less(t, int64(ms.HeapAlloc), key/2, "heap %d bytes with the key (%d bytes) ready", ms.HeapAlloc, key)
+	require.NotNil(t, m.mappedKey(c.Key))
 }
 
 // productionRaw writes c's development keys into a new directory as
