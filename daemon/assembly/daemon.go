@@ -99,8 +99,13 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if g, ok := devs[0].(*device.GPU); ok {
 		fb = g
 	}
+	var gcPercent func(int) int // the key manager tunes GOGC to the keys in the heap, unless the operator set it
+	if _, set := os.LookupEnv("GOGC"); !set {
+		gcPercent = debug.SetGCPercent
+	}
 	km, err := keys.New(keys.Config{Dir: cfg.KeyDir, HostBudget: budgets.Key, GPUBudget: int64(cfg.GPUKeyBudget), DirBudget: int64(cfg.KeyDirBudget),
-		DevSeed: cfg.DevKeySeed, NoGenerate: cfg.NoDevKeys, DevKeysInMemory: cfg.DevKeysInMemory, ReleaseHostCopy: cfg.ReleaseHostKeys, Log: log, FixedBase: fb})
+		DevSeed: cfg.DevKeySeed, NoGenerate: cfg.NoDevKeys, DevKeysInMemory: cfg.DevKeysInMemory, ReleaseHostCopy: cfg.ReleaseHostKeys, Log: log, FixedBase: fb,
+		GCPercent: gcPercent})
 	if err != nil {
 		return nil, closeAll(devs, err)
 	}

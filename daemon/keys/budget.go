@@ -132,6 +132,7 @@ func (m *Manager) dropLocked(e *entry, tier Tier) error {
 		delete(m.entries, e.key)
 		m.cfg.Log.Info("key cold", "key", e.key, "freed_bytes", e.hostBytes)
 		e.hostBytes = 0
+		m.tuneGCLocked()
 	}
 	m.cond.Broadcast()
 	return errors.Join(errs...)

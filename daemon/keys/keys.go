@@ -89,6 +89,11 @@ type Config struct {
 	// process removes it (default 10 minutes); a manager alone on Dir
 	// removes every one at start.
 	StaleTemp time.Duration
+	// GCPercent sets the Go collector's GOGC (runtime/debug.SetGCPercent):
+	// while keys live in the Go heap the manager lowers it, so that the
+	// garbage let build up beside them stays near 4 GiB (gc.go). nil leaves
+	// the collector alone (GOGC set by the operator).
+	GCPercent func(percent int) int
 	Log       *slog.Logger
 }
 
@@ -110,6 +115,8 @@ type Manager struct {
 	shapes   map[string]*shapeEntry  // counting passes, by shape key
 	evictors map[string]Evictor      // device name → evictor
 	verified map[string]verifiedFile // raw key files hashed, by path
+	gcPercent int                     // the GOGC tuneGCLocked last set (100 at start)
+	gcSlack   int64                   // gcSlack; tests set less
 }
 
 type entry struct {
@@ -163,7 +170,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	m := &Manager{cfg: cfg, now: time.Now, entries: map[string]*entry{}, shapes: map[string]*shapeEntry{}, damaged: map[string]error{}, evictors: map[string]Evictor{},
-		verified: map[string]verifiedFile{}}
+		verified: map[string]verifiedFile{}, gcPercent: 100, gcSlack: gcSlack}
 	m.cond = sync.NewCond(&m.mu)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.openDir()
@@ -336,8 +343,9 @@ func (m *Manager) load(e *entry) {
 	}
 	// Read under the lock: once ready, another load may evict e.
 	mapped, hostBytes, loadTime := e.mapped != nil, e.hostBytes, e.loadTime
-	m.mu.Unlock()
 	close(e.ready)
+	m.tuneGCLocked()
+	m.mu.Unlock()
 	m.cond.Broadcast()
 	if err == nil {
 		m.touchKey(e.key)
