@@ -32,7 +32,11 @@ type hostMemory struct {
 	// the system), and the rest it maps (stacks, metadata), all resident
 	// as far as the runtime knows.
 	GoObjects, GoFree, GoOther int64
-	GoGoal, GoLimit            int64 // the heap goal and the memory limit
+	// GoLive is the heap the last collection found live: what GoObjects
+	// holds beyond it is garbage not yet collected (or allocated since).
+	GoLive          int64
+	GoGoal, GoLimit int64 // the heap goal and the memory limit
+	GoGC            int64 // GOGC, as the runtime holds it (-1: off)
 	// KeyReleased is the part of GoObjects not resident: the key's points
 	// the key manager gave back to the system once the GPU held them
 	// (release_host_keys), which stay live objects to the runtime.
@@ -57,12 +61,13 @@ func readHostMemory() (hostMemory, error) {
 	hm.Vectors = hostmem.Mapped()
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/gc/gomemlimit:bytes"}}
+		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/gc/gomemlimit:bytes"},
+		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
 	v := func(i int) int64 { return int64(s[i].Value.Uint64()) }
 	hm.GoObjects, hm.GoFree = v(0), v(1)+v(2)
 	hm.GoOther = v(3) - v(4) - hm.GoObjects - hm.GoFree
-	hm.GoGoal, hm.GoLimit = v(5), v(6)
+	hm.GoGoal, hm.GoLimit, hm.GoLive, hm.GoGC = v(5), v(6), v(7), v(8)
 	return hm, nil
 }
 
@@ -129,12 +134,16 @@ func (hm hostMemory) write(w io.Writer, indent string) {
 	}
 	anon := hm.Mappings[anonymous] + hm.Mappings["[heap]"]
 	fmt.Fprintf(w, "%sresident %s by mapping: %s\n", indent, g(hm.RSS), strings.Join(parts, ", "))
-	objects := g(hm.GoObjects)
+	objects := fmt.Sprintf("%s (live at the last collection %s)", g(hm.GoObjects), g(hm.GoLive))
 	if hm.KeyReleased > 0 {
-		objects = fmt.Sprintf("%s (%s resident: %s of them the key's points given back to the system)", g(hm.GoObjects),
-			g(hm.GoObjects-hm.KeyReleased), g(hm.KeyReleased))
+		objects = fmt.Sprintf("%s (live at the last collection %s; %s resident: %s of them the key's points given back to the system)",
+			g(hm.GoObjects), g(hm.GoLive), g(hm.GoObjects-hm.KeyReleased), g(hm.KeyReleased))
 	}
-	fmt.Fprintf(w, "%sanonymous %s: solved vectors (out of heap) %s, Go heap objects %s, Go heap free (not returned) %s, Go runtime other %s, the rest (CUDA driver, C) %s; Go heap goal %s, memory limit %s\n",
+	gogc := strconv.FormatInt(hm.GoGC, 10)
+	if hm.GoGC < 0 {
+		gogc = "off"
+	}
+	fmt.Fprintf(w, "%sanonymous %s: solved vectors (out of heap) %s, Go heap objects %s, Go heap free (not returned) %s, Go runtime other %s, the rest (CUDA driver, C) %s; Go heap goal %s (GOGC %s), memory limit %s\n",
 		indent, g(anon), g(hm.Vectors), objects, g(hm.GoFree), g(hm.GoOther),
-		g(anon-hm.Vectors-(hm.GoObjects-hm.KeyReleased)-hm.GoFree-hm.GoOther), g(hm.GoGoal), limit)
+		g(anon-hm.Vectors-(hm.GoObjects-hm.KeyReleased)-hm.GoFree-hm.GoOther), g(hm.GoGoal), gogc, limit)
 }

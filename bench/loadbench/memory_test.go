@@ -45,18 +45,21 @@ func TestParseSmapsSumsResidentBytesByMapping(t *testing.T) {
 
 	var out bytes.Buffer
 	hm.Vectors, hm.GoObjects, hm.GoFree, hm.GoOther, hm.GoGoal, hm.GoLimit = 512<<20, 256<<20, 128<<20, 64<<20, 512<<20, 1<<62
+	hm.GoLive, hm.GoGC = 192<<20, 100
 	hm.write(&out, "  ")
 	assert.Equal(t, "  resident 1.25 GiB by mapping: anonymous 1.00 GiB, /keys/porep c2.rawpk 0.25 GiB, [heap] 0.00 GiB, "+
 		"/dev/nvidiactl 0.00 GiB, /usr/bin/cuzk-bench 0.00 GiB\n"+
-		"  anonymous 1.00 GiB: solved vectors (out of heap) 0.50 GiB, Go heap objects 0.25 GiB, Go heap free (not returned) 0.12 GiB, "+
-		"Go runtime other 0.06 GiB, the rest (CUDA driver, C) 0.06 GiB; Go heap goal 0.50 GiB, memory limit none\n", out.String())
+		"  anonymous 1.00 GiB: solved vectors (out of heap) 0.50 GiB, Go heap objects 0.25 GiB (live at the last collection 0.19 GiB), "+
+		"Go heap free (not returned) 0.12 GiB, Go runtime other 0.06 GiB, the rest (CUDA driver, C) 0.06 GiB; Go heap goal 0.50 GiB (GOGC 100), "+
+		"memory limit none\n", out.String())
 
 	// A key whose points went back to the system: live objects that are
 	// not resident, taken out of the sum so that the rest stays the rest.
 	out.Reset()
-	hm.GoObjects, hm.KeyReleased = 256<<20+768<<20, 768<<20
+	hm.GoObjects, hm.KeyReleased, hm.GoGC = 256<<20+768<<20, 768<<20, -1
 	hm.write(&out, "  ")
-	assert.Contains(t, out.String(), "Go heap objects 1.00 GiB (0.25 GiB resident: 0.75 GiB of them the key's points given back to the system)")
+	assert.Contains(t, out.String(), "Go heap objects 1.00 GiB (live at the last collection 0.19 GiB; 0.25 GiB resident: 0.75 GiB of them the key's points given back to the system)")
+	assert.Contains(t, out.String(), "(GOGC off)")
 	assert.Contains(t, out.String(), "the rest (CUDA driver, C) 0.06 GiB;")
 }
 
