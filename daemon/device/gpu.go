@@ -46,11 +46,12 @@ type GPU struct {
 }
 
 // DefaultBatch is the most proofs of one key a GPU proves together where
-// its plan streams bases (gpu_batch's default): one, until batches of two
-// are measured end to end with every partition's vectors going back after
-// its own part (docs/perf.md, "Measured: batches on the H100"). Two share
-// each chunk's upload; a third would add a carry and a proof's workspace
-// for a smaller share of the link.
+// its plan streams bases (gpu_batch's default): one. Measured end to end
+// with every partition's vectors going back after its own part, a pair was
+// slower than two partitions alone on an H100 at 16 GiB (5.53 s against
+// 2 × 2.69 s; docs/perf.md, "Measured: host RSS with a development key,
+// batches again"). Two share each chunk's upload; a third would add a
+// carry and a proof's workspace for a smaller share of the link.
 const DefaultBatch = 1
 
 // OpenGPUs opens the GPUs with the given ordinals (all of them when nil).
