@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
 // A key whose host copy is released lives on one GPU only
@@ -60,6 +63,27 @@ func discardAfterFirst[T any](log *slog.Logger, key string, set []T) int {
 		log.Warn("releasing a key's host copy", "key", key, "err", err)
 	}
 	return n
+}
+
+// discardKey gives back every page of pk's bases sets (their contents read
+// as zeros afterwards): for a heap copy no one reads again.
+func (m *Manager) discardKey(key string, pk *groth16.ProvingKey) {
+	g1, g2 := pk.Bases()
+	m.discardSets(key, g1, g2)
+}
+
+// discardSets is discardKey over the bases sets g1 and g2.
+func (m *Manager) discardSets(key string, g1 [][]bls12381.G1Affine, g2 [][]bls12381.G2Affine) {
+	for _, s := range g1 {
+		if _, err := hostmem.Discard(s); err != nil {
+			m.cfg.Log.Warn("giving a key's heap copy back", "key", key, "err", err)
+		}
+	}
+	for _, s := range g2 {
+		if _, err := hostmem.Discard(s); err != nil {
+			m.cfg.Log.Warn("giving a key's heap copy back", "key", key, "err", err)
+		}
+	}
 }
 
 // lostLocked takes a released key whose GPU copy is gone out of the

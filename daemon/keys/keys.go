@@ -109,12 +109,12 @@ type Manager struct {
 	unlockOnce sync.Once
 	damaged    map[string]error // key files found damaged beside the one a load used
 
-	mu       sync.Mutex
-	cond     *sync.Cond // signalled when refs drop or entries leave
-	entries  map[string]*entry
-	shapes   map[string]*shapeEntry  // counting passes, by shape key
-	evictors map[string]Evictor      // device name → evictor
-	verified map[string]verifiedFile // raw key files hashed, by path
+	mu        sync.Mutex
+	cond      *sync.Cond // signalled when refs drop or entries leave
+	entries   map[string]*entry
+	shapes    map[string]*shapeEntry  // counting passes, by shape key
+	evictors  map[string]Evictor      // device name → evictor
+	verified  map[string]verifiedFile // raw key files hashed, by path
 	gcPercent int                     // the GOGC tuneGCLocked last set (100 at start)
 	gcSlack   int64                   // gcSlack; tests set less
 }
@@ -482,11 +482,15 @@ func (m *Manager) readKeys(ctx context.Context, e *entry) error {
 		return nil
 	}
 	// The key is in its raw file now: prove from the file, as from any raw
-	// key file, and give the heap copy back first (the mapping reads every
-	// page in). A key in the heap would hold the collector's goal at twice
-	// its size, so that tens of GB of garbage could build up beside it.
+	// key file, and give the heap copy's pages back first (the mapping
+	// reads every page in): at once, since nothing reads that copy again,
+	// rather than through a forced collection (about 10 s at 2^27), which
+	// would also leave them where anything still referred to the copy. A
+	// key in the heap would hold the collector's goal at twice its size, so
+	// that tens of GB of garbage could build up beside it.
+	m.discardKey(e.key, pk)
 	pk, vk = nil, nil
-	debug.FreeOSMemory()
+	returnMemory() // the copy's objects and the setup's garbage, in the background
 	if err := m.mapDev(e, name, full); err != nil {
 		return fmt.Errorf("development key written to %s but not mapped: %w", info.RawPath, err)
 	}

@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -278,4 +280,32 @@ func reloadsWhenWhole(t *testing.T, m *Manager, c *registry.Resolved, raw string
 	h, err := m.Acquire(context.Background(), c)
 	require.NoError(t, err, "a whole file loads again")
 	h.Release()
+}
+
+// discardKey gives a heap copy's pages back at once: the whole pages of
+// every bases set read as zeros afterwards (the handover to the mapping
+// relies on it, not on a collection).
+func TestDiscardKeyGivesThePagesBack(t *testing.T) {
+	m, err := New(Config{Dir: t.TempDir(), DevSeed: 6, DevKeysInMemory: true})
+	require.NoError(t, err)
+	c := shape(t, 1<<14)
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	defer h.Release()
+	g1, g2 := h.PK.Bases()
+	for i := range g1 {
+		g1[i] = slices.Clone(g1[i])
+	}
+	for i := range g2 {
+		g2[i] = slices.Clone(g2[i])
+	}
+	a, b2 := g1[0], g2[0]
+	require.Greater(t, len(a)*96, 3*os.Getpagesize(), "sets of several pages")
+	mid, mid2 := len(a)/2, len(b2)/2
+	require.False(t, a[mid].IsInfinity())
+	require.False(t, b2[mid2].IsInfinity())
+	m.discardSets(c.Key, g1, g2)
+	assert.Equal(t, bls12381.G1Affine{}, a[mid], "a G1 point inside the set's whole pages reads as zeros")
+	assert.Equal(t, bls12381.G2Affine{}, b2[mid2], "a G2 point too")
+	assert.False(t, h.PK.G1.A[mid].IsInfinity(), "the key's own copy is untouched")
 }
