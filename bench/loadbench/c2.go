@@ -104,7 +104,11 @@ type C2Result struct {
 	Busy            float64            // worker busy ratio (wall inside the device's Prove) over all the proofs, averaged over the devices
 	BusyPer         map[string]float64 // each device's over all the proofs
 	PeakRSS         int64              // this process's peak resident set, key setup included
-	ProvingRSS      int64              // the largest resident set sampled while proving
+	// LoadRSS and WarmRSS are the peak resident set (VmHWM) once the key
+	// was ready and once the warm-up and the single proof were done: they
+	// say in which part of the run PeakRSS was reached.
+	LoadRSS, WarmRSS int64
+	ProvingRSS       int64 // the largest resident set sampled while proving
 	// provingMem is where the resident set lay near its largest sample
 	// while proving (read again each time the set grew by a sixteenth, at
 	// most every 5 s); memErr why it could not be read.
@@ -158,9 +162,11 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	if res.Key, res.KeyLoad, err = l.preload(ctx, circ); err != nil {
 		return nil, err
 	}
+	res.LoadRSS = peakRSS()
 	if err := warmAndSingle(ctx, c, circ, cfg.Partitions, res); err != nil {
 		return nil, err
 	}
+	res.WarmRSS = peakRSS()
 
 	mon := startMonitor(ctx, c)
 	var mu sync.Mutex
@@ -486,7 +492,8 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 		fmt.Fprintf(w, " (target ≥ %.0f %%)  %s", 100*cfg.MinBusy, verdict(r.SteadyEventBusy >= cfg.MinBusy))
 	}
 	fmt.Fprintf(w, "; %.1f %% worker wall", 100*r.SteadyBusy)
-	fmt.Fprintf(w, "\npeak host RSS: %s (largest while proving %s)", stats.FormatGiB(r.PeakRSS), stats.FormatGiB(r.ProvingRSS))
+	fmt.Fprintf(w, "\npeak host RSS: %s (by the key's load %s, by the warm-up and the single proof %s; largest sampled while proving %s)",
+		stats.FormatGiB(r.PeakRSS), stats.FormatGiB(r.LoadRSS), stats.FormatGiB(r.WarmRSS), stats.FormatGiB(r.ProvingRSS))
 	if cfg.MaxRSS > 0 {
 		fmt.Fprintf(w, " (target ≤ %s)  %s", stats.FormatGiB(cfg.MaxRSS), verdict(r.PeakRSS <= cfg.MaxRSS))
 	}

@@ -62,6 +62,9 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 	assert.InDelta(t, 1, res.SteadyBusy, 0.5, "one device proving nearly all the time")
 	assert.Zero(t, res.EventBusy, "the CPU backend reports no CUDA-event stages")
 	assert.Positive(t, res.PeakRSS)
+	assert.Positive(t, res.LoadRSS)
+	assert.LessOrEqual(t, res.LoadRSS, res.WarmRSS, "a high-water mark only grows")
+	assert.LessOrEqual(t, res.WarmRSS, res.PeakRSS)
 	require.NoError(t, res.memErr)
 	assert.Positive(t, res.provingMem.RSS, "where the resident set lay was read")
 	assert.Zero(t, res.provingMem.Vectors, "the CPU backend solves on the Go heap")
@@ -71,7 +74,7 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 	require.NoError(t, res.Write(&out, cfg))
 	for _, want := range []string{"per partition (9)", "synthesis", "steady state (2 intervals", "single proof: 3 partitions alone",
 		"pipeline fill included",
-		"every partition proof verified by the client: PASS", "peak host RSS", "  resident ", " by mapping: ", "anonymous ",
+		"every partition proof verified by the client: PASS", "peak host RSS", "by the key's load ", "  resident ", " by mapping: ", "anonymous ",
 		"solved vectors (out of heap) 0.00 GiB, Go heap objects "} {
 		assert.Contains(t, out.String(), want)
 	}
