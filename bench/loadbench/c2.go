@@ -44,8 +44,11 @@ type C2Config struct {
 	// Synthesizers is how many partitions are solved at once, each on
 	// cores/Synthesizers goroutines (0: 1).
 	Synthesizers int
-	Backend      string // daemon backend: auto, gpu or cpu
-	GPUs         []int  // GPU ordinals the daemon uses (nil: all)
+	// SynthesisWorkers is the goroutines of one synthesis, the daemon's
+	// synthesis_workers (0: cores / Synthesizers).
+	SynthesisWorkers int
+	Backend          string // daemon backend: auto, gpu or cpu
+	GPUs             []int  // GPU ordinals the daemon uses (nil: all)
 	// KeyDir, when set, is the daemon's key directory, and keys are
 	// written there as usual; "" keeps the development key in memory only.
 	KeyDir string
@@ -224,6 +227,7 @@ func c2Daemon(cfg C2Config, counts *r1cs.System, res *C2Result) assembly.Config 
 	// solved as fast as the host can, while the one before it proves. The
 	// key's host copy goes once the GPU holds it (one GPU).
 	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cfg.Synthesizers, stats.Bytes(res.JobBudget), true
+	opts.SynthesisWorkers = cfg.SynthesisWorkers
 	// The Go heap holds the key and the development setup's scalar vectors
 	// (the key is made at start); on a GPU the partitions' vectors are
 	// outside it (pinned), so the limit leaves them out there.
@@ -283,8 +287,8 @@ func (cfg C2Config) withDefaults() (C2Config, error) {
 	if cfg.Partitions < 1 || cfg.Proofs < 1 {
 		return cfg, errors.New("c2: partitions and proofs must be positive")
 	}
-	if cfg.InFlight < 0 || cfg.Slots < 0 || cfg.Synthesizers < 0 {
-		return cfg, errors.New("c2: in-flight proofs, slots and synthesizers cannot be negative")
+	if cfg.InFlight < 0 || cfg.Slots < 0 || cfg.Synthesizers < 0 || cfg.SynthesisWorkers < 0 {
+		return cfg, errors.New("c2: in-flight proofs, slots, synthesizers and synthesis workers cannot be negative")
 	}
 	cfg.InFlight, cfg.Slots, cfg.Synthesizers = cmp.Or(cfg.InFlight, 2), cmp.Or(cfg.Slots, 2), cmp.Or(cfg.Synthesizers, 1)
 	cfg.Circuit = cmp.Or(cfg.Circuit, "porep-c2")
@@ -434,8 +438,12 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 		return err
 	}
 	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
-	fmt.Fprintf(w, "c2: backend %s, device %s; %d proofs of %d partitions, %d in flight, %d synthesizer(s)\n", r.Backend, r.Device,
-		cfg.Proofs, cfg.Partitions, cfg.InFlight, cfg.Synthesizers)
+	workers := "cores / synthesizers"
+	if cfg.SynthesisWorkers > 0 {
+		workers = strconv.Itoa(cfg.SynthesisWorkers)
+	}
+	fmt.Fprintf(w, "c2: backend %s, device %s; %d proofs of %d partitions, %d in flight, %d synthesizer(s) of %s goroutines\n", r.Backend, r.Device,
+		cfg.Proofs, cfg.Partitions, cfg.InFlight, cfg.Synthesizers, workers)
 	fmt.Fprintf(w, "partition: %s %d: %d constraints, %d wires, domain 2^%d; vectors %s each, host job budget %s (%d partitions)\n",
 		cfg.Circuit, cfg.Constraints, r.Counts.NbConstraints, r.Counts.NbVariables(), stats.Log2(r.Counts.DomainSize()), stats.FormatGiB(r.PartitionBytes),
 		stats.FormatGiB(r.JobBudget), cfg.Slots)

@@ -41,7 +41,7 @@ func TestRunSmallOnCPU(t *testing.T) {
 }
 
 func TestRunC2SmallOnCPU(t *testing.T) {
-	cfg := C2Config{Constraints: 1024, Partitions: 3, Proofs: 3, Backend: "cpu", MaxRSS: 64 << 30}
+	cfg := C2Config{Constraints: 1024, Partitions: 3, Proofs: 3, Backend: "cpu", MaxRSS: 64 << 30, SynthesisWorkers: 3}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := RunC2(ctx, cfg)
@@ -74,13 +74,15 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 	require.NoError(t, res.Write(&out, cfg))
 	for _, want := range []string{"per partition (9)", "synthesis", "steady state (2 intervals", "single proof: 3 partitions alone",
 		"pipeline fill included",
-		"every partition proof verified by the client: PASS", "peak host RSS", "by the key's load ", "  resident ", " by mapping: ", "anonymous ",
+		"every partition proof verified by the client: PASS", "peak host RSS", "by the key's load ", "1 synthesizer(s) of 3 goroutines", "  resident ", " by mapping: ", "anonymous ",
 		"solved vectors (out of heap) 0.00 GiB, Go heap objects "} {
 		assert.Contains(t, out.String(), want)
 	}
 	_, err = RunC2(ctx, C2Config{Constraints: 1024, Proofs: 1})
 	assert.ErrorContains(t, err, "partitions and proofs must be positive")
 	_, err = RunC2(ctx, C2Config{Constraints: 1024, Partitions: 1, Proofs: 1, Slots: -1})
+	assert.ErrorContains(t, err, "cannot be negative")
+	_, err = RunC2(ctx, C2Config{Constraints: 1024, Partitions: 1, Proofs: 1, SynthesisWorkers: -1})
 	assert.ErrorContains(t, err, "cannot be negative")
 }
 

@@ -28,6 +28,7 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	inFlight := fs.Int("in-flight", 2, "proofs submitted at once")
 	slots := fs.Int("slots", 3, "partitions whose vectors the host holds at once (the daemon's host job budget)")
 	synth := fs.Int("synthesizers", 1, "partitions solved at once, each on cores/synthesizers goroutines")
+	synthWorkers := fs.Int("synthesis-workers", 0, "the daemon's synthesis_workers: goroutines of one synthesis (0: cores / synthesizers)")
 	backend := fs.String("backend", "auto", "auto, gpu or cpu")
 	gpus := fs.String("gpus", "", "GPU ordinals the daemon uses, comma separated (default all)")
 	keyDir := fs.String("key-dir", "", "key directory (default: the key is kept in memory only)")
@@ -53,7 +54,8 @@ func c2Cmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFor(stderr, "c2", err)
 	}
 	cfg := loadbench.C2Config{Circuit: *circuit, GPUs: ords, Constraints: 1 << *logN, MaxFillWall: *maxFill, MaxSingle: *maxSingle, Partitions: *partitions, Proofs: *proofs, InFlight: *inFlight, Slots: *slots, Synthesizers: *synth,
-		Backend: *backend, KeyDir: *keyDir, GPUMemory: int64(gpuMemory), GPUBatch: *gpuBatch, MaxProofWall: *maxWall, MaxRSS: int64(*maxRSS * (1 << 30)), MinBusy: *minBusy, MaxKeyReady: *maxKeyReady,
+		SynthesisWorkers: *synthWorkers,
+		Backend:          *backend, KeyDir: *keyDir, GPUMemory: int64(gpuMemory), GPUBatch: *gpuBatch, MaxProofWall: *maxWall, MaxRSS: int64(*maxRSS * (1 << 30)), MinBusy: *minBusy, MaxKeyReady: *maxKeyReady,
 		Progress: func(done, total int) { fmt.Fprintf(stderr, "c2: proof %d/%d done\n", done, total) }}
 	if *verbose {
 		cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
