@@ -8,7 +8,6 @@ import (
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
-	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
 // A key whose host copy is released lives on one GPU only
@@ -37,13 +36,7 @@ func (m *Manager) releaseHostLocked(e *entry, device string) {
 		}
 	}
 	g1, g2 := e.pk.Bases()
-	var freed int
-	for _, s := range g1 {
-		freed += discardAfterFirst(m.cfg.Log, e.key, s)
-	}
-	for _, s := range g2 {
-		freed += discardAfterFirst(m.cfg.Log, e.key, s)
-	}
+	freed := discardBases(m.cfg.Log, e.key, g1, g2, 1) // the first points stay: the GPU compares them
 	e.deviceOnly = device
 	e.hostBytes = max(0, e.hostBytes-int64(freed))
 	m.cfg.Log.Info("key's host copy released: it lives on the GPU only", "key", e.key, "device", device, "freed_bytes", freed)
@@ -51,39 +44,30 @@ func (m *Manager) releaseHostLocked(e *entry, device string) {
 	m.cond.Broadcast()
 }
 
-// discardAfterFirst gives back the pages of one bases set after its first
-// point, which the GPU compares, and returns the bytes given back; a
-// failure is logged (the pages then just stay).
-func discardAfterFirst[T any](log *slog.Logger, key string, set []T) int {
-	if len(set) < 2 {
-		return 0
+// discardBases gives back the pages of every bases set of a key from its
+// point from on (the whole set for 0; reads of them return zeros
+// afterwards) and returns the bytes given back; a failure is logged (the
+// pages then just stay).
+func discardBases(log *slog.Logger, key string, g1 [][]bls12381.G1Affine, g2 [][]bls12381.G2Affine, from int) int {
+	n := 0
+	for _, s := range g1 {
+		n += discardFrom(log, key, s, from)
 	}
-	n, err := hostmem.Discard(set[1:])
-	if err != nil {
-		log.Warn("releasing a key's host copy", "key", key, "err", err)
+	for _, s := range g2 {
+		n += discardFrom(log, key, s, from)
 	}
 	return n
 }
 
-// discardKey gives back every page of pk's bases sets (their contents read
-// as zeros afterwards): for a heap copy no one reads again.
-func (m *Manager) discardKey(key string, pk *groth16.ProvingKey) {
-	g1, g2 := pk.Bases()
-	m.discardSets(key, g1, g2)
-}
-
-// discardSets is discardKey over the bases sets g1 and g2.
-func (m *Manager) discardSets(key string, g1 [][]bls12381.G1Affine, g2 [][]bls12381.G2Affine) {
-	for _, s := range g1 {
-		if _, err := hostmem.Discard(s); err != nil {
-			m.cfg.Log.Warn("giving a key's heap copy back", "key", key, "err", err)
-		}
+func discardFrom[T any](log *slog.Logger, key string, set []T, from int) int {
+	if len(set) <= from {
+		return 0
 	}
-	for _, s := range g2 {
-		if _, err := hostmem.Discard(s); err != nil {
-			m.cfg.Log.Warn("giving a key's heap copy back", "key", key, "err", err)
-		}
+	n, err := hostmem.Discard(set[from:])
+	if err != nil {
+		log.Warn("giving a key's host pages back", "key", key, "err", err)
 	}
+	return n
 }
 
 // lostLocked takes a released key whose GPU copy is gone out of the

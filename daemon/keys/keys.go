@@ -488,8 +488,8 @@ func (m *Manager) readKeys(ctx context.Context, e *entry) error {
 	// would also leave them where anything still referred to the copy. A
 	// key in the heap would hold the collector's goal at twice its size, so
 	// that tens of GB of garbage could build up beside it.
-	m.discardKey(e.key, pk)
-	pk, vk = nil, nil
+	g1, g2 := pk.Bases()
+	discardBases(m.cfg.Log, e.key, g1, g2, 0)
 	returnMemory() // the copy's objects and the setup's garbage, in the background
 	if err := m.mapDev(e, name, full); err != nil {
 		return fmt.Errorf("development key written to %s but not mapped: %w", info.RawPath, err)

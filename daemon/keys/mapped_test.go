@@ -282,7 +282,7 @@ func reloadsWhenWhole(t *testing.T, m *Manager, c *registry.Resolved, raw string
 	h.Release()
 }
 
-// discardKey gives a heap copy's pages back at once: the whole pages of
+// discardBases from 0 gives a heap copy's pages back at once: the whole pages of
 // every bases set read as zeros afterwards (the handover to the mapping
 // relies on it, not on a collection).
 func TestDiscardKeyGivesThePagesBack(t *testing.T) {
@@ -304,7 +304,7 @@ func TestDiscardKeyGivesThePagesBack(t *testing.T) {
 	mid, mid2 := len(a)/2, len(b2)/2
 	require.False(t, a[mid].IsInfinity())
 	require.False(t, b2[mid2].IsInfinity())
-	m.discardSets(c.Key, g1, g2)
+	discardBases(m.cfg.Log, c.Key, g1, g2, 0)
 	assert.Equal(t, bls12381.G1Affine{}, a[mid], "a G1 point inside the set's whole pages reads as zeros")
 	assert.Equal(t, bls12381.G2Affine{}, b2[mid2], "a G2 point too")
 	assert.False(t, h.PK.G1.A[mid].IsInfinity(), "the key's own copy is untouched")
