@@ -38,7 +38,7 @@ CUZK_KERNEL void __launch_bounds__(msm::kSortBlock)
 }
 
 CUZK_KERNEL void __launch_bounds__(msm::kSortBlock)
-    msm_task_order(const uint32_t* cls, uint32_t ntask, uint32_t* cursor, uint32_t* order) {
+    msm_task_order(const uint32_t* cls, const uint32_t* ntask, uint32_t* cursor, uint32_t* order) {
   __shared__ msm::ClassShared sh;
   msm::ClassThread th;
   run_phases<msm::kOrderPhases>([&](uint32_t ph) { msm::order_phase(ph, sh, th, cls, ntask, cursor, order); });

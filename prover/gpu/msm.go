@@ -116,10 +116,12 @@ type msmState struct {
 	arena                  driver.DevicePtr
 	arenaLen               uint64
 	ev                     [numMSMEvents]*driver.Event
-	window                 uint32 // forced window bits (benchmarks); 0: by the cost model
+	evNext                 [numMSMEvents]*driver.Event // a chunked MSM's second set (msmChunkedBatch)
+	window                 uint32                      // forced window bits (benchmarks); 0: by the cost model
 	stage                  *stager
-	device                 string   // the device's name in phase reports
-	iotaWords              []uint32 // 0, 1, 2, …: a chunked MSM's carry offsets (iota)
+	maxv                   *driver.HostBuf // pinned: a sort's band maxima (msmRun.maxv)
+	device                 string          // the device's name in phase reports
+	iotaWords              []uint32        // 0, 1, 2, …: a chunked MSM's carry offsets (iota)
 }
 
 // residentBases is a bases slice kept on the device.
@@ -172,14 +174,23 @@ func (st *msmState) load(c *driver.Ctx) error {
 	if st.g2, err = loadMSMCurve(c, "g2", st.tables, int(unsafe.Sizeof(bls12381.G2Affine{})), int(unsafe.Sizeof(g2XYZZ{}))); err != nil {
 		return err
 	}
-	for i := range st.ev {
-		if st.ev[i], err = c.NewEvent(); err != nil {
-			return fmt.Errorf("msm events: %w", err)
+	for _, set := range []*[numMSMEvents]*driver.Event{&st.ev, &st.evNext} {
+		for i := range set {
+			if set[i], err = c.NewEvent(); err != nil {
+				return fmt.Errorf("msm events: %w", err)
+			}
 		}
+	}
+	if st.maxv, err = c.HostAlloc(msmMaximaBytes); err != nil {
+		return fmt.Errorf("msm band maxima: %w", err)
 	}
 	st.stage, err = newStager(c, msmStagingChunk)
 	return err
 }
+
+// msmMaximaBytes holds the band maxima of any plan: at most msmBands bands
+// a bucket window (one a bucket below that), and fewer than 256 windows.
+const msmMaximaBytes = 4 * msmBands * 256
 
 // msmStagingChunk is the size of each of the two pinned chunks the scalars
 // go through.
@@ -436,7 +447,10 @@ func (m *MSM) Close() error {
 		if st.stage != nil {
 			errs = append(errs, st.stage.free(c))
 		}
-		for _, e := range st.ev {
+		if st.maxv != nil {
+			errs = append(errs, c.HostFree(st.maxv))
+		}
+		for _, e := range append(st.ev[:], st.evNext[:]...) {
 			if e != nil {
 				errs = append(errs, c.DestroyEvent(e))
 			}

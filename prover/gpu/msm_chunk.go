@@ -173,13 +173,14 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 	}
 	at := msmStarts{bases: j.basesStart, upload: time.Now()}
 	var rec MSMTimings
-	// done waits for the sub-chunk queued last (not for the stager's
-	// stream, where Prefetch's uploads may run on) and adds its stage times.
-	done := func() error {
-		if err := c.SyncEvent(st.ev[evDone]); err != nil {
+	// done waits for a sub-chunk queued earlier (its stage events are ev;
+	// not for the stager's stream, where Prefetch's uploads may run on) and
+	// adds its stage times.
+	done := func(ev *[numMSMEvents]*driver.Event) error {
+		if err := c.SyncEvent(ev[evDone]); err != nil {
 			return err
 		}
-		d, err := st.stageTimes(c)
+		d, err := stageTimes(c, ev)
 		if err != nil {
 			return err
 		}
@@ -204,6 +205,10 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 	}
 	results := make([]R, len(vecs))
 	var r msmRun
+	// Sub-chunks take turns with the two sets of stage events, so that one
+	// is queued while the times of the one before are still to be read.
+	sets := [2]*[numMSMEvents]*driver.Event{&st.ev, &st.evNext}
+	sub := 0
 	// read takes the window sums at win of the run r just queued, once
 	// it is done.
 	read := func(win driver.DevicePtr) (R, error) {
@@ -214,7 +219,7 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 		}
 		return combine(wins, r.p.c), nil
 	}
-	queuedDone := false // a sub-chunk is queued whose times done has not read
+	var queued *[numMSMEvents]*driver.Event // a sub-chunk's events whose times done has not read
 	for i, rg := range ranges {
 		p, err := j.chunkPlan(rg.hi - rg.lo)
 		if err != nil {
@@ -226,24 +231,40 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			bases = j.res.ptr.Add(rg.lo * pb)
 		}
 		for v, vec := range vecs {
-			r = msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
+			r = msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: sets[sub%2], maxv: st.maxv.Bytes()}
+			sub++
 			if err := r.interrupted("msm scalars"); err != nil {
 				return nil, err
 			}
 			t0 := time.Now()
-			sub := vec.sub(rg.lo, rg.hi)
-			sub.queued = i == 0 && vec.queued
-			if err := sub.load(c, st.stage, b.scalars); err != nil {
+			part := vec.sub(rg.lo, rg.hi)
+			part.queued = i == 0 && vec.queued
+			if err := part.load(c, st.stage, b.scalars); err != nil {
 				return nil, fmt.Errorf("scalars [%d, %d): %w", rg.lo, rg.hi, err)
 			}
 			rec.Upload += time.Since(t0)
-			if queuedDone {
+			if i == 0 && v == 0 {
+				at.pipeline = time.Now()
+			}
+			// This sub-chunk's sort and accumulate queue behind the one
+			// before (same stream), before the host waits for that one: the
+			// device goes from one to the other without waiting for the host.
+			if err := r.mark(evStart); err != nil {
+				return nil, err
+			}
+			var maxima []uint32
+			fresh, err := r.accumulate(bases, &maxima)
+			if err != nil {
+				return nil, err
+			}
+			if queued != nil {
 				// The sub-chunk before ends: by the last vector of chunk i,
 				// chunk i−1 has, so its stream buffer, the next chunk's, is
 				// free.
-				if err := done(); err != nil {
+				if err := done(queued); err != nil {
 					return nil, err
 				}
+				queued = nil
 			}
 			// The next chunk's bases go up beside this chunk's last stages:
 			// queued earlier, they would hold up the scalars of this chunk's
@@ -258,14 +279,7 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 					return nil, err
 				}
 			}
-			if i == 0 && v == 0 {
-				at.pipeline = time.Now()
-			}
-			if err := r.mark(evStart); err != nil {
-				return nil, err
-			}
-			var maxima []uint32
-			bs, err := r.buckets(bases, &maxima)
+			bs, err := r.reduce(fresh, &maxima)
 			if err != nil {
 				return nil, err
 			}
@@ -281,22 +295,22 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			if err := r.mark(evDone); err != nil {
 				return nil, err
 			}
-			queuedDone = true
+			queued = r.ev
 			rec.Bits, rec.Copies, rec.Windows = int(p.c), int(p.copies()), int(p.mwin)
 			if !carried {
 				// One chunk: the next vector's stages write over these sums.
-				if err := done(); err != nil {
+				if err := done(queued); err != nil {
 					return nil, err
 				}
-				queuedDone = false
+				queued = nil
 				if results[v], err = read(win); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
-	if queuedDone {
-		if err := done(); err != nil {
+	if queued != nil {
+		if err := done(queued); err != nil {
 			return nil, err
 		}
 	}
@@ -355,12 +369,12 @@ func (j *msmJob) chunkPlan(n int) (msmPlan, error) {
 	return newMSMPlanTable(n, j.table, j.p.c, j.cv.bucketWave)
 }
 
-// stageTimes reads the event times of the MSM stages just run.
-func (st *msmState) stageTimes(c *driver.Ctx) ([numMSMEvents]time.Duration, error) {
+// stageTimes reads the times between the stage events ev of an MSM run.
+func stageTimes(c *driver.Ctx, ev *[numMSMEvents]*driver.Event) ([numMSMEvents]time.Duration, error) {
 	var d [numMSMEvents]time.Duration
 	for i := evSorted; i < numMSMEvents; i++ {
 		var err error
-		if d[i], err = c.Elapsed(st.ev[i-1], st.ev[i]); err != nil {
+		if d[i], err = c.Elapsed(ev[i-1], ev[i]); err != nil {
 			return d, err
 		}
 	}

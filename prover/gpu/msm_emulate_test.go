@@ -66,6 +66,10 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		// left them.
 		{n: 9000, scalars: "random", bases: "random", c: 12},
 		{n: 300, scalars: "one", bases: "random"}, {n: 300, scalars: "small", bases: "repeated"},
+		// One bucket of 20000 entries: three reduce levels, the second
+		// writing into the partials the first read (its task numbers and
+		// offsets from a word on the device), the third reading them there.
+		{n: 20000, scalars: "one", bases: "random"}, {n: 5000, scalars: "one", bases: "random", g2: true},
 		{n: 200, scalars: "minus-one", bases: "negated"}, {n: 100, scalars: "sparse", bases: "infinity"},
 		{n: 64, scalars: "zero", bases: "random"},
 		{n: 3, scalars: "random", bases: "random", g2: true}, {n: 65, scalars: "random", bases: "random", g2: true},
@@ -90,6 +94,7 @@ func TestMSMKernelsOnHost(t *testing.T) {
 		{n: 301, scalars: "random", bases: "random", chunk: 300},
 		{n: 300, scalars: "small", bases: "repeated", chunk: 64},
 		{n: 300, scalars: "one", bases: "random", chunk: 128},
+		{n: 20000, scalars: "one", bases: "random", chunk: 9000},
 		{n: 200, scalars: "minus-one", bases: "negated", chunk: 33},
 		{n: 100, scalars: "sparse", bases: "infinity", chunk: 10},
 		{n: 64, scalars: "zero", bases: "random", chunk: 16},

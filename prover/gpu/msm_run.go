@@ -3,7 +3,6 @@ package gpu
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,7 +44,7 @@ func (p msmPlan) layout(base driver.DevicePtr, xyzzBytes int) (msmBufs, uint64) 
 	b.tcount = take(4 * segWords)
 	b.offA = take(4 * segWords)
 	b.offB = take(4 * segWords)
-	b.offC = take(4 * segWords)
+	b.offC = take(4 * (segWords + 1)) // one more: the levels into partA (msmRun.tasks with from)
 	b.scanTmp = take(4 * scanScratch(p.nseg+1))
 	b.partA = take(p.partials() * uint64(xyzzBytes))
 	b.partB = take(p.partials() * uint64(xyzzBytes))
@@ -437,7 +436,7 @@ func (st *msmState) queueHost(c *driver.Ctx, j *msmJob, host []fr.Element) error
 // out(nwin) returns and reports the window bits.
 func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars msmScalars, out func(nwin uint32) []byte) (uint32, error) {
 	p, b := j.p, j.b
-	r := msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev}
+	r := msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev, maxv: st.maxv.Bytes()}
 	if err := r.interrupted("msm scalars"); err != nil {
 		return 0, err
 	}
@@ -474,7 +473,7 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 // time reads the MSM's event times and reports them with the host-timed
 // parts (starting at at) to the traces in ctx.
 func (st *msmState) time(ctx context.Context, c *driver.Ctx, p msmPlan, at msmStarts, upload, bases time.Duration) error {
-	d, err := st.stageTimes(c)
+	d, err := stageTimes(c, &st.ev)
 	if err != nil {
 		return err
 	}
@@ -496,6 +495,9 @@ type msmRun struct {
 	p   msmPlan
 	b   msmBufs
 	ev  *[numMSMEvents]*driver.Event
+	// maxv is pinned host memory (msmState.maxv) the sort's band maxima
+	// come up into while accumulate runs.
+	maxv []byte
 }
 
 // mark records stage event i on the default stream.
@@ -527,52 +529,79 @@ type bucketSet struct {
 }
 
 // buckets runs the stages from the sort to the reduce levels (see
-// pipeline) and records evSorted, evAccumulated and evReduced.
+// pipeline) and records evSorted, evAccumulated and evReduced: accumulate,
+// then reduce.
 func (r *msmRun) buckets(bases driver.DevicePtr, sorted *[]uint32) (bucketSet, error) {
-	p, b := r.p, r.b
-	if *sorted == nil {
-		var err error
-		if *sorted, err = r.sortEntries(); err != nil {
-			return bucketSet{}, err
-		}
-	}
-	maxima := *sorted
-	if err := r.mark(evSorted); err != nil {
-		return bucketSet{}, err
-	}
-	if err := r.interrupted("msm accumulate"); err != nil {
-		return bucketSet{}, err
-	}
-	ntask, err := r.tasks(b.segOff, p.nseg, p.t1, b.offA)
+	fresh, err := r.accumulate(bases, sorted)
 	if err != nil {
 		return bucketSet{}, err
 	}
+	return r.reduce(fresh, sorted)
+}
+
+// accumulate queues the sort (unless *sorted holds its maxima already, see
+// pipeline; fresh reports that it ran) and the accumulate stage, and
+// records evSorted and evAccumulated. It waits on nothing: the task counts
+// stay on the device, and the band maxima come up into r.maxv for reduce.
+func (r *msmRun) accumulate(bases driver.DevicePtr, sorted *[]uint32) (fresh bool, err error) {
+	p, b := r.p, r.b
+	fresh = *sorted == nil
+	if fresh {
+		if err := r.sortEntries(); err != nil {
+			return false, err
+		}
+	}
+	if err := r.mark(evSorted); err != nil {
+		return false, err
+	}
+	if err := r.interrupted("msm accumulate"); err != nil {
+		return false, err
+	}
+	// The task count stays on the device (offA's last word): the task
+	// kernels run over a bound on it, and their threads past it return.
+	if _, err := r.tasks(b.segOff, p.nseg, p.t1, b.offA, 0); err != nil {
+		return false, err
+	}
+	ntask := p.partials()
 	if err := r.orderTasks(ntask); err != nil {
-		return bucketSet{}, err
+		return false, err
 	}
-	if err := launch1D(r.c, r.cv.accumulate, uint64(ntask), msmCurveBlock,
+	if err := launch1D(r.c, r.cv.accumulate, ntask, msmCurveBlock,
 		bases, b.sorted, b.segOff, b.offA, b.taskOrder, p.nseg, p.t1, b.partA); err != nil {
-		return bucketSet{}, err
+		return false, err
 	}
-	if err := r.mark(evAccumulated); err != nil {
-		return bucketSet{}, err
+	return fresh, r.mark(evAccumulated)
+}
+
+// reduce queues the reduce levels after accumulate and records evReduced.
+// Where the sort was fresh it first waits for it (not for accumulate) and
+// sets *sorted to the band maxima that came up.
+func (r *msmRun) reduce(fresh bool, sorted *[]uint32) (bucketSet, error) {
+	p, b := r.p, r.b
+	if fresh {
+		// The maxima's copy was queued before evSorted.
+		if err := r.c.SyncEvent(r.ev[evSorted]); err != nil {
+			return bucketSet{}, err
+		}
+		m := make([]uint32, p.bands())
+		copy(driver.Bytes(m), r.maxv)
+		*sorted = m
 	}
 	if err := r.interrupted("msm reduce"); err != nil {
 		return bucketSet{}, err
 	}
-	s0, s1, maxLen := p.reducedRange(maxima)
+	s0, s1, maxLen := p.reducedRange(*sorted)
 	hiPts, hiOff := b.partA, b.offA
 	if s0 < s1 {
 		// Segments [s0, s1) first sum their partials in reduce levels, into
 		// partB and then into their own part of partA, which the first level
-		// has read: no level writes more points than it read.
-		x, err := r.word(b.offA.Add(4 * int(s0)))
-		if err != nil {
-			return bucketSet{}, err
-		}
-		dst := [2]driver.DevicePtr{b.partB, b.partA.Add(int(x) * r.cv.xyzzBytes)}
-		hiPts, hiOff, err = r.levels(b.partA, b.offA.Add(4*int(s0)), s1-s0, maxLen, msmBucketPartials, p.t2,
-			dst, [2]driver.DevicePtr{b.offB, b.offC})
+		// has read: no level writes more points than it read. That part
+		// starts at offA[s0], which stays on the device: the levels into
+		// partA number their tasks and offsets from it.
+		first := b.offA.Add(4 * int(s0))
+		var err error
+		hiPts, hiOff, err = r.levels(b.partA, first, s1-s0, maxLen, msmBucketPartials, p.t2, p.partials(),
+			[2]levelOut{{pts: b.partB, off: b.offB}, {pts: b.partA, off: b.offC, from: first}})
 		if err != nil {
 			return bucketSet{}, err
 		}
@@ -598,8 +627,8 @@ func (r *msmRun) windows(bs bucketSet) (driver.DevicePtr, error) {
 	if err := r.putWindowOffsets(b.winOffA); err != nil {
 		return 0, err
 	}
-	win, _, err := r.levels(b.winA, b.winOffA, p.mwin, p.k, 1, p.tw,
-		[2]driver.DevicePtr{b.winB, b.winA}, [2]driver.DevicePtr{b.winOffB, b.winOffA})
+	win, _, err := r.levels(b.winA, b.winOffA, p.mwin, p.k, 1, p.tw, uint64(p.mwin)*uint64(p.k),
+		[2]levelOut{{pts: b.winB, off: b.winOffB}, {pts: b.winA, off: b.winOffA}})
 	return win, err
 }
 
@@ -611,56 +640,81 @@ func (r *msmRun) fold(bs bucketSet, carry driver.DevicePtr) error {
 }
 
 // sortEntries computes the digits, the segment offsets and the sorted
-// entries, and returns each band's longest segment length.
-func (r *msmRun) sortEntries() ([]uint32, error) {
+// entries, and queues the copy of each band's longest segment length into
+// r.maxv (read once the copy is done: buckets).
+func (r *msmRun) sortEntries() error {
 	p, b, k := r.p, r.b, r.k
 	if err := r.c.Memset(b.counts, 0, 4*int(p.nseg)); err != nil {
-		return nil, err
+		return err
 	}
 	if err := r.c.Memset(b.maxv, 0, 4*int(p.bands())); err != nil {
-		return nil, err
+		return err
 	}
 	if err := launch1D(r.c, k.digits, uint64(p.n), msmSortBlock, b.scalars, p.n, p.c, p.nwin, p.mwin,
 		b.digits, b.counts); err != nil {
-		return nil, err
+		return err
 	}
 	if err := r.scan(b.counts, p.nseg, b.segOff, b.maxv, p.band, b.scanTmp); err != nil {
-		return nil, err
+		return err
 	}
 	if err := r.c.DtoD(b.cursor, b.segOff, 4*int(p.nseg)); err != nil {
-		return nil, err
+		return err
 	}
 	if err := launch1D(r.c, k.scatter, p.entries(), msmSortBlock, b.digits, p.n, p.nwin, p.mwin, p.stride, p.c,
 		b.cursor, b.sorted); err != nil {
-		return nil, err
+		return err
 	}
-	maxima := make([]uint32, p.bands())
-	if err := r.c.DtoH(driver.Bytes(maxima), b.maxv); err != nil {
-		return nil, err
+	n := 4 * int(p.bands())
+	if n > len(r.maxv) {
+		return fmt.Errorf("msm: %d band maxima, room for %d", p.bands(), len(r.maxv)/4)
 	}
-	return maxima, nil
+	return r.c.DtoHAsync(r.maxv[:n], b.maxv, nil)
 }
 
-// tasks splits the nseg segments at off into tasks of at most t elements,
-// writes the task offsets (nseg+1 words) to taskOff and returns their number.
-func (r *msmRun) tasks(off driver.DevicePtr, nseg, t uint32, taskOff driver.DevicePtr) (uint32, error) {
-	if err := launch1D(r.c, r.k.taskCnts, uint64(nseg), msmSortBlock, off, nseg, t, r.b.tcount); err != nil {
+// tasks splits the nseg segments at off into tasks of at most t elements
+// and writes the task offsets (nseg+1 words; the last is the task count,
+// left on the device) to taskOff, or, where from is not 0, to taskOff+4,
+// numbered from the device word at from: then taskOff holds nseg+2 words.
+// It returns the offsets' address.
+func (r *msmRun) tasks(off driver.DevicePtr, nseg, t uint32, taskOff, from driver.DevicePtr) (driver.DevicePtr, error) {
+	counts, m := r.b.tcount, nseg
+	if from != 0 {
+		// The scan of (x, counts…) writes 0, x, x + counts[0], …: the
+		// offsets from x start at its second word.
+		if err := r.c.DtoD(counts, from, 4); err != nil {
+			return 0, err
+		}
+		counts, m = counts.Add(4), nseg+1
+	}
+	if err := launch1D(r.c, r.k.taskCnts, uint64(nseg), msmSortBlock, off, nseg, t, counts); err != nil {
 		return 0, err
 	}
-	if err := r.scan(r.b.tcount, nseg, taskOff, 0, 1, r.b.scanTmp); err != nil {
+	if err := r.scan(r.b.tcount, m, taskOff, 0, 1, r.b.scanTmp); err != nil {
 		return 0, err
 	}
-	return r.word(taskOff.Add(4 * int(nseg)))
+	if from != 0 {
+		return taskOff.Add(4), nil
+	}
+	return taskOff, nil
 }
 
-// orderTasks lists the ntask accumulate tasks (offsets at offA) by length,
-// longest first, in taskOrder: a counting sort on msmTaskClasses classes.
-func (r *msmRun) orderTasks(ntask uint32) error {
+// taskBound bounds the tasks of at most t elements that nseg segments of
+// pts elements in all, none longer than maxLen, split into:
+// Σ ceil(len/t) ≤ ⌊pts/t⌋ + nseg, and ≤ nseg·ceil(maxLen/t).
+func taskBound(pts uint64, nseg, maxLen, t uint32) uint64 {
+	return min(pts/uint64(t)+uint64(nseg), uint64(nseg)*uint64(ceilDiv32(maxLen, t)))
+}
+
+// orderTasks lists the accumulate tasks (offsets at offA, their count in
+// its last word) by length, longest first, in taskOrder: a counting sort on
+// msmTaskClasses classes. Its kernels run over ntask threads, a bound on
+// the count.
+func (r *msmRun) orderTasks(ntask uint64) error {
 	p, b, k := r.p, r.b, r.k
 	if err := r.c.Memset(b.clsHist, 0, 4*msmTaskClasses); err != nil {
 		return err
 	}
-	if err := launch1D(r.c, k.taskClasses, uint64(ntask), msmSortBlock,
+	if err := launch1D(r.c, k.taskClasses, ntask, msmSortBlock,
 		b.segOff, b.offA, p.nseg, p.t1, b.taskCls, b.clsHist); err != nil {
 		return err
 	}
@@ -670,28 +724,39 @@ func (r *msmRun) orderTasks(ntask uint32) error {
 	if err := r.c.DtoD(b.clsCur, b.clsOff, 4*msmTaskClasses); err != nil {
 		return err
 	}
-	return launch1D(r.c, k.taskOrder, uint64(ntask), msmSortBlock, b.taskCls, ntask, b.clsCur, b.taskOrder)
+	return launch1D(r.c, k.taskOrder, ntask, msmSortBlock, b.taskCls, b.offA.Add(4*int(p.nseg)), b.clsCur,
+		b.taskOrder)
 }
 
-// levels sums the points of each of nseg segments (cur, offsets off) with
-// reduce tasks of t until no segment holds more than most; maxLen bounds
-// the longest segment. Level i writes its points to dst[i%2] and their
-// offsets to offDst[i%2], so dst[1] and offDst[1] may be cur and off, read
-// only by the first level. It returns the result's points and offsets.
-func (r *msmRun) levels(cur, off driver.DevicePtr, nseg, maxLen, most, t uint32, dst, offDst [2]driver.DevicePtr) (
+// levelOut is where a reduce level writes: its points at pts, indexed by
+// offsets written to off, or, where from is not 0, numbered from the device
+// word at from (off then holds one word more; see tasks).
+type levelOut struct {
+	pts, off, from driver.DevicePtr
+}
+
+// levels sums the points of each of nseg segments (cur, offsets off; pts
+// points in all at most) with reduce tasks of t until no segment holds more
+// than most; maxLen bounds the longest segment. Level i writes to out[i%2],
+// so out[1] may be where cur is, read only by the first level. It returns
+// the result's points and offsets. Nothing is read back: each level's task
+// count stays on the device, and its grid is taskBound.
+func (r *msmRun) levels(cur, off driver.DevicePtr, nseg, maxLen, most, t uint32, pts uint64, out [2]levelOut) (
 	driver.DevicePtr, driver.DevicePtr, error) {
 	for i := 0; maxLen > most; i++ {
 		if err := r.interrupted("msm reduce level"); err != nil {
 			return 0, 0, err
 		}
-		ntask, err := r.tasks(off, nseg, t, offDst[i%2])
+		o := out[i%2]
+		taskOff, err := r.tasks(off, nseg, t, o.off, o.from)
 		if err != nil {
 			return 0, 0, err
 		}
-		if err := launch1D(r.c, r.cv.reduce, uint64(ntask), msmCurveBlock, cur, off, offDst[i%2], nseg, t, dst[i%2]); err != nil {
+		pts = taskBound(pts, nseg, maxLen, t)
+		if err := launch1D(r.c, r.cv.reduce, pts, msmCurveBlock, cur, off, taskOff, nseg, t, o.pts); err != nil {
 			return 0, 0, err
 		}
-		cur, off = dst[i%2], offDst[i%2]
+		cur, off = o.pts, taskOff
 		maxLen = ceilDiv32(maxLen, t)
 	}
 	return cur, off, nil
@@ -726,13 +791,4 @@ func (r *msmRun) putWindowOffsets(dst driver.DevicePtr) error {
 		offs[w] = uint32(w) * r.p.k
 	}
 	return r.c.HtoD(dst, driver.Bytes(offs))
-}
-
-// word reads one 32-bit word from the device (synchronizing).
-func (r *msmRun) word(p driver.DevicePtr) (uint32, error) {
-	var buf [4]byte
-	if err := r.c.DtoH(buf[:], p); err != nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint32(buf[:]), nil
 }

@@ -79,13 +79,18 @@ CUZK_HD XYZZ<F> add_loop(const XYZZ<F>& p, const XYZZ<F>& q) {
   return add(p, q);
 }
 
-// reduce: task t sums its range of XYZZ partials into out[t].
+// reduce: task t sums its range of XYZZ partials into out[t]. The tasks
+// are numbered from task_off[0], not always 0: a reduce level that writes
+// into the buffer its first level read (prover/gpu, msmRun.levels) gets
+// offsets that start where that buffer's free part does, read on the device,
+// so the host launches it without reading that offset back. Threads past
+// the last task return, so the grid may be a bound on the task count.
 template <class F, bool inlined>
 CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__ seg_off,
                     const uint32_t* __restrict__ task_off, uint32_t nseg, uint32_t T,
                     XYZZ<F>* __restrict__ out) {
   Task task;
-  const uint32_t t = thread_id();
+  const uint32_t t = task_off[0] + thread_id();
   if (!task_range(seg_off, task_off, nseg, T, t, task)) return;
   XYZZ<F> acc = load16(&in[task.begin]);
   for (uint32_t e = task.begin + 1; e < task.end; e++) acc = add_loop<inlined>(acc, load16(&in[e]));

@@ -232,11 +232,13 @@ CUZK_HD void class_phase(uint32_t ph, ClassShared& sh, const uint32_t* __restric
 
 // order_phase runs phase ph of msm_task_order: task t goes to the next free
 // slot of its class (cursor starts as the classes' offsets), so order lists
-// the ntask tasks class by class. Order inside a class is arbitrary: each
-// task writes its own partial, wherever it runs.
+// the *ntask tasks class by class. Order inside a class is arbitrary: each
+// task writes its own partial, wherever it runs. The count is read on the
+// device (the task offsets' last word), so the grid is a bound on it.
 CUZK_HD void order_phase(uint32_t ph, ClassShared& sh, ClassThread& th, const uint32_t* __restrict__ cls,
-                         uint32_t ntask, uint32_t* __restrict__ cursor, uint32_t* __restrict__ order) {
-  const uint32_t t = thread_id();
+                         const uint32_t* __restrict__ ntask_p, uint32_t* __restrict__ cursor,
+                         uint32_t* __restrict__ order) {
+  const uint32_t t = thread_id(), ntask = *ntask_p;
   switch (ph) {
     case 0:
       if (threadIdx.x < kTaskClasses) sh.count[threadIdx.x] = 0;

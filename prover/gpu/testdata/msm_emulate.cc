@@ -19,6 +19,8 @@
 // pairs of gnark E2s in, 5n out.
 #include <cstdio>
 #include <cstring>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "msm_g1.cu"
@@ -84,21 +86,33 @@ struct Curve {
                       uint32_t, XYZZ<F>*);
 };
 
-// tasks mirrors msmRun.tasks.
-static uint32_t tasks(const Words& off, uint32_t nseg, uint32_t t, Words& task_off) {
-  Words counts(nseg);
-  task_off.assign(nseg + 1, 0);
-  launch(nseg, [&] { msm_task_counts(off.data(), nseg, t, counts.data()); });
-  scan(counts.data(), nseg, task_off.data(), nullptr, 1);
-  return task_off[nseg];
+// tasks mirrors msmRun.tasks: the task offsets of nseg segments at off
+// into task_off, numbered from *from where from is not null (task_off then
+// holds one word more, and the offsets start at its second). It returns
+// where the offsets are; their count stays in their last word.
+static const uint32_t* tasks(const uint32_t* off, uint32_t nseg, uint32_t t, Words& task_off,
+                             const uint32_t* from) {
+  Words counts(nseg + 1);
+  const uint32_t lead = from ? 1 : 0;
+  if (from) counts[0] = *from;
+  task_off.assign(nseg + 1 + lead, 0);
+  launch(nseg, [&] { msm_task_counts(off, nseg, t, counts.data() + lead); });
+  scan(counts.data(), nseg + lead, task_off.data(), nullptr, 1);
+  return task_off.data() + lead;
+}
+
+// task_bound mirrors taskBound (msm_run.go).
+static uint64_t task_bound(uint64_t pts, uint32_t nseg, uint32_t max_len, uint32_t t) {
+  const uint64_t a = pts / t + nseg, b = (uint64_t)nseg * ceil_div(max_len, t);
+  return a < b ? a : b;
 }
 
 // task_order mirrors msmRun.orderTasks: the tasks at task_off, by length
-// class.
-static Words task_order(const Words& seg_off, const Words& task_off, uint32_t nseg, uint32_t t) {
-  const uint32_t ntask = task_off[nseg];
-  Words cls(ntask), hist(msm::kTaskClasses, 0), class_off(msm::kTaskClasses + 1), order(ntask);
-  const uint32_t blocks = ceil_div(ntask, msm::kSortBlock);
+// class, its kernels over bound threads (the count read where the device
+// reads it).
+static Words task_order(const Words& seg_off, const Words& task_off, uint32_t nseg, uint32_t t, uint64_t bound) {
+  Words cls(bound), hist(msm::kTaskClasses, 0), class_off(msm::kTaskClasses + 1), order(bound);
+  const uint32_t blocks = ceil_div(bound, msm::kSortBlock);
   launch_phased<msm::ClassShared, NoThread>(
       blocks, msm::kSortBlock, msm::kClassPhases, [&](uint32_t ph, msm::ClassShared& sh, NoThread&) {
         msm::class_phase(ph, sh, seg_off.data(), task_off.data(), nseg, t, cls.data(), hist.data());
@@ -107,31 +121,47 @@ static Words task_order(const Words& seg_off, const Words& task_off, uint32_t ns
   Words cursor(class_off.begin(), class_off.end() - 1);
   launch_phased<msm::ClassShared, msm::ClassThread>(
       blocks, msm::kSortBlock, msm::kOrderPhases, [&](uint32_t ph, msm::ClassShared& sh, msm::ClassThread& th) {
-        msm::order_phase(ph, sh, th, cls.data(), ntask, cursor.data(), order.data());
+        msm::order_phase(ph, sh, th, cls.data(), &task_off[nseg], cursor.data(), order.data());
       });
   return order;
 }
 
-// levels mirrors msmRun.levels.
+// LevelOut mirrors levelOut: where a reduce level writes its points, and
+// the word its task numbers start from (null: 0).
 template <class F>
-static void levels(const Curve<F>& cv, std::vector<XYZZ<F>>& cur, Words& off, uint32_t nseg, uint32_t max_len,
-                   uint32_t t2, uint32_t most) {
-  while (max_len > most) {
-    Words task_off;
-    std::vector<XYZZ<F>> next(tasks(off, nseg, t2, task_off));
-    launch(next.size(), [&] { cv.reduce(cur.data(), off.data(), task_off.data(), nseg, t2, next.data()); });
-    cur.swap(next);
-    off.swap(task_off);
-    max_len = ceil_div(max_len, t2);
+struct LevelOut {
+  XYZZ<F>* pts;
+  Words* off;
+  const uint32_t* from;
+};
+
+// levels mirrors msmRun.levels: each level over a bound on its tasks, its
+// offsets left in out[i%2].off. It returns the result's points and offsets.
+template <class F>
+static std::pair<const XYZZ<F>*, const uint32_t*> levels(const Curve<F>& cv, const XYZZ<F>* cur, const uint32_t* off,
+                                                        uint32_t nseg, uint32_t max_len, uint32_t t, uint32_t most,
+                                                        uint64_t pts, LevelOut<F> out[2]) {
+  for (int i = 0; max_len > most; i++) {
+    const LevelOut<F>& o = out[i % 2];
+    const uint32_t* task_off = tasks(off, nseg, t, *o.off, o.from);
+    pts = task_bound(pts, nseg, max_len, t);
+    launch(pts, [&] { cv.reduce(cur, off, task_off, nseg, t, o.pts); });
+    cur = o.pts;
+    off = task_off;
+    max_len = ceil_div(max_len, t);
   }
+  return {cur, off};
 }
 
 // Buckets is what the bucket stages leave for bucket_sum (or bucket_fold):
-// the partials at off, and the reduced segments [s0, s1) in hi at hi_off.
+// the partials (part_a) at off, and the reduced segments [s0, s1) at hi and
+// hi_off, in part_a or part_b as the device leaves them.
 template <class F>
 struct Buckets {
-  std::vector<XYZZ<F>> cur, hi;
-  Words off, hi_off;
+  std::vector<XYZZ<F>> part_a, part_b;
+  Words off, off_b, off_c;
+  const XYZZ<F>* hi;
+  const uint32_t* hi_off;
   uint32_t s0, s1;
 };
 
@@ -150,10 +180,13 @@ static Buckets<F> buckets(const Curve<F>& cv, const Fr* scalars, const Affine<F>
   launch((uint64_t)n * nwin,
          [&] { msm_scatter(digits.data(), n, nwin, mwin, stride, c, cursor.data(), sorted.data()); });
   Buckets<F> out;
-  out.cur.resize(tasks(seg_off, nseg, t1, out.off));
-  const Words order = task_order(seg_off, out.off, nseg, t1);
-  launch(out.cur.size(), [&] {
-    cv.accumulate(bases, sorted.data(), seg_off.data(), out.off.data(), order.data(), nseg, t1, out.cur.data());
+  const uint64_t partials = (uint64_t)n * nwin / t1 + nseg;  // msmPlan.partials: the bound the kernels run over
+  tasks(seg_off.data(), nseg, t1, out.off, nullptr);
+  out.part_a.resize(partials);
+  out.part_b.resize(partials);
+  const Words order = task_order(seg_off, out.off, nseg, t1, partials);
+  launch(partials, [&] {
+    cv.accumulate(bases, sorted.data(), seg_off.data(), out.off.data(), order.data(), nseg, t1, out.part_a.data());
   });
   // Segments [s0, s1) go through reduce levels first (msmPlan.reducedRange),
   // their first level reading cur at its offsets, as the device does.
@@ -168,9 +201,12 @@ static Buckets<F> buckets(const Curve<F>& cv, const Fr* scalars, const Affine<F>
   }
   out.s0 = max_len ? first * band : nseg;
   out.s1 = max_len ? (last + 1) * band : nseg;
-  out.hi = out.cur;
-  out.hi_off.assign(out.off.begin() + out.s0, out.off.begin() + out.s1 + 1);
-  levels(cv, out.hi, out.hi_off, out.s1 - out.s0, max_len, t2, msm::kBucketPartials);
+  // As on the device: into part_b, then into part_a from the first reduced
+  // segment's partials on, numbered from that offset.
+  const uint32_t* from = out.off.data() + out.s0;
+  LevelOut<F> lv[2] = {{out.part_b.data(), &out.off_b, nullptr}, {out.part_a.data(), &out.off_c, from}};
+  std::tie(out.hi, out.hi_off) = levels(cv, (const XYZZ<F>*)out.part_a.data(), from, out.s1 - out.s0, max_len, t2,
+                                        msm::kBucketPartials, partials, lv);
   return out;
 }
 
@@ -179,12 +215,14 @@ template <class F>
 static std::vector<XYZZ<F>> windows(const Curve<F>& cv, const XYZZ<F>* lo, const uint32_t* lo_off,
                                     const XYZZ<F>* hi, const uint32_t* hi_off, uint32_t s0, uint32_t s1,
                                     uint32_t mwin, uint32_t nb, uint32_t k, uint32_t tw) {
-  std::vector<XYZZ<F>> wins((size_t)mwin * k);
-  launch(wins.size(), [&] { cv.bucket_sum(lo, lo_off, hi, hi_off, s0, s1, mwin, nb, k, wins.data()); });
-  Words win_off(mwin + 1);
-  for (uint32_t w = 0; w <= mwin; w++) win_off[w] = w * k;
-  levels(cv, wins, win_off, mwin, k, tw, 1);
-  return wins;
+  std::vector<XYZZ<F>> win_a((size_t)mwin * k), win_b(win_a.size());
+  launch(win_a.size(), [&] { cv.bucket_sum(lo, lo_off, hi, hi_off, s0, s1, mwin, nb, k, win_a.data()); });
+  Words win_off_a(mwin + 1), win_off_b;
+  for (uint32_t w = 0; w <= mwin; w++) win_off_a[w] = w * k;
+  LevelOut<F> lv[2] = {{win_b.data(), &win_off_b, nullptr}, {win_a.data(), &win_off_a, nullptr}};
+  const XYZZ<F>* res = levels(cv, (const XYZZ<F>*)win_a.data(), win_off_a.data(), mwin, k, tw, 1,
+                              (uint64_t)mwin * k, lv).first;
+  return std::vector<XYZZ<F>>(res, res + mwin);
 }
 
 // chunk_t1 is msmPlan's t1 for a chunk of n points: twice the mean segment
@@ -207,7 +245,7 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   std::vector<XYZZ<F>> wins;
   if (chunk == 0 || chunk >= n) {
     Buckets<F> b = buckets(cv, scalars.data(), bases.data(), n, c, nwin, mwin, stride, t1, t2);
-    wins = windows(cv, b.cur.data(), b.off.data(), b.hi.data(), b.hi_off.data(), b.s0, b.s1, mwin, nb, k, tw);
+    wins = windows(cv, b.part_a.data(), b.off.data(), b.hi, b.hi_off, b.s0, b.s1, mwin, nb, k, tw);
   } else {
     std::vector<XYZZ<F>> carry(nseg);
     memset(carry.data(), 0, carry.size() * sizeof(XYZZ<F>));  // the point at infinity
@@ -216,7 +254,7 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
       Buckets<F> b = buckets(cv, scalars.data() + lo, bases.data() + lo, m, c, nwin, mwin, stride,
                              chunk_t1(m, nwin, nseg), t2);
       launch(nseg, [&] {
-        cv.bucket_fold(b.cur.data(), b.off.data(), b.hi.data(), b.hi_off.data(), b.s0, b.s1, nseg, carry.data());
+        cv.bucket_fold(b.part_a.data(), b.off.data(), b.hi, b.hi_off, b.s0, b.s1, nseg, carry.data());
       });
     }
     Words iota(nseg + 1);
