@@ -84,6 +84,30 @@ func TestGPUMemoryRoundTrip(t *testing.T) {
 	}
 }
 
+// Memset32 fills exactly the words asked for, each with all four bytes of
+// the value, and leaves the words after them alone.
+func TestGPUMemset32(t *testing.T) {
+	d := gpu(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 4099, 1 << 20} {
+		v := r.Uint32() | 0x01000001 // no zero byte: a byte-wise fill would differ
+		got := make([]uint32, n+1)
+		require.NoError(t, d.Do(func(c *Ctx) error {
+			a, err := c.Alloc(4 * (n + 1))
+			if err != nil {
+				return err
+			}
+			return errors.Join(c.Memset(a, 0x5A, 4*(n+1)), c.Memset32(a, v, n), c.DtoH(Bytes(got), a), c.Free(a))
+		}))
+		want := make([]uint32, n+1)
+		for i := range n {
+			want[i] = v
+		}
+		want[n] = 0x5A5A5A5A
+		assert.Equal(t, want, got, "%d words", n)
+	}
+}
+
 func alloc2(c *Ctx, n int) (DevicePtr, DevicePtr, error) {
 	a, err := c.Alloc(n)
 	if err != nil {

@@ -61,6 +61,16 @@ func (c *Ctx) Memset(p DevicePtr, v byte, n int) error {
 	return check("cuMemsetD8", C.cuzk_memset8(C.CUdeviceptr(p), C.uchar(v), C.size_t(n)))
 }
 
+// Memset32 sets the n 32-bit words at p (4-byte aligned) to v. Like
+// Memset, it does not wait for the device: it is ordered on the default
+// stream.
+func (c *Ctx) Memset32(p DevicePtr, v uint32, n int) error {
+	if err := c.bound(); err != nil {
+		return err
+	}
+	return check("cuMemsetD32", C.cuzk_memset32(C.CUdeviceptr(p), C.uint(v), C.size_t(n)))
+}
+
 // HtoD copies src to device memory at dst and waits for the copy.
 func (c *Ctx) HtoD(dst DevicePtr, src []byte) error {
 	if err := c.bound(); err != nil {

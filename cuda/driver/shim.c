@@ -33,6 +33,7 @@
   X(cuMemcpyDtoHAsync_v2, CUresult, (void *, CUdeviceptr, size_t, CUstream))     \
   X(cuMemcpyDtoDAsync_v2, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
   X(cuMemsetD8_v2, CUresult, (CUdeviceptr, unsigned char, size_t))               \
+  X(cuMemsetD32_v2, CUresult, (CUdeviceptr, unsigned int, size_t))               \
   X(cuModuleLoadData, CUresult, (CUmodule *, const void *))                      \
   X(cuModuleUnload, CUresult, (CUmodule))                                        \
   X(cuModuleGetFunction, CUresult, (CUfunction *, CUmodule, const char *))       \
@@ -112,6 +113,7 @@ CUresult cuzk_dtod_async(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
   return api.cuMemcpyDtoDAsync_v2(d, s, n, st);
 }
 CUresult cuzk_memset8(CUdeviceptr d, unsigned char v, size_t n) { return api.cuMemsetD8_v2(d, v, n); }
+CUresult cuzk_memset32(CUdeviceptr d, unsigned int v, size_t n) { return api.cuMemsetD32_v2(d, v, n); }
 
 CUresult cuzk_module_load(CUmodule *m, const void *image) { return api.cuModuleLoadData(m, image); }
 CUresult cuzk_module_unload(CUmodule m) { return api.cuModuleUnload(m); }

@@ -51,6 +51,7 @@ CUresult cuzk_htod_async(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 CUresult cuzk_dtoh_async(void *dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult cuzk_dtod_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult cuzk_memset8(CUdeviceptr dst, unsigned char v, size_t n);
+CUresult cuzk_memset32(CUdeviceptr dst, unsigned int v, size_t n);
 
 CUresult cuzk_module_load(CUmodule *m, const void *image);
 CUresult cuzk_module_unload(CUmodule m);

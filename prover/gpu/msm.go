@@ -121,7 +121,6 @@ type msmState struct {
 	stage                  *stager
 	maxv                   *driver.HostBuf // pinned: a sort's band maxima (msmRun.maxv)
 	device                 string          // the device's name in phase reports
-	iotaWords              []uint32        // 0, 1, 2, …: a chunked MSM's carry offsets (iota)
 }
 
 // residentBases is a bases slice kept on the device.

@@ -319,7 +319,7 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 		nseg := int(j.p.nseg)
 		for v, cr := range carries {
 			offs := cr.Add(int(align256(uint64(nseg) * uint64(j.cv.xyzzBytes))))
-			if err := c.HtoD(offs, driver.Bytes(st.iota(nseg+1))); err != nil {
+			if err := r.fillSteps(offs, uint32(nseg), 1); err != nil { // 0, 1, …, nseg
 				return nil, fmt.Errorf("carry offsets: %w", err)
 			}
 			if err := r.mark(evReduced); err != nil {
@@ -332,10 +332,10 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			if err := r.mark(evDone); err != nil {
 				return nil, err
 			}
-			if err := c.SyncEvent(st.ev[evDone]); err != nil {
+			if err := c.SyncEvent(r.ev[evDone]); err != nil {
 				return nil, err
 			}
-			d, err := c.Elapsed(st.ev[evReduced], st.ev[evDone])
+			d, err := c.Elapsed(r.ev[evReduced], r.ev[evDone])
 			if err != nil {
 				return nil, err
 			}
@@ -349,14 +349,6 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 	rec.Points, rec.Chunks, rec.Bases = n*len(vecs), len(ranges), j.basesTime
 	reportMSM(ctx, st.device, at, rec)
 	return results, nil
-}
-
-// iota returns 0, 1, …, n−1 (a slice the state keeps for the next call).
-func (st *msmState) iota(n int) []uint32 {
-	for i := len(st.iotaWords); i < n; i++ {
-		st.iotaWords = append(st.iotaWords, uint32(i))
-	}
-	return st.iotaWords[:n]
 }
 
 // chunkPlan returns the plan of one of j's chunks of n points: j's own

@@ -624,7 +624,8 @@ func (r *msmRun) windows(bs bucketSet) (driver.DevicePtr, error) {
 		bs.lo, bs.loOff, bs.hi, bs.hiOff, bs.s0, bs.s1, p.mwin, p.nb, p.k, b.winA); err != nil {
 		return 0, err
 	}
-	if err := r.putWindowOffsets(b.winOffA); err != nil {
+	// The window stage's segments: w·k (w ≤ mwin).
+	if err := r.fillSteps(b.winOffA, p.mwin, p.k); err != nil {
 		return 0, err
 	}
 	win, _, err := r.levels(b.winA, b.winOffA, p.mwin, p.k, 1, p.tw, uint64(p.mwin)*uint64(p.k),
@@ -783,12 +784,16 @@ func (r *msmRun) scan(in driver.DevicePtr, m uint32, out, maxOut driver.DevicePt
 	return launch1D(r.c, k.scanDown, uint64(nch), msmSortBlock, in, m, offs, out)
 }
 
-// putWindowOffsets writes the segment offsets w·k (w ≤ mwin) of the window
-// stage to dst.
-func (r *msmRun) putWindowOffsets(dst driver.DevicePtr) error {
-	offs := make([]uint32, r.p.mwin+1)
-	for w := range offs {
-		offs[w] = uint32(w) * r.p.k
+// fillSteps writes the n+1 offsets 0, step, 2·step, …, n·step to dst on
+// the device (the prefix sums of n words of step, in r's tcount and
+// scanTmp, which hold nseg+1 words), not by a host copy: a copy from
+// pageable memory waits for the stream first.
+func (r *msmRun) fillSteps(dst driver.DevicePtr, n, step uint32) error {
+	if n > r.p.nseg+1 {
+		return fmt.Errorf("msm: %d offsets, room for %d", n, r.p.nseg+1)
 	}
-	return r.c.HtoD(dst, driver.Bytes(offs))
+	if err := r.c.Memset32(r.b.tcount, step, int(n)); err != nil {
+		return err
+	}
+	return r.scan(r.b.tcount, n, dst, 0, 1, r.b.scanTmp)
 }

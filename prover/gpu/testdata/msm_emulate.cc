@@ -101,6 +101,14 @@ static const uint32_t* tasks(const uint32_t* off, uint32_t nseg, uint32_t t, Wor
   return task_off.data() + lead;
 }
 
+// fill_steps mirrors msmRun.fillSteps: 0, step, …, n·step, as prefix sums
+// of n words of step.
+static Words fill_steps(uint32_t n, uint32_t step) {
+  Words words(n, step), out(n + 1);
+  scan(words.data(), n, out.data(), nullptr, 1);
+  return out;
+}
+
 // task_bound mirrors taskBound (msm_run.go).
 static uint64_t task_bound(uint64_t pts, uint32_t nseg, uint32_t max_len, uint32_t t) {
   const uint64_t a = pts / t + nseg, b = (uint64_t)nseg * ceil_div(max_len, t);
@@ -217,8 +225,7 @@ static std::vector<XYZZ<F>> windows(const Curve<F>& cv, const XYZZ<F>* lo, const
                                     uint32_t mwin, uint32_t nb, uint32_t k, uint32_t tw) {
   std::vector<XYZZ<F>> win_a((size_t)mwin * k), win_b(win_a.size());
   launch(win_a.size(), [&] { cv.bucket_sum(lo, lo_off, hi, hi_off, s0, s1, mwin, nb, k, win_a.data()); });
-  Words win_off_a(mwin + 1), win_off_b;
-  for (uint32_t w = 0; w <= mwin; w++) win_off_a[w] = w * k;
+  Words win_off_a = fill_steps(mwin, k), win_off_b;
   LevelOut<F> lv[2] = {{win_b.data(), &win_off_b, nullptr}, {win_a.data(), &win_off_a, nullptr}};
   const XYZZ<F>* res = levels(cv, (const XYZZ<F>*)win_a.data(), win_off_a.data(), mwin, k, tw, 1,
                               (uint64_t)mwin * k, lv).first;
@@ -257,8 +264,7 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
         cv.bucket_fold(b.part_a.data(), b.off.data(), b.hi, b.hi_off, b.s0, b.s1, nseg, carry.data());
       });
     }
-    Words iota(nseg + 1);
-    for (uint32_t s = 0; s <= nseg; s++) iota[s] = s;
+    const Words iota = fill_steps(nseg, 1);
     wins = windows(cv, carry.data(), iota.data(), carry.data(), iota.data(), nseg, nseg, mwin, nb, k, tw);
   }
   return fwrite(wins.data(), sizeof(XYZZ<F>), mwin, out) == mwin ? 0 : 3;
