@@ -77,6 +77,49 @@ func TestReducedRange(t *testing.T) {
 	require.Equal(t, uint32(1), small.band)
 }
 
+// taskBound is the grid of a reduce level that no longer reads its task
+// count back: it must never be below the count the device computes
+// (Σ ceil(len/t)), whatever the segments' lengths, and it is exact for the
+// window levels' equal segments.
+func TestTaskBound(t *testing.T) {
+	rng := newTestRand(testseed.Seed(t))
+	count := func(lens []uint32, tsize uint32) (n uint64) {
+		for _, l := range lens {
+			n += uint64(ceilDiv32(l, tsize))
+		}
+		return n
+	}
+	for range 2000 {
+		nseg := 1 + rng.IntN(300)
+		tsize := uint32(1 + rng.IntN(40))
+		maxLen := uint32(rng.IntN(5000))
+		lens := make([]uint32, nseg)
+		var pts uint64
+		for s := range lens {
+			switch rng.IntN(4) {
+			case 0: // empty
+			case 1:
+				lens[s] = maxLen // as long as allowed
+			default:
+				lens[s] = uint32(rng.IntN(int(maxLen) + 1))
+			}
+			pts += uint64(lens[s])
+		}
+		// The caller's points are a bound too: up to the whole buffer.
+		slack := uint64(rng.IntN(1000))
+		got := taskBound(pts+slack, uint32(nseg), maxLen, tsize)
+		require.GreaterOrEqual(t, got, count(lens, tsize), "nseg %d, t %d, longest %d, %d points", nseg, tsize, maxLen, pts)
+	}
+	for _, tc := range []struct{ mwin, k, t uint32 }{{1, 1, 8}, {16, 300, 8}, {13, 3168, 8}, {2, 9, 32}} {
+		equal := make([]uint32, tc.mwin)
+		for w := range equal {
+			equal[w] = tc.k
+		}
+		assert.Equal(t, count(equal, tc.t), taskBound(uint64(tc.mwin)*uint64(tc.k), tc.mwin, tc.k, tc.t),
+			"window levels %+v", tc)
+	}
+}
+
 func TestScanScratchCoversRecursion(t *testing.T) {
 	// Mirrors msmRun.scan: sums (ceil(m/64)), offsets (+1), then recursion.
 	var used func(m uint32) uint64
