@@ -23,10 +23,13 @@ import (
 // lo) or streamed: the host sends each chunk's bases into one of two
 // device buffers while the chunk before runs on the other.
 //
-//	for chunk i:  scalars(i) up, beside chunk i−1's stages  →  wait for chunk i−1
-//	              →  bases(i+1) up, asynchronously  →  stages(i), fold(i)
+//	for chunk i:  scalars(i) up, beside chunk i−1's stages  →  sort(i), accumulate(i) queued
+//	              →  wait for chunk i−1  →  bases(i+1) up, asynchronously
+//	              →  wait for sort(i)'s band maxima  →  reduce(i), fold(i) queued
 //	then:         window stage over the carry
 //
+// The device goes from one chunk's stages to the next without waiting for
+// the host: each wait comes after work is queued behind what it waits for.
 // A chunk's scalar buffer is free once its sort has run (the host waits for
 // the sort's band maxima), so the next chunk's scalars go up while the
 // chunk's accumulate and reduce run. Bases in pinned memory (a key the
@@ -141,8 +144,9 @@ var ErrBatchRoom = errors.New("gpu: no room for a batch's carries")
 // bases go up once for the whole batch, not once per vector: for chunk i,
 // vector v
 //
-//	scalars(i, v) up, beside the sub-chunk before  →  wait for it
-//	→  (v last) bases(i+1) up  →  stages(i, v), fold into carry v
+//	scalars(i, v) up, beside the sub-chunk before  →  sort and accumulate(i, v)
+//	queued  →  wait for the sub-chunk before  →  (v last) bases(i+1) up
+//	→  reduce(i, v) queued, fold into carry v
 //
 // and after the last chunk one window stage per vector over its carry.
 // Each vector has a carry of its own (batchCarries); with one chunk there
