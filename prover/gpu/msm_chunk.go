@@ -14,9 +14,11 @@ import (
 // ("chunks"). Each chunk runs the bucket stages of the pipeline in
 // msm_plan.go (sort, accumulate, reduce levels) over its scalars and bases,
 // and bucket_fold adds its buckets into a carry of one XYZZ point per
-// segment; after the last chunk the window stage weights the carry once,
-// so a chunked MSM has one window stage and one set of window sums, as a
-// one-pass MSM has. Every chunk uses the full chunk's window bits. The
+// segment (a chunk's reduce levels stop at msmFoldPartials partials a
+// bucket, not msmBucketPartials: bucket_fold adds any number); after the
+// last chunk the window stage weights the carry once, so a chunked MSM has
+// one window stage and one set of window sums, as a one-pass MSM has.
+// Every chunk uses the full chunk's window bits. The
 // arena holds one chunk's buffers and the carry, not the whole MSM's, and
 // the bases are either resident (a chunk reads its range in place, table
 // copies included: copy k of base lo+i sits k·stride+i points after base
@@ -235,7 +237,8 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			bases = j.res.ptr.Add(rg.lo * pb)
 		}
 		for v, vec := range vecs {
-			r = msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: sets[sub%2], maxv: st.maxv.Bytes()}
+			r = msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: sets[sub%2], maxv: st.maxv.Bytes(),
+				folded: carried}
 			sub++
 			if err := r.interrupted("msm scalars"); err != nil {
 				return nil, err

@@ -207,15 +207,17 @@ func (p msmPlan) partials() uint64 { return p.entries()/uint64(p.t1) + uint64(p.
 func (p msmPlan) bands() uint32 { return p.nseg / p.band }
 
 // reducedRange returns the segments [s0, s1) that go through reduce levels
-// before bucket_sum, from the first to the last band whose buckets may hold
-// more than msmBucketPartials partials after accumulate (maxima: each band's
-// longest bucket; s0 = s1 = nseg if none), and the most partials a bucket
-// there holds. Random scalars leave long buckets only where the short top
-// digit window lands: its buckets, the lowest of its bucket window.
-func (p msmPlan) reducedRange(maxima []uint32) (s0, s1, maxLen uint32) {
+// before the buckets are read, from the first to the last band whose
+// buckets may hold more than most partials after accumulate (maxima: each
+// band's longest bucket; s0 = s1 = nseg if none), and the most partials a
+// bucket there holds. most is msmBucketPartials where bucket_sum reads the
+// buckets and msmFoldPartials where bucket_fold does (a chunked MSM's
+// chunks). Random scalars leave long buckets only where the short top digit
+// window lands: its buckets, the lowest of its bucket window.
+func (p msmPlan) reducedRange(maxima []uint32, most uint32) (s0, s1, maxLen uint32) {
 	first, last := p.bands(), uint32(0)
 	for i := range p.bands() {
-		if l := ceilDiv32(maxima[i], p.t1); l > msmBucketPartials {
+		if l := ceilDiv32(maxima[i], p.t1); l > most {
 			first, last = min(first, i), i
 			maxLen = max(maxLen, l)
 		}
@@ -238,10 +240,17 @@ func scanScratch(m uint32) uint64 {
 }
 
 // msmScanChunk and msmTaskClasses match kScanChunk and kTaskClasses in
-// cuda/include/cuzk/msm_sort.cuh, and msmBucketPartials matches
-// kBucketPartials in msm_bucket.cuh.
+// cuda/include/cuzk/msm_sort.cuh, and msmBucketPartials and msmFoldPartials
+// match kBucketPartials and kFoldPartials in msm_bucket.cuh: the most
+// partials a bucket holds when bucket_sum, or bucket_fold, reads it.
+// bucket_sum adds a bucket's partials inside its running sum, so it keeps
+// them few; bucket_fold adds any number, one thread a segment, so a chunk's
+// levels run only over its few long buckets (BenchmarkReduceRangePoRep:
+// in a C2 witness's chunks the range falls from 95–99 % of the segments to
+// 0.1 %).
 const (
 	msmBucketPartials = 2
+	msmFoldPartials   = 8
 	msmScanChunk      = 64
 	msmTaskClasses    = 64
 )

@@ -13,7 +13,10 @@ import (
 // BenchmarkReduceRangePoRep prints, for a porep-synth witness (about 90 %
 // bits, like a C2 partition's), which segments a chunk's reduce levels run
 // over: the range reducedRange chooses from the band maxima, against the
-// segments of the bands that need levels at all. It runs on the CPU; the
+// segments of the bands that need levels at all, with the limit bucket_sum
+// needs (most = msmBucketPartials) and the one bucket_fold needs
+// (msmFoldPartials, what a chunked MSM's chunks use); "kept ≤" is the
+// longest band the levels skip, in partials. It runs on the CPU; the
 // counts mirror msm_digits (msm_sort.cuh, encode_digit in msm_scalar.cuh).
 //
 //	go test ./prover/gpu -run '^$' -bench ReduceRangePoRep -benchtime 1x
@@ -34,7 +37,8 @@ func BenchmarkReduceRangePoRep(b *testing.B) {
 		}
 	}
 	fmt.Printf("porep-synth 2^20 (seed 1): %d wires, %.1f %% of them 0 or 1\n", len(wires), 100*float64(bits)/float64(len(wires)))
-	fmt.Printf("%-22s %3s %5s %8s %6s %11s %15s %14s\n", "chunk", "c", "t1", "segments", "bands", "long bands", "range (share)", "in long bands")
+	fmt.Printf("%-22s %4s %3s %5s %8s %6s %11s %15s %14s %9s\n", "chunk", "most", "c", "t1", "segments", "bands", "long bands",
+		"range (share)", "in long bands", "kept ≤")
 	for range b.N {
 		for _, ch := range []struct {
 			name   string
@@ -49,15 +53,21 @@ func BenchmarkReduceRangePoRep(b *testing.B) {
 			for s, n := range hostDigitCounts(p, ws) {
 				maxima[uint32(s)/p.band] = max(maxima[uint32(s)/p.band], n)
 			}
-			s0, s1, _ := p.reducedRange(maxima)
-			long := 0
-			for _, m := range maxima {
-				if ceilDiv32(m, p.t1) > msmBucketPartials {
-					long++
+			for _, most := range []uint32{msmBucketPartials, msmFoldPartials} {
+				s0, s1, _ := p.reducedRange(maxima, most)
+				long, longest := 0, uint32(0)
+				for _, m := range maxima {
+					l := ceilDiv32(m, p.t1)
+					if l > most {
+						long++
+					} else {
+						longest = max(longest, l)
+					}
 				}
+				fmt.Printf("%-22s %4d %3d %5d %8d %6d %11d %8d (%4.1f %%) %8d (%4.1f %%) %9d\n", ch.name, most, p.c, p.t1, p.nseg,
+					p.bands(), long, s1-s0, 100*float64(s1-s0)/float64(p.nseg), uint32(long)*p.band,
+					100*float64(uint32(long)*p.band)/float64(p.nseg), longest)
 			}
-			fmt.Printf("%-22s %3d %5d %8d %6d %11d %8d (%4.1f %%) %8d (%4.1f %%)\n", ch.name, p.c, p.t1, p.nseg, p.bands(), long,
-				s1-s0, 100*float64(s1-s0)/float64(p.nseg), uint32(long)*p.band, 100*float64(uint32(long)*p.band)/float64(p.nseg))
 		}
 	}
 }

@@ -498,6 +498,17 @@ type msmRun struct {
 	// maxv is pinned host memory (msmState.maxv) the sort's band maxima
 	// come up into while accumulate runs.
 	maxv []byte
+	// folded is set where bucket_fold, not bucket_sum, reads the buckets
+	// (a chunked MSM's chunks): they may keep more partials (most).
+	folded bool
+}
+
+// most is the most partials a bucket may keep after the reduce levels.
+func (r *msmRun) most() uint32 {
+	if r.folded {
+		return msmFoldPartials
+	}
+	return msmBucketPartials
 }
 
 // mark records stage event i on the default stream.
@@ -590,7 +601,7 @@ func (r *msmRun) reduce(fresh bool, sorted *[]uint32) (bucketSet, error) {
 	if err := r.interrupted("msm reduce"); err != nil {
 		return bucketSet{}, err
 	}
-	s0, s1, maxLen := p.reducedRange(*sorted)
+	s0, s1, maxLen := p.reducedRange(*sorted, r.most())
 	hiPts, hiOff := b.partA, b.offA
 	if s0 < s1 {
 		// Segments [s0, s1) first sum their partials in reduce levels, into
@@ -600,7 +611,7 @@ func (r *msmRun) reduce(fresh bool, sorted *[]uint32) (bucketSet, error) {
 		// partA number their tasks and offsets from it.
 		first := b.offA.Add(4 * int(s0))
 		var err error
-		hiPts, hiOff, err = r.levels(b.partA, first, s1-s0, maxLen, msmBucketPartials, p.t2, p.partials(),
+		hiPts, hiOff, err = r.levels(b.partA, first, s1-s0, maxLen, r.most(), p.t2, p.partials(),
 			[2]levelOut{{pts: b.partB, off: b.offB}, {pts: b.partA, off: b.offC, from: first}})
 		if err != nil {
 			return bucketSet{}, err

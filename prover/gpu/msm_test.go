@@ -67,10 +67,28 @@ func TestReducedRange(t *testing.T) {
 		{"skewed low and high bands", maxima(map[uint32]uint32{0: 1 << 20, uint32(top): 200}), 0, 15<<15 + 512, 16384},
 		{"empty windows", make([]uint32, p.bands()), p.nseg, p.nseg, 0},
 	} {
-		s0, s1, maxLen := p.reducedRange(tc.maxima)
+		s0, s1, maxLen := p.reducedRange(tc.maxima, msmBucketPartials)
 		assert.Equal(t, tc.s0, s0, tc.name)
 		assert.Equal(t, tc.s1, s1, tc.name)
 		assert.Equal(t, tc.maxLen, maxLen, tc.name)
+	}
+	// Folded (a chunk's buckets, read by bucket_fold): buckets of up to
+	// msmFoldPartials partials stay out of the levels.
+	for _, tc := range []struct {
+		name           string
+		maxima         []uint32
+		s0, s1, maxLen uint32
+	}{
+		{"three to eight tasks everywhere", maxima(map[uint32]uint32{3: 129, 9: 512, uint32(top): 8 * 64}), p.nseg, p.nseg, 0},
+		{"nine tasks in one band", maxima(map[uint32]uint32{3: 300, 9: 513}), 9 * 512, 10 * 512, 9},
+		{"the bits' bucket and the top window", maxima(map[uint32]uint32{0: 1 << 19, 5: 400, uint32(top): 1100}),
+			0, 15<<15 + 512, 8192},
+		{"no long bucket", maxima(nil), p.nseg, p.nseg, 0},
+	} {
+		s0, s1, maxLen := p.reducedRange(tc.maxima, msmFoldPartials)
+		assert.Equal(t, tc.s0, s0, "folded: "+tc.name)
+		assert.Equal(t, tc.s1, s1, "folded: "+tc.name)
+		assert.Equal(t, tc.maxLen, maxLen, "folded: "+tc.name)
 	}
 	small, err := newMSMPlanWindow(100, 4, 300) // nb = 8: a band per bucket
 	require.NoError(t, err)

@@ -105,6 +105,15 @@ CUZK_HD void reduce(const XYZZ<F>* __restrict__ in, const uint32_t* __restrict__
 // scalars) goes through reduce levels first.
 constexpr uint32_t kBucketPartials = 2;
 
+// kFoldPartials is the most partials a bucket may hold when bucket_fold
+// runs (prover/gpu: msmFoldPartials). bucket_fold adds whatever a segment
+// holds, one thread a segment, so a chunked MSM's reduce levels need run
+// only where a bucket holds more: in a C2 witness's chunks (about 90 % of
+// the scalars 0 or 1) that is the bits' few long buckets, where a limit of
+// two would send nearly every segment through a level for buckets of three
+// to five partials.
+constexpr uint32_t kFoldPartials = 8;
+
 // bucket_sum: thread j = w·K + k (K ≤ nb) weights the buckets [lo, hi) of
 // window w, lo = ⌊k·nb/K⌋ and hi = ⌊(k+1)·nb/K⌋, where bucket b (digit b + 1)
 // holds S_b, the sum of the points of segment s = w·nb + b (at most
@@ -136,7 +145,7 @@ CUZK_HD void bucket_sum(const XYZZ<F>* __restrict__ lo_pts, const uint32_t* __re
 }
 
 // bucket_fold: thread s adds the points of segment s, read as bucket_sum
-// reads them (at most kBucketPartials, none for an empty bucket), to
+// reads them (at most kFoldPartials, none for an empty bucket), to
 // carry[s]. A chunked MSM (prover/gpu, msm_chunk.go) runs its bucket stages
 // chunk after chunk into one carry, zeroed (the point at infinity) before
 // the first; after the last, carry holds S_b for every segment, and

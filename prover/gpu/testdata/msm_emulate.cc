@@ -177,7 +177,8 @@ struct Buckets {
 // levels of n scalars over bases (a table of copies of stride points).
 template <class F>
 static Buckets<F> buckets(const Curve<F>& cv, const Fr* scalars, const Affine<F>* bases, uint32_t n, uint32_t c,
-                          uint32_t nwin, uint32_t mwin, uint32_t stride, uint32_t t1, uint32_t t2) {
+                          uint32_t nwin, uint32_t mwin, uint32_t stride, uint32_t t1, uint32_t t2,
+                          uint32_t most) {
   const uint32_t nb = 1u << (c - 1), nseg = mwin * nb;
   Words digits((size_t)n * nwin), counts(nseg, 0), seg_off(nseg + 1);
   const uint32_t band = nb / (nb < 64 ? nb : 64), bands = nseg / band;  // msmPlan.band, bands
@@ -197,11 +198,13 @@ static Buckets<F> buckets(const Curve<F>& cv, const Fr* scalars, const Affine<F>
     cv.accumulate(bases, sorted.data(), seg_off.data(), out.off.data(), order.data(), nseg, t1, out.part_a.data());
   });
   // Segments [s0, s1) go through reduce levels first (msmPlan.reducedRange),
-  // their first level reading cur at its offsets, as the device does.
+  // until each bucket holds at most `most` partials (kBucketPartials where
+  // bucket_sum reads them, kFoldPartials where bucket_fold does), their
+  // first level reading cur at its offsets, as the device does.
   uint32_t first = bands, last = 0, max_len = 0;
   for (uint32_t i = 0; i < bands; i++) {
     const uint32_t l = ceil_div(maxima[i], t1);
-    if (l > msm::kBucketPartials) {
+    if (l > most) {
       first = i < first ? i : first;
       last = i;
       max_len = l > max_len ? l : max_len;
@@ -214,7 +217,7 @@ static Buckets<F> buckets(const Curve<F>& cv, const Fr* scalars, const Affine<F>
   const uint32_t* from = out.off.data() + out.s0;
   LevelOut<F> lv[2] = {{out.part_b.data(), &out.off_b, nullptr}, {out.part_a.data(), &out.off_c, from}};
   std::tie(out.hi, out.hi_off) = levels(cv, (const XYZZ<F>*)out.part_a.data(), from, out.s1 - out.s0, max_len, t2,
-                                        msm::kBucketPartials, partials, lv);
+                                        most, partials, lv);
   return out;
 }
 
@@ -251,7 +254,7 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
   if (copies > 1) launch(stride, [&] { cv.table(bases.data(), stride, copies, c * mwin); });
   std::vector<XYZZ<F>> wins;
   if (chunk == 0 || chunk >= n) {
-    Buckets<F> b = buckets(cv, scalars.data(), bases.data(), n, c, nwin, mwin, stride, t1, t2);
+    Buckets<F> b = buckets(cv, scalars.data(), bases.data(), n, c, nwin, mwin, stride, t1, t2, msm::kBucketPartials);
     wins = windows(cv, b.part_a.data(), b.off.data(), b.hi, b.hi_off, b.s0, b.s1, mwin, nb, k, tw);
   } else {
     std::vector<XYZZ<F>> carry(nseg);
@@ -259,7 +262,7 @@ static int run(FILE* in, FILE* out, const uint32_t* h, const Curve<F>& cv) {
     for (uint32_t lo = 0; lo < n; lo += chunk) {
       const uint32_t m = n - lo < chunk ? n - lo : chunk;
       Buckets<F> b = buckets(cv, scalars.data() + lo, bases.data() + lo, m, c, nwin, mwin, stride,
-                             chunk_t1(m, nwin, nseg), t2);
+                             chunk_t1(m, nwin, nseg), t2, msm::kFoldPartials);
       launch(nseg, [&] {
         cv.bucket_fold(b.part_a.data(), b.off.data(), b.hi, b.hi_off, b.s0, b.s1, nseg, carry.data());
       });
