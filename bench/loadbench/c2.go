@@ -41,11 +41,12 @@ type C2Config struct {
 	// Slots is how many partitions' vectors the host holds at once: the
 	// daemon's host job budget (0: 2, one synthesizing while one proves).
 	Slots int
-	// Synthesizers is how many partitions are solved at once, each on
-	// cores/Synthesizers goroutines (0: 1).
+	// Synthesizers is how many partitions are solved at once (0: 1).
 	Synthesizers int
 	// SynthesisWorkers is the goroutines of one synthesis, the daemon's
-	// synthesis_workers (0: cores / Synthesizers).
+	// synthesis_workers (0: the daemon's default, decided per solve: the
+	// cores shared among the solves running, halved while the GPU streams
+	// the key's bases).
 	SynthesisWorkers int
 	Backend          string // daemon backend: auto, gpu or cpu
 	GPUs             []int  // GPU ordinals the daemon uses (nil: all)
@@ -223,8 +224,9 @@ func c2Daemon(cfg C2Config, counts *r1cs.System, res *C2Result) assembly.Config 
 	opts := assembly.DefaultConfig()
 	opts.Backend, opts.GPUs, opts.KeyDir, opts.DevKeysInMemory = cfg.Backend, cfg.GPUs, cfg.KeyDir, cfg.KeyDir == ""
 	opts.GPUMemoryLimit, opts.GPUBatch = stats.Bytes(cfg.GPUMemory), cfg.GPUBatch
-	// By default one synthesis at a time on every core: a partition is
-	// solved as fast as the host can, while the one before it proves. The
+	// By default one synthesis at a time, on every core (half of them
+	// while the GPU streams the key): a partition is solved while the one
+	// before it proves. The
 	// key's host copy goes once the GPU holds it (one GPU).
 	opts.Synthesizers, opts.HostJobBudget, opts.ReleaseHostKeys = cfg.Synthesizers, stats.Bytes(res.JobBudget), true
 	opts.SynthesisWorkers = cfg.SynthesisWorkers
@@ -438,7 +440,7 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 		return err
 	}
 	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
-	workers := "cores / synthesizers"
+	workers := "the daemon's default (cores / solves running, halved while a device streams the key)"
 	if cfg.SynthesisWorkers > 0 {
 		workers = strconv.Itoa(cfg.SynthesisWorkers)
 	}

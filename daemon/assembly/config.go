@@ -56,8 +56,9 @@ type Config struct {
 	HostJobBudget stats.Bytes `mapstructure:"host_job_budget" help:"bytes of synthesized jobs in flight (0: host-budget)"` // bytes of synthesized jobs; 0: none
 	QueueSize     int         `mapstructure:"queue_size" help:"queued jobs before ResourceExhausted"`
 	Synthesizers  int         `mapstructure:"synthesizers" help:"jobs synthesized at once (0: one per core)"` // 0: one per core
-	// SynthesisWorkers is the goroutines of one synthesis (0: cores / synthesizers).
-	SynthesisWorkers int           `mapstructure:"synthesis_workers" help:"goroutines per synthesis (0: cores / synthesizers)"`
+	// SynthesisWorkers is the goroutines of one synthesis (0: decided per
+	// solve, engine.Config.SynthesisWorkers).
+	SynthesisWorkers int           `mapstructure:"synthesis_workers" help:"goroutines per synthesis (0: cores / solves running, halved while a device streams the job's key)"`
 	Handoff          int           `mapstructure:"handoff" help:"synthesized jobs waiting for a device (0: two per device)"`
 	DrainTimeout     time.Duration `mapstructure:"drain_timeout" help:"how long SIGTERM lets running jobs finish"`
 	// HostBudget bounds what one request may need of host memory at its

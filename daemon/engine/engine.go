@@ -39,9 +39,10 @@ type Config struct {
 	QueueSize    int           // queued jobs (default 1024)
 	Synthesizers int           // synthesis workers (default runtime.NumCPU())
 	// SynthesisWorkers is how many goroutines one synthesis uses
-	// (r1cs.WithWorkers; default NumCPU / Synthesizers, at least 1): the
-	// cores are shared among the jobs synthesizing at once, leaving the
-	// device workers' host work its share.
+	// (r1cs.WithWorkers). 0 (the default) decides per solve: the cores
+	// shared among the solves running at once, halved while a device
+	// streams the job's key's bases (synthesisWorkers). Either way the
+	// device workers' host work keeps its share.
 	SynthesisWorkers int
 	// Handoff bounds synthesized jobs waiting for a device (default 2 per device).
 	Handoff int
@@ -87,6 +88,7 @@ type Engine struct {
 	active   int // jobs not ended
 	idle     *sync.Cond
 	synth    int // jobs synthesizing
+	solving  int // jobs inside their solve (synthesisWorkers)
 	randMu   sync.Mutex
 	uploadMu sync.Mutex // one early key upload at a time (uploadEarly): a second finds the key hot
 }
@@ -110,9 +112,6 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.SynthesisWorkers < 0 {
 		return nil, errors.New("engine: negative synthesis workers")
-	}
-	if cfg.SynthesisWorkers == 0 {
-		cfg.SynthesisWorkers = max(1, runtime.NumCPU()/cfg.Synthesizers)
 	}
 	if cfg.Handoff == 0 {
 		cfg.Handoff = 2 * len(cfg.Devices)

@@ -107,10 +107,14 @@ type Event struct {
 	Err       error // EventFailed
 }
 
-// Timings are one job's durations.
+// Timings are one job's durations, and the goroutines its solve ran on.
 type Timings struct {
 	Queue, KeyLoad, Synthesis, Handoff, Prove, Verify, Total time.Duration
 	Phases                                                   map[string]time.Duration
+	// SynthesisWorkers is the goroutines the solve ran on (Engine's
+	// synthesisWorkers); 0 for a multi-partition job's own Result, whose
+	// partitions each say theirs.
+	SynthesisWorkers int
 }
 
 // Result is a finished proof; a multi-partition job's Result holds its

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -319,4 +320,71 @@ func TestStreamedKeyKeepsItsHostCopy(t *testing.T) {
 			assert.Equal(t, before, after.HostBytes, "streamed: the host copy stays")
 		}
 	}
+}
+
+// TestSynthesisWorkersShareTheCores: by default a solve runs on the cores
+// shared among the solves running (itself included), half of that while a
+// device streams its key, and never on fewer than one goroutine.
+func TestSynthesisWorkersShareTheCores(t *testing.T) {
+	for _, c := range []struct {
+		cores, solving int
+		streamed       bool
+		want           int
+	}{
+		{16, 1, false, 16}, {16, 1, true, 8}, {16, 2, false, 8}, {16, 2, true, 4},
+		{16, 16, false, 1}, {16, 16, true, 1}, {16, 40, false, 1}, {2, 1, true, 1},
+		{1, 1, false, 1}, {1, 1, true, 1}, {16, 0, false, 16}, {12, 5, false, 2},
+	} {
+		assert.Equal(t, c.want, synthesisWorkers(c.cores, c.solving, c.streamed), "%d cores, %d solving, streamed %v", c.cores, c.solving, c.streamed)
+	}
+}
+
+// TestStreamedKeySolvesOnHalfTheCores: a job whose key a device streams in
+// part solves on half the cores, one whose key the device holds whole on
+// all of them, and an operator's synthesis_workers is kept either way; the
+// Result says how many goroutines the solve ran on.
+func TestStreamedKeySolvesOnHalfTheCores(t *testing.T) {
+	cores := runtime.NumCPU()
+	for _, c := range []struct {
+		whole      bool
+		configured int
+		want       int
+	}{
+		{whole: true, want: cores},
+		{whole: false, want: max(1, cores/2)},
+		{whole: false, configured: 3, want: 3},
+		{whole: true, configured: 3, want: 3},
+	} {
+		km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true})
+		require.NoError(t, err)
+		d := &planningFake{residentFake: residentFake{newFake(t, "gpu0")}, whole: c.whole, plans: map[*groth16.ProvingKey]gpu.KeyPlan{}}
+		e := newEngine(t, Config{Keys: km, Synthesizers: 1, SynthesisWorkers: c.configured}, d)
+		circ := porep(t, 1024)
+		require.NoError(t, e.Preload(context.Background(), circ, true))
+		assert.Equal(t, !c.whole, e.streamsKey(circ.Key))
+		res, err := wait(t, submit(t, e, circ, 7, Normal))
+		require.NoError(t, err)
+		assert.True(t, res.Verified)
+		assert.Equal(t, c.want, res.Timings.SynthesisWorkers, "whole %v, synthesis_workers %d", c.whole, c.configured)
+	}
+}
+
+// TestSolvesRunningShareTheCores: each solve that starts while others run
+// gets the cores divided among them all; once they end, a solve has every
+// core again, also with the default of one synthesizer a core (which used
+// to give every solve one goroutine, however few ran). A key no device
+// holds is not streamed.
+func TestSolvesRunningShareTheCores(t *testing.T) {
+	cores := runtime.NumCPU()
+	e := newEngine(t, Config{}, newFake(t, "fake0"))
+	require.Equal(t, cores, e.cfg.Synthesizers, "the default: one synthesizer a core")
+	assert.False(t, e.streamsKey("porep-synth/none"))
+	assert.Equal(t, cores, e.startSolve("a"))
+	assert.Equal(t, max(1, cores/2), e.startSolve("b"))
+	assert.Equal(t, max(1, cores/3), e.startSolve("a"))
+	e.endSolve()
+	e.endSolve()
+	e.endSolve()
+	assert.Equal(t, cores, e.startSolve("a"))
+	e.endSolve()
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
@@ -123,7 +124,10 @@ func (e *Engine) solve(j *Job, sys *r1cs.System, vec *vectors) (*r1cs.Assignment
 	circ, err := j.instance() // the instance: witness values, trees (maybe built ahead)
 	var asg *r1cs.Assignment
 	if err == nil {
-		opts := []r1cs.SolveOption{r1cs.WithShape(sys), r1cs.WithWorkers(e.cfg.SynthesisWorkers)}
+		workers := e.startSolve(j.Req.Circuit.Key)
+		defer e.endSolve()
+		j.timings.SynthesisWorkers = workers
+		opts := []r1cs.SolveOption{r1cs.WithShape(sys), r1cs.WithWorkers(workers)}
 		if vec != nil {
 			opts = append(opts, r1cs.WithBuffers(vec.asg)) // an earlier job's vectors, or fresh pinned ones
 		}
@@ -161,6 +165,59 @@ func (e *Engine) prefetchInstance() {
 		defer e.wg.Done()
 		_, _ = k.instance() // an error is the job's own synthesis's to report
 	}()
+}
+
+// startSolve counts a solve of a job of key as running and returns the
+// goroutines it runs on: synthesis_workers where the operator set it, and
+// otherwise synthesisWorkers over the cores, the solves running now (this
+// one included) and whether a device streams key's bases. endSolve undoes
+// the count.
+func (e *Engine) startSolve(key string) int {
+	streamed := e.cfg.SynthesisWorkers == 0 && e.streamsKey(key) // outside e.mu: workers and the key manager lock their own
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.solving++
+	if e.cfg.SynthesisWorkers > 0 {
+		return e.cfg.SynthesisWorkers
+	}
+	return synthesisWorkers(runtime.NumCPU(), e.solving, streamed)
+}
+
+func (e *Engine) endSolve() {
+	e.mu.Lock()
+	e.solving--
+	e.mu.Unlock()
+}
+
+// synthesisWorkers is the default goroutines of one solve on a host of
+// cores, with solving solves running (this one included): the cores shared
+// among them, and half of that while a device streams the job's key's bases
+// from host memory. The copies that feed a streaming device run on the
+// host's cores and memory bandwidth beside the solve; on an H100 at a 16 GiB
+// budget, one solve on 8 of 16 cores gives 24.90 s a proof against 26.12 s on
+// all 16, with the solve (1.6 s a partition) still well inside the device's
+// 2.5 s (docs/perf.md, "A streaming device's copies get half the cores"). A
+// key held whole on its device keeps every core for its solves.
+func synthesisWorkers(cores, solving int, streamed bool) int {
+	n := cores / max(1, solving)
+	if streamed {
+		n /= 2
+	}
+	return max(1, n)
+}
+
+// streamsKey reports whether a device holds key hot with part of its bases
+// streamed from host memory for each proof (its KeyPlan, made at Preload).
+func (e *Engine) streamsKey(key string) bool {
+	for _, w := range e.workers {
+		w.mu.Lock()
+		p, ok := w.placed[key]
+		w.mu.Unlock()
+		if ok && p.StreamedBytes > 0 && e.cfg.Keys.IsHotOn(key, w.dev.Name()) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) setSynth(d int) {
