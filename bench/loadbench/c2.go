@@ -481,6 +481,9 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 	if err := r.partitionTable().Write(w); err != nil {
 		return err
 	}
+	if lo, hi := r.SynthesisWorkers(); hi > 0 {
+		fmt.Fprintf(w, "synthesis goroutines a partition's solve ran on: %d to %d\n", lo, hi)
+	}
 	fmt.Fprintln(w)
 	n := max(1, len(r.Report.Proofs))
 	fill := r.Report.Wall / time.Duration(n)
@@ -556,6 +559,25 @@ const driverSlack = 256 << 20
 // cfg.GPUMemory (when set) by the prover's account and by the driver's.
 func (r *C2Result) deviceMemoryOK(cfg C2Config) bool {
 	return cfg.GPUMemory == 0 || (r.GPUPeak <= cfg.GPUMemory && r.gpuProbeErr == nil && r.GPUDriverPeak <= cfg.GPUMemory+driverSlack)
+}
+
+// SynthesisWorkers returns the fewest and the most goroutines a
+// partition's solve ran on over every proof, as the daemon reported them
+// (0, 0: none reported).
+func (r *C2Result) SynthesisWorkers() (lo, hi int) {
+	for _, p := range r.Report.Proofs {
+		for _, part := range p.Result.GetPartitions() {
+			n := int(part.GetTimings().GetSynthesisWorkers())
+			if n <= 0 {
+				continue
+			}
+			if lo == 0 || n < lo {
+				lo = n
+			}
+			hi = max(hi, n)
+		}
+	}
+	return lo, hi
 }
 
 // partitionTable is the daemon's timings per partition over every proof:

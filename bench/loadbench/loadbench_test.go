@@ -53,6 +53,8 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 		assert.Len(t, p.Result.GetProofsCompressed(), 3*192)
 	}
 	assert.Equal(t, "cpu", res.Backend)
+	lo, hi := res.SynthesisWorkers()
+	assert.Equal(t, [2]int{3, 3}, [2]int{lo, hi}, "every partition solved on the configured synthesis_workers")
 	assert.Equal(t, 2*res.PartitionBytes, res.JobBudget, "two partitions' vectors by default")
 	assert.Positive(t, res.KeyLoad)
 	assert.Positive(t, res.Steady)
@@ -74,7 +76,7 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 	require.NoError(t, res.Write(&out, cfg))
 	for _, want := range []string{"per partition (9)", "synthesis", "steady state (2 intervals", "single proof: 3 partitions alone",
 		"pipeline fill included",
-		"every partition proof verified by the client: PASS", "peak host RSS", "by the key's load ", "1 synthesizer(s) of 3 goroutines", "  resident ", " by mapping: ", "anonymous ",
+		"every partition proof verified by the client: PASS", "peak host RSS", "by the key's load ", "1 synthesizer(s) of 3 goroutines", "synthesis goroutines a partition's solve ran on: 3 to 3", "  resident ", " by mapping: ", "anonymous ",
 		"solved vectors (out of heap) 0.00 GiB, Go heap objects "} {
 		assert.Contains(t, out.String(), want)
 	}

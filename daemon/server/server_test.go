@@ -35,6 +35,7 @@ func TestConcurrentJobsVerifyOverTCPAndUnix(t *testing.T) {
 				assert.Equal(t, "cpu", p.Result.GetDevice())
 				assert.Len(t, p.Result.GetProofCompressed(), 192)
 				assert.Positive(t, p.Result.GetTimings().GetSynthesisNs())
+				assert.Positive(t, p.Result.GetTimings().GetSynthesisWorkers(), "the goroutines its solve ran on")
 			}
 		})
 	}

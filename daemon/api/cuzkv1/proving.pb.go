@@ -532,13 +532,17 @@ type Timings struct {
 	KeyLoadNs   int64                  `protobuf:"varint,2,opt,name=key_load_ns,json=keyLoadNs,proto3" json:"key_load_ns,omitempty"`
 	SynthesisNs int64                  `protobuf:"varint,3,opt,name=synthesis_ns,json=synthesisNs,proto3" json:"synthesis_ns,omitempty"`
 	// handoff_ns is the time from synthesized to a GPU worker taking it.
-	HandoffNs     int64            `protobuf:"varint,4,opt,name=handoff_ns,json=handoffNs,proto3" json:"handoff_ns,omitempty"`
-	ProveNs       int64            `protobuf:"varint,5,opt,name=prove_ns,json=proveNs,proto3" json:"prove_ns,omitempty"`
-	VerifyNs      int64            `protobuf:"varint,6,opt,name=verify_ns,json=verifyNs,proto3" json:"verify_ns,omitempty"`
-	TotalNs       int64            `protobuf:"varint,7,opt,name=total_ns,json=totalNs,proto3" json:"total_ns,omitempty"`
-	PhasesNs      map[string]int64 `protobuf:"bytes,8,rep,name=phases_ns,json=phasesNs,proto3" json:"phases_ns,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HandoffNs int64            `protobuf:"varint,4,opt,name=handoff_ns,json=handoffNs,proto3" json:"handoff_ns,omitempty"`
+	ProveNs   int64            `protobuf:"varint,5,opt,name=prove_ns,json=proveNs,proto3" json:"prove_ns,omitempty"`
+	VerifyNs  int64            `protobuf:"varint,6,opt,name=verify_ns,json=verifyNs,proto3" json:"verify_ns,omitempty"`
+	TotalNs   int64            `protobuf:"varint,7,opt,name=total_ns,json=totalNs,proto3" json:"total_ns,omitempty"`
+	PhasesNs  map[string]int64 `protobuf:"bytes,8,rep,name=phases_ns,json=phasesNs,proto3" json:"phases_ns,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// synthesis_workers is the goroutines the job's solve ran on (the
+	// daemon's synthesis_workers, or its default for this solve); 0 for a
+	// multi-partition job, whose partitions each say theirs.
+	SynthesisWorkers int32 `protobuf:"varint,9,opt,name=synthesis_workers,json=synthesisWorkers,proto3" json:"synthesis_workers,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Timings) Reset() {
@@ -625,6 +629,13 @@ func (x *Timings) GetPhasesNs() map[string]int64 {
 		return x.PhasesNs
 	}
 	return nil
+}
+
+func (x *Timings) GetSynthesisWorkers() int32 {
+	if x != nil {
+		return x.SynthesisWorkers
+	}
+	return 0
 }
 
 type ProofResult struct {
@@ -2084,7 +2095,7 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\x05state\x18\x02 \x01(\x0e2\x11.cuzk.v1.JobStateR\x05state\x12\x1a\n" +
 	"\bexisting\x18\x03 \x01(\bR\bexisting\"*\n" +
 	"\x11AwaitProofRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xd3\x02\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x80\x03\n" +
 	"\aTimings\x12\x19\n" +
 	"\bqueue_ns\x18\x01 \x01(\x03R\aqueueNs\x12\x1e\n" +
 	"\vkey_load_ns\x18\x02 \x01(\x03R\tkeyLoadNs\x12!\n" +
@@ -2094,7 +2105,8 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\bprove_ns\x18\x05 \x01(\x03R\aproveNs\x12\x1b\n" +
 	"\tverify_ns\x18\x06 \x01(\x03R\bverifyNs\x12\x19\n" +
 	"\btotal_ns\x18\a \x01(\x03R\atotalNs\x12;\n" +
-	"\tphases_ns\x18\b \x03(\v2\x1e.cuzk.v1.Timings.PhasesNsEntryR\bphasesNs\x1a;\n" +
+	"\tphases_ns\x18\b \x03(\v2\x1e.cuzk.v1.Timings.PhasesNsEntryR\bphasesNs\x12+\n" +
+	"\x11synthesis_workers\x18\t \x01(\x05R\x10synthesisWorkers\x1a;\n" +
 	"\rPhasesNsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x99\x03\n" +
