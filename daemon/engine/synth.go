@@ -125,13 +125,15 @@ func (e *Engine) solve(j *Job, sys *r1cs.System, vec *vectors) (*r1cs.Assignment
 	var asg *r1cs.Assignment
 	if err == nil {
 		workers := e.startSolve(j.Req.Circuit.Key)
-		defer e.endSolve()
 		j.timings.SynthesisWorkers = workers
 		opts := []r1cs.SolveOption{r1cs.WithShape(sys), r1cs.WithWorkers(workers)}
 		if vec != nil {
 			opts = append(opts, r1cs.WithBuffers(vec.asg)) // an earlier job's vectors, or fresh pinned ones
 		}
-		asg, err = r1cs.Solve(circ, opts...)
+		func() {
+			defer e.endSolve() // a panic in the solve (recovered by synthesize) still ends its count
+			asg, err = r1cs.Solve(circ, opts...)
+		}()
 	}
 	j.dropInstance() // solved: the tree and the witness values can go
 	if err != nil {
