@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -358,10 +360,13 @@ func TestStreamedKeySolvesOnHalfTheCores(t *testing.T) {
 		km, err := keys.New(keys.Config{Dir: t.TempDir(), DevSeed: 1, DevKeysInMemory: true})
 		require.NoError(t, err)
 		d := &planningFake{residentFake: residentFake{newFake(t, "gpu0")}, whole: c.whole, plans: map[*groth16.ProvingKey]gpu.KeyPlan{}}
-		e := newEngine(t, Config{Keys: km, Synthesizers: 1, SynthesisWorkers: c.configured}, d)
+		var logs lockedLog
+		e := newEngine(t, Config{Keys: km, Synthesizers: 1, SynthesisWorkers: c.configured, Log: slog.New(slog.NewTextHandler(&logs, nil))}, d)
 		circ := porep(t, 1024)
 		require.NoError(t, e.Preload(context.Background(), circ, true))
 		assert.Equal(t, !c.whole, e.streamsKey(circ.Key))
+		said := strings.Contains(logs.String(), "its solves leave half the cores")
+		assert.Equal(t, !c.whole && c.configured == 0, said, "the log says so where the default halves the solve")
 		res, err := wait(t, submit(t, e, circ, 7, Normal))
 		require.NoError(t, err)
 		assert.True(t, res.Verified)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/cuzk-dev/cuzk/daemon/keys"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
@@ -110,6 +111,10 @@ func (e *Engine) makeHot(ctx context.Context, h *keys.Handle, w *worker) error {
 			e.cfg.Log.Info("key placed", "key", h.Key, "device", w.dev.Name(), "whole", p.Whole(), "plan", p.String())
 			if p.StreamedBytes() > 0 { // the device reads the host copy for every proof: it stays
 				e.cfg.Keys.MarkHotStreaming(h, w.dev.Name())
+				if e.cfg.SynthesisWorkers == 0 {
+					e.cfg.Log.Info("key streamed: its solves leave half the cores to the device's copies", "key", h.Key,
+						"device", w.dev.Name(), "synthesis_workers", synthesisWorkers(runtime.NumCPU(), 1, true))
+				}
 				return nil
 			}
 		}
