@@ -130,6 +130,13 @@ func (d *GPU) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assig
 	return proveOn(ctx, pk, asg, be, rnd, ws)
 }
 
+// PrefetchQuotient implements engine.QuotientPrefetcher
+// (gpu.Backend.PrefetchQuotient): the next proof's first quotient vector
+// goes up beside this proof's A and B MSMs; nil drops it.
+func (d *GPU) PrefetchQuotient(ctx context.Context, a []fr.Element) error {
+	return d.Backend().PrefetchQuotient(ctx, a)
+}
+
 // SetBatch sets the most proofs of one key the GPU proves together where
 // its plan streams bases (BatchSize); 1 or less proves one at a time.
 func (d *GPU) SetBatch(n int) {

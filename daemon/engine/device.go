@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
@@ -59,6 +61,18 @@ type KeyPlan = interface {
 	Peak() int64
 	Whole() bool
 	String() string
+}
+
+// QuotientPrefetcher is a device that sends the first vector of the next
+// proof's quotient (its A evaluations) to the device beside the current
+// proof's last MSMs, when the link would otherwise idle
+// (gpu.Backend.PrefetchQuotient). Once a proof's quotient is done, its
+// worker takes the job it will prove next and announces that job's vector;
+// nil drops the announcement and waits for its upload. The worker drops it
+// before the announced job's vectors can go back, and whenever that job is
+// not the next it proves. Called only by the device's worker.
+type QuotientPrefetcher interface {
+	PrefetchQuotient(ctx context.Context, a []fr.Element) error
 }
 
 // errDeviceDown means a device failed to recover and takes no more jobs.

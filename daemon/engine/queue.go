@@ -298,6 +298,21 @@ func (h *handoff) remove(j *Job) bool {
 }
 
 // drain takes out every job still waiting (at shutdown).
+// putBack returns j, which a worker took, to the front of the hand-off
+// without waiting for room (j's is still there): a worker that took j
+// early gives it up for a job that outranks it, or to other devices when
+// its own goes out of service. False once the hand-off is closed.
+func (h *handoff) putBack(j *Job) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.jobs = append([]*Job{j}, h.jobs...)
+	h.cond.Broadcast()
+	return true
+}
+
 func (h *handoff) drain() []*Job {
 	h.mu.Lock()
 	defer h.mu.Unlock()

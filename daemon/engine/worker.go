@@ -24,6 +24,10 @@ type worker struct {
 	current []string      // the jobs it proves now
 	down    error
 	placed  map[string]KeyPlacement // by key, as preloaded (Status lists those still hot here)
+	// early is the job taken while the proof before it still ran, once
+	// that proof's quotient was done; announced is the job whose first
+	// quotient vector the device was told to send ahead (ahead.go).
+	early, announced *Job
 }
 
 func (w *worker) run() {
@@ -79,8 +83,10 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	defer func() {
 		if p := recover(); p != nil {
 			err := fmt.Errorf("job %s: prove on %s: panic: %v", j.ID, name, p)
+			w.dropAhead()
 			down = w.recoverDevice(err)
 			e.end(j, nil, err)
+			next, release = w.afterFailure(down)
 		}
 	}()
 	j.timings.Handoff = time.Since(j.marks.ready)
@@ -88,14 +94,17 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	w.setCurrent(j.ID)
 	defer w.setCurrent()
 	if err := e.takeKey(j); err != nil {
+		w.dropAhead() // j's vectors go back
 		e.end(j, nil, err)
 		return nil, nil, nil
 	}
 	if err := e.cfg.Keys.MakeRoomOn(j.handle, name); err != nil {
+		w.dropAhead()
 		e.end(j, nil, fmt.Errorf("job %s: key residency on %s: %w", j.ID, name, err))
 		return nil, nil, nil
 	}
 	phases := &proofPhases{byName: map[string]time.Duration{}}
+	phases.afterQuotient = sync.OnceFunc(func() { w.takeAhead(j, eligible, prefer) })
 	ctx := groth16.WithTrace(j.ctx, phases.trace(j, name, handBack))
 	start := w.startBusy()
 	proof, err := w.dev.Prove(ctx, j.handle.PK, j.asg, e.rand())
@@ -103,15 +112,19 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	w.addBusy(j.timings.Prove)
 	if err != nil && j.ctx.Err() != nil {
 		// Cancelled: the device stopped at a stage boundary and freed the job's memory.
+		w.dropAhead()
 		e.end(j, nil, fmt.Errorf("job %s: cancelled while proving on %s: %w", j.ID, name, j.ctx.Err()))
-		return nil, nil, nil
+		next, release = w.afterFailure(nil)
+		return next, release, nil
 	}
 	if err != nil {
 		// Restore the device before reporting, so that a client seeing the
 		// failure sees the device's state after it.
+		w.dropAhead()
 		down := w.recoverDevice(err)
 		e.end(j, nil, fmt.Errorf("job %s: prove on %s: %w", j.ID, name, err))
-		return nil, nil, down
+		next, release = w.afterFailure(down)
+		return next, release, down
 	}
 	if w.dev.Resident() {
 		e.cfg.Keys.MarkHot(j.handle, name)
@@ -122,7 +135,7 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	release = func() { e.freeVectors(e.budget.keep(key, vec, reserved)) }
 	j.asg, j.vec, j.reserved = nil, nil, 0
 	j.timings.Phases = phases.done()
-	if next = e.handoff.tryTake(eligible, prefer); next == nil {
+	if next = w.nextAfter(eligible, prefer); next == nil {
 		release()
 		release = nil
 	}
@@ -135,6 +148,21 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 		e.verifyAndEnd(j, r)
 	}()
 	return next, release, nil
+}
+
+// afterFailure returns the job to prove after a proof that failed (its
+// announcement already dropped): the one taken early, or none while the
+// device is out of service (down), which gives that job back to the others.
+func (w *worker) afterFailure(down error) (*Job, func()) {
+	early := w.takeEarly()
+	if early == nil {
+		return nil, nil
+	}
+	if down != nil {
+		w.giveBack(early, down)
+		return nil, nil
+	}
+	return early, nil
 }
 
 // once returns a function that calls f the first time it is called (f
@@ -151,6 +179,10 @@ func once(f func()) func() {
 type proofPhases struct {
 	mu     sync.Mutex
 	byName map[string]time.Duration
+	// afterQuotient, when not nil, runs when the proof's quotient and L‖H
+	// call has been reported (groth16.PhaseQuotientLH), before its A and
+	// B MSMs.
+	afterQuotient func()
 }
 
 // trace records each phase of j's proof on device and sends it as an
@@ -160,6 +192,9 @@ func (p *proofPhases) trace(j *Job, device string, handBack func()) *groth16.Tra
 	return &groth16.Trace{PhaseDone: func(info groth16.PhaseInfo) {
 		if info.Phase == groth16.PhaseHost && info.Call == "" {
 			handBack()
+		}
+		if info.Phase == groth16.PhaseQuotientLH && info.Call == "" && p.afterQuotient != nil {
+			p.afterQuotient()
 		}
 		name := phaseName(info)
 		p.mu.Lock()

@@ -54,6 +54,9 @@ type state struct {
 	want       [][]fr.Element    // vectors announced by Prefetch, not yet sent
 	wantReady  <-chan struct{}   // closed once want's vectors hold their values (nil: already)
 	ahead      []aheadVec        // vectors sent ahead into the work vectors, not yet used
+	sending    []aheadSend       // vectors chosen to go ahead, not all of them queued yet
+	quot       quotientAhead     // the next quotient's first vector, sent ahead (PrefetchQuotient)
+	vecGen     uint64            // counts the work vectors' allocations: a vector sent ahead names the one it went to
 	aheadOn    *stager           // the stager whose stream carried them, until settled
 	fb         *fixedBaseKernels // the fixed-base kernels, loaded on the first FixedBaseG1/G2
 	// free0 is the device's free memory when New began, before the
@@ -214,6 +217,7 @@ func (st *state) ensureVectors(c *driver.Ctx, logN uint32, nvec int) error {
 		st.vecs[i] = p.Add(int(vectorBytes(i, logN)))
 	}
 	st.vecLog, st.nvec = logN, nvec
+	st.vecGen++
 	st.mem.add(vectorBytes(nvec, logN))
 	return nil
 }
@@ -270,6 +274,7 @@ func (b *Backend) msmEngine() (*MSM, error) {
 		if err != nil {
 			return nil, err
 		}
+		m.st.beside = b.quotientBeside
 		if err := m.SetTableMemory(b.cfg.tables); err != nil {
 			return nil, errors.Join(err, m.Close())
 		}
@@ -362,7 +367,7 @@ func (b *Backend) MSMBBatch(ctx context.Context, g1 []bls12381.G1Affine, g2 []bl
 // into them (Prefetch), which keeps them taken (no room).
 func (b *Backend) batchSpare(c *driver.Ctx) deviceSpan {
 	st := b.st
-	if st.vecs[0] == 0 || len(st.ahead) > 0 || len(st.want) > 0 {
+	if st.vecs[0] == 0 || len(st.ahead) > 0 || len(st.want) > 0 || len(st.sending) > 0 {
 		return deviceSpan{}
 	}
 	if err := st.settleAhead(c); err != nil {

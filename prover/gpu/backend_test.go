@@ -221,3 +221,31 @@ func TestMSMShape(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, full, kept, "resident bases keep their table")
 }
+
+// The shares of the prefetched vectors sendAhead queues beside each chunk
+// sum to all of them, the last chunk taking the rest, and none is more than
+// an even part rounded up to whole pages: the uploads spread over the
+// chunks instead of one chunk carrying them all.
+func TestAheadShareSpreadsOverTheChunks(t *testing.T) {
+	for _, left := range []int{0, 1, 4095, 4096, 128 << 10, 4<<30 + 12345} {
+		for _, chunks := range []int{1, 2, 3, 9, 32} {
+			even := (left + chunks - 1) / chunks
+			bound := (even + aheadShareAlign - 1) / aheadShareAlign * aheadShareAlign
+			rest, nonzero := left, 0
+			for i := 0; i < chunks; i++ {
+				share := aheadShare(rest, i, chunks)
+				require.GreaterOrEqual(t, share, 0)
+				require.LessOrEqual(t, share, rest, "left %d, chunk %d of %d", left, i, chunks)
+				require.LessOrEqual(t, share, bound, "left %d, chunk %d of %d: more than an even part", left, i, chunks)
+				if share > 0 {
+					nonzero++
+				}
+				rest -= share
+			}
+			require.Zero(t, rest, "left %d over %d chunks: not all sent", left, chunks)
+			if left >= chunks*aheadShareAlign {
+				require.Equal(t, chunks, nonzero, "left %d over %d chunks: a share beside each chunk", left, chunks)
+			}
+		}
+	}
+}

@@ -161,26 +161,31 @@ func TestLeanMSMQuotientLHMatchesCPU(t *testing.T) {
 	}))
 }
 
-// With the L‖H bases streamed in chunks, the lean quotient holds c's first
-// bytes in the MSM's stream buffers (all of c, or with chunks of 100 points
-// 19 KB of its 128 KB) and the announced vectors go up during the MSM: the
+// With the L‖H bases streamed in chunks, the lean quotient holds c in the
+// MSM's idle arena (all of c, or with chunks of 30 points the part its
+// smaller arena holds, at 2^14) and the announced vectors go up during the
+// MSM, a share beside each chunk: the
 // quotient and L‖H MSM, and the MSMs that take the prefetched vectors, equal
 // the CPU backend's, with three work vectors and lean, over many chunks and
 // over one; vectors never ready are left to their calls.
 func TestStreamedLHMatchesCPU(t *testing.T) {
-	const logN = 12
-	n := 1 << logN
-	nPriv := n - 7
 	for _, tc := range []struct {
 		name  string
+		logN  int
 		lean  bool
-		chunk int
+		chunk int // 0: one chunk
 		ready bool
-	}{{"three vectors, 9 chunks", false, 1000, true}, {"lean, 9 chunks", true, 1000, true},
-		{"three vectors, chunks of 3", false, 3, true}, {"lean, one chunk", true, nPriv + n - 1, true},
-		{"lean, c partly in the stream buffers", true, 100, true},
-		{"three vectors, never ready", false, 1000, false}} {
+		cPart bool // c larger than the arena: lean, only its first bytes go up early
+	}{{"three vectors, 9 chunks", 12, false, 1000, true, false}, {"lean, 9 chunks", 12, true, 1000, true, false},
+		{"three vectors, chunks of 3", 12, false, 3, true, false}, {"lean, one chunk", 12, true, 0, true, false},
+		{"lean, c partly in the arena", 14, true, 30, true, true},
+		{"three vectors, never ready", 12, false, 1000, false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
+			n := 1 << tc.logN
+			nPriv := n - 7
+			if tc.chunk == 0 {
+				tc.chunk = nPriv + n - 1
+			}
 			b, ref, rng := chunkedBackend(t)
 			require.NoError(t, b.dev.Do(func(*driver.Ctx) error { b.st.lean = tc.lean; return nil }))
 			wireA, wireB := pinnedCopy(t, b, edgeScalars("bits", n-5, rng)), pinnedCopy(t, b, randScalars(n/2+1, rng))
@@ -201,6 +206,14 @@ func TestStreamedLHMatchesCPU(t *testing.T) {
 			got, err := b.MSMQuotientLH(context.Background(), lh, private, a, bv, c)
 			require.NoError(t, err)
 			require.True(t, got.Equal(&want), "quotient and streamed L‖H MSM differ from the CPU backend's")
+			if tc.lean {
+				m, err := b.msmEngine()
+				require.NoError(t, err)
+				var arena uint64
+				require.NoError(t, b.dev.Do(func(*driver.Ctx) error { arena = m.st.arenaLen; return nil }))
+				assert.Equal(t, tc.cPart, arena < uint64(len(driver.Bytes(c))),
+					"the case holds c partly in the arena (%d bytes against c's %d)", arena, len(driver.Bytes(c)))
+			}
 			sent := 2
 			if tc.lean {
 				sent = 1
@@ -373,4 +386,106 @@ func TestDeviceMemoryRecordsThePeak(t *testing.T) {
 	assert.Equal(t, int64(40), m.held)
 	assert.Equal(t, int64(40), m.now.Load())
 	assert.Equal(t, int64(150), m.peak.Load())
+}
+
+// The next quotient's a, announced by PrefetchQuotient after a fused call,
+// goes up into work vector 1 beside the chunks of the A and B MSMs that
+// leave the link room (resident bases, or G2's), and the next fused call
+// over that same slice transforms it there: every result equals the CPU
+// backend's, with three work vectors and lean, bases resident and streamed.
+// A quotient over another vector, a QuotientH in between, a drop, the work
+// vectors reallocated, or only streamed G1 MSMs in between leave a to be
+// uploaded by its quotient, again with every result equal.
+func TestQuotientSentAheadMatchesCPU(t *testing.T) {
+	const logN = 12
+	n := 1 << logN
+	nA, nB, nPriv := n-5, n/2+1, n-7
+	for _, tc := range []struct {
+		name     string
+		lean     bool
+		chunk    int  // the L‖H, A and B1 bases streamed in chunks of this many points (0: resident)
+		onlyG1   bool // only the A MSM between the quotients
+		between  string
+		wantSent bool
+	}{
+		{name: "three vectors, resident", wantSent: true},
+		{name: "lean, resident", lean: true, wantSent: true},
+		{name: "lean, streamed: sent beside B2", lean: true, chunk: 1000, wantSent: true},
+		{name: "three vectors, streamed: sent beside B2", chunk: 700, wantSent: true},
+		{name: "lean, streamed G1 only: not sent", lean: true, chunk: 1000, onlyG1: true},
+		{name: "another a", between: "another a"},
+		{name: "a QuotientH in between", between: "quotient"},
+		{name: "dropped", between: "drop"},
+		{name: "vectors reallocated", between: "realloc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, ref, rng := chunkedBackend(t)
+			require.NoError(t, b.dev.Do(func(*driver.Ctx) error { b.st.lean = tc.lean; return nil }))
+			basesA, basesB, lh := randG1(nA, 64, rng), randG1(nB, 64, rng), randG1(nPriv+n-1, 64, rng)
+			g2B := randG2(nB, 16, rng)
+			if tc.chunk > 0 {
+				forcePlan(t, b, driver.Bytes(lh), lh, false, tc.chunk, false, true)
+				forcePlan(t, b, driver.Bytes(basesA), basesA, false, tc.chunk, false, true)
+				forcePlan(t, b, driver.Bytes(basesB), basesB, false, tc.chunk, false, true)
+				forcePlan(t, b, driver.Bytes(g2B), g2B, true, tc.chunk/2, false, true)
+			}
+			fused := func(a []fr.Element, what string) QuotientTimings {
+				t.Helper()
+				private := randScalars(nPriv, rng)
+				bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+				h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
+				require.NoError(t, err)
+				want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
+				require.NoError(t, err)
+				var log msmLog
+				got, err := b.MSMQuotientLH(log.context(), lh, private, a, bv, c)
+				require.NoError(t, err)
+				require.True(t, got.Equal(&want), "%s: quotient and L‖H MSM differ from the CPU backend's", what)
+				require.Len(t, log.quots, 1)
+				return log.quots[0]
+			}
+			msmAB := func(what string) {
+				t.Helper()
+				wireA := pinnedCopy(t, b, randScalars(nA, rng))
+				got, err := b.MSMG1(context.Background(), basesA, wireA)
+				require.NoError(t, err)
+				want, err := ref.MSMG1(context.Background(), basesA, clone(wireA))
+				require.NoError(t, err)
+				assert.True(t, got.Equal(&want), "%s: A differs from the CPU backend's", what)
+				if !tc.onlyG1 {
+					checkMSMB(t, b, ref, basesB, g2B, pinnedCopy(t, b, randScalars(nB, rng)), what)
+				}
+			}
+			first := fused(pinnedCopy(t, b, newVector(t, n, inputRandom)), "the first proof")
+			assert.Zero(t, first.AheadBytes, "nothing was announced before the first quotient")
+			next := pinnedCopy(t, b, newVector(t, n, inputRandom))
+			require.NoError(t, b.PrefetchQuotient(context.Background(), next))
+			msmAB("between the quotients")
+			a := next
+			switch tc.between {
+			case "another a":
+				a = pinnedCopy(t, b, newVector(t, n, inputRandom))
+			case "quotient":
+				x, y, z := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+				want, err := ref.QuotientH(context.Background(), clone(x), clone(y), clone(z))
+				require.NoError(t, err)
+				got, err := b.QuotientH(context.Background(), x, y, z)
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "the QuotientH in between")
+			case "drop":
+				require.NoError(t, b.PrefetchQuotient(context.Background(), nil))
+			case "realloc":
+				require.NoError(t, b.dev.Do(func(*driver.Ctx) error { b.st.lean = !tc.lean; return nil }))
+			}
+			second := fused(a, "the proof after")
+			if tc.wantSent {
+				assert.Equal(t, int64(len(driver.Bytes(a))), second.AheadBytes, "a sent ahead and used")
+			} else {
+				assert.Zero(t, second.AheadBytes, "a uploaded by its quotient")
+			}
+			// A third quotient, announced by nobody, uploads its own.
+			third := fused(pinnedCopy(t, b, newVector(t, n, inputRandom)), "the third proof")
+			assert.Zero(t, third.AheadBytes)
+		})
+	}
 }

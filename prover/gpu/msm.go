@@ -113,6 +113,10 @@ type msmState struct {
 	// beyond the bases (SetTableMemory), tableHeld what they hold.
 	tableBudget, tableHeld int64
 	mem                    *deviceMemory // the Backend's account, or the engine's own
+	// beside, when not nil, runs beside each chunk of every MSM whose job
+	// has no beside of its own (msmJob.beside): the Backend's, which sends
+	// the next quotient's first vector ahead (Backend.PrefetchQuotient).
+	beside func(c *driver.Ctx, stage *stager, j *msmJob, i, chunks int) error
 	arena                  driver.DevicePtr
 	arenaLen               uint64
 	ev                     [numMSMEvents]*driver.Event

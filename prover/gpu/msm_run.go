@@ -277,9 +277,11 @@ type msmJob struct {
 	// given them before its run skips its sort: its scalars are already
 	// sorted into its buffers by a job with the same sortKey (MSMB).
 	maxima []uint32
-	// loaded, when not nil, runs once the scalars are on the device, just
-	// before the pipeline (MSMQuotientLH starts prefetched uploads there).
-	loaded func() error
+	// beside, when not nil, runs once for each chunk i of chunks (one
+	// pass: i 0 of 1), once the chunk's scalars are on the device and the
+	// next chunk's bases are queued, just before its last stages are
+	// queued: MSMQuotientLH sends a share of the prefetched vectors there.
+	beside func(i, chunks int) error
 	// n is the MSM's points and chunk the points of one pass
 	// (msm_chunk.go; n: one pass). A chunked job's p is the plan of a full
 	// chunk and table the bases' shape its chunks plan over.
@@ -448,10 +450,8 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 	if err := r.interrupted("msm pipeline"); err != nil {
 		return 0, err
 	}
-	if j.loaded != nil {
-		if err := j.loaded(); err != nil {
-			return 0, err
-		}
+	if err := st.besideChunk(c, j, 0, 1); err != nil {
+		return 0, err
 	}
 	at.pipeline = time.Now()
 	if err := r.mark(evStart); err != nil {
@@ -468,6 +468,18 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 		return 0, fmt.Errorf("read window sums: %w", err)
 	}
 	return p.c, st.time(ctx, c, p, at, upload, j.basesTime)
+}
+
+// besideChunk runs the work that goes beside chunk i of j's chunks: j's
+// own (msmJob.beside), else the engine's (msmState.beside).
+func (st *msmState) besideChunk(c *driver.Ctx, j *msmJob, i, chunks int) error {
+	if j.beside != nil {
+		return j.beside(i, chunks)
+	}
+	if st.beside != nil {
+		return st.beside(c, st.stage, j, i, chunks)
+	}
+	return nil
 }
 
 // time reads the MSM's event times and reports them with the host-timed

@@ -26,11 +26,11 @@ func (b *Backend) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.El
 	}
 	err = b.do(ctx, func(cx *driver.Ctx) error {
 		start := time.Now()
-		dev, err := b.quotient(ctx, cx, logN, a, bv, c, nil, deviceSpan{})
+		dev, ahead, err := b.quotient(ctx, cx, logN, a, bv, c, nil, deviceSpan{}, b.st.takeQuotientAhead(a))
 		if err != nil {
 			return err
 		}
-		q := QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a)}
+		q := QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a), AheadBytes: ahead}
 		if err := interrupted(ctx, cx, "download h"); err != nil {
 			return err
 		}
@@ -73,10 +73,11 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 	err = b.do(ctx, func(cx *driver.Ctx) (err error) {
 		defer func() {
 			if err != nil {
-				b.st.want, b.st.wantReady, b.st.ahead = nil, nil, nil
+				b.st.want, b.st.wantReady, b.st.ahead, b.st.sending = nil, nil, nil, nil
 			}
 		}()
 		st := m.st
+		sent := b.st.takeQuotientAhead(a)
 		// The quotient's vectors and tables first, so that the MSM's shape
 		// (in chunks where both do not fit whole) leaves room for them.
 		if _, err := b.prepare(cx, logN); err != nil {
@@ -91,12 +92,13 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 		early := private[:min(len(private), j.chunk)]
 		tail := func() error { return st.queueHost(cx, j, early) }
 		start := time.Now()
-		dev, err := b.quotient(ctx, cx, logN, a, bv, c, tail, j.idleBases())
+		dev, ahead, err := b.quotient(ctx, cx, logN, a, bv, c, tail, j.idleArena(st), sent)
 		if err != nil {
 			return err
 		}
-		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a)})
-		j.loaded = func() error { return b.sendAhead(cx, st.stage) }
+		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a),
+			AheadBytes: ahead})
+		j.beside = func(i, chunks int) error { return b.sendAhead(cx, st.stage, i, chunks) }
 		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
 		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1)
 		return err
@@ -116,6 +118,14 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 	return logSize(n)
 }
 
+// quotientSent is where the quotient's a waits, sent ahead
+// (takeQuotientAhead): in work vector 1 of the allocation gen; dev 0 when
+// it was not.
+type quotientSent struct {
+	dev driver.DevicePtr
+	gen uint64
+}
+
 // quotient computes h into the second work vector, st.vecs[1], and returns
 // when it is there (no download yet), with its device span by CUDA events:
 // from the start of a's upload (on the staging stream) to the end of the
@@ -125,66 +135,77 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 //
 // With three work vectors each upload overlaps the previous vector's
 // transforms. The lean quotient (two work vectors, see prepare) multiplies
-// a·b into a's vector first and then puts c into b's: c's first bytes go
-// up into spare (device memory idle during the quotient: the L‖H MSM's
-// stream buffers) while a and b transform, and move into b's vector by a
-// device copy once the product is made; the rest goes up then, and only
-// that part of c's link time is not hidden.
+// a·b into a's vector first and then puts c into b's: c goes up into
+// spare (device memory idle during the quotient: the L‖H MSM's arena, 4.9
+// GiB at 16 GiB against c's 4 GiB at 2^27) while a and b transform, and
+// moves into b's vector by a device copy once the product is made; only
+// the part of c that spare cannot hold goes up then, its link time not
+// hidden.
 func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, bv, c []fr.Element, tail func() error,
-	spare deviceSpan) (time.Duration, error) {
-	d, err := b.prepare(cx, logN)
+	spare deviceSpan, sent quotientSent) (span time.Duration, aheadBytes int64, err error) {
+	d, err := b.prepare(cx, logN) // settles the stager's stream: a sent ahead is all there
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	st := b.st
 	if err := cx.Record(st.qev[0], st.stage.stream); err != nil {
-		return 0, fmt.Errorf("quotient: %w", err)
+		return 0, 0, fmt.Errorf("quotient: %w", err)
 	}
 	lean := st.nvec == 2
+	// a·b is symmetric: with a sent ahead into vector 1, b takes vector 0,
+	// and every later step reads the vectors as it would otherwise.
+	dsts := st.vecs
+	ahead := st.aheadKept(sent.dev, sent.gen)
+	if ahead {
+		dsts[0], dsts[1] = st.vecs[1], st.vecs[0]
+	}
 	for i, v := range [][]fr.Element{a, bv, c} {
 		if err := interrupted(ctx, cx, fmt.Sprintf("quotient: upload %c", "abc"[i])); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		dst, raw := st.vecs[i], driver.Bytes(v)
+		dst, raw := dsts[i], driver.Bytes(v)
+		if i == 0 && ahead {
+			raw = nil // there already
+		}
 		if lean && i == 2 {
-			// c goes where b was, once a·b is in a; its first bytes wait
-			// in spare meanwhile.
+			// c goes into vector 1 (b's, or a's where a was sent ahead)
+			// once a·b is in vector 0; it waits in spare meanwhile.
 			early := raw[:min(len(raw), spare.n)]
 			if len(early) > 0 {
 				if err := st.stage.upload(cx, spare.ptr, early); err != nil {
-					return 0, err
+					return 0, 0, err
 				}
 			}
 			if err := st.k.multiply(cx, st.compute, st.vecs[0], st.vecs[1], d); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			if err := cx.SyncStream(st.compute); err != nil {
-				return 0, fmt.Errorf("quotient product: %w", err)
+				return 0, 0, fmt.Errorf("quotient product: %w", err)
 			}
 			dst = st.vecs[1]
 			if len(early) > 0 {
 				if err := cx.DtoDAsync(dst, spare.ptr, len(early), st.stage.stream); err != nil {
-					return 0, fmt.Errorf("quotient: c's first %d bytes: %w", len(early), err)
+					return 0, 0, fmt.Errorf("quotient: c's first %d bytes: %w", len(early), err)
 				}
 			}
 			raw = raw[len(early):]
 			if err := st.stage.upload(cx, dst.Add(len(early)), raw); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
-		} else if err := st.stage.upload(cx, dst, raw); err != nil {
-			return 0, err
+		} else if err := st.stage.upload(cx, dst, raw); err != nil { // nothing for a sent ahead
+			return 0, 0, err
 		}
 		if err := st.stage.wait(cx); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		// Queued behind the previous vector's transforms; the next upload
 		// overlaps them.
 		if err := st.k.toCoset(cx, st.compute, dst, d); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	if err := interrupted(ctx, cx, "quotient: division and interpolation"); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if lean {
 		err = st.k.subtractDivideAndInterpolate(cx, st.compute, st.vecs[1], st.vecs[0], st.vecs[1], d)
@@ -192,24 +213,26 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 		err = st.k.divideAndInterpolate(cx, st.compute, st.vecs[1], st.vecs[0], st.vecs[1], st.vecs[2], d)
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := cx.Record(st.qev[1], st.compute); err != nil {
-		return 0, fmt.Errorf("quotient: %w", err)
+		return 0, 0, fmt.Errorf("quotient: %w", err)
 	}
 	if tail != nil {
 		if err := tail(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	if err := cx.SyncStream(st.compute); err != nil {
-		return 0, fmt.Errorf("quotient kernels: %w", err)
+		return 0, 0, fmt.Errorf("quotient kernels: %w", err)
 	}
-	span, err := cx.Elapsed(st.qev[0], st.qev[1])
-	if err != nil {
-		return 0, fmt.Errorf("quotient: device span: %w", err)
+	if span, err = cx.Elapsed(st.qev[0], st.qev[1]); err != nil {
+		return 0, 0, fmt.Errorf("quotient: device span: %w", err)
 	}
-	return span, nil
+	if ahead {
+		aheadBytes = int64(len(driver.Bytes(a)))
+	}
+	return span, aheadBytes, nil
 }
 
 // NTT replaces the coefficients in v by the evaluations of their polynomial

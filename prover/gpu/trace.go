@@ -25,6 +25,10 @@ type QuotientTimings struct {
 	Download time.Duration
 	// Points is the domain size.
 	Points int
+	// AheadBytes are the bytes of a that were sent ahead beside the MSMs
+	// before (Backend.PrefetchQuotient) and so not uploaded by the
+	// quotient; 0 where it uploaded a itself.
+	AheadBytes int64
 	// Call is the groth16 phase of the call (groth16.ContextCall).
 	Call groth16.Phase
 }

@@ -1,0 +1,194 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
+	"github.com/cuzk-dev/cuzk/prover/r1cs"
+)
+
+// aheadDevice is a fake device that is a QuotientPrefetcher: its proofs
+// report the fused quotient phase (between two gates, held only for the
+// proof of the seed given), and it logs what was announced, dropped and
+// proved, and whether each proof's A was the vector announced.
+type aheadDevice struct {
+	*fakeDevice
+	holdSeed          string // public input of the proof the gates hold
+	before, afterQuot *gate
+	mu                sync.Mutex
+	announced         *fr.Element
+	log               []string
+}
+
+func newAheadDevice(t *testing.T, name string) *aheadDevice {
+	return &aheadDevice{fakeDevice: newFake(t, name), before: newGate(), afterQuot: newGate()}
+}
+
+func (d *aheadDevice) record(s string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.log = append(d.log, s)
+}
+
+func (d *aheadDevice) entries() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.log...)
+}
+
+func (d *aheadDevice) PrefetchQuotient(_ context.Context, a []fr.Element) error {
+	d.mu.Lock()
+	d.announced = unsafe.SliceData(a)
+	d.mu.Unlock()
+	if a == nil {
+		d.record("drop")
+	} else {
+		d.record("announce")
+	}
+	return nil
+}
+
+func (d *aheadDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
+	pub := asg.Public[2].String()
+	d.mu.Lock()
+	hit := d.announced != nil && d.announced == unsafe.SliceData(asg.A)
+	d.mu.Unlock()
+	if hit {
+		d.record("prove " + pub + " sent ahead")
+	} else {
+		d.record("prove " + pub)
+	}
+	held := pub == d.holdSeed
+	if held {
+		if err := d.before.hold(ctx, asg); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // stopped before the quotient, as a GPU stops at a stage boundary
+	}
+	groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.PhaseQuotientLH, Start: time.Now()})
+	if held {
+		if err := d.afterQuot.hold(ctx, asg); err != nil {
+			return nil, err
+		}
+	}
+	return d.fakeDevice.Prove(ctx, pk, asg, rnd)
+}
+
+func allReady(t *testing.T, jobs ...*Job) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, j := range jobs {
+			if j.State() != Ready {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, time.Millisecond)
+}
+
+// Once a proof's quotient is done, its worker takes the next job and
+// announces that job's A: each proof after the first finds its own A sent
+// ahead, in order, and every proof verifies.
+func TestNextProofsQuotientVectorSentAhead(t *testing.T) {
+	d := newAheadDevice(t, "fake0")
+	c := porep(t, 1024)
+	d.holdSeed = publicOf(t, c, 100)
+	e := newEngine(t, Config{Synthesizers: 1, Handoff: 8}, d)
+	head := submit(t, e, c, 100, Normal)
+	require.Eventually(t, func() bool { return d.before.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	rest := []*Job{submit(t, e, c, 1, Normal), submit(t, e, c, 2, Normal), submit(t, e, c, 3, Normal)}
+	allReady(t, rest...)
+	d.before.open()
+	d.afterQuot.open()
+	for _, j := range append([]*Job{head}, rest...) {
+		r, err := wait(t, j)
+		require.NoError(t, err)
+		assert.True(t, r.Verified)
+	}
+	want := []string{"prove " + publicOf(t, c, 100), "announce"}
+	for _, s := range []uint64{1, 2, 3} {
+		want = append(want, "prove "+publicOf(t, c, s)+" sent ahead")
+		if s < 3 {
+			want = append(want, "announce")
+		}
+	}
+	assert.Equal(t, want, d.entries())
+}
+
+// A job taken early gives way to one that outranks it and came while the
+// proof before still ran: its announcement is dropped, the high-priority
+// job is proved first, and the early one after it, from the hand-off.
+func TestJobTakenEarlyGivesWayToOneThatOutranksIt(t *testing.T) {
+	d := newAheadDevice(t, "fake0")
+	c := porep(t, 1024)
+	d.holdSeed = publicOf(t, c, 100)
+	e := newEngine(t, Config{Synthesizers: 1, Handoff: 8}, d)
+	head := submit(t, e, c, 100, Normal)
+	require.Eventually(t, func() bool { return d.before.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	normal := submit(t, e, c, 1, Normal)
+	allReady(t, normal)
+	d.before.open()
+	require.Eventually(t, func() bool { return d.afterQuot.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	require.Equal(t, 0, e.handoff.len(), "the normal job was taken once the head's quotient was done")
+	high := submit(t, e, c, 2, High)
+	allReady(t, high)
+	d.afterQuot.open()
+	for _, j := range []*Job{head, normal, high} {
+		r, err := wait(t, j)
+		require.NoError(t, err)
+		assert.True(t, r.Verified)
+	}
+	assert.Equal(t, []string{"prove " + publicOf(t, c, 100), "announce", "drop",
+		"prove " + publicOf(t, c, 2), "announce", "prove " + publicOf(t, c, 1) + " sent ahead"}, d.entries(),
+		"the high job first (the normal one's vector dropped), then the normal one, announced again")
+}
+
+// A job taken early and cancelled before its turn ends as cancelled, its
+// announcement dropped before its vectors go back, and the device goes on.
+func TestCancelledJobTakenEarlyDropsItsVector(t *testing.T) {
+	d := newAheadDevice(t, "fake0")
+	c := porep(t, 1024)
+	d.holdSeed = publicOf(t, c, 100)
+	e := newEngine(t, Config{Synthesizers: 1, Handoff: 8}, d)
+	head := submit(t, e, c, 100, Normal)
+	require.Eventually(t, func() bool { return d.before.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	early := submit(t, e, c, 1, Normal)
+	allReady(t, early)
+	d.before.open()
+	require.Eventually(t, func() bool { return d.afterQuot.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	_, err := e.Cancel(early.ID)
+	require.NoError(t, err)
+	d.afterQuot.open()
+	_, err = wait(t, head)
+	require.NoError(t, err)
+	_, err = wait(t, early)
+	require.ErrorIs(t, err, context.Canceled)
+	log := d.entries()
+	require.Contains(t, log, "drop", "the cancelled job's vector was dropped before it ended")
+	assert.Less(t, indexOf(log, "announce"), indexOf(log, "drop"))
+	after := submit(t, e, c, 2, Normal)
+	r, err := wait(t, after)
+	require.NoError(t, err, "the device goes on")
+	assert.True(t, r.Verified)
+	assert.Zero(t, d.recovers.Load(), "a cancelled job is not a device fault")
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
