@@ -116,15 +116,15 @@ type msmState struct {
 	// beside, when not nil, runs beside each chunk of every MSM whose job
 	// has no beside of its own (msmJob.beside): the Backend's, which sends
 	// the next quotient's first vector ahead (Backend.PrefetchQuotient).
-	beside func(c *driver.Ctx, stage *stager, j *msmJob, i, chunks int) error
-	arena                  driver.DevicePtr
-	arenaLen               uint64
-	ev                     [numMSMEvents]*driver.Event
-	evNext                 [numMSMEvents]*driver.Event // a chunked MSM's second set (msmChunkedBatch)
-	window                 uint32                      // forced window bits (benchmarks); 0: by the cost model
-	stage                  *stager
-	maxv                   *driver.HostBuf // pinned: a sort's band maxima (msmRun.maxv)
-	device                 string          // the device's name in phase reports
+	beside   func(c *driver.Ctx, stage *stager, j *msmJob, i, chunks int) error
+	arena    driver.DevicePtr
+	arenaLen uint64
+	ev       [numMSMEvents]*driver.Event
+	evNext   [numMSMEvents]*driver.Event // a chunked MSM's second set (msmChunkedBatch)
+	window   uint32                      // forced window bits (benchmarks); 0: by the cost model
+	stage    *stager
+	maxv     *driver.HostBuf // pinned: a sort's band maxima (msmRun.maxv)
+	device   string          // the device's name in phase reports
 }
 
 // residentBases is a bases slice kept on the device.
