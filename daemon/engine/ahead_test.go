@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
 	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
@@ -97,16 +98,37 @@ func allReady(t *testing.T, jobs ...*Job) {
 	}, time.Minute, time.Millisecond)
 }
 
-// Once a proof's quotient is done, its worker takes the next job and
-// announces that job's A: each proof after the first finds its own A sent
-// ahead, in order, and every proof verifies.
-func TestNextProofsQuotientVectorSentAhead(t *testing.T) {
+// heldHead starts an engine on an aheadDevice whose first proof (seed 100)
+// the gates hold, and returns once that proof waits before its quotient.
+func heldHead(t *testing.T) (*aheadDevice, *Engine, *registry.Resolved, *Job) {
+	t.Helper()
 	d := newAheadDevice(t, "fake0")
 	c := porep(t, 1024)
 	d.holdSeed = publicOf(t, c, 100)
 	e := newEngine(t, Config{Synthesizers: 1, Handoff: 8}, d)
 	head := submit(t, e, c, 100, Normal)
 	require.Eventually(t, func() bool { return d.before.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	return d, e, c, head
+}
+
+// takenEarly submits a job (seed 1) behind the held head and lets the
+// head's quotient end: the worker takes that job early. It returns once
+// the head waits after its quotient.
+func takenEarly(t *testing.T, d *aheadDevice, e *Engine, c *registry.Resolved) *Job {
+	t.Helper()
+	j := submit(t, e, c, 1, Normal)
+	allReady(t, j)
+	d.before.open()
+	require.Eventually(t, func() bool { return d.afterQuot.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	require.Equal(t, 0, e.handoff.len(), "the job was taken once the head's quotient was done")
+	return j
+}
+
+// Once a proof's quotient is done, its worker takes the next job and
+// announces that job's A: each proof after the first finds its own A sent
+// ahead, in order, and every proof verifies.
+func TestNextProofsQuotientVectorSentAhead(t *testing.T) {
+	d, e, c, head := heldHead(t)
 	rest := []*Job{submit(t, e, c, 1, Normal), submit(t, e, c, 2, Normal), submit(t, e, c, 3, Normal)}
 	allReady(t, rest...)
 	d.before.open()
@@ -130,17 +152,8 @@ func TestNextProofsQuotientVectorSentAhead(t *testing.T) {
 // proof before still ran: its announcement is dropped, the high-priority
 // job is proved first, and the early one after it, from the hand-off.
 func TestJobTakenEarlyGivesWayToOneThatOutranksIt(t *testing.T) {
-	d := newAheadDevice(t, "fake0")
-	c := porep(t, 1024)
-	d.holdSeed = publicOf(t, c, 100)
-	e := newEngine(t, Config{Synthesizers: 1, Handoff: 8}, d)
-	head := submit(t, e, c, 100, Normal)
-	require.Eventually(t, func() bool { return d.before.waiting.Load() == 1 }, time.Minute, time.Millisecond)
-	normal := submit(t, e, c, 1, Normal)
-	allReady(t, normal)
-	d.before.open()
-	require.Eventually(t, func() bool { return d.afterQuot.waiting.Load() == 1 }, time.Minute, time.Millisecond)
-	require.Equal(t, 0, e.handoff.len(), "the normal job was taken once the head's quotient was done")
+	d, e, c, head := heldHead(t)
+	normal := takenEarly(t, d, e, c)
 	high := submit(t, e, c, 2, High)
 	allReady(t, high)
 	d.afterQuot.open()
@@ -157,16 +170,8 @@ func TestJobTakenEarlyGivesWayToOneThatOutranksIt(t *testing.T) {
 // A job taken early and cancelled before its turn ends as cancelled, its
 // announcement dropped before its vectors go back, and the device goes on.
 func TestCancelledJobTakenEarlyDropsItsVector(t *testing.T) {
-	d := newAheadDevice(t, "fake0")
-	c := porep(t, 1024)
-	d.holdSeed = publicOf(t, c, 100)
-	e := newEngine(t, Config{Synthesizers: 1, Handoff: 8}, d)
-	head := submit(t, e, c, 100, Normal)
-	require.Eventually(t, func() bool { return d.before.waiting.Load() == 1 }, time.Minute, time.Millisecond)
-	early := submit(t, e, c, 1, Normal)
-	allReady(t, early)
-	d.before.open()
-	require.Eventually(t, func() bool { return d.afterQuot.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	d, e, c, head := heldHead(t)
+	early := takenEarly(t, d, e, c)
 	_, err := e.Cancel(early.ID)
 	require.NoError(t, err)
 	d.afterQuot.open()
