@@ -86,18 +86,6 @@ func (d *aheadDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1
 	return d.fakeDevice.Prove(ctx, pk, asg, rnd)
 }
 
-func allReady(t *testing.T, jobs ...*Job) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		for _, j := range jobs {
-			if j.State() != Ready {
-				return false
-			}
-		}
-		return true
-	}, time.Minute, time.Millisecond)
-}
-
 // heldHead starts an engine on an aheadDevice whose first proof (seed 100)
 // the gates hold, and returns once that proof waits before its quotient.
 func heldHead(t *testing.T) (*aheadDevice, *Engine, *registry.Resolved, *Job) {

@@ -122,6 +122,19 @@ func wait(t *testing.T, j *Job) (*Result, error) {
 	return j.Wait(ctx)
 }
 
+// allReady waits until every job is synthesized and waits for a device.
+func allReady(t *testing.T, jobs ...*Job) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, j := range jobs {
+			if j.State() != Ready {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, time.Millisecond)
+}
+
 func TestConcurrentJobsAllVerify(t *testing.T) {
 	d0, d1 := newFake(t, "fake0"), newFake(t, "fake1")
 	e := newEngine(t, Config{Synthesizers: 3}, d0, d1)
@@ -174,14 +187,7 @@ func TestPriorityOrder(t *testing.T) {
 	crit := submit(t, e, c, 4, Critical)
 	high := submit(t, e, c, 5, High)
 	all := []*Job{blocker, low, n1, n2, crit, high}
-	require.Eventually(t, func() bool {
-		for _, j := range all {
-			if j.State() != Ready {
-				return false
-			}
-		}
-		return true
-	}, time.Minute, time.Millisecond)
+	allReady(t, all...)
 	g.open()
 	for _, j := range append([]*Job{head}, all...) {
 		_, err := wait(t, j)

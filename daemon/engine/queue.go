@@ -297,7 +297,6 @@ func (h *handoff) remove(j *Job) bool {
 	return false
 }
 
-// drain takes out every job still waiting (at shutdown).
 // putBack returns j, which a worker took, to the front of the hand-off
 // without waiting for room (j's is still there): a worker that took j
 // early gives it up for a job that outranks it, or to other devices when
@@ -313,6 +312,7 @@ func (h *handoff) putBack(j *Job) bool {
 	return true
 }
 
+// drain takes out every job still waiting (at shutdown).
 func (h *handoff) drain() []*Job {
 	h.mu.Lock()
 	defer h.mu.Unlock()
