@@ -131,10 +131,11 @@ func (d *GPU) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assig
 }
 
 // PrefetchQuotient implements engine.QuotientPrefetcher
-// (gpu.Backend.PrefetchQuotient): the next proof's first quotient vector
-// goes up beside this proof's A and B MSMs; nil drops it.
-func (d *GPU) PrefetchQuotient(ctx context.Context, a []fr.Element) error {
-	return d.Backend().PrefetchQuotient(ctx, a)
+// (gpu.Backend.PrefetchQuotient): the next proof's first quotient vector,
+// once next gives it, goes up beside this proof's A and B MSMs; nil drops
+// it.
+func (d *GPU) PrefetchQuotient(ctx context.Context, next func() []fr.Element) error {
+	return d.Backend().PrefetchQuotient(ctx, next)
 }
 
 // SetBatch sets the most proofs of one key the GPU proves together where

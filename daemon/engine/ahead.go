@@ -3,68 +3,87 @@ package engine
 import (
 	"context"
 	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 )
 
-// A worker whose device is a QuotientPrefetcher takes the job it will prove
-// next as soon as its current proof's quotient is done, rather than at the
-// proof's end, and announces that job's first quotient vector to the
-// device, which sends it beside the current proof's A and B MSMs: the next
-// proof's quotient then starts without waiting for it (at 2^27, 4.3 GB,
-// about 80 ms of link a proof). The job stays this worker's from then on,
-// so its vectors cannot go back (and be reused) while the device may still
-// read them; the announcement is dropped before they do.
+// A worker whose device is a QuotientPrefetcher gives the device, as soon
+// as its current proof's quotient is done, a source of the next proof's
+// first quotient vector (its A evaluations). The device asks the source
+// beside each chunk of the proof's A and B MSMs that leaves the link room;
+// once a job is ready, the source takes it early (rather than at the
+// proof's end) and answers its vector, which the device sends beside the
+// chunks left: the next proof's quotient then starts without waiting for
+// it (at 2^27, 4.3 GB, about 80 ms of link a proof). The job stays this
+// worker's from then on, so its vectors cannot go back (and be reused)
+// while the device may still read them; the announcement is dropped before
+// they do.
 //
 // Taking early is skipped while another device is idle (that device takes
 // the job now), and a job taken early gives way at the proof's end to one
 // that outranks it, which arrived meanwhile.
 
 // takeAhead runs once j's quotient is done (its fused phase reported): it
-// takes the job to prove next from the hand-off and, where that job is of
-// j's key and solved, announces its first quotient vector.
+// gives the device the source of the next proof's vector (nextVector).
 func (w *worker) takeAhead(j *Job, eligible, prefer func(*Job) bool) {
 	qp, ok := w.dev.(QuotientPrefetcher)
-	if !ok {
+	if !ok || j.handle == nil {
 		return
 	}
 	w.mu.Lock()
-	taken := w.early != nil
 	w.announced = nil // j's quotient took or dropped what was sent for it
+	w.asking = true
 	w.mu.Unlock()
-	if taken || w.e.otherIdle(w) {
-		return
+	pk := j.handle.PK
+	next := func() []fr.Element { return w.nextVector(pk, eligible, prefer) }
+	if err := qp.PrefetchQuotient(context.WithoutCancel(j.ctx), next); err != nil {
+		w.e.cfg.Log.Warn("asking for the next proof's quotient vector", "device", w.dev.Name(), "err", err)
 	}
-	n := w.e.handoff.tryTake(eligible, prefer)
-	if n == nil {
-		return
-	}
-	w.e.handoff.kick()
+}
+
+// nextVector is the source takeAhead gives the device, run on the device's
+// own thread: the A evaluations of the job to prove next, taken early from
+// the hand-off when none was, where that job is of key pk and solved; nil
+// while there is none (the device asks again beside its next chunk).
+func (w *worker) nextVector(pk *groth16.ProvingKey, eligible, prefer func(*Job) bool) []fr.Element {
 	w.mu.Lock()
-	w.early = n
+	n := w.early
 	w.mu.Unlock()
-	if n.asg == nil || j.handle == nil || n.readyPK() != j.handle.PK {
-		return // another key: its quotient is another size, and its key not yet taken
+	if n == nil {
+		if w.e.otherIdle(w) {
+			return nil
+		}
+		if n = w.e.handoff.tryTake(eligible, prefer); n == nil {
+			return nil
+		}
+		w.e.handoff.kick()
+		w.mu.Lock()
+		w.early = n
+		w.mu.Unlock()
 	}
-	if err := qp.PrefetchQuotient(context.WithoutCancel(j.ctx), n.asg.A); err != nil {
-		w.e.cfg.Log.Warn("announcing the next proof's quotient vector", "device", w.dev.Name(), "job", n.ID, "err", err)
-		return
+	if n.asg == nil || n.readyPK() != pk {
+		return nil // another key: its quotient is another size, and its key not yet taken
 	}
 	w.mu.Lock()
 	w.announced = n
 	w.mu.Unlock()
+	return n.asg.A
 }
 
 // dropAhead withdraws the announced vector, waiting for its upload, so
 // that the announced job's vectors may go back.
 func (w *worker) dropAhead() {
 	w.mu.Lock()
-	n := w.announced
-	w.announced = nil
+	asked := w.asking || w.announced != nil
+	w.announced, w.asking = nil, false
 	w.mu.Unlock()
-	if n == nil {
+	if !asked {
 		return
 	}
 	if err := w.dev.(QuotientPrefetcher).PrefetchQuotient(context.Background(), nil); err != nil {
-		w.e.cfg.Log.Warn("dropping the next proof's quotient vector", "device", w.dev.Name(), "job", n.ID, "err", err)
+		w.e.cfg.Log.Warn("dropping the next proof's quotient vector", "device", w.dev.Name(), "err", err)
 	}
 }
 

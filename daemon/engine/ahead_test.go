@@ -17,21 +17,25 @@ import (
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
-// aheadDevice is a fake device that is a QuotientPrefetcher: its proofs
-// report the fused quotient phase (between two gates, held only for the
-// proof of the seed given), and it logs what was announced, dropped and
-// proved, and whether each proof's A was the vector announced.
+// aheadDevice is a fake device that is a QuotientPrefetcher: after
+// reporting its fused quotient phase, each proof asks the source it was
+// given beside two "chunks" (the first after the gate afterQuot, the
+// second after the gate chunk2; gates held only for the proof of the seed
+// given, as is the gate before the quotient), and it logs what was
+// announced, dropped and proved, and whether each proof's A was the vector
+// announced.
 type aheadDevice struct {
 	*fakeDevice
-	holdSeed          string // public input of the proof the gates hold
-	before, afterQuot *gate
-	mu                sync.Mutex
-	announced         *fr.Element
-	log               []string
+	holdSeed                  string // public input of the proof the gates hold
+	before, afterQuot, chunk2 *gate
+	mu                        sync.Mutex
+	next                      func() []fr.Element
+	announced                 *fr.Element
+	log                       []string
 }
 
 func newAheadDevice(t *testing.T, name string) *aheadDevice {
-	return &aheadDevice{fakeDevice: newFake(t, name), before: newGate(), afterQuot: newGate()}
+	return &aheadDevice{fakeDevice: newFake(t, name), before: newGate(), afterQuot: newGate(), chunk2: newGate()}
 }
 
 func (d *aheadDevice) record(s string) {
@@ -46,22 +50,37 @@ func (d *aheadDevice) entries() []string {
 	return append([]string(nil), d.log...)
 }
 
-func (d *aheadDevice) PrefetchQuotient(_ context.Context, a []fr.Element) error {
+func (d *aheadDevice) PrefetchQuotient(_ context.Context, next func() []fr.Element) error {
 	d.mu.Lock()
-	d.announced = unsafe.SliceData(a)
+	d.next, d.announced = next, nil
 	d.mu.Unlock()
-	if a == nil {
+	if next == nil {
 		d.record("drop")
-	} else {
-		d.record("announce")
 	}
 	return nil
+}
+
+// chunk asks the source, as the GPU does beside a chunk with link room.
+func (d *aheadDevice) chunk() {
+	d.mu.Lock()
+	next := d.next
+	d.mu.Unlock()
+	if next == nil {
+		return
+	}
+	if a := next(); a != nil {
+		d.mu.Lock()
+		d.next, d.announced = nil, unsafe.SliceData(a)
+		d.mu.Unlock()
+		d.record("announce")
+	}
 }
 
 func (d *aheadDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1cs.Assignment, rnd io.Reader) (*groth16.Proof, error) {
 	pub := asg.Public[2].String()
 	d.mu.Lock()
 	hit := d.announced != nil && d.announced == unsafe.SliceData(asg.A)
+	d.next, d.announced = nil, nil // the quotient takes or drops what was sent
 	d.mu.Unlock()
 	if hit {
 		d.record("prove " + pub + " sent ahead")
@@ -69,20 +88,27 @@ func (d *aheadDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1
 		d.record("prove " + pub)
 	}
 	held := pub == d.holdSeed
-	if held {
-		if err := d.before.hold(ctx, asg); err != nil {
-			return nil, err
+	hold := func(g *gate) error {
+		if !held {
+			return nil
 		}
+		return g.hold(ctx, asg)
+	}
+	if err := hold(d.before); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err // stopped before the quotient, as a GPU stops at a stage boundary
 	}
 	groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.PhaseQuotientLH, Start: time.Now()})
-	if held {
-		if err := d.afterQuot.hold(ctx, asg); err != nil {
-			return nil, err
-		}
+	if err := hold(d.afterQuot); err != nil {
+		return nil, err
 	}
+	d.chunk()
+	if err := hold(d.chunk2); err != nil {
+		return nil, err
+	}
+	d.chunk()
 	return d.fakeDevice.Prove(ctx, pk, asg, rnd)
 }
 
@@ -100,15 +126,17 @@ func heldHead(t *testing.T) (*aheadDevice, *Engine, *registry.Resolved, *Job) {
 }
 
 // takenEarly submits a job (seed 1) behind the held head and lets the
-// head's quotient end: the worker takes that job early. It returns once
-// the head waits after its quotient.
+// head's quotient and its first chunk go: the device asks the source, and
+// the worker takes that job early. It returns once the head waits before
+// its second chunk.
 func takenEarly(t *testing.T, d *aheadDevice, e *Engine, c *registry.Resolved) *Job {
 	t.Helper()
 	j := submit(t, e, c, 1, Normal)
 	allReady(t, j)
 	d.before.open()
-	require.Eventually(t, func() bool { return d.afterQuot.waiting.Load() == 1 }, time.Minute, time.Millisecond)
-	require.Equal(t, 0, e.handoff.len(), "the job was taken once the head's quotient was done")
+	d.afterQuot.open()
+	require.Eventually(t, func() bool { return d.chunk2.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	require.Equal(t, 0, e.handoff.len(), "the job was taken beside the head's first chunk")
 	return j
 }
 
@@ -121,6 +149,7 @@ func TestNextProofsQuotientVectorSentAhead(t *testing.T) {
 	allReady(t, rest...)
 	d.before.open()
 	d.afterQuot.open()
+	d.chunk2.open()
 	for _, j := range append([]*Job{head}, rest...) {
 		r, err := wait(t, j)
 		require.NoError(t, err)
@@ -136,6 +165,26 @@ func TestNextProofsQuotientVectorSentAhead(t *testing.T) {
 	assert.Equal(t, want, d.entries())
 }
 
+// A job that becomes ready only after the proof's quotient, and after the
+// device first asked, is still taken and announced beside a later chunk:
+// its proof finds its A sent ahead.
+func TestJobReadyAfterTheQuotientIsStillSentAhead(t *testing.T) {
+	d, e, c, head := heldHead(t)
+	d.before.open()
+	d.afterQuot.open()
+	require.Eventually(t, func() bool { return d.chunk2.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+	late := submit(t, e, c, 1, Normal)
+	allReady(t, late)
+	d.chunk2.open()
+	for _, j := range []*Job{head, late} {
+		r, err := wait(t, j)
+		require.NoError(t, err)
+		assert.True(t, r.Verified)
+	}
+	assert.Equal(t, []string{"prove " + publicOf(t, c, 100), "announce", "prove " + publicOf(t, c, 1) + " sent ahead"},
+		d.entries(), "nothing ready beside the first chunk; the late job announced beside the second")
+}
+
 // A job taken early gives way to one that outranks it and came while the
 // proof before still ran: its announcement is dropped, the high-priority
 // job is proved first, and the early one after it, from the hand-off.
@@ -144,7 +193,7 @@ func TestJobTakenEarlyGivesWayToOneThatOutranksIt(t *testing.T) {
 	normal := takenEarly(t, d, e, c)
 	high := submit(t, e, c, 2, High)
 	allReady(t, high)
-	d.afterQuot.open()
+	d.chunk2.open()
 	for _, j := range []*Job{head, normal, high} {
 		r, err := wait(t, j)
 		require.NoError(t, err)
@@ -162,7 +211,7 @@ func TestCancelledJobTakenEarlyDropsItsVector(t *testing.T) {
 	early := takenEarly(t, d, e, c)
 	_, err := e.Cancel(early.ID)
 	require.NoError(t, err)
-	d.afterQuot.open()
+	d.chunk2.open()
 	_, err = wait(t, head)
 	require.NoError(t, err)
 	_, err = wait(t, early)

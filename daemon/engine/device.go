@@ -67,12 +67,16 @@ type KeyPlan = interface {
 // proof's quotient (its A evaluations) to the device beside the current
 // proof's last MSMs, when the link would otherwise idle
 // (gpu.Backend.PrefetchQuotient). Once a proof's quotient is done, its
-// worker takes the job it will prove next and announces that job's vector;
-// nil drops the announcement and waits for its upload. The worker drops it
-// before the announced job's vectors can go back, and whenever that job is
-// not the next it proves. Called only by the device's worker.
+// worker gives the device a source of that vector; the device asks it
+// beside each MSM chunk with link room until it answers, and the source
+// takes the job to prove next, once one is ready, and answers its vector.
+// The source runs on the device's own thread and calls nothing of the
+// device. nil drops what was given or sent and waits for its upload. The
+// worker drops it before an announced job's vectors can go back, and
+// whenever that job is not the next it proves. Called only by the device's
+// worker.
 type QuotientPrefetcher interface {
-	PrefetchQuotient(ctx context.Context, a []fr.Element) error
+	PrefetchQuotient(ctx context.Context, next func() []fr.Element) error
 }
 
 // errDeviceDown means a device failed to recover and takes no more jobs.

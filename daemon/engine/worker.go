@@ -26,8 +26,10 @@ type worker struct {
 	placed  map[string]KeyPlacement // by key, as preloaded (Status lists those still hot here)
 	// early is the job taken while the proof before it still ran, once
 	// that proof's quotient was done; announced is the job whose first
-	// quotient vector the device was told to send ahead (ahead.go).
+	// quotient vector the device was told to send ahead, and asking
+	// whether the device holds a source of that vector (ahead.go).
 	early, announced *Job
+	asking           bool
 }
 
 func (w *worker) run() {

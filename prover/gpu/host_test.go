@@ -388,14 +388,18 @@ func TestDeviceMemoryRecordsThePeak(t *testing.T) {
 	assert.Equal(t, int64(150), m.peak.Load())
 }
 
-// The next quotient's a, announced by PrefetchQuotient after a fused call,
-// goes up into work vector 1 beside the chunks of the A and B MSMs that
-// leave the link room (resident bases, or G2's), and the next fused call
-// over that same slice transforms it there: every result equals the CPU
-// backend's, with three work vectors and lean, bases resident and streamed.
+// The next quotient's a, given by the source PrefetchQuotient was handed
+// after a fused call, goes up into work vector 1 beside the chunks of the A
+// and B MSMs that leave the link room (resident bases, or G2's: beside a
+// streamed chunk at most two thirds of its bases' bytes), and the next fused
+// call over that
+// same slice transforms it there, uploading only the part not sent: every
+// result equals the CPU backend's, with three work vectors and lean, bases
+// resident and streamed, a source that answers late, and a sent in part.
 // A quotient over another vector, a QuotientH in between, a drop, the work
-// vectors reallocated, or only streamed G1 MSMs in between leave a to be
-// uploaded by its quotient, again with every result equal.
+// vectors reallocated, a source that never answers, or only streamed G1
+// MSMs in between leave a to be uploaded by its quotient, again with every
+// result equal.
 func TestQuotientSentAheadMatchesCPU(t *testing.T) {
 	const logN = 12
 	n := 1 << logN
@@ -404,15 +408,21 @@ func TestQuotientSentAheadMatchesCPU(t *testing.T) {
 		name     string
 		lean     bool
 		chunk    int  // the L‖H, A and B1 bases streamed in chunks of this many points (0: resident)
+		g2Chunk  int  // B2's, with chunk (0: chunk/8, so more than eight chunks)
 		onlyG1   bool // only the A MSM between the quotients
+		answerAt int  // the source answers when asked for the answerAt-th time (0: first); -1: never
 		between  string
-		wantSent bool
+		sent     string // "all", "part" or "" (none)
 	}{
-		{name: "three vectors, resident", wantSent: true},
-		{name: "lean, resident", lean: true, wantSent: true},
-		{name: "lean, streamed: sent beside B2", lean: true, chunk: 1000, wantSent: true},
-		{name: "three vectors, streamed: sent beside B2", chunk: 700, wantSent: true},
+		{name: "three vectors, resident", sent: "all"},
+		{name: "lean, resident", lean: true, sent: "all"},
+		{name: "lean, resident, the source answers beside B2", lean: true, answerAt: 2, sent: "all"},
+		{name: "lean, streamed: sent beside B2", lean: true, chunk: 1000, sent: "all"},
+		{name: "three vectors, streamed: sent beside B2", chunk: 700, sent: "all"},
+		{name: "lean, streamed, answered beside B2's last chunk: a sent in part", lean: true, chunk: 1000, g2Chunk: 30,
+			answerAt: (nB+29)/30 - 1, sent: "part"},
 		{name: "lean, streamed G1 only: not sent", lean: true, chunk: 1000, onlyG1: true},
+		{name: "the source never answers", answerAt: -1},
 		{name: "another a", between: "another a"},
 		{name: "a QuotientH in between", between: "quotient"},
 		{name: "dropped", between: "drop"},
@@ -427,7 +437,11 @@ func TestQuotientSentAheadMatchesCPU(t *testing.T) {
 				forcePlan(t, b, driver.Bytes(lh), lh, false, tc.chunk, false, true)
 				forcePlan(t, b, driver.Bytes(basesA), basesA, false, tc.chunk, false, true)
 				forcePlan(t, b, driver.Bytes(basesB), basesB, false, tc.chunk, false, true)
-				forcePlan(t, b, driver.Bytes(g2B), g2B, true, tc.chunk/2, false, true)
+				g2Chunk := tc.g2Chunk
+				if g2Chunk == 0 {
+					g2Chunk = tc.chunk / 8
+				}
+				forcePlan(t, b, driver.Bytes(g2B), g2B, true, g2Chunk, false, true)
 			}
 			fused := func(a []fr.Element, what string) QuotientTimings {
 				t.Helper()
@@ -459,7 +473,14 @@ func TestQuotientSentAheadMatchesCPU(t *testing.T) {
 			first := fused(pinnedCopy(t, b, newVector(t, n, inputRandom)), "the first proof")
 			assert.Zero(t, first.AheadBytes, "nothing was announced before the first quotient")
 			next := pinnedCopy(t, b, newVector(t, n, inputRandom))
-			require.NoError(t, b.PrefetchQuotient(context.Background(), next))
+			asked := 0
+			require.NoError(t, b.PrefetchQuotient(context.Background(), func() []fr.Element {
+				asked++
+				if tc.answerAt < 0 || asked <= tc.answerAt {
+					return nil
+				}
+				return next
+			}))
 			msmAB("between the quotients")
 			a := next
 			switch tc.between {
@@ -478,10 +499,18 @@ func TestQuotientSentAheadMatchesCPU(t *testing.T) {
 				require.NoError(t, b.dev.Do(func(*driver.Ctx) error { b.st.lean = !tc.lean; return nil }))
 			}
 			second := fused(a, "the proof after")
-			if tc.wantSent {
-				assert.Equal(t, int64(len(driver.Bytes(a))), second.AheadBytes, "a sent ahead and used")
-			} else {
+			switch all := int64(len(driver.Bytes(a))); tc.sent {
+			case "all":
+				assert.Equal(t, all, second.AheadBytes, "a sent ahead and used")
+			case "part":
+				room := int64(2*30*len(driver.Bytes(g2B[:1]))/3+aheadShareAlign-1) / aheadShareAlign * aheadShareAlign
+				assert.Equal(t, room, second.AheadBytes,
+					"two thirds of a B2 chunk's bases beside its last chunk, the rest uploaded by its quotient")
+			default:
 				assert.Zero(t, second.AheadBytes, "a uploaded by its quotient")
+			}
+			if tc.answerAt > 0 {
+				assert.Greater(t, asked, tc.answerAt, "the source asked again until it answered")
 			}
 			// A third quotient, announced by nobody, uploads its own.
 			third := fused(pinnedCopy(t, b, newVector(t, n, inputRandom)), "the third proof")

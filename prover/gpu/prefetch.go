@@ -191,43 +191,50 @@ func (b *Backend) scalarsFor(s []fr.Element) msmScalars {
 }
 
 // quotientAhead is the next quotient's first vector (a) on its way into
-// work vector 1 (PrefetchQuotient): announced (want), chosen and sent in
-// shares beside the chunks of the MSMs before that quotient (send), then
+// work vector 1 (PrefetchQuotient): its source, asked beside each chunk
+// with link room until it gives a vector (next), that vector (want), sent
+// in shares beside the chunks of the MSMs before that quotient (send), then
 // all of it queued (ready), in the work vectors of allocation gen.
 type quotientAhead struct {
+	next  func() []fr.Element
 	want  []fr.Element
 	send  *aheadSend
 	ready *aheadVec
 	gen   uint64
 }
 
-// pending reports whether a vector is announced or on its way.
-func (q *quotientAhead) pending() bool { return q.want != nil || q.send != nil }
+// pending reports whether a vector is to be asked for, announced or on its
+// way.
+func (q *quotientAhead) pending() bool { return q.next != nil || q.want != nil || q.send != nil }
 
-// PrefetchQuotient announces a, the first vector (the A evaluations) of
-// the next proof's quotient, while this proof's A and B MSMs are still to
-// run: beside their chunks, when the link has room (bases resident, or
-// G2's, see msmJob.linkSpare), a goes up into work vector 1, which no MSM
-// between two quotients reads; the next quotient (MSMQuotientLH or
-// QuotientH) whose a is the same slice, in the same work vectors, then
-// transforms it there instead of uploading it first, when the device would
-// otherwise wait for it (4.3 GB at 2^27, about 80 ms at 54 GB/s). Any other
-// quotient, NTT, batch of MSMs or fixed-base call drops it, as does
-// PrefetchQuotient(ctx, nil), which also waits for its upload so that a's
-// memory may be reused once it returns. The caller must leave a unchanged
-// until the quotient that uses it, or the call that drops it, has returned.
-// Only a pinned a (AllocHost) of at most the work vectors' length is sent.
-func (b *Backend) PrefetchQuotient(ctx context.Context, a []fr.Element) error {
+// PrefetchQuotient tells the Backend where to find the first vector (the A
+// evaluations) of the next proof's quotient while this proof's A and B
+// MSMs are still to run: beside their chunks, when the link has room (bases
+// resident, or G2's, see msmJob.linkSpare), it calls next until next
+// returns a vector (nil: none yet), and sends that vector into work vector
+// 1, which no MSM between two quotients reads, in shares over the chunks
+// left. next runs on the device thread and must not call the Backend. The
+// next quotient (MSMQuotientLH or QuotientH) whose a is the same slice, in
+// the same work vectors, transforms it there, uploading only what was not
+// sent, instead of uploading all of it first while the device waits (4.3
+// GB at 2^27, about 80 ms at 54 GB/s). Any other quotient, NTT, batch of
+// MSMs or fixed-base call drops it, as does PrefetchQuotient(ctx, nil),
+// which also waits for its upload so that the vector's memory may be
+// reused once it returns. The caller must leave a vector next gave
+// unchanged until the quotient that uses it, or the call that drops it,
+// has returned. Only a pinned vector (AllocHost) of at most the work
+// vectors' length is sent.
+func (b *Backend) PrefetchQuotient(ctx context.Context, next func() []fr.Element) error {
 	return b.do(context.WithoutCancel(ctx), func(c *driver.Ctx) error {
 		st := b.st
-		if a == nil {
+		if next == nil {
 			err := st.dropQuotientAhead(c)
 			if err != nil {
 				return fmt.Errorf("drop the quotient's vector sent ahead: %w", err)
 			}
 			return nil
 		}
-		st.quot = quotientAhead{want: a}
+		st.quot = quotientAhead{next: next}
 		return nil
 	})
 }
@@ -251,6 +258,12 @@ func (b *Backend) quotientBeside(c *driver.Ctx, stage *stager, j *msmJob, i, chu
 		return nil
 	}
 	st := b.st
+	if q.next != nil {
+		if q.want = q.next(); q.want == nil {
+			return nil // not yet: asked again beside the next chunk with room
+		}
+		q.next = nil
+	}
 	if q.want != nil {
 		a := q.want
 		q.want = nil
@@ -264,6 +277,9 @@ func (b *Backend) quotientBeside(c *driver.Ctx, stage *stager, j *msmJob, i, chu
 	}
 	s := q.send
 	n := aheadShare(len(s.raw)-s.off, i, chunks)
+	if j.streamed != nil {
+		n = min(n, j.roomBeside())
+	}
 	if n > 0 {
 		if err := stage.upload(c, s.vec.dev.Add(s.off), s.raw[s.off:s.off+n]); err != nil {
 			return fmt.Errorf("send the next quotient's first %d scalars ahead: %w", s.vec.n, err)
@@ -277,17 +293,24 @@ func (b *Backend) quotientBeside(c *driver.Ctx, stage *stager, j *msmJob, i, chu
 }
 
 // takeQuotientAhead returns where a, the first vector of the quotient
-// about to run, waits in work vector 1 (dev 0: not there), and forgets
-// what was sent ahead either way. The caller settles the stager's stream
-// (the quotient's prepare does) before the vector is read, and uses it
-// only if the work vectors are still those it went to (aheadKept).
+// about to run, waits in work vector 1 and how many of its first bytes
+// were queued there (dev 0: none), and forgets what was sent ahead either
+// way. The caller settles the stager's stream (the quotient's prepare
+// does) before the vector is read, and uses it only if the work vectors
+// are still those it went to (aheadKept).
 func (st *state) takeQuotientAhead(a []fr.Element) quotientSent {
 	q := st.quot
 	st.quot = quotientAhead{}
-	if q.ready == nil || q.ready.host != unsafe.SliceData(a) || q.ready.n != len(a) {
+	v, n := q.ready, 0
+	if v != nil {
+		n = v.n * elemBytes
+	} else if q.send != nil {
+		v, n = &q.send.vec, q.send.off
+	}
+	if v == nil || n == 0 || v.host != unsafe.SliceData(a) || v.n != len(a) {
 		return quotientSent{}
 	}
-	return quotientSent{dev: q.ready.dev, gen: q.gen}
+	return quotientSent{dev: v.dev, gen: q.gen, bytes: n}
 }
 
 // aheadKept reports whether a vector sent ahead into dev of the work

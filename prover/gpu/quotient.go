@@ -119,11 +119,12 @@ func quotientSize(a, bv, c []fr.Element) (uint32, error) {
 }
 
 // quotientSent is where the quotient's a waits, sent ahead
-// (takeQuotientAhead): in work vector 1 of the allocation gen; dev 0 when
-// it was not.
+// (takeQuotientAhead): its first bytes in work vector 1 of the allocation
+// gen; dev 0 when none was sent.
 type quotientSent struct {
-	dev driver.DevicePtr
-	gen uint64
+	dev   driver.DevicePtr
+	gen   uint64
+	bytes int
 }
 
 // quotient computes h into the second work vector, st.vecs[1], and returns
@@ -152,8 +153,9 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 		return 0, 0, fmt.Errorf("quotient: %w", err)
 	}
 	lean := st.nvec == 2
-	// a·b is symmetric: with a sent ahead into vector 1, b takes vector 0,
-	// and every later step reads the vectors as it would otherwise.
+	// a·b is symmetric: with a sent ahead into vector 1 (all of it, or its
+	// first bytes, the rest going up now), b takes vector 0, and every
+	// later step reads the vectors as it would otherwise.
 	dsts := st.vecs
 	ahead := st.aheadKept(sent.dev, sent.gen)
 	if ahead {
@@ -164,8 +166,10 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 			return 0, 0, err
 		}
 		dst, raw := dsts[i], driver.Bytes(v)
+		up := dst // where raw goes: a's part not sent ahead after the part that was
 		if i == 0 && ahead {
-			raw = nil // there already
+			raw = raw[sent.bytes:]
+			up = dst.Add(sent.bytes)
 		}
 		if lean && i == 2 {
 			// c goes into vector 1 (b's, or a's where a was sent ahead)
@@ -192,7 +196,7 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 			if err := st.stage.upload(cx, dst.Add(len(early)), raw); err != nil {
 				return 0, 0, err
 			}
-		} else if err := st.stage.upload(cx, dst, raw); err != nil { // nothing for a sent ahead
+		} else if err := st.stage.upload(cx, up, raw); err != nil {
 			return 0, 0, err
 		}
 		if err := st.stage.wait(cx); err != nil {
@@ -230,7 +234,7 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 		return 0, 0, fmt.Errorf("quotient: device span: %w", err)
 	}
 	if ahead {
-		aheadBytes = int64(len(driver.Bytes(a)))
+		aheadBytes = int64(sent.bytes)
 	}
 	return span, aheadBytes, nil
 }

@@ -26,8 +26,8 @@ type QuotientTimings struct {
 	// Points is the domain size.
 	Points int
 	// AheadBytes are the bytes of a that were sent ahead beside the MSMs
-	// before (Backend.PrefetchQuotient) and so not uploaded by the
-	// quotient; 0 where it uploaded a itself.
+	// before (Backend.PrefetchQuotient), all of it or its first part, and
+	// so not uploaded by the quotient; 0 where it uploaded all of a.
 	AheadBytes int64
 	// Call is the groth16 phase of the call (groth16.ContextCall).
 	Call groth16.Phase
