@@ -484,6 +484,10 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 	if lo, hi := r.SynthesisWorkers(); hi > 0 {
 		fmt.Fprintf(w, "synthesis goroutines a partition's solve ran on: %d to %d\n", lo, hi)
 	}
+	if sent, parts, bytes := r.SentAhead(); parts > 0 {
+		fmt.Fprintf(w, "partitions whose quotient found its A evaluations sent ahead: %d of %d (%.2f GiB a partition sent ahead on average)\n",
+			sent, parts, float64(bytes)/float64(parts)/(1<<30))
+	}
 	fmt.Fprintln(w)
 	n := max(1, len(r.Report.Proofs))
 	fill := r.Report.Wall / time.Duration(n)
@@ -578,6 +582,23 @@ func (r *C2Result) SynthesisWorkers() (lo, hi int) {
 		}
 	}
 	return lo, hi
+}
+
+// SentAhead returns how many partitions, over every proof, found part of
+// their input sent to the device ahead (Timings.sent_ahead_bytes: the
+// quotient's A evaluations, sent beside the proof before), of how many,
+// and the bytes so sent in all.
+func (r *C2Result) SentAhead() (sent, parts int, bytes int64) {
+	for _, p := range r.Report.Proofs {
+		for _, part := range p.Result.GetPartitions() {
+			parts++
+			if b := part.GetTimings().GetSentAheadBytes(); b > 0 {
+				sent++
+				bytes += b
+			}
+		}
+	}
+	return sent, parts, bytes
 }
 
 // partitionTable is the daemon's timings per partition over every proof:

@@ -76,7 +76,8 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 	require.NoError(t, res.Write(&out, cfg))
 	for _, want := range []string{"per partition (9)", "synthesis", "steady state (2 intervals", "single proof: 3 partitions alone",
 		"pipeline fill included",
-		"every partition proof verified by the client: PASS", "peak host RSS", "by the key's load ", "1 synthesizer(s) of 3 goroutines", "synthesis goroutines a partition's solve ran on: 3 to 3", "  resident ", " by mapping: ", "anonymous ",
+		"every partition proof verified by the client: PASS", "peak host RSS", "by the key's load ", "1 synthesizer(s) of 3 goroutines", "synthesis goroutines a partition's solve ran on: 3 to 3",
+		"partitions whose quotient found its A evaluations sent ahead: 0 of 9 (0.00 GiB", "  resident ", " by mapping: ", "anonymous ",
 		"solved vectors (out of heap) 0.00 GiB, Go heap objects "} {
 		assert.Contains(t, out.String(), want)
 	}

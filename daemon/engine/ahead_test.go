@@ -100,7 +100,11 @@ func (d *aheadDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1
 	if err := ctx.Err(); err != nil {
 		return nil, err // stopped before the quotient, as a GPU stops at a stage boundary
 	}
-	groth16.PhaseDone(ctx, groth16.PhaseInfo{Phase: groth16.PhaseQuotientLH, Start: time.Now()})
+	info := groth16.PhaseInfo{Phase: groth16.PhaseQuotientLH, Start: time.Now()}
+	if hit {
+		info.Detail = sentAhead(len(asg.A) * 32)
+	}
+	groth16.PhaseDone(ctx, info)
 	if err := hold(d.afterQuot); err != nil {
 		return nil, err
 	}
@@ -111,6 +115,12 @@ func (d *aheadDevice) Prove(ctx context.Context, pk *groth16.ProvingKey, asg *r1
 	d.chunk()
 	return d.fakeDevice.Prove(ctx, pk, asg, rnd)
 }
+
+// sentAhead is a phase detail that reports bytes sent ahead, as the GPU's
+// quotient record does.
+type sentAhead int64
+
+func (s sentAhead) SentAheadBytes() int64 { return int64(s) }
 
 // heldHead starts an engine on an aheadDevice whose first proof (seed 100)
 // the gates hold, and returns once that proof waits before its quotient.
@@ -150,10 +160,15 @@ func TestNextProofsQuotientVectorSentAhead(t *testing.T) {
 	d.before.open()
 	d.afterQuot.open()
 	d.chunk2.open()
-	for _, j := range append([]*Job{head}, rest...) {
+	for i, j := range append([]*Job{head}, rest...) {
 		r, err := wait(t, j)
 		require.NoError(t, err)
 		assert.True(t, r.Verified)
+		if i == 0 {
+			assert.Zero(t, r.Timings.SentAheadBytes, "nothing was sent ahead of the first proof")
+		} else {
+			assert.Positive(t, r.Timings.SentAheadBytes, "the job's timings count its A sent ahead")
+		}
 	}
 	want := []string{"prove " + publicOf(t, c, 100), "announce"}
 	for _, s := range []uint64{1, 2, 3} {

@@ -198,7 +198,7 @@ func (w *worker) proveBatch(bp BatchProver, pk *groth16.ProvingKey, j *Job, prev
 			e.end(j, nil, fmt.Errorf("job %s: prove on %s (a batch of %d): %w", j.ID, name, len(live), errs[i]))
 		default:
 			made++
-			j.timings.Phases = phases[i].done()
+			j.timings.Phases, j.timings.SentAheadBytes = phases[i].done()
 			r := &Result{Proof: proofs[i], Public: j.public, Device: name}
 			e.wg.Add(1)
 			go func() {

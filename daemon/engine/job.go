@@ -115,6 +115,11 @@ type Timings struct {
 	// synthesisWorkers); 0 for a multi-partition job's own Result, whose
 	// partitions each say theirs.
 	SynthesisWorkers int
+	// SentAheadBytes are the bytes of the proof's input its device had
+	// received before the calls that read them (the quotient's A
+	// evaluations, sent beside the proof before: QuotientPrefetcher); 0
+	// where none, and for a multi-partition job's own Result.
+	SentAheadBytes int64
 }
 
 // Result is a finished proof; a multi-partition job's Result holds its

@@ -72,7 +72,7 @@ func (e *Engine) logTiming(j *Job, r *Result, err error) {
 	t := j.timings
 	attrs := []any{"job", j.ID, "request", j.Req.RequestID, "circuit", j.Req.Circuit.Key, "priority", j.Req.Priority.String(),
 		"state", j.State().String(), "queue", t.Queue, "key_load", t.KeyLoad, "synthesis", t.Synthesis, "synthesis_workers", t.SynthesisWorkers,
-		"handoff", t.Handoff, "prove", t.Prove, "verify", t.Verify, "total", t.Total}
+		"handoff", t.Handoff, "prove", t.Prove, "sent_ahead_bytes", t.SentAheadBytes, "verify", t.Verify, "total", t.Total}
 	if r != nil {
 		attrs = append(attrs, "device", r.Device)
 		names := make([]string, 0, len(t.Phases))

@@ -136,7 +136,7 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	key, vec, reserved := j.handle.Key, j.vec, j.reserved
 	release = func() { e.freeVectors(e.budget.keep(key, vec, reserved)) }
 	j.asg, j.vec, j.reserved = nil, nil, 0
-	j.timings.Phases = phases.done()
+	j.timings.Phases, j.timings.SentAheadBytes = phases.done()
 	if next = w.nextAfter(eligible, prefer); next == nil {
 		release()
 		release = nil
@@ -185,6 +185,9 @@ type proofPhases struct {
 	// call has been reported (groth16.PhaseQuotientLH), before its A and
 	// B MSMs.
 	afterQuotient func()
+	// sentAhead sums the bytes the device had received ahead of the
+	// proof's calls (groth16.SentAhead details).
+	sentAhead int64
 }
 
 // trace records each phase of j's proof on device and sends it as an
@@ -201,16 +204,20 @@ func (p *proofPhases) trace(j *Job, device string, handBack func()) *groth16.Tra
 		name := phaseName(info)
 		p.mu.Lock()
 		p.byName[name] += info.Duration
+		if a, ok := info.Detail.(groth16.SentAhead); ok {
+			p.sentAhead += a.SentAheadBytes()
+		}
 		p.mu.Unlock()
 		j.event(Event{Kind: EventPhase, Phase: name, Duration: info.Duration, Device: device})
 	}}
 }
 
-// done returns the sums once Prove has returned.
-func (p *proofPhases) done() map[string]time.Duration {
+// done returns the sums once Prove has returned: the phases' durations
+// by name, and the bytes sent ahead.
+func (p *proofPhases) done() (map[string]time.Duration, int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.byName
+	return p.byName, p.sentAhead
 }
 
 // verifyAndEnd checks r's proof against the job's verifying key (unless

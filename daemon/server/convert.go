@@ -98,7 +98,7 @@ func partitionOf(r *engine.Result) (*pb.PartitionResult, error) {
 func timingsOf(t engine.Timings) *pb.Timings {
 	out := &pb.Timings{QueueNs: int64(t.Queue), KeyLoadNs: int64(t.KeyLoad), SynthesisNs: int64(t.Synthesis),
 		HandoffNs: int64(t.Handoff), ProveNs: int64(t.Prove), VerifyNs: int64(t.Verify), TotalNs: int64(t.Total),
-		PhasesNs: map[string]int64{}, SynthesisWorkers: int32(t.SynthesisWorkers)}
+		PhasesNs: map[string]int64{}, SynthesisWorkers: int32(t.SynthesisWorkers), SentAheadBytes: t.SentAheadBytes}
 	for p, d := range t.Phases {
 		out.PhasesNs[p] = int64(d)
 	}

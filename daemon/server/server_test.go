@@ -338,3 +338,16 @@ func TestStatusReportsDeviceMemoryHeld(t *testing.T) {
 	assert.Equal(t, int64(5<<20), d.GetMemoryHeldBytes())
 	assert.Equal(t, int64(7<<20), d.GetMemoryPeakBytes())
 }
+
+// A job's timings reach the client whole: every duration, the phases, the
+// solve's goroutines and the bytes sent ahead.
+func TestTimingsOfCarriesEveryField(t *testing.T) {
+	in := engine.Timings{Queue: 1, KeyLoad: 2, Synthesis: 3, Handoff: 4, Prove: 5, Verify: 6, Total: 7,
+		Phases: map[string]time.Duration{"msm A": 8}, SynthesisWorkers: 9, SentAheadBytes: 4 << 30}
+	out := timingsOf(in)
+	assert.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7}, []int64{out.GetQueueNs(), out.GetKeyLoadNs(), out.GetSynthesisNs(),
+		out.GetHandoffNs(), out.GetProveNs(), out.GetVerifyNs(), out.GetTotalNs()})
+	assert.Equal(t, map[string]int64{"msm A": 8}, out.GetPhasesNs())
+	assert.Equal(t, int32(9), out.GetSynthesisWorkers())
+	assert.Equal(t, int64(4<<30), out.GetSentAheadBytes())
+}

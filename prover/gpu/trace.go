@@ -33,6 +33,9 @@ type QuotientTimings struct {
 	Call groth16.Phase
 }
 
+// SentAheadBytes implements groth16.SentAhead: AheadBytes.
+func (q QuotientTimings) SentAheadBytes() int64 { return q.AheadBytes }
+
 // deviceName names device ordinal in phase reports.
 func deviceName(ordinal int) string { return fmt.Sprintf("gpu%d", ordinal) }
 

@@ -95,6 +95,15 @@ type PhaseInfo struct {
 	Detail any
 }
 
+// SentAhead is implemented by a Detail that reports bytes of its work's
+// input a backend had sent to its device before the call began (beside
+// the work before it), so that the call did not upload them: prover/gpu's
+// QuotientTimings, for a quotient's first vector sent beside the MSMs of
+// the proof before.
+type SentAhead interface {
+	SentAheadBytes() int64
+}
+
 // Trace is a set of hooks that Prove and its backend call as phases
 // complete, in the manner of net/http/httptrace: install one in a context
 // with WithTrace and pass that context to Prove. Any hook may be nil. Hooks

@@ -541,8 +541,13 @@ type Timings struct {
 	// daemon's synthesis_workers, or its default for this solve); 0 for a
 	// multi-partition job, whose partitions each say theirs.
 	SynthesisWorkers int32 `protobuf:"varint,9,opt,name=synthesis_workers,json=synthesisWorkers,proto3" json:"synthesis_workers,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// sent_ahead_bytes are the bytes of the proof's input its GPU had
+	// received before the calls that read them: the quotient's A
+	// evaluations, sent beside the MSMs of the proof before it. 0 where
+	// none, and for a multi-partition job.
+	SentAheadBytes int64 `protobuf:"varint,10,opt,name=sent_ahead_bytes,json=sentAheadBytes,proto3" json:"sent_ahead_bytes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Timings) Reset() {
@@ -634,6 +639,13 @@ func (x *Timings) GetPhasesNs() map[string]int64 {
 func (x *Timings) GetSynthesisWorkers() int32 {
 	if x != nil {
 		return x.SynthesisWorkers
+	}
+	return 0
+}
+
+func (x *Timings) GetSentAheadBytes() int64 {
+	if x != nil {
+		return x.SentAheadBytes
 	}
 	return 0
 }
@@ -2095,7 +2107,7 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\x05state\x18\x02 \x01(\x0e2\x11.cuzk.v1.JobStateR\x05state\x12\x1a\n" +
 	"\bexisting\x18\x03 \x01(\bR\bexisting\"*\n" +
 	"\x11AwaitProofRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x80\x03\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xaa\x03\n" +
 	"\aTimings\x12\x19\n" +
 	"\bqueue_ns\x18\x01 \x01(\x03R\aqueueNs\x12\x1e\n" +
 	"\vkey_load_ns\x18\x02 \x01(\x03R\tkeyLoadNs\x12!\n" +
@@ -2106,7 +2118,9 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"\tverify_ns\x18\x06 \x01(\x03R\bverifyNs\x12\x19\n" +
 	"\btotal_ns\x18\a \x01(\x03R\atotalNs\x12;\n" +
 	"\tphases_ns\x18\b \x03(\v2\x1e.cuzk.v1.Timings.PhasesNsEntryR\bphasesNs\x12+\n" +
-	"\x11synthesis_workers\x18\t \x01(\x05R\x10synthesisWorkers\x1a;\n" +
+	"\x11synthesis_workers\x18\t \x01(\x05R\x10synthesisWorkers\x12(\n" +
+	"\x10sent_ahead_bytes\x18\n" +
+	" \x01(\x03R\x0esentAheadBytes\x1a;\n" +
 	"\rPhasesNsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x99\x03\n" +
