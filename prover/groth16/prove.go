@@ -242,8 +242,9 @@ type msmSums struct {
 // wireB) at once, then the G2 MSM (B₂) alone, or with a BPairBackend B₁
 // and B₂ in one call with the others. A Prefetcher whose fused call is
 // lhSum (fused) is told the A and B wires and makes that call first, so
-// that they can go to the device while it computes; if run then fails, the
-// announcement is dropped, since the vectors are about to be reused.
+// that they can go to the device while it computes, then the A MSM, then
+// the B ones; if run then fails, the announcement is dropped, since the
+// vectors are about to be reused.
 //
 // ready, when not nil, is closed once wireA and wireB hold their values: run
 // announced them already (ReadyPrefetcher), and the A and B MSMs wait for it.
@@ -255,6 +256,9 @@ func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wireA, wir
 	gparent, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(gparent)
+	msmA := func(ctx context.Context) error {
+		return timed(ctx, PhaseMSMA, len(wireA), func(ctx context.Context) error { return msm1(ctx, b, "A", pk.G1.A, wireA, &m.a) })
+	}
 	if pf, ok := b.(Prefetcher); ok && fused {
 		if ready == nil {
 			if err := pf.Prefetch(ctx, wireA, wireB); err != nil {
@@ -272,12 +276,18 @@ func (m *msmSums) run(ctx context.Context, pk *ProvingKey, b Backend, wireA, wir
 		if ready != nil {
 			<-ready
 		}
+		// A before the B MSMs, not beside them: they share one device
+		// either way, and the B MSMs, whose G2 chunks leave a streaming
+		// device's link room for the next proof's first quotient vector
+		// (prover/gpu's PrefetchQuotient), then run last, when the next
+		// proof is more often solved and ready to send it.
+		if err := msmA(gctx); err != nil {
+			return err
+		}
 	} else {
 		g.Go(func() error { return lhSum(gctx) })
+		g.Go(func() error { return msmA(gctx) })
 	}
-	g.Go(func() error {
-		return timed(gctx, PhaseMSMA, len(wireA), func(ctx context.Context) error { return msm1(ctx, b, "A", pk.G1.A, wireA, &m.a) })
-	})
 	pair := m.goB(gctx, g, pk, b, wireB)
 	if err := g.Wait(); err != nil || pair {
 		return err
