@@ -176,10 +176,14 @@ func TestStreamedLHMatchesCPU(t *testing.T) {
 		chunk int // 0: one chunk
 		ready bool
 		cPart bool // c larger than the arena: lean, only its first bytes go up early
-	}{{"three vectors, 9 chunks", 12, false, 1000, true, false}, {"lean, 9 chunks", 12, true, 1000, true, false},
-		{"three vectors, chunks of 3", 12, false, 3, true, false}, {"lean, one chunk", 12, true, 0, true, false},
-		{"lean, c partly in the arena", 14, true, 30, true, true},
-		{"three vectors, never ready", 12, false, 1000, false, false}} {
+		holds bool // the A wires are public ‖ private in one vector: the L chunks copy theirs from it
+	}{{"three vectors, 9 chunks", 12, false, 1000, true, false, false}, {"lean, 9 chunks", 12, true, 1000, true, false, false},
+		{"three vectors, chunks of 3", 12, false, 3, true, false, false}, {"lean, one chunk", 12, true, 0, true, false, false},
+		{"lean, c partly in the arena", 14, true, 30, true, true, false},
+		{"three vectors, never ready", 12, false, 1000, false, false, false},
+		{"lean, 9 chunks, the A wires hold the private ones", 12, true, 1000, true, false, true},
+		{"three vectors, chunks of 3, the A wires hold the private ones", 12, false, 3, true, false, true},
+		{"lean, 9 chunks, the A wires hold the private ones, never ready", 12, true, 1000, false, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 1 << tc.logN
 			nPriv := n - 7
@@ -193,6 +197,10 @@ func TestStreamedLHMatchesCPU(t *testing.T) {
 			g2B := randG2(n/2+1, 16, rng)
 			forcePlan(t, b, driver.Bytes(lh), lh, false, tc.chunk, false, true)
 			private := randScalars(nPriv, rng)
+			if tc.holds {
+				wireA = pinnedCopy(t, b, append(randScalars(n-nPriv, rng), private...))
+				private = wireA[n-nPriv:]
+			}
 			a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
 			h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
 			require.NoError(t, err)
@@ -203,9 +211,16 @@ func TestStreamedLHMatchesCPU(t *testing.T) {
 				close(ready)
 			}
 			require.NoError(t, b.PrefetchReady(context.Background(), ready, wireA, wireB))
-			got, err := b.MSMQuotientLH(context.Background(), lh, private, a, bv, c)
+			var lhLog msmLog
+			got, err := b.MSMQuotientLH(lhLog.context(), lh, private, a, bv, c)
 			require.NoError(t, err)
 			require.True(t, got.Equal(&want), "quotient and streamed L‖H MSM differ from the CPU backend's")
+			if tc.holds && tc.ready && tc.chunk < nPriv+n-1 {
+				assert.Equal(t, int64(len(driver.Bytes(private))), lhLog.last(t).AheadBytes,
+					"the L chunks copied the private wires from the A wires sent ahead")
+			} else {
+				assert.Zero(t, lhLog.last(t).AheadBytes, "the private wires uploaded")
+			}
 			if tc.lean {
 				m, err := b.msmEngine()
 				require.NoError(t, err)

@@ -57,6 +57,28 @@ func TestScalarsSub(t *testing.T) {
 		if c.ndev > 0 {
 			assert.Equal(t, s.dev.Add(c.dev*elemBytes), sub.dev, "[%d, %d): device part's start", c.lo, c.hi)
 		}
+		assert.Zero(t, sub.hdev, "[%d, %d): no copy of the host part on the device", c.lo, c.hi)
+		// With a copy of the host part on the device, the chunk's copy
+		// starts where its host part does, and there is none without one.
+		on := s
+		on.hdev = driver.DevicePtr(1 << 30)
+		sub = on.sub(c.lo, c.hi)
+		if c.nhost > 0 {
+			assert.Equal(t, on.hdev.Add(c.lo*elemBytes), sub.hdev, "[%d, %d): the host part's copy", c.lo, c.hi)
+		} else {
+			assert.Zero(t, sub.hdev, "[%d, %d): no host part, no copy", c.lo, c.hi)
+		}
+	}
+}
+
+// The L‖H MSM's chunks of h alone, which run first when its chunks run
+// from the last: those wholly past the private wires, at least one.
+func TestHOnlyChunks(t *testing.T) {
+	for _, c := range []struct{ n, chunk, nPriv, want int }{
+		{16, 4, 8, 2}, {16, 4, 7, 2}, {16, 4, 9, 1}, {16, 4, 12, 1}, {16, 4, 13, 1}, {16, 4, 0, 4},
+		{16, 16, 3, 1}, {267_780_827, 1 << 23, 133_565_694 - 1, 16},
+	} {
+		assert.Equal(t, c.want, hOnlyChunks(c.n, c.chunk, c.nPriv), "n %d chunk %d private %d", c.n, c.chunk, c.nPriv)
 	}
 }
 

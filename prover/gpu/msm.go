@@ -84,6 +84,10 @@ type MSMTimings struct {
 	// the pipeline did not cover.
 	Chunks        int
 	StreamedBytes int64
+	// AheadBytes are the host scalars the call copied on the device from a
+	// vector sent ahead that holds their memory, instead of uploading them
+	// (MSMQuotientLH's private wires, from the A wires sent ahead).
+	AheadBytes int64
 	// Call is the groth16 phase of the call (groth16.ContextCall): which
 	// of Prove's MSMs this is; MSMB's two are PhaseMSMB1 and PhaseMSMB2.
 	Call groth16.Phase

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -64,6 +65,9 @@ func chunkRanges(n, chunk int) []chunkRange {
 func (s msmScalars) sub(lo, hi int) msmScalars {
 	h := len(s.host)
 	out := msmScalars{host: s.host[min(lo, h):min(hi, h)]}
+	if s.hdev != 0 && len(out.host) > 0 {
+		out.hdev = s.hdev.Add(min(lo, h) * elemBytes)
+	}
 	if d0 := max(lo, h); hi > d0 {
 		out.dev = s.dev.Add((d0 - h) * elemBytes)
 		out.ndev = hi - d0
@@ -166,6 +170,9 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 		}
 	}
 	ranges := chunkRanges(n, j.chunk)
+	if j.reverse {
+		slices.Reverse(ranges)
+	}
 	pb := j.cv.pointBytes
 	carried := len(ranges) > 1
 	carries, err := j.batchCarries(st, len(vecs), len(ranges), spare)
@@ -249,6 +256,11 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			t0 := time.Now()
 			part := vec.sub(rg.lo, rg.hi)
 			part.queued = i == 0 && vec.queued
+			if j.place != nil {
+				if part = j.place(part); part.hdev != 0 {
+					rec.AheadBytes += int64(len(part.host) * elemBytes)
+				}
+			}
 			if err := part.load(c, st.stage, b.scalars); err != nil {
 				return nil, fmt.Errorf("scalars [%d, %d): %w", rg.lo, rg.hi, err)
 			}

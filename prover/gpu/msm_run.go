@@ -235,7 +235,11 @@ func (st *msmState) free(c *driver.Ctx, key uintptr) error {
 // Backend.MSMQuotientLH leaves there). queued says that the host part's
 // upload was started early (msmState.queueHost) and need not be sent again.
 type msmScalars struct {
-	host   []fr.Element
+	host []fr.Element
+	// hdev, when not 0, is where a copy of host already lies on the device
+	// (a vector sent ahead that holds host's memory: Backend.placeAhead);
+	// load then copies it there instead of uploading host.
+	hdev   driver.DevicePtr
 	dev    driver.DevicePtr
 	ndev   int
 	queued bool
@@ -246,17 +250,23 @@ func hostScalars(s []fr.Element) msmScalars { return msmScalars{host: s} }
 func (s msmScalars) n() int { return len(s.host) + s.ndev }
 
 // load puts the scalars at dst: the host part through the stager (directly
-// when pinned) unless its upload is already queued there, the device part
-// by a device-to-device copy once every copy on the stager's stream is done
-// (the device part may be a prefetched vector still arriving: Prefetch).
+// when pinned) unless its upload is already queued there or a copy of it
+// lies on the device (hdev), the device parts by device-to-device copies
+// once every copy on the stager's stream is done (a device part may be a
+// prefetched vector still arriving: Prefetch).
 func (s msmScalars) load(c *driver.Ctx, stage *stager, dst driver.DevicePtr) error {
-	if !s.queued {
+	if !s.queued && s.hdev == 0 {
 		if err := stage.upload(c, dst, driver.Bytes(s.host)); err != nil {
 			return err
 		}
 	}
 	if err := stage.wait(c); err != nil {
 		return err
+	}
+	if s.hdev != 0 && len(s.host) > 0 {
+		if err := c.DtoD(dst, s.hdev, len(s.host)*elemBytes); err != nil {
+			return err
+		}
 	}
 	if s.ndev > 0 {
 		return c.DtoD(dst.Add(len(s.host)*elemBytes), s.dev, s.ndev*elemBytes)
@@ -278,10 +288,18 @@ type msmJob struct {
 	// sorted into its buffers by a job with the same sortKey (MSMB).
 	maxima []uint32
 	// beside, when not nil, runs once for each chunk i of chunks (one
-	// pass: i 0 of 1), once the chunk's scalars are on the device and the
-	// next chunk's bases are queued, just before its last stages are
-	// queued: MSMQuotientLH sends a share of the prefetched vectors there.
+	// pass: i 0 of 1; i counts the chunks in the order they run), once the
+	// chunk's scalars are on the device and the next chunk's bases are
+	// queued, just before its last stages are queued: MSMQuotientLH sends
+	// a share of the prefetched vectors there.
 	beside func(i, chunks int) error
+	// reverse runs a chunked job's chunks from the last to the first (the
+	// carried buckets add up the same): MSMQuotientLH's H chunks, whose
+	// scalars are on the device already, then go first.
+	reverse bool
+	// place, when not nil, may redirect a chunk's host scalars to a copy
+	// on the device (msmScalars.hdev) before they are loaded.
+	place func(msmScalars) msmScalars
 	// n is the MSM's points and chunk the points of one pass
 	// (msm_chunk.go; n: one pass). A chunked job's p is the plan of a full
 	// chunk and table the bases' shape its chunks plan over.

@@ -319,3 +319,40 @@ func (st *state) takeQuotientAhead(a []fr.Element) quotientSent {
 func (st *state) aheadKept(dev driver.DevicePtr, gen uint64) bool {
 	return dev != 0 && gen == st.vecGen && dev == st.vecs[1]
 }
+
+// placeAhead redirects the host scalars of s to their copy on the device
+// where a vector sent ahead (all of it queued: ahead) holds their memory,
+// which it leaves for the call it was sent for (msmJob.place).
+func (b *Backend) placeAhead(s msmScalars) msmScalars {
+	if len(s.host) == 0 || s.hdev != 0 {
+		return s
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(s.host)))
+	hi := lo + uintptr(len(s.host)*elemBytes)
+	for _, a := range b.st.ahead {
+		alo := uintptr(unsafe.Pointer(a.host))
+		if lo >= alo && hi <= alo+uintptr(a.n*elemBytes) {
+			s.hdev = a.dev.Add(int(lo - alo))
+			return s
+		}
+	}
+	return s
+}
+
+// wantHolds reports whether a vector announced by Prefetch, pinned and no
+// longer than a work vector, holds the memory of s: once sent ahead, it
+// serves s too (placeAhead).
+func (st *state) wantHolds(c *driver.Ctx, s []fr.Element) bool {
+	if len(s) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	hi := lo + uintptr(len(s)*elemBytes)
+	for _, v := range st.want {
+		alo := uintptr(unsafe.Pointer(unsafe.SliceData(v)))
+		if lo >= alo && hi <= alo+uintptr(len(v)*elemBytes) && len(v) <= 1<<st.vecLog && c.Pinned(driver.Bytes(v)) {
+			return true
+		}
+	}
+	return false
+}

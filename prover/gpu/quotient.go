@@ -87,10 +87,21 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 		if err != nil {
 			return err
 		}
-		// The host part of the scalars (of the first chunk's, in chunks)
-		// goes up while the quotient's last transforms run.
-		early := private[:min(len(private), j.chunk)]
-		tail := func() error { return st.queueHost(cx, j, early) }
+		// Where an announced vector holds the private wires (the A wires:
+		// the C2 key's A set has no point at infinity, so they are the
+		// wire vector itself), the chunks run from the last: the H chunks,
+		// whose scalars (h) are on the device, go first while the
+		// announced vectors go up beside them, and the L chunks then copy
+		// their scalars from there, so the private wires cross the link
+		// once, not twice.
+		reverse := j.chunked() && b.st.wantHolds(cx, private)
+		var tail func() error
+		if !reverse {
+			// The host part of the scalars (of the first chunk's, in
+			// chunks) goes up while the quotient's last transforms run.
+			early := private[:min(len(private), j.chunk)]
+			tail = func() error { return st.queueHost(cx, j, early) }
+		}
 		start := time.Now()
 		dev, ahead, err := b.quotient(ctx, cx, logN, a, bv, c, tail, j.idleArena(st), sent)
 		if err != nil {
@@ -98,8 +109,18 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 		}
 		reportQuotient(ctx, b.st.device, start, QuotientTimings{Compute: time.Since(start), Device: dev, Points: len(a),
 			AheadBytes: ahead})
-		j.beside = func(i, chunks int) error { return b.sendAhead(cx, st.stage, i, chunks) }
-		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: true}
+		deadline := hOnlyChunks(len(lh), j.chunk, len(private)) // the announced vectors all sent by then
+		j.beside = func(i, chunks int) error {
+			if reverse {
+				chunks = min(chunks, deadline)
+			}
+			return b.sendAhead(cx, st.stage, i, chunks)
+		}
+		j.reverse = reverse
+		if reverse {
+			j.place = b.placeAhead
+		}
+		scalars := msmScalars{host: private, dev: b.st.vecs[1], ndev: len(a) - 1, queued: !reverse}
 		res, err = msmFinish(ctx, st, cx, j, scalars, combineG1)
 		return err
 	})
@@ -107,6 +128,18 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 		return res, fmt.Errorf("quotient 2^%d and msm L‖H (%d points) on GPU: %w", logN, len(lh), err)
 	}
 	return res, nil
+}
+
+// hOnlyChunks is how many of the chunks of chunk points over n points lie
+// wholly past the first nPriv (the L‖H MSM's chunks of h alone), at least 1.
+func hOnlyChunks(n, chunk, nPriv int) int {
+	k := 0
+	for _, r := range chunkRanges(n, chunk) {
+		if r.lo >= nPriv {
+			k++
+		}
+	}
+	return max(k, 1)
 }
 
 // quotientSize checks the quotient's inputs and returns log2 of their length.
