@@ -36,9 +36,6 @@ type QuotientTimings struct {
 // SentAheadBytes implements groth16.SentAhead: AheadBytes.
 func (q QuotientTimings) SentAheadBytes() int64 { return q.AheadBytes }
 
-// SentAheadBytes implements groth16.SentAhead: AheadBytes.
-func (m MSMTimings) SentAheadBytes() int64 { return m.AheadBytes }
-
 // deviceName names device ordinal in phase reports.
 func deviceName(ordinal int) string { return fmt.Sprintf("gpu%d", ordinal) }
 
