@@ -122,6 +122,16 @@ type sentAhead int64
 
 func (s sentAhead) SentAheadBytes() int64 { return int64(s) }
 
+// published reports whether the only worker's watcher has published the
+// next job's vector for the device's source.
+func published(e *Engine) bool {
+	w := e.workers[0]
+	w.mu.Lock()
+	wa := w.watch
+	w.mu.Unlock()
+	return wa != nil && wa.vec.Load() != nil
+}
+
 // heldHead starts an engine on an aheadDevice whose first proof (seed 100)
 // the gates hold, and returns once that proof waits before its quotient.
 func heldHead(t *testing.T) (*aheadDevice, *Engine, *registry.Resolved, *Job) {
@@ -189,7 +199,8 @@ func TestJobReadyAfterTheQuotientIsStillSentAhead(t *testing.T) {
 	d.afterQuot.open()
 	require.Eventually(t, func() bool { return d.chunk2.waiting.Load() == 1 }, time.Minute, time.Millisecond)
 	late := submit(t, e, c, 1, Normal)
-	allReady(t, late)
+	require.Eventually(t, func() bool { return published(e) }, time.Minute, time.Millisecond,
+		"the watcher took the late job and published its vector")
 	d.chunk2.open()
 	for _, j := range []*Job{head, late} {
 		r, err := wait(t, j)

@@ -30,6 +30,7 @@ type worker struct {
 	// whether the device holds a source of that vector (ahead.go).
 	early, announced *Job
 	asking           bool
+	watch            *aheadWatch // the current proof's wait for the next job (ahead.go)
 }
 
 func (w *worker) run() {
@@ -85,6 +86,7 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	defer func() {
 		if p := recover(); p != nil {
 			err := fmt.Errorf("job %s: prove on %s: panic: %v", j.ID, name, p)
+			w.stopWatch()
 			w.dropAhead()
 			down = w.recoverDevice(err)
 			e.end(j, nil, err)
@@ -110,6 +112,7 @@ func (w *worker) prove(j *Job, prev func(), eligible, prefer func(*Job) bool) (n
 	ctx := groth16.WithTrace(j.ctx, phases.trace(j, name, handBack))
 	start := w.startBusy()
 	proof, err := w.dev.Prove(ctx, j.handle.PK, j.asg, e.rand())
+	w.stopWatch()
 	j.timings.Prove = time.Since(start)
 	w.addBusy(j.timings.Prove)
 	if err != nil && j.ctx.Err() != nil {
