@@ -201,6 +201,25 @@ func TestJobReadyAfterTheQuotientIsStillSentAhead(t *testing.T) {
 	late := submit(t, e, c, 1, Normal)
 	require.Eventually(t, func() bool { return published(e) }, time.Minute, time.Millisecond,
 		"the watcher took the late job and published its vector")
+	// The source runs on the device's thread and takes no lock: it answers
+	// while the worker's is held (as a status read or a solve's placement
+	// check may hold it while waiting for the key manager's).
+	d.mu.Lock()
+	source := d.next
+	d.mu.Unlock()
+	require.NotNil(t, source)
+	w := e.workers[0]
+	w.mu.Lock()
+	answered := make(chan bool, 1)
+	go func() { answered <- source() != nil }()
+	select {
+	case got := <-answered:
+		w.mu.Unlock()
+		assert.True(t, got, "the source answers the published vector")
+	case <-time.After(10 * time.Second):
+		w.mu.Unlock()
+		t.Fatal("the device's source blocked on the worker's lock")
+	}
 	d.chunk2.open()
 	for _, j := range []*Job{head, late} {
 		r, err := wait(t, j)
