@@ -208,3 +208,29 @@ func TestKeyPlanString(t *testing.T) {
 	assert.Contains(t, s, "streamed a proof")
 	assert.Contains(t, s, "in chunks of")
 }
+
+// within places a slice inside a vector by its memory: at its start, its
+// end and inside; not across either edge, not an empty slice, not another
+// vector.
+func TestWithin(t *testing.T) {
+	v := make([]fr.Element, 10)
+	other := make([]fr.Element, 10)
+	for _, c := range []struct {
+		s    []fr.Element
+		ok   bool
+		off  int
+		what string
+	}{
+		{v, true, 0, "all of it"}, {v[:3], true, 0, "its start"}, {v[7:], true, 7 * elemBytes, "its end"},
+		{v[2:5], true, 2 * elemBytes, "inside"}, {v[:0], false, 0, "empty"}, {other[:3], false, 0, "another vector"},
+	} {
+		off, ok := within(c.s, &v[0], len(v))
+		assert.Equal(t, c.ok, ok, c.what)
+		assert.Equal(t, c.off, off, c.what)
+	}
+	off, ok := within(v[5:], &v[0], 9)
+	assert.False(t, ok, "across the end (the vector is 9 of the 10)")
+	assert.Zero(t, off)
+	_, ok = within(v[:4], &v[1], 9)
+	assert.False(t, ok, "across the start")
+}

@@ -57,11 +57,11 @@ func (b *Backend) PrefetchReady(ctx context.Context, ready <-chan struct{}, scal
 	return b.do(ctx, func(c *driver.Ctx) error {
 		// The next quotient's vector (PrefetchQuotient) is this proof's
 		// own: it stays.
-		quot := b.st.quot
-		if err := b.st.settleAhead(c); err != nil {
+		b.st.ahead, b.st.sending = nil, nil
+		if err := b.st.waitAhead(c); err != nil {
 			return fmt.Errorf("prefetch: %w", err)
 		}
-		b.st.want, b.st.wantReady, b.st.quot = want, ready, quot
+		b.st.want, b.st.wantReady = want, ready
 		return nil
 	})
 }
@@ -169,6 +169,11 @@ func (st *state) chooseAhead(c *driver.Ctx, stage *stager) {
 // vectors they went to can be written or freed.
 func (st *state) settleAhead(c *driver.Ctx) error {
 	st.ahead, st.sending, st.quot = nil, nil, quotientAhead{}
+	return st.waitAhead(c)
+}
+
+// waitAhead waits for every upload sent ahead so far.
+func (st *state) waitAhead(c *driver.Ctx) error {
 	if st.aheadOn == nil {
 		return nil
 	}
@@ -243,10 +248,7 @@ func (b *Backend) PrefetchQuotient(ctx context.Context, next func() []fr.Element
 // its upload.
 func (st *state) dropQuotientAhead(c *driver.Ctx) error {
 	st.quot = quotientAhead{}
-	if st.aheadOn == nil {
-		return nil
-	}
-	return st.aheadOn.wait(c)
+	return st.waitAhead(c)
 }
 
 // quotientBeside is the MSM engine's work beside chunk i of j's chunks
@@ -327,30 +329,32 @@ func (b *Backend) placeAhead(s msmScalars) msmScalars {
 	if len(s.host) == 0 || s.hdev != 0 {
 		return s
 	}
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(s.host)))
-	hi := lo + uintptr(len(s.host)*elemBytes)
 	for _, a := range b.st.ahead {
-		alo := uintptr(unsafe.Pointer(a.host))
-		if lo >= alo && hi <= alo+uintptr(a.n*elemBytes) {
-			s.hdev = a.dev.Add(int(lo - alo))
+		if off, ok := within(s.host, a.host, a.n); ok {
+			s.hdev = a.dev.Add(off)
 			return s
 		}
 	}
 	return s
 }
 
+// within reports whether the memory of s lies inside the n elements at
+// host, and at which byte offset.
+func within(s []fr.Element, host *fr.Element, n int) (int, bool) {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	alo := uintptr(unsafe.Pointer(host))
+	if len(s) == 0 || lo < alo || lo+uintptr(len(s)*elemBytes) > alo+uintptr(n*elemBytes) {
+		return 0, false
+	}
+	return int(lo - alo), true
+}
+
 // wantHolds reports whether a vector announced by Prefetch, pinned and no
 // longer than a work vector, holds the memory of s: once sent ahead, it
 // serves s too (placeAhead).
 func (st *state) wantHolds(c *driver.Ctx, s []fr.Element) bool {
-	if len(s) == 0 {
-		return false
-	}
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
-	hi := lo + uintptr(len(s)*elemBytes)
 	for _, v := range st.want {
-		alo := uintptr(unsafe.Pointer(unsafe.SliceData(v)))
-		if lo >= alo && hi <= alo+uintptr(len(v)*elemBytes) && len(v) <= 1<<st.vecLog && c.Pinned(driver.Bytes(v)) {
+		if _, ok := within(s, unsafe.SliceData(v), len(v)); ok && len(v) <= 1<<st.vecLog && c.Pinned(driver.Bytes(v)) {
 			return true
 		}
 	}
