@@ -173,6 +173,20 @@ func (w *worker) giveBack(j *Job, cause error) {
 	}
 }
 
+// readyJobs counts the synthesized jobs waiting for a device: those in the
+// hand-off and those a worker took early, which wait for its proof's end.
+func (e *Engine) readyJobs() int {
+	n := e.handoff.len()
+	for _, w := range e.workers {
+		w.mu.Lock()
+		if w.early != nil {
+			n++
+		}
+		w.mu.Unlock()
+	}
+	return n
+}
+
 // otherIdle reports whether a device other than me's waits for a job.
 func (e *Engine) otherIdle(me *worker) bool {
 	for _, w := range e.workers {

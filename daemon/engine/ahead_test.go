@@ -157,6 +157,7 @@ func takenEarly(t *testing.T, d *aheadDevice, e *Engine, c *registry.Resolved) *
 	d.afterQuot.open()
 	require.Eventually(t, func() bool { return d.chunk2.waiting.Load() == 1 }, time.Minute, time.Millisecond)
 	require.Equal(t, 0, e.handoff.len(), "the job was taken beside the head's first chunk")
+	require.Equal(t, 1, e.Status().Ready, "a job taken early still waits for a device")
 	return j
 }
 

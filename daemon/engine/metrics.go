@@ -40,7 +40,7 @@ func newMetrics(e *Engine, reg prometheus.Registerer) (*metrics, error) {
 			return float64(n)
 		})
 	ready := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuzk_handoff_depth", Help: "Synthesized jobs waiting for a device."},
-		func() float64 { return float64(e.handoff.len()) })
+		func() float64 { return float64(e.readyJobs()) })
 	host := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuzk_host_bytes_in_flight", Help: "Host memory held by synthesized jobs and by their vectors kept for reuse."},
 		func() float64 { return float64(e.budget.inUse()) })
 	kept := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cuzk_host_bytes_kept",

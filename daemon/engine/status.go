@@ -38,7 +38,7 @@ type Status struct {
 func (e *Engine) Status() Status {
 	now := time.Now()
 	up := now.Sub(e.start)
-	s := Status{Uptime: up, Queued: e.queue.depths(), QueueSize: e.cfg.QueueSize, Ready: e.handoff.len(),
+	s := Status{Uptime: up, Queued: e.queue.depths(), QueueSize: e.cfg.QueueSize, Ready: e.readyJobs(),
 		HostInFlight: e.budget.inUse(), HostBudget: e.cfg.HostBudget}
 	e.mu.Lock()
 	s.Synthesizing, s.Draining = e.synth, e.draining
