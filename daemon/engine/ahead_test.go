@@ -280,3 +280,60 @@ func indexOf(s []string, v string) int {
 	}
 	return -1
 }
+
+// A job found for an early take while another device is idle goes back to
+// the hand-off, and the idle device proves it now: a device never waits
+// for a job that another device holds for later.
+func TestJobFoundWhileAnotherDeviceIdlesGoesToThatDevice(t *testing.T) {
+	devs := []*aheadDevice{newAheadDevice(t, "fake0"), newAheadDevice(t, "fake1")}
+	c := porep(t, 1024)
+	for _, d := range devs {
+		d.holdSeed = publicOf(t, c, 100)
+	}
+	e := newEngine(t, Config{Synthesizers: 1, Handoff: 8}, devs[0], devs[1])
+	head := submit(t, e, c, 100, Normal)
+	require.Eventually(t, func() bool { return devs[0].before.waiting.Load()+devs[1].before.waiting.Load() == 1 },
+		time.Minute, time.Millisecond)
+	busy, other := devs[0], devs[1]
+	if other.before.waiting.Load() == 1 {
+		busy, other = other, busy
+	}
+	other.holdSeed = publicOf(t, c, 200)
+	second := submit(t, e, c, 200, Normal)
+	require.Eventually(t, func() bool { return other.before.waiting.Load() == 1 }, time.Minute, time.Millisecond)
+
+	// Both devices are busy; a job becomes ready, and is found (as the busy
+	// device's watcher would find it) once the other device is idle.
+	j := submit(t, e, c, 1, Normal)
+	allReady(t, j)
+	found := e.handoff.tryTake(func(*Job) bool { return true }, func(*Job) bool { return false })
+	require.Same(t, j, found)
+	other.before.open()
+	other.afterQuot.open()
+	other.chunk2.open()
+	_, err := wait(t, second)
+	require.NoError(t, err)
+	var wb, wo *worker
+	for _, w := range e.workers {
+		if w.dev.Name() == busy.Name() {
+			wb = w
+		} else {
+			wo = w
+		}
+	}
+	require.Eventually(t, func() bool { return wo.idle.Load() }, time.Minute, time.Millisecond)
+
+	require.True(t, wb.takeNext(&aheadWatch{done: make(chan struct{})}, j.readyPK(), j), "the job found is settled")
+	r, err := wait(t, j)
+	require.NoError(t, err)
+	assert.True(t, r.Verified)
+	assert.Equal(t, other.Name(), r.Device, "the idle device proved the job found")
+	assert.Nil(t, wb.takeEarly(), "the busy device did not keep it")
+	assert.NotContains(t, busy.entries(), "announce")
+
+	busy.before.open()
+	busy.afterQuot.open()
+	busy.chunk2.open()
+	_, err = wait(t, head)
+	require.NoError(t, err)
+}
