@@ -134,8 +134,27 @@ func Start(cfg Config, log *slog.Logger) (*Daemon, error) {
 		"devices", len(devs), "auth", token != "", "tls", cfg.TLSCert != "")
 	if backend == "cpu" {
 		log.Warn("no GPU: proving on the CPU backend", "reason", why)
+		for _, k := range gpuSettings(cfg) {
+			log.Warn(k+" is set but has no effect: no GPU proves here", "setting", k, "reason", why)
+		}
 	}
 	return d, nil
+}
+
+// gpuSettings names the settings of cfg that apply to GPUs only and are
+// set (not their zero default), so that a daemon proving on the CPU says
+// they take no effect.
+func gpuSettings(cfg Config) []string {
+	var set []string
+	for _, s := range []struct {
+		key string
+		on  bool
+	}{{"gpu_memory_limit", cfg.GPUMemoryLimit != 0}, {"gpu_key_budget", cfg.GPUKeyBudget != 0}, {"gpu_batch", cfg.GPUBatch != 0}} {
+		if s.on {
+			set = append(set, s.key)
+		}
+	}
+	return set
 }
 
 func (d *Daemon) listen() error {

@@ -124,6 +124,23 @@ func TestBudgetAboveTheMachineIsAWarning(t *testing.T) {
 		"the key budget left unset is the host budget: named too")
 }
 
+// A daemon proving on the CPU says which GPU-only settings it was given
+// take no effect, and names none it was not given.
+func TestGPUSettingsOnTheCPUAreAWarning(t *testing.T) {
+	dir := t.TempDir()
+	o := DefaultConfig()
+	o.Listen, o.HTTPListen, o.Backend, o.KeyDir = "unix:"+filepath.Join(dir, "d.sock"), "", "cpu", filepath.Join(dir, "keys")
+	o.GPUMemoryLimit, o.GPUBatch = stats.Bytes(24<<30), 2
+	var logb syncBuffer
+	d, err := Start(o, slog.New(slog.NewTextHandler(&logb, nil)))
+	require.NoError(t, err)
+	d.Stop()
+	assert.Contains(t, logb.String(), `level=WARN msg="gpu_memory_limit is set but has no effect: no GPU proves here"`)
+	assert.Contains(t, logb.String(), `level=WARN msg="gpu_batch is set but has no effect: no GPU proves here"`)
+	assert.NotContains(t, logb.String(), "gpu_key_budget is set", "left at its default")
+	assert.Empty(t, gpuSettings(DefaultConfig()), "the defaults set none")
+}
+
 // syncBuffer is a bytes.Buffer a logger writes from several goroutines.
 type syncBuffer struct {
 	mu sync.Mutex
