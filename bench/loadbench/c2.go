@@ -22,6 +22,7 @@ import (
 	"github.com/cuzk-dev/cuzk/internal/report"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 	"github.com/cuzk-dev/cuzk/prover/circuits/registry"
+	"github.com/cuzk-dev/cuzk/prover/groth16"
 	"github.com/cuzk-dev/cuzk/prover/r1cs"
 )
 
@@ -488,6 +489,10 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 		fmt.Fprintf(w, "partitions whose quotient found its A evaluations sent ahead: %d of %d (%.2f GiB a partition sent ahead on average)\n",
 			sent, parts, float64(bytes)/float64(parts)/(1<<30))
 	}
+	if between, elsewhere := r.DeviceIdle(); between > 0 || elsewhere > 0 {
+		fmt.Fprintf(w, "device idle a partition (means, by CUDA events): %.1f ms between its MSMs' chunks, %.1f ms elsewhere in its turn (before first chunks, between calls, Prove's host work)\n",
+			float64(between)/1e6, float64(elsewhere)/1e6)
+	}
 	fmt.Fprintln(w)
 	n := max(1, len(r.Report.Proofs))
 	fill := r.Report.Wall / time.Duration(n)
@@ -599,6 +604,40 @@ func (r *C2Result) SentAhead() (sent, parts int, bytes int64) {
 		}
 	}
 	return sent, parts, bytes
+}
+
+// DeviceIdle returns, as means over every partition of every proof that
+// the device timed by CUDA events, the device's idle time inside its
+// chunked MSMs (the "msm idle" sub-phases: between one chunk's stages and
+// the next's) and the rest of its turn not covered by event-timed work
+// (before an MSM's first chunk, between the calls, Prove's host work): the
+// device turn less the event-timed stages less the idle between chunks.
+// Both are 0 where no partition has event-timed work (the CPU backend).
+func (r *C2Result) DeviceIdle() (between, elsewhere time.Duration) {
+	var idle, turn, events time.Duration
+	parts := 0
+	for _, p := range r.Report.Proofs {
+		for _, part := range p.Result.GetPartitions() {
+			ph := part.GetTimings().GetPhasesNs()
+			ev := eventTime(ph)
+			if ev == 0 {
+				continue
+			}
+			parts++
+			events += ev
+			turn += time.Duration(part.GetTimings().GetProveNs())
+			for k, v := range ph {
+				if _, stage, ok := strings.Cut(k, ": "); ok && stage == string(groth16.PhaseMSMIdle) {
+					idle += time.Duration(v)
+				}
+			}
+		}
+	}
+	if parts == 0 {
+		return 0, 0
+	}
+	n := time.Duration(parts)
+	return idle / n, (turn - events - idle) / n
 }
 
 // partitionTable is the daemon's timings per partition over every proof:

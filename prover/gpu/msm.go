@@ -73,6 +73,12 @@ type MSMTimings struct {
 	Reduce time.Duration
 	// Window weights the buckets and sums each window.
 	Window time.Duration
+	// Idle is, for a chunked MSM, the device's idle time between its
+	// chunks (and between the vectors of a batch's chunk) by CUDA events:
+	// from one sub-chunk's last stage to the next one's first, while the
+	// host waited for the next scalars or bases to reach the device. Not
+	// part of Compute.
+	Idle time.Duration
 	// Points is the MSM's size, Bits its window bits c, Copies the copies
 	// of the bases table it read (1: the bases alone) and Windows its
 	// bucket windows (the digit windows folded over the copies).

@@ -191,7 +191,10 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 	var rec MSMTimings
 	// done waits for a sub-chunk queued earlier (its stage events are ev;
 	// not for the stager's stream, where Prefetch's uploads may run on) and
-	// adds its stage times.
+	// adds its stage times, and the device's idle time since the sub-chunk
+	// before it ended (prevDone: that one's last event, which the sets'
+	// turns leave unrecorded until after this call).
+	var prevDone *driver.Event
 	done := func(ev *[numMSMEvents]*driver.Event) error {
 		if err := c.SyncEvent(ev[evDone]); err != nil {
 			return err
@@ -204,6 +207,14 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 		rec.Accumulate += d[evAccumulated]
 		rec.Reduce += d[evReduced]
 		rec.Window += d[evDone]
+		if prevDone != nil && carried {
+			idle, err := c.Elapsed(prevDone, ev[evStart])
+			if err != nil {
+				return err
+			}
+			rec.Idle += idle
+		}
+		prevDone = ev[evDone]
 		return nil
 	}
 	if carried {

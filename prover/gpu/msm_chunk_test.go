@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,10 +71,13 @@ func TestMSMChunkedMatchesCPU(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			scalars := randScalars(c.n, rng)
 			var log msmLog
+			var wall time.Duration
 			if c.g2 {
 				bases := randG2(c.n, min(c.n, 32), rng)
 				forcePlan(t, b, driver.Bytes(bases), bases, true, c.chunk, c.resident, c.pin)
+				t0 := time.Now()
 				got, err := b.MSMG2(log.context(), bases, scalars)
+				wall = time.Since(t0)
 				require.NoError(t, err)
 				want, err := ref.MSMG2(context.Background(), bases, clone(scalars))
 				require.NoError(t, err)
@@ -89,7 +93,9 @@ func TestMSMChunkedMatchesCPU(t *testing.T) {
 					require.NoError(t, m.SetTableMemory(0))
 				}
 				forcePlan(t, b, driver.Bytes(bases), bases, false, c.chunk, c.resident, c.pin)
+				t0 := time.Now()
 				got, err := b.MSMG1(log.context(), bases, scalars)
+				wall = time.Since(t0)
 				require.NoError(t, err)
 				want, err := ref.MSMG1(context.Background(), bases, clone(scalars))
 				require.NoError(t, err)
@@ -111,6 +117,14 @@ func TestMSMChunkedMatchesCPU(t *testing.T) {
 			if c.table {
 				assert.Greater(t, recs[0].Copies, 1, "the chunks read the table")
 			}
+			// The stages and the idle time between chunks are disjoint spans
+			// of the device's stream, inside the call.
+			if recs[0].Chunks > 1 {
+				assert.GreaterOrEqual(t, recs[0].Idle, time.Duration(0))
+			} else {
+				assert.Zero(t, recs[0].Idle, "one pass: no time between chunks")
+			}
+			assert.LessOrEqual(t, recs[0].Compute+recs[0].Idle, wall, "stages and idle time within the call")
 		})
 	}
 }

@@ -61,8 +61,9 @@ func reportQuotient(ctx context.Context, device string, start time.Time, q Quoti
 type msmStarts struct{ bases, upload, pipeline time.Time }
 
 // reportMSM reports rec to the groth16.Trace in ctx: each part as a
-// sub-phase, the device stages placed one after another from the
-// pipeline's start, with rec as the Detail of the last (PhaseMSMWindow).
+// sub-phase (the idle time between chunks only for a chunked MSM), the
+// device stages placed one after another from the pipeline's start, with
+// rec as the Detail of the last (PhaseMSMWindow).
 func reportMSM(ctx context.Context, device string, at msmStarts, rec MSMTimings) {
 	rec.Call = groth16.ContextCall(ctx)
 	var infos []groth16.PhaseInfo
@@ -70,6 +71,9 @@ func reportMSM(ctx context.Context, device string, at msmStarts, rec MSMTimings)
 		infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseMSMBases, Start: at.bases, Duration: rec.Bases})
 	}
 	infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseMSMUpload, Start: at.upload, Duration: rec.Upload})
+	if rec.Chunks > 1 {
+		infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseMSMIdle, Start: at.pipeline, Duration: rec.Idle})
+	}
 	start := at.pipeline
 	for _, s := range []struct {
 		ph groth16.Phase

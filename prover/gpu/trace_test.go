@@ -76,19 +76,25 @@ func TestReportMSM(t *testing.T) {
 	rec := MSMTimings{Upload: 3 * ms, Sort: 1 * ms, Accumulate: 5 * ms, Reduce: 2 * ms, Window: 4 * ms, Compute: 12 * ms,
 		Points: 100, Bits: 11, Copies: 2, Windows: 12}
 	for _, tc := range []struct {
-		name  string
-		bases time.Duration
-		want  []groth16.Phase
+		name   string
+		bases  time.Duration
+		chunks int
+		want   []groth16.Phase
 	}{
-		{"resident bases", 0, []groth16.Phase{groth16.PhaseMSMUpload, groth16.PhaseMSMSort, groth16.PhaseMSMAccumulate,
+		{"resident bases", 0, 1, []groth16.Phase{groth16.PhaseMSMUpload, groth16.PhaseMSMSort, groth16.PhaseMSMAccumulate,
 			groth16.PhaseMSMReduce, groth16.PhaseMSMWindow}},
-		{"bases uploaded", 7 * ms, []groth16.Phase{groth16.PhaseMSMBases, groth16.PhaseMSMUpload, groth16.PhaseMSMSort,
+		{"bases uploaded", 7 * ms, 1, []groth16.Phase{groth16.PhaseMSMBases, groth16.PhaseMSMUpload, groth16.PhaseMSMSort,
+			groth16.PhaseMSMAccumulate, groth16.PhaseMSMReduce, groth16.PhaseMSMWindow}},
+		{"in chunks", 0, 4, []groth16.Phase{groth16.PhaseMSMUpload, groth16.PhaseMSMIdle, groth16.PhaseMSMSort,
 			groth16.PhaseMSMAccumulate, groth16.PhaseMSMReduce, groth16.PhaseMSMWindow}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, pt, log := phaseLog()
 			r := rec
-			r.Bases = tc.bases
+			r.Bases, r.Chunks = tc.bases, tc.chunks
+			if tc.chunks > 1 {
+				r.Idle = 6 * ms
+			}
 			reportMSM(groth16.WithCall(ctx, groth16.PhaseMSMA), "gpu1",
 				msmStarts{bases: t0, upload: t0.Add(tc.bases), pipeline: t0.Add(tc.bases + r.Upload)}, r)
 			infos := pt.Infos()
@@ -113,6 +119,9 @@ func TestReportMSM(t *testing.T) {
 				groth16.PhaseMSMAccumulate: r.Accumulate, groth16.PhaseMSMReduce: r.Reduce, groth16.PhaseMSMWindow: r.Window}
 			if r.Bases > 0 {
 				d[groth16.PhaseMSMBases] = r.Bases
+			}
+			if r.Chunks > 1 {
+				d[groth16.PhaseMSMIdle] = r.Idle
 			}
 			assert.Equal(t, d, pt.Durations(), "each part once, no phase for the record")
 		})

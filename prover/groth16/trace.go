@@ -57,6 +57,13 @@ const (
 	PhaseMSMReduce Phase = "msm reduce"
 	// PhaseMSMWindow weights the buckets and sums each window.
 	PhaseMSMWindow Phase = "msm window"
+	// PhaseMSMIdle is, for an MSM run in chunks, the device's idle time
+	// between its chunks by CUDA events: from the end of one chunk's
+	// stages to the start of the next's, while the next chunk's scalars
+	// or bases were not yet on the device. Not device work: it is spread
+	// over the chunks, and reported (only for a chunked MSM) with the
+	// pipeline's start as its Start.
+	PhaseMSMIdle Phase = "msm idle"
 )
 
 // PhaseInfo describes one completed phase.
