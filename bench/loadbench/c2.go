@@ -489,9 +489,10 @@ func (r *C2Result) Write(w io.Writer, cfg C2Config) error {
 		fmt.Fprintf(w, "partitions whose quotient found its A evaluations sent ahead: %d of %d (%.2f GiB a partition sent ahead on average)\n",
 			sent, parts, float64(bytes)/float64(parts)/(1<<30))
 	}
-	if between, elsewhere := r.DeviceIdle(); between > 0 || elsewhere > 0 {
-		fmt.Fprintf(w, "device idle a partition (means, by CUDA events): %.1f ms between its MSMs' chunks, %.1f ms elsewhere in its turn (before first chunks, between calls, Prove's host work)\n",
-			float64(between)/1e6, float64(elsewhere)/1e6)
+	if between, lead, elsewhere := r.DeviceIdle(); between > 0 || lead > 0 || elsewhere > 0 {
+		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+		fmt.Fprintf(w, "device idle a partition (means, by CUDA events): %.1f ms between its MSMs' chunks, %.1f ms before their first chunks, %.1f ms elsewhere in its turn\n",
+			ms(between), ms(lead), ms(elsewhere))
 	}
 	fmt.Fprintln(w)
 	n := max(1, len(r.Report.Proofs))
@@ -609,12 +610,14 @@ func (r *C2Result) SentAhead() (sent, parts int, bytes int64) {
 // DeviceIdle returns, as means over every partition of every proof that
 // the device timed by CUDA events, the device's idle time inside its
 // chunked MSMs (the "msm idle" sub-phases: between one chunk's stages and
-// the next's) and the rest of its turn not covered by event-timed work
-// (before an MSM's first chunk, between the calls, Prove's host work): the
-// device turn less the event-timed stages less the idle between chunks.
-// Both are 0 where no partition has event-timed work (the CPU backend).
-func (r *C2Result) DeviceIdle() (between, elsewhere time.Duration) {
-	var idle, turn, events time.Duration
+// the next's), before them (the "msm lead" sub-phases: from the device's
+// work before each to its first stage), and the rest of its turn that no
+// event-timed stage covers (before the quotient, Prove's host work, after
+// the last MSM): the device turn less the event-timed stages, less the
+// other two. All are 0 where no partition has event-timed work (the CPU
+// backend).
+func (r *C2Result) DeviceIdle() (between, lead, elsewhere time.Duration) {
+	var idle, leads, turn, events time.Duration
 	parts := 0
 	for _, p := range r.Report.Proofs {
 		for _, part := range p.Result.GetPartitions() {
@@ -627,17 +630,21 @@ func (r *C2Result) DeviceIdle() (between, elsewhere time.Duration) {
 			events += ev
 			turn += time.Duration(part.GetTimings().GetProveNs())
 			for k, v := range ph {
-				if _, stage, ok := strings.Cut(k, ": "); ok && stage == string(groth16.PhaseMSMIdle) {
+				_, stage, _ := strings.Cut(k, ": ")
+				switch stage {
+				case string(groth16.PhaseMSMIdle):
 					idle += time.Duration(v)
+				case string(groth16.PhaseMSMLead):
+					leads += time.Duration(v)
 				}
 			}
 		}
 	}
 	if parts == 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	n := time.Duration(parts)
-	return idle / n, (turn - events - idle) / n
+	return idle / n, leads / n, (turn - events - idle - leads) / n
 }
 
 // partitionTable is the daemon's timings per partition over every proof:

@@ -104,6 +104,7 @@ func TestEventBusy(t *testing.T) {
 			"msm B2: msm window":                     ms[4] * 1e6,
 			"msm A: msm upload":                      50e6, // host wall: not counted
 			"msm A: msm idle":                        70e6, // the device idle between chunks: not counted
+			"msm A: msm lead":                        30e6, // nor before the first chunk
 			"prove":                                  5e9,
 		}
 		return &pb.PartitionResult{Timings: &pb.Timings{PhasesNs: ph}}
@@ -122,30 +123,34 @@ func TestEventBusy(t *testing.T) {
 }
 
 // The device's idle time a partition splits into the chunked MSMs' idle
-// sub-phases and the rest of the turn that no event-timed stage covers;
-// partitions without event-timed work (the CPU backend) are left out.
+// and lead sub-phases and the rest of the turn that no event-timed stage
+// covers; partitions without event-timed work (the CPU backend) are left
+// out.
 func TestDeviceIdle(t *testing.T) {
-	part := func(prove, quotient, sort, idleA, idleLH int64) *pb.PartitionResult {
+	part := func(prove, quotient, sort, idleA, idleLH, leadA int64) *pb.PartitionResult {
 		ph := map[string]int64{
 			"quotient and msm L‖H: quotient device": quotient * 1e6,
 			"msm A: msm sort":                       sort * 1e6,
 			"msm A: msm upload":                     40e6, // host wall
 			"msm A: msm idle":                       idleA * 1e6,
 			"quotient and msm L‖H: msm idle":        idleLH * 1e6,
+			"msm A: msm lead":                       leadA * 1e6,
 		}
 		return &pb.PartitionResult{Timings: &pb.Timings{PhasesNs: ph, ProveNs: prove * 1e6}}
 	}
 	cpu := &pb.PartitionResult{Timings: &pb.Timings{PhasesNs: map[string]int64{"prove": 9e9}, ProveNs: 9e9}}
 	r := &C2Result{Report: &client.Report{Proofs: []client.Proof{
-		{Result: &pb.ProofResult{Partitions: []*pb.PartitionResult{part(1000, 300, 500, 30, 50), cpu}}},
-		{Result: &pb.ProofResult{Partitions: []*pb.PartitionResult{part(1200, 300, 600, 10, 30)}}},
+		{Result: &pb.ProofResult{Partitions: []*pb.PartitionResult{part(1000, 300, 500, 30, 50, 20), cpu}}},
+		{Result: &pb.ProofResult{Partitions: []*pb.PartitionResult{part(1200, 300, 600, 10, 30, 40)}}},
 	}}}
-	between, elsewhere := r.DeviceIdle()
+	between, lead, elsewhere := r.DeviceIdle()
 	assert.Equal(t, 60*time.Millisecond, between, "(80 + 40) / 2")
-	assert.Equal(t, 190*time.Millisecond, elsewhere, "((1000 - 800 - 80) + (1200 - 900 - 40)) / 2")
+	assert.Equal(t, 30*time.Millisecond, lead, "(20 + 40) / 2")
+	assert.Equal(t, 160*time.Millisecond, elsewhere, "((1000 - 800 - 80 - 20) + (1200 - 900 - 40 - 40)) / 2")
 	none := &C2Result{Report: &client.Report{Proofs: []client.Proof{{Result: &pb.ProofResult{Partitions: []*pb.PartitionResult{cpu}}}}}}
-	between, elsewhere = none.DeviceIdle()
+	between, lead, elsewhere = none.DeviceIdle()
 	assert.Zero(t, between)
+	assert.Zero(t, lead)
 	assert.Zero(t, elsewhere)
 }
 

@@ -41,6 +41,7 @@ type state struct {
 	compute *driver.Stream
 	stage   *stager
 	qev     [2]*driver.Event // the quotient's device span: before a's upload, after the last transform
+	end     workEnd          // the end of the device's last quotient or MSM (an MSM's lead counts from it)
 	domains map[uint32]*domain
 	vecs    [3]driver.DevicePtr       // vecs[2] is 0 while the quotient is lean (two work vectors)
 	vecLog  uint32                    // the vectors hold 2^vecLog elements each (when vecs[0] != 0)
@@ -98,6 +99,9 @@ func New(dev *driver.Device, opts ...Option) (*Backend, error) {
 				return fmt.Errorf("quotient events: %w", err)
 			}
 		}
+		if b.st.end.ev, err = c.NewEvent(); err != nil {
+			return fmt.Errorf("work end event: %w", err)
+		}
 		return nil
 	})
 	if err != nil {
@@ -136,7 +140,7 @@ func (b *Backend) closeNTT() error {
 		if st.stage != nil {
 			errs = append(errs, st.stage.free(c))
 		}
-		for _, e := range st.qev {
+		for _, e := range append(st.qev[:], st.end.ev) {
 			if e != nil {
 				errs = append(errs, c.DestroyEvent(e))
 			}
@@ -275,6 +279,7 @@ func (b *Backend) msmEngine() (*MSM, error) {
 			return nil, err
 		}
 		m.st.beside = b.quotientBeside
+		m.st.end = &b.st.end
 		if err := m.SetTableMemory(b.cfg.tables); err != nil {
 			return nil, errors.Join(err, m.Close())
 		}

@@ -73,6 +73,12 @@ type MSMTimings struct {
 	Reduce time.Duration
 	// Window weights the buckets and sums each window.
 	Window time.Duration
+	// Lead is, for a chunked MSM run on a Backend, the device's idle time
+	// before its first stage by CUDA events: from the end of the device's
+	// work before it (a quotient, an MSM) while the first chunk's bases
+	// and scalars went up and the host went from call to call. 0 where
+	// nothing ran before it.
+	Lead time.Duration
 	// Idle is, for a chunked MSM, the device's idle time between its
 	// chunks (and between the vectors of a batch's chunk) by CUDA events:
 	// from one sub-chunk's last stage to the next one's first, while the
@@ -126,7 +132,11 @@ type msmState struct {
 	// beside, when not nil, runs beside each chunk of every MSM whose job
 	// has no beside of its own (msmJob.beside): the Backend's, which sends
 	// the next quotient's first vector ahead (Backend.PrefetchQuotient).
-	beside   func(c *driver.Ctx, stage *stager, j *msmJob, i, chunks int) error
+	beside func(c *driver.Ctx, stage *stager, j *msmJob, i, chunks int) error
+	// end, when not nil, is the Backend's mark of the device's last work,
+	// which every MSM moves to its own end (a chunked MSM's lead counts
+	// from it).
+	end      *workEnd
 	arena    driver.DevicePtr
 	arenaLen uint64
 	ev       [numMSMEvents]*driver.Event

@@ -207,7 +207,16 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 		rec.Accumulate += d[evAccumulated]
 		rec.Reduce += d[evReduced]
 		rec.Window += d[evDone]
-		if prevDone != nil && carried {
+		switch {
+		case prevDone == nil && carried:
+			// The MSM's first sub-chunk: its lead, from the device's work
+			// before (the mark moves only at this MSM's end).
+			lead, _, err := st.end.since(c, ev[evStart])
+			if err != nil {
+				return err
+			}
+			rec.Lead = lead
+		case carried:
 			idle, err := c.Elapsed(prevDone, ev[evStart])
 			if err != nil {
 				return err
@@ -328,6 +337,11 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			if err := r.mark(evDone); err != nil {
 				return nil, err
 			}
+			if !carried { // one chunk: no lead to read; each vector's end is the device's last
+				if err := st.end.mark(c, nil); err != nil {
+					return nil, err
+				}
+			}
 			queued = r.ev
 			rec.Bits, rec.Copies, rec.Windows = int(p.c), int(p.copies()), int(p.mwin)
 			if !carried {
@@ -363,6 +377,9 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 				return nil, err
 			}
 			if err := r.mark(evDone); err != nil {
+				return nil, err
+			}
+			if err := st.end.mark(c, nil); err != nil { // the lead was read with the first sub-chunk's times
 				return nil, err
 			}
 			if err := c.SyncEvent(r.ev[evDone]); err != nil {

@@ -121,12 +121,38 @@ func TestMSMChunkedMatchesCPU(t *testing.T) {
 			// of the device's stream, inside the call.
 			if recs[0].Chunks > 1 {
 				assert.GreaterOrEqual(t, recs[0].Idle, time.Duration(0))
+				assert.GreaterOrEqual(t, recs[0].Lead, time.Duration(0))
 			} else {
 				assert.Zero(t, recs[0].Idle, "one pass: no time between chunks")
+				assert.Zero(t, recs[0].Lead, "one pass: no lead reported")
 			}
 			assert.LessOrEqual(t, recs[0].Compute+recs[0].Idle, wall, "stages and idle time within the call")
 		})
 	}
+}
+
+// A chunked MSM's lead counts from the end of the device's work before
+// it: with the host asleep between two MSMs, the second's lead covers the
+// sleep, and no more than the time from the first's end to the second's.
+func TestMSMLeadCountsFromTheWorkBefore(t *testing.T) {
+	b, _, rng := chunkedBackend(t)
+	const n, chunk = 1 << 12, 1 << 10
+	bases := randG1(n, 64, rng)
+	forcePlan(t, b, driver.Bytes(bases), bases, false, chunk, false, true)
+	_, err := b.MSMG1(context.Background(), bases, randScalars(n, rng))
+	require.NoError(t, err)
+	first := time.Now()
+	const sleep = 50 * time.Millisecond
+	time.Sleep(sleep)
+	var log msmLog
+	_, err = b.MSMG1(log.context(), bases, randScalars(n, rng))
+	since := time.Since(first)
+	require.NoError(t, err)
+	recs := log.take()
+	require.Len(t, recs, 1)
+	require.Greater(t, recs[0].Chunks, 1)
+	assert.GreaterOrEqual(t, recs[0].Lead, sleep, "the device was idle while the host slept")
+	assert.LessOrEqual(t, recs[0].Lead, since, "from the first MSM's end, not before")
 }
 
 // An MSM that does not fit whole under the Backend's memory limit, with

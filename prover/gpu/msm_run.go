@@ -482,6 +482,9 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 	if err := r.mark(evDone); err != nil {
 		return 0, err
 	}
+	if err := st.end.mark(c, nil); err != nil {
+		return 0, err
+	}
 	if err := c.DtoH(out(p.mwin), win); err != nil {
 		return 0, fmt.Errorf("read window sums: %w", err)
 	}

@@ -255,6 +255,9 @@ func (b *Backend) quotient(ctx context.Context, cx *driver.Ctx, logN uint32, a, 
 	if err := cx.Record(st.qev[1], st.compute); err != nil {
 		return 0, 0, fmt.Errorf("quotient: %w", err)
 	}
+	if err := st.end.mark(cx, st.compute); err != nil {
+		return 0, 0, fmt.Errorf("quotient: %w", err)
+	}
 	if tail != nil {
 		if err := tail(); err != nil {
 			return 0, 0, err

@@ -61,7 +61,8 @@ func reportQuotient(ctx context.Context, device string, start time.Time, q Quoti
 type msmStarts struct{ bases, upload, pipeline time.Time }
 
 // reportMSM reports rec to the groth16.Trace in ctx: each part as a
-// sub-phase (the idle time between chunks only for a chunked MSM), the
+// sub-phase (the idle time before the first chunk and between chunks only
+// for a chunked MSM), the
 // device stages placed one after another from the pipeline's start, with
 // rec as the Detail of the last (PhaseMSMWindow).
 func reportMSM(ctx context.Context, device string, at msmStarts, rec MSMTimings) {
@@ -72,7 +73,8 @@ func reportMSM(ctx context.Context, device string, at msmStarts, rec MSMTimings)
 	}
 	infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseMSMUpload, Start: at.upload, Duration: rec.Upload})
 	if rec.Chunks > 1 {
-		infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseMSMIdle, Start: at.pipeline, Duration: rec.Idle})
+		infos = append(infos, groth16.PhaseInfo{Phase: groth16.PhaseMSMLead, Start: at.upload, Duration: rec.Lead},
+			groth16.PhaseInfo{Phase: groth16.PhaseMSMIdle, Start: at.pipeline, Duration: rec.Idle})
 	}
 	start := at.pipeline
 	for _, s := range []struct {

@@ -85,7 +85,7 @@ func TestReportMSM(t *testing.T) {
 			groth16.PhaseMSMReduce, groth16.PhaseMSMWindow}},
 		{"bases uploaded", 7 * ms, 1, []groth16.Phase{groth16.PhaseMSMBases, groth16.PhaseMSMUpload, groth16.PhaseMSMSort,
 			groth16.PhaseMSMAccumulate, groth16.PhaseMSMReduce, groth16.PhaseMSMWindow}},
-		{"in chunks", 0, 4, []groth16.Phase{groth16.PhaseMSMUpload, groth16.PhaseMSMIdle, groth16.PhaseMSMSort,
+		{"in chunks", 0, 4, []groth16.Phase{groth16.PhaseMSMUpload, groth16.PhaseMSMLead, groth16.PhaseMSMIdle, groth16.PhaseMSMSort,
 			groth16.PhaseMSMAccumulate, groth16.PhaseMSMReduce, groth16.PhaseMSMWindow}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestReportMSM(t *testing.T) {
 			r := rec
 			r.Bases, r.Chunks = tc.bases, tc.chunks
 			if tc.chunks > 1 {
-				r.Idle = 6 * ms
+				r.Lead, r.Idle = 8*ms, 6*ms
 			}
 			reportMSM(groth16.WithCall(ctx, groth16.PhaseMSMA), "gpu1",
 				msmStarts{bases: t0, upload: t0.Add(tc.bases), pipeline: t0.Add(tc.bases + r.Upload)}, r)
@@ -121,7 +121,7 @@ func TestReportMSM(t *testing.T) {
 				d[groth16.PhaseMSMBases] = r.Bases
 			}
 			if r.Chunks > 1 {
-				d[groth16.PhaseMSMIdle] = r.Idle
+				d[groth16.PhaseMSMLead], d[groth16.PhaseMSMIdle] = r.Lead, r.Idle
 			}
 			assert.Equal(t, d, pt.Durations(), "each part once, no phase for the record")
 		})

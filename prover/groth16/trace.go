@@ -57,6 +57,13 @@ const (
 	PhaseMSMReduce Phase = "msm reduce"
 	// PhaseMSMWindow weights the buckets and sums each window.
 	PhaseMSMWindow Phase = "msm window"
+	// PhaseMSMLead is, for an MSM run in chunks, the device's idle time
+	// before its first stage by CUDA events: from the end of the device's
+	// work before it (a quotient, an MSM), while the first chunk's bases
+	// and scalars went up and the host went from call to call; 0 where
+	// nothing ran before it. Not device work; reported, as PhaseMSMIdle,
+	// only for a chunked MSM.
+	PhaseMSMLead Phase = "msm lead"
 	// PhaseMSMIdle is, for an MSM run in chunks, the device's idle time
 	// between its chunks by CUDA events: from the end of one chunk's
 	// stages to the start of the next's, while the next chunk's scalars
