@@ -27,6 +27,10 @@ type msmCurve struct {
 	// bucketWave is how many bucket_sum threads the device runs at once:
 	// multiprocessors × resident blocks × msmCurveBlock.
 	bucketWave uint32
+	// chunkBucketCost is the weight of a bucket against a point in the
+	// window choice of a chunk over bases without a table (msmCostBucket,
+	// msmCostBucketG2Chunk).
+	chunkBucketCost float64
 }
 
 // Launch shapes: msmSortBlock must equal kSortBlock in
@@ -77,7 +81,10 @@ func loadMSMTables(c *driver.Ctx) (*driver.Module, error) {
 }
 
 func loadMSMCurve(c *driver.Ctx, name string, tables *driver.Module, pointBytes, xyzzBytes int) (*msmCurve, error) {
-	k := &msmCurve{name: name, pointBytes: pointBytes, xyzzBytes: xyzzBytes}
+	k := &msmCurve{name: name, pointBytes: pointBytes, xyzzBytes: xyzzBytes, chunkBucketCost: msmCostBucket}
+	if name == "g2" {
+		k.chunkBucketCost = msmCostBucketG2Chunk
+	}
 	var err error
 	if k.table, err = c.Function(tables, "msm_"+name+"_table"); err != nil {
 		return k, fmt.Errorf("msm kernels msm_table: %w", err)

@@ -85,6 +85,12 @@ const (
 	msmWindowTask  = 8  // tw
 	msmBands       = 64 // bands per bucket window
 	msmCostBucket  = 4  // weight of a bucket against a point in the window choice
+	// msmCostBucketG2Chunk is the bucket's weight for a G2 chunk over bases
+	// without a table: every chunk repeats the reduce and the fold over all
+	// its buckets, and G2's cost about 8 times G1's a bucket against 1.4
+	// times a point (H100, 2^23 chunks at 24 GiB and 2^22 at 16 GiB:
+	// docs/perf.md, "G2 chunks take smaller windows"), 28 by those runs.
+	msmCostBucketG2Chunk = 24
 )
 
 // newMSMPlan picks c minimizing
@@ -114,6 +120,12 @@ func newMSMPlanWindow(n int, c, wave uint32) (msmPlan, error) {
 // copies and c-bit windows (c = 0: the cost model's choice, see newMSMPlan;
 // mwin = ⌈nwin/maxCopies⌉). With maxCopies 1 it is the bases alone.
 func newMSMTable(n int, maxCopies, c uint32) (msmTable, error) {
+	return newMSMTableWeighted(n, maxCopies, c, msmCostBucket)
+}
+
+// newMSMTableWeighted is newMSMTable with bucketCost, not msmCostBucket,
+// as a bucket's weight against a point in the window choice.
+func newMSMTableWeighted(n int, maxCopies, c uint32, bucketCost float64) (msmTable, error) {
 	if n < 1 || n > msmMaxPoints {
 		return msmTable{}, fmt.Errorf("msm plan: %d points, want 1 … %d", n, msmMaxPoints)
 	}
@@ -136,7 +148,7 @@ func newMSMTable(n int, maxCopies, c uint32) (msmTable, error) {
 		if uint64(t.mwin)*nb > msmMaxSegments {
 			continue
 		}
-		cost := float64(nwin)*float64(n) + msmCostBucket*float64(uint64(t.mwin)*nb)
+		cost := float64(nwin)*float64(n) + bucketCost*float64(uint64(t.mwin)*nb)
 		if cost < bestCost {
 			best, bestCost = t, cost
 		}
@@ -151,12 +163,19 @@ func newMSMTable(n int, maxCopies, c uint32) (msmTable, error) {
 // newMSMPlanTable plans an MSM of the first n points of bases shaped as t.
 // Bases without copies take window bits c for n (0: the cost model's).
 func newMSMPlanTable(n int, t msmTable, c, wave uint32) (msmPlan, error) {
+	return newMSMPlanWeighted(n, t, c, wave, msmCostBucket)
+}
+
+// newMSMPlanWeighted is newMSMPlanTable with bucketCost as a bucket's
+// weight in the window choice of bases without copies (a chunk's:
+// msmCurve.chunkBucketCost).
+func newMSMPlanWeighted(n int, t msmTable, c, wave uint32, bucketCost float64) (msmPlan, error) {
 	if n < 1 || n > int(t.stride) {
 		return msmPlan{}, fmt.Errorf("msm plan: %d points over bases of %d", n, t.stride)
 	}
 	if t.copies == 1 {
 		var err error
-		if t, err = newMSMTable(n, 1, c); err != nil {
+		if t, err = newMSMTableWeighted(n, 1, c, bucketCost); err != nil {
 			return msmPlan{}, err
 		}
 	}

@@ -383,7 +383,7 @@ func (st *msmState) chunkShape(cv *msmCurve, raw []byte, n, chunk int, resident 
 	} else {
 		t = msmTable{copies: 1, stride: uint32(chunk)}
 	}
-	p, err := newMSMPlanTable(chunk, t, st.window, cv.bucketWave)
+	p, err := newMSMPlanWeighted(chunk, t, st.window, cv.bucketWave, cv.chunkBucketCost)
 	if err != nil {
 		return t, p, err
 	}

@@ -37,6 +37,33 @@ func TestMSMPlan(t *testing.T) {
 	}
 }
 
+// A G2 chunk over bases without a table weighs its buckets more than the
+// plain model (every chunk repeats the reduce and fold over them, and G2's
+// cost more a bucket): at 2^23 points it takes 16-bit windows, as 2^22
+// does, where the plain model took 19 bits (7 times the buckets); the
+// bucket memory shrinks with it. G1 and tables keep the plain model.
+func TestG2ChunkWindow(t *testing.T) {
+	plain := msmTable{copies: 1, stride: 1 << 23}
+	p, err := newMSMPlanTable(1<<23, plain, 0, 50688)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(19), p.c, "the plain model at 2^23")
+	g2, err := newMSMPlanWeighted(1<<23, plain, 0, 50688, msmCostBucketG2Chunk)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(16), g2.c, "a G2 chunk of 2^23")
+	assert.Less(t, g2.nseg, p.nseg)
+	small, err := newMSMPlanWeighted(1<<22, msmTable{copies: 1, stride: 1 << 22}, 0, 50688, msmCostBucketG2Chunk)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(16), small.c, "2^22 unchanged")
+	forced, err := newMSMPlanWeighted(1<<23, plain, 19, 50688, msmCostBucketG2Chunk)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(19), forced.c, "a forced window stays")
+	table, err := newMSMTable(1<<23, 4, 0)
+	require.NoError(t, err)
+	tp, err := newMSMPlanWeighted(1<<23, table, 0, 50688, msmCostBucketG2Chunk)
+	require.NoError(t, err)
+	assert.Equal(t, table.c, tp.c, "a table's window is the table's")
+}
+
 func TestReducedRange(t *testing.T) {
 	p, err := newMSMPlanWindow(1<<20, 16, 50688) // t1 = 64, 16 windows of 2^15 buckets, bands of 512
 	require.NoError(t, err)

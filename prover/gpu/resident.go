@@ -144,7 +144,8 @@ func (b *Backend) PlanKey(g1 [][]bls12381.G1Affine, g2 [][]bls12381.G2Affine, lo
 			if g2 {
 				cv = st.g2
 			}
-			p, err := newMSMPlan(chunk, cv.bucketWave)
+			p, err := newMSMPlanWeighted(chunk, msmTable{copies: 1, stride: uint32(chunk)}, st.window, cv.bucketWave,
+				cv.chunkBucketCost) // as chunkShape plans the chunk
 			if err != nil {
 				return math.MaxInt64 / 4
 			}
