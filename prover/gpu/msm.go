@@ -96,6 +96,10 @@ type MSMTimings struct {
 	// the pipeline did not cover.
 	Chunks        int
 	StreamedBytes int64
+	// FirstAhead says that a streamed MSM's first chunk of bases was on the
+	// device when its call began, sent during the MSM before
+	// (msm_first.go); StreamedBytes still counts it.
+	FirstAhead bool
 	// AheadBytes are the host scalars the call copied on the device from a
 	// vector sent ahead that holds their memory, instead of uploading them
 	// (MSMQuotientLH's private wires, from the A wires sent ahead).
@@ -136,7 +140,10 @@ type msmState struct {
 	// end, when not nil, is the Backend's mark of the device's last work,
 	// which every MSM moves to its own end (a chunked MSM's lead counts
 	// from it).
-	end      *workEnd
+	end *workEnd
+	// first is the first chunk of the next streamed MSM, sent during the
+	// last chunk of the one before (msm_first.go).
+	first    firstState
 	arena    driver.DevicePtr
 	arenaLen uint64
 	ev       [numMSMEvents]*driver.Event

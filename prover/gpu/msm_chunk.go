@@ -90,9 +90,13 @@ type deviceSpan struct {
 // and scratch, and any room a larger earlier MSM left): nothing in it is
 // read or written until j's run queues its first copy there, so that the
 // lean quotient may hold c in it meanwhile (Backend.quotient), which waits
-// for its copy out of it before it returns.
-func (j *msmJob) idleArena(st *msmState) deviceSpan {
-	return deviceSpan{ptr: st.arena, n: int(st.arenaLen)}
+// for its copy out of it before it returns. A first chunk sent ahead into
+// it is dropped (arenaUsed).
+func (j *msmJob) idleArena(c *driver.Ctx, st *msmState) (deviceSpan, error) {
+	if err := st.arenaUsed(c); err != nil {
+		return deviceSpan{}, err
+	}
+	return deviceSpan{ptr: st.arena, n: int(st.arenaLen)}, nil
 }
 
 // carryBytes is the arena space of a chunked MSM's carry (one XYZZ point
@@ -179,6 +183,19 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 	if err != nil {
 		return nil, err
 	}
+	// The first chunk's bases may be on the device already, sent during
+	// the MSM before (msm_first.go): the chunks then start on that buffer.
+	firstThere := false
+	if j.streamed != nil {
+		if k := st.firstStart(j, ranges[0]); k >= 0 {
+			firstThere = true
+			if k == 1 {
+				j.streamBufs[0], j.streamBufs[1] = j.streamBufs[1], j.streamBufs[0]
+			}
+		}
+	} else if err := st.arenaUsed(c); err != nil {
+		return nil, err
+	}
 	work := carries[0].Add(int(carryBytes(j.p, j.cv.xyzzBytes, len(ranges))))
 	upload := func(i int) error {
 		r := ranges[i]
@@ -234,8 +251,10 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 		}
 	}
 	if j.streamed != nil {
-		if err := upload(0); err != nil {
-			return nil, err
+		if !firstThere {
+			if err := upload(0); err != nil {
+				return nil, err
+			}
 		}
 		rec.StreamedBytes = int64(len(j.streamed))
 	}
@@ -311,8 +330,14 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			// The next chunk's bases go up beside this chunk's last stages:
 			// queued earlier, they would hold up the scalars of this chunk's
 			// other vectors, which follow them on the stager's stream.
-			if v == len(vecs)-1 && j.streamed != nil && i+1 < len(ranges) {
-				if err := upload(i + 1); err != nil {
+			if v == len(vecs)-1 && j.streamed != nil {
+				if i+1 < len(ranges) {
+					if err := upload(i + 1); err != nil {
+						return nil, err
+					}
+				} else if err := st.sendFirst(c, j, j.streamBufs[(i+1)%2]); err != nil {
+					// The last chunk: its other buffer is free for the
+					// next MSM's first chunk.
 					return nil, err
 				}
 			}
@@ -395,8 +420,12 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			}
 		}
 	}
+	if j.streamed != nil {
+		st.firstEnd(j)
+	}
 	rec.Compute = rec.Sort + rec.Accumulate + rec.Reduce + rec.Window
 	rec.Points, rec.Chunks, rec.Bases = n*len(vecs), len(ranges), j.basesTime
+	rec.FirstAhead = firstThere
 	reportMSM(ctx, st.device, at, rec)
 	return results, nil
 }

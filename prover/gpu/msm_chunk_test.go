@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -153,6 +154,77 @@ func TestMSMLeadCountsFromTheWorkBefore(t *testing.T) {
 	require.Greater(t, recs[0].Chunks, 1)
 	assert.GreaterOrEqual(t, recs[0].Lead, sleep, "the device was idle while the host slept")
 	assert.LessOrEqual(t, recs[0].Lead, since, "from the first MSM's end, not before")
+}
+
+// A streamed MSM's first chunk, sent during the MSM before it (its set
+// learned as the one that follows), gives the CPU backend's result, on
+// fresh random scalars each time: G1 then G2 chunks of equal bytes (as at
+// 16 GiB: A, B1, B2), the B pair's two MSMs in one call, the same set
+// twice, and after a wrong guess or a one-pass MSM between them (both drop
+// what was sent, and the job uploads its first chunk itself).
+func TestMSMFirstChunkSentAheadMatchesCPU(t *testing.T) {
+	b, ref, rng := chunkedBackend(t)
+	const chunk1, chunk2 = 1 << 10, 1 << 9 // 96 KiB of bases a chunk either way
+	x, y, z := randG1(4097, 64, rng), randG1(3000, 64, rng), randG1(2500, 64, rng)
+	w := randG2(3000, 32, rng)
+	forcePlan(t, b, driver.Bytes(x), x, false, chunk1, false, true)
+	forcePlan(t, b, driver.Bytes(y), y, false, chunk1, false, false) // pageable: through the staging chunks
+	forcePlan(t, b, driver.Bytes(z), z, false, chunk1, false, true)
+	forcePlan(t, b, driver.Bytes(w), w, true, chunk2, false, true)
+	small := randG1(300, 64, rng) // one pass, unplanned
+	m, err := b.msmEngine()
+	require.NoError(t, err)
+	uses := func() int {
+		var n int
+		require.NoError(t, b.dev.Do(func(*driver.Ctx) error { n = m.st.first.uses; return nil }))
+		return n
+	}
+	g1 := func(name string, bases []bls12381.G1Affine) MSMTimings {
+		t.Helper()
+		var log msmLog
+		s := randScalars(len(bases), rng)
+		got, err := b.MSMG1(log.context(), bases, s)
+		require.NoError(t, err)
+		want, err := ref.MSMG1(context.Background(), bases, clone(s))
+		require.NoError(t, err)
+		require.True(t, got.Equal(&want), "%s differs from the CPU backend's", name)
+		return log.last(t)
+	}
+	pair := func(name string) (MSMTimings, MSMTimings) {
+		t.Helper()
+		var log msmLog
+		s := randScalars(len(y), rng)
+		g1r, g2r, err := b.MSMB(log.context(), y, w, s)
+		require.NoError(t, err)
+		want1, err := ref.MSMG1(context.Background(), y, clone(s))
+		require.NoError(t, err)
+		want2, err := ref.MSMG2(context.Background(), w, clone(s))
+		require.NoError(t, err)
+		require.True(t, g1r.Equal(&want1), "%s: B1 differs from the CPU backend's", name)
+		require.True(t, g2r.Equal(&want2), "%s: B2 differs from the CPU backend's", name)
+		recs := log.take()
+		require.Len(t, recs, 2)
+		return recs[0], recs[1]
+	}
+	// Round one learns x → (y, w) → x; rounds two and three use it.
+	for round := range 3 {
+		rx := g1(fmt.Sprintf("x, round %d", round), x)
+		ry, rw := pair(fmt.Sprintf("round %d", round))
+		assert.Equal(t, round > 1, rx.FirstAhead, "x's first chunk sent during w's MSM, round %d", round)
+		assert.Equal(t, round > 0, ry.FirstAhead, "y's first chunk sent during x's MSM, round %d", round)
+		assert.Equal(t, round > 0, rw.FirstAhead, "w's first chunk sent during y's MSM, round %d", round)
+		assert.Equal(t, int64(len(x)*g1PointBytes), rx.StreamedBytes)
+	}
+	before := uses()
+	// A wrong guess: after w, x is expected, z comes.
+	assert.False(t, g1("z after w", z).FirstAhead)
+	// The same set twice: learned once, then taken.
+	g1("z again", z)
+	assert.True(t, g1("z a third time", z).FirstAhead)
+	// A one-pass MSM between z and z: what was sent is dropped.
+	g1("one pass", small)
+	assert.False(t, g1("z after a one-pass MSM", z).FirstAhead)
+	assert.Equal(t, before+1, uses())
 }
 
 // An MSM that does not fit whole under the Backend's memory limit, with

@@ -76,6 +76,9 @@ func (st *msmState) growArena(c *driver.Ctx, need uint64, n int) error {
 	if need <= st.arenaLen {
 		return nil
 	}
+	if err := st.arenaUsed(c); err != nil {
+		return err
+	}
 	if err := c.Free(st.arena); err != nil {
 		return fmt.Errorf("free msm scratch: %w", err)
 	}
@@ -446,6 +449,9 @@ func (st *msmState) prepareChunked(c *driver.Ctx, cv *msmCurve, host any, raw []
 // that it overlaps device work queued on other streams. No other use of the
 // engine may come between it and j's run.
 func (st *msmState) queueHost(c *driver.Ctx, j *msmJob, host []fr.Element) error {
+	if err := st.arenaUsed(c); err != nil {
+		return err
+	}
 	if err := st.stage.upload(c, j.b.scalars, driver.Bytes(host)); err != nil {
 		return fmt.Errorf("scalars: %w", err)
 	}
@@ -458,6 +464,9 @@ func (st *msmState) run(ctx context.Context, c *driver.Ctx, j *msmJob, scalars m
 	p, b := j.p, j.b
 	r := msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: &st.ev, maxv: st.maxv.Bytes()}
 	if err := r.interrupted("msm scalars"); err != nil {
+		return 0, err
+	}
+	if err := st.arenaUsed(c); err != nil {
 		return 0, err
 	}
 	at := msmStarts{bases: j.basesStart, upload: time.Now()}

@@ -102,8 +102,12 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 			early := private[:min(len(private), j.chunk)]
 			tail = func() error { return st.queueHost(cx, j, early) }
 		}
+		idle, err := j.idleArena(cx, st)
+		if err != nil {
+			return err
+		}
 		start := time.Now()
-		dev, ahead, err := b.quotient(ctx, cx, logN, a, bv, c, tail, j.idleArena(st), sent)
+		dev, ahead, err := b.quotient(ctx, cx, logN, a, bv, c, tail, idle, sent)
 		if err != nil {
 			return err
 		}

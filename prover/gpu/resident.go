@@ -66,6 +66,9 @@ func (st *msmState) dropPlan(c *driver.Ctx, key uintptr) error {
 	if !ok {
 		return nil
 	}
+	if err := st.forgetFirst(c, key); err != nil {
+		return err
+	}
 	delete(st.plans, key)
 	if r.pin != nil {
 		return c.HostUnregister(r.pin)
