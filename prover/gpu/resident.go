@@ -147,13 +147,22 @@ func (b *Backend) PlanKey(g1 [][]bls12381.G1Affine, g2 [][]bls12381.G2Affine, lo
 			if g2 {
 				cv = st.g2
 			}
-			p, err := newMSMPlanWeighted(chunk, msmTable{copies: 1, stride: uint32(chunk)}, st.window, cv.bucketWave,
-				cv.chunkBucketCost) // as chunkShape plans the chunk
-			if err != nil {
-				return math.MaxInt64 / 4
+			// As chunkShape plans a chunk; a whole set may also run in one
+			// pass (st.shape, msmCostBucket): the larger of the two then.
+			costs := []float64{cv.chunkBucketCost}
+			if chunk >= points {
+				costs = append(costs, msmCostBucket)
 			}
-			_, a := p.layout(0, cv.xyzzBytes)
-			return int64(a + carryBytes(p, cv.xyzzBytes, len(chunkRanges(points, chunk))))
+			var most int64
+			for _, cost := range costs {
+				p, err := newMSMPlanWeighted(chunk, msmTable{copies: 1, stride: uint32(chunk)}, st.window, cv.bucketWave, cost)
+				if err != nil {
+					return math.MaxInt64 / 4
+				}
+				_, a := p.layout(0, cv.xyzzBytes)
+				most = max(most, int64(a+carryBytes(p, cv.xyzzBytes, len(chunkRanges(points, chunk)))))
+			}
+			return most
 		}
 		if kp, err = planKey(shapes, quotientNeedOf(logN), budget-max(0, other), arena); err != nil {
 			return err
