@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
 	"github.com/cuzk-dev/cuzk/internal/stats"
@@ -29,18 +31,61 @@ type hostMemory struct {
 	Vectors  int64            // solved vectors mapped outside the Go heap (internal/hostmem)
 	// The Go runtime's memory (runtime/metrics): live and not yet swept
 	// objects, heap kept but free (the collector's slack, not returned to
-	// the system), and the rest it maps (stacks, metadata), all resident
-	// as far as the runtime knows.
-	GoObjects, GoFree, GoOther int64
+	// the system), goroutine stacks in the heap, and the rest it maps
+	// outside the heap (stacks, metadata). The heap's figures count pages
+	// the runtime holds, resident or not: a large object's pages that were
+	// never written, or pages given back to the system while their object
+	// lives (a key's points once the GPU holds them), are in them too.
+	GoObjects, GoFree, GoStacks, GoOther int64
+	// GoHeapRSS is what of the Go heap is resident: the resident bytes of
+	// its mappings (the run of adjacent anonymous mappings around a heap
+	// object: heapMappings), when found (GoHeapFound). The heap's own
+	// figures less this are the pages it holds that are not resident.
+	GoHeapRSS   int64
+	GoHeapFound bool
 	// GoLive is the heap the last collection found live: what GoObjects
 	// holds beyond it is garbage not yet collected (or allocated since).
 	GoLive          int64
 	GoGoal, GoLimit int64 // the heap goal and the memory limit
 	GoGC            int64 // GOGC, as the runtime holds it (-1: off)
-	// KeyReleased is the part of GoObjects not resident: the key's points
-	// the key manager gave back to the system once the GPU held them
-	// (release_host_keys), which stay live objects to the runtime.
-	KeyReleased int64
+	// anon are the anonymous mappings, in address order (heapMappings).
+	anon []mapping
+}
+
+// mapping is one anonymous mapping of smaps: [start, end) and its
+// resident bytes.
+type mapping struct {
+	start, end uint64
+	rss        int64
+}
+
+// heapProbe holds an object of the Go heap, so that its address tells
+// which mappings the heap lies in.
+var heapProbe *[1 << 12]byte
+
+// heapMappings returns the resident bytes of the run of adjacent
+// anonymous mappings (in address order, as smaps lists them) that holds
+// addr, and whether one holds it. The Go runtime maps its heap in arenas
+// that it places one after another from a fixed hint, so the run around
+// one heap object is the heap; the system places every other mapping
+// elsewhere.
+func heapMappings(anon []mapping, addr uint64) (int64, bool) {
+	at := slices.IndexFunc(anon, func(m mapping) bool { return m.start <= addr && addr < m.end })
+	if at < 0 {
+		return 0, false
+	}
+	lo, hi := at, at
+	for lo > 0 && anon[lo-1].end == anon[lo].start {
+		lo--
+	}
+	for hi+1 < len(anon) && anon[hi].end == anon[hi+1].start {
+		hi++
+	}
+	var rss int64
+	for _, m := range anon[lo : hi+1] {
+		rss += m.rss
+	}
+	return rss, true
 }
 
 // anonymous is the name of the mappings without a file.
@@ -62,12 +107,16 @@ func readHostMemory() (hostMemory, error) {
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/total:bytes"},
 		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/gc/gomemlimit:bytes"},
-		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}
+		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}, {Name: "/memory/classes/heap/stacks:bytes"}}
 	metrics.Read(s)
 	v := func(i int) int64 { return int64(s[i].Value.Uint64()) }
-	hm.GoObjects, hm.GoFree = v(0), v(1)+v(2)
-	hm.GoOther = v(3) - v(4) - hm.GoObjects - hm.GoFree
+	hm.GoObjects, hm.GoFree, hm.GoStacks = v(0), v(1)+v(2), v(9)
+	hm.GoOther = v(3) - v(4) - hm.GoObjects - hm.GoFree - hm.GoStacks
 	hm.GoGoal, hm.GoLimit, hm.GoLive, hm.GoGC = v(5), v(6), v(7), v(8)
+	if heapProbe == nil {
+		heapProbe = new([1 << 12]byte)
+	}
+	hm.GoHeapRSS, hm.GoHeapFound = heapMappings(hm.anon, uint64(uintptr(unsafe.Pointer(heapProbe))))
 	return hm, nil
 }
 
@@ -79,6 +128,7 @@ func parseSmaps(r io.Reader) (hostMemory, error) {
 	name := ""
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	anon := -1 // the index in hm.anon of the mapping open, if anonymous
 	for sc.Scan() {
 		line := sc.Bytes()
 		if rest, ok := bytes.CutPrefix(line, []byte("Rss:")); ok {
@@ -88,12 +138,23 @@ func parseSmaps(r io.Reader) (hostMemory, error) {
 			}
 			hm.Mappings[name] += kb << 10
 			hm.RSS += kb << 10
+			if anon >= 0 {
+				hm.anon[anon].rss += kb << 10
+			}
 			continue
 		}
 		if f := strings.Fields(string(line)); len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
-			name = anonymous
+			name, anon = anonymous, -1
 			if len(f) >= 6 {
 				name = strings.Join(f[5:], " ")
+			} else if lo, hi, ok := strings.Cut(f[0], "-"); ok {
+				start, err1 := strconv.ParseUint(lo, 16, 64)
+				end, err2 := strconv.ParseUint(hi, 16, 64)
+				if err := errors.Join(err1, err2); err != nil {
+					return hm, fmt.Errorf("mapping %q: %w", line, err)
+				}
+				hm.anon = append(hm.anon, mapping{start: start, end: end})
+				anon = len(hm.anon) - 1
 			}
 		}
 	}
@@ -134,16 +195,34 @@ func (hm hostMemory) write(w io.Writer, indent string) {
 	}
 	anon := hm.Mappings[anonymous] + hm.Mappings["[heap]"]
 	fmt.Fprintf(w, "%sresident %s by mapping: %s\n", indent, g(hm.RSS), strings.Join(parts, ", "))
-	objects := fmt.Sprintf("%s (live at the last collection %s)", g(hm.GoObjects), g(hm.GoLive))
-	if hm.KeyReleased > 0 {
-		objects = fmt.Sprintf("%s (live at the last collection %s; %s resident: %s of them the key's points given back to the system)",
-			g(hm.GoObjects), g(hm.GoLive), g(hm.GoObjects-hm.KeyReleased), g(hm.KeyReleased))
-	}
 	gogc := strconv.FormatInt(hm.GoGC, 10)
 	if hm.GoGC < 0 {
 		gogc = "off"
 	}
-	fmt.Fprintf(w, "%sanonymous %s: solved vectors (out of heap) %s, Go heap objects %s, Go heap free (not returned) %s, Go runtime other %s, the rest (CUDA driver, C) %s; Go heap goal %s (GOGC %s), memory limit %s\n",
-		indent, g(anon), g(hm.Vectors), objects, g(hm.GoFree), g(hm.GoOther),
-		g(anon-hm.Vectors-(hm.GoObjects-hm.KeyReleased)-hm.GoFree-hm.GoOther), g(hm.GoGoal), gogc, limit)
+	counted := hm.GoObjects + hm.GoFree + hm.GoStacks
+	heap := fmt.Sprintf("Go heap %s resident (objects %s, live at the last collection %s; free, not returned, %s; stacks %s",
+		g(hm.GoHeapRSS), g(hm.GoObjects), g(hm.GoLive), g(hm.GoFree), g(hm.GoStacks))
+	if !hm.GoHeapFound {
+		// The heap's mappings not found: its figures stand for what is
+		// resident, which may count pages that are not.
+		hm.GoHeapRSS = counted
+		heap = fmt.Sprintf("Go heap objects %s (live at the last collection %s), Go heap free (not returned) %s, stacks %s",
+			g(hm.GoObjects), g(hm.GoLive), g(hm.GoFree), g(hm.GoStacks))
+	} else if not := counted - hm.GoHeapRSS; not > 0 {
+		heap += fmt.Sprintf("; %s of these not resident: never written, or given back while live)", g(not))
+	} else {
+		heap += ")"
+	}
+	fmt.Fprintf(w, "%sanonymous %s: solved vectors (out of heap) %s, %s, Go runtime other %s, the rest (CUDA driver, C) %s; Go heap goal %s (GOGC %s), memory limit %s\n",
+		indent, g(anon), g(hm.Vectors), heap, g(hm.GoOther), g(hm.rest()), g(hm.GoGoal), gogc, limit)
+}
+
+// rest is the anonymous memory that neither the vectors nor the Go
+// runtime account for: the CUDA driver's, C's.
+func (hm hostMemory) rest() int64 {
+	heap := hm.GoHeapRSS
+	if !hm.GoHeapFound {
+		heap = hm.GoObjects + hm.GoFree + hm.GoStacks
+	}
+	return hm.Mappings[anonymous] + hm.Mappings["[heap]"] - hm.Vectors - heap - hm.GoOther
 }
