@@ -1,14 +1,10 @@
 package loadbench
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime/metrics"
 	"slices"
 	"strconv"
@@ -16,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
+	"github.com/cuzk-dev/cuzk/internal/smaps"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
@@ -48,15 +45,8 @@ type hostMemory struct {
 	GoLive          int64
 	GoGoal, GoLimit int64 // the heap goal and the memory limit
 	GoGC            int64 // GOGC, as the runtime holds it (-1: off)
-	// anon are the anonymous mappings, in address order (heapMappings).
-	anon []mapping
-}
-
-// mapping is one anonymous mapping of smaps: [start, end) and its
-// resident bytes.
-type mapping struct {
-	start, end uint64
-	rss        int64
+	// maps are the mappings, in address order (heapMappings).
+	maps []smaps.Mapping
 }
 
 // heapProbe holds an object of the Go heap, so that its address tells
@@ -64,26 +54,19 @@ type mapping struct {
 var heapProbe *[1 << 12]byte
 
 // heapMappings returns the resident bytes of the run of adjacent
-// anonymous mappings (in address order, as smaps lists them) that holds
-// addr, and whether one holds it. The Go runtime maps its heap in arenas
-// that it places one after another from a fixed hint, so the run around
-// one heap object is the heap; the system places every other mapping
-// elsewhere.
-func heapMappings(anon []mapping, addr uint64) (int64, bool) {
-	at := slices.IndexFunc(anon, func(m mapping) bool { return m.start <= addr && addr < m.end })
-	if at < 0 {
+// anonymous mappings that holds addr, and whether one holds it. The Go
+// runtime maps its heap in arenas that it places one after another from a
+// fixed hint, so the run around one heap object is the heap; the system
+// places every other mapping elsewhere.
+func heapMappings(maps []smaps.Mapping, addr uint64) (int64, bool) {
+	at, ok := smaps.Holding(maps, addr)
+	if !ok || maps[at].Name != "" {
 		return 0, false
 	}
-	lo, hi := at, at
-	for lo > 0 && anon[lo-1].end == anon[lo].start {
-		lo--
-	}
-	for hi+1 < len(anon) && anon[hi].end == anon[hi+1].start {
-		hi++
-	}
+	lo, hi := smaps.Run(maps, at, func(m smaps.Mapping) bool { return m.Name == "" })
 	var rss int64
-	for _, m := range anon[lo : hi+1] {
-		rss += m.rss
+	for _, m := range maps[lo : hi+1] {
+		rss += m.Rss
 	}
 	return rss, true
 }
@@ -94,15 +77,11 @@ const anonymous = "anonymous"
 // readHostMemory reads the breakdown now; an error where /proc/self/smaps
 // cannot be read (not Linux).
 func readHostMemory() (hostMemory, error) {
-	f, err := os.Open("/proc/self/smaps")
+	maps, err := smaps.Read(smaps.Self)
 	if err != nil {
 		return hostMemory{}, err
 	}
-	defer f.Close() // read-only: Close has nothing to report
-	hm, err := parseSmaps(f)
-	if err != nil {
-		return hostMemory{}, fmt.Errorf("/proc/self/smaps: %w", err)
-	}
+	hm := fromMappings(maps)
 	hm.Vectors = hostmem.Mapped()
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/total:bytes"},
@@ -116,49 +95,23 @@ func readHostMemory() (hostMemory, error) {
 	if heapProbe == nil {
 		heapProbe = new([1 << 12]byte)
 	}
-	hm.GoHeapRSS, hm.GoHeapFound = heapMappings(hm.anon, uint64(uintptr(unsafe.Pointer(heapProbe))))
+	hm.GoHeapRSS, hm.GoHeapFound = heapMappings(hm.maps, uint64(uintptr(unsafe.Pointer(heapProbe))))
 	return hm, nil
 }
 
-// parseSmaps sums the Rss lines of smaps by mapping: a header line
-// ("start-end perms offset dev inode [path]") opens a mapping, whose path,
-// if any, names it.
-func parseSmaps(r io.Reader) (hostMemory, error) {
-	hm := hostMemory{Mappings: map[string]int64{}}
-	name := ""
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	anon := -1 // the index in hm.anon of the mapping open, if anonymous
-	for sc.Scan() {
-		line := sc.Bytes()
-		if rest, ok := bytes.CutPrefix(line, []byte("Rss:")); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(rest)), " kB"), 10, 64)
-			if err != nil {
-				return hm, fmt.Errorf("Rss line %q: %w", line, err)
-			}
-			hm.Mappings[name] += kb << 10
-			hm.RSS += kb << 10
-			if anon >= 0 {
-				hm.anon[anon].rss += kb << 10
-			}
-			continue
+// fromMappings sums the resident bytes of maps by mapping: the file
+// mapped, a pseudo-name such as "[heap]", or anonymous.
+func fromMappings(maps []smaps.Mapping) hostMemory {
+	hm := hostMemory{Mappings: map[string]int64{}, maps: maps}
+	for _, m := range maps {
+		name := m.Name
+		if name == "" {
+			name = anonymous
 		}
-		if f := strings.Fields(string(line)); len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
-			name, anon = anonymous, -1
-			if len(f) >= 6 {
-				name = strings.Join(f[5:], " ")
-			} else if lo, hi, ok := strings.Cut(f[0], "-"); ok {
-				start, err1 := strconv.ParseUint(lo, 16, 64)
-				end, err2 := strconv.ParseUint(hi, 16, 64)
-				if err := errors.Join(err1, err2); err != nil {
-					return hm, fmt.Errorf("mapping %q: %w", line, err)
-				}
-				hm.anon = append(hm.anon, mapping{start: start, end: end})
-				anon = len(hm.anon) - 1
-			}
-		}
+		hm.Mappings[name] += m.Rss
+		hm.RSS += m.Rss
 	}
-	return hm, sc.Err()
+	return hm
 }
 
 // write prints the breakdown in two lines: the largest mappings, and the

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
+	"github.com/cuzk-dev/cuzk/internal/smaps"
 )
 
 const smapsSample = `55d0c0a00000-55d0c0b00000 r-xp 00000000 08:01 1234                       /usr/bin/cuzk-bench
@@ -35,16 +36,12 @@ Rss:                   4 kB
 `
 
 func TestParseSmapsSumsResidentBytesByMapping(t *testing.T) {
-	hm, err := parseSmaps(strings.NewReader(smapsSample))
+	maps, err := smaps.Parse(strings.NewReader(smapsSample))
 	require.NoError(t, err)
+	hm := fromMappings(maps)
 	assert.Equal(t, map[string]int64{"/usr/bin/cuzk-bench": 512 << 10, anonymous: (1048576 + 4) << 10,
 		"/dev/nvidiactl": 1 << 20, "/keys/porep c2.rawpk": 256 << 20, "[heap]": 2 << 20}, hm.Mappings)
 	assert.Equal(t, int64(512+1048576+1024+262144+2048+4)<<10, hm.RSS)
-	_, err = parseSmaps(strings.NewReader("7f00-7f01 rw-p 00000000 00:00 0\nRss: many kB\n"))
-	assert.ErrorContains(t, err, `Rss line "Rss: many kB"`)
-
-	assert.Equal(t, []mapping{{0x7f0000000000, 0x7f0040000000, 1048576 << 10}, {0x7f0080000000, 0x7f0080100000, 4 << 10}},
-		hm.anon, "the anonymous mappings, in order, with their resident bytes")
 
 	var out bytes.Buffer
 	hm.Vectors, hm.GoObjects, hm.GoFree, hm.GoStacks, hm.GoOther, hm.GoGoal, hm.GoLimit = 512<<20, 256<<20, 128<<20, 8<<20, 56<<20, 512<<20, 1<<62
@@ -70,26 +67,28 @@ func TestParseSmapsSumsResidentBytesByMapping(t *testing.T) {
 }
 
 // The Go heap is the run of adjacent anonymous mappings around a heap
-// object; a mapping that does not touch the run, and an address in none,
-// count nothing.
+// object; a mapping that does not touch the run, a named one, and an
+// address in none, count nothing.
 func TestHeapMappings(t *testing.T) {
-	anon := []mapping{
-		{0x10000, 0x20000, 4 << 10},
-		{0xc000000000, 0xc004000000, 64 << 20},
-		{0xc004000000, 0xc008000000, 0},       // reserved, not yet used
-		{0xc008000000, 0xc008400000, 1 << 20}, // its flags differ: a mapping of its own
-		{0xc008500000, 0xc008600000, 2 << 20}, // not adjacent
-		{0x7f0000000000, 0x7f0001000000, 16 << 20},
+	maps := []smaps.Mapping{
+		{Start: 0x10000, End: 0x20000, Rss: 4 << 10},
+		{Start: 0xc000000000, End: 0xc004000000, Rss: 64 << 20},
+		{Start: 0xc004000000, End: 0xc008000000},                  // reserved, not yet used
+		{Start: 0xc008000000, End: 0xc008400000, Rss: 1 << 20},    // its flags differ: a mapping of its own
+		{Start: 0xc008400000, End: 0xc008500000, Name: "/a/file"}, // adjacent, not anonymous
+		{Start: 0xc008600000, End: 0xc008700000, Rss: 2 << 20},    // not adjacent
 	}
 	for _, addr := range []uint64{0xc000000000, 0xc005000000, 0xc0083fffff} {
-		rss, ok := heapMappings(anon, addr)
+		rss, ok := heapMappings(maps, addr)
 		assert.True(t, ok)
 		assert.Equal(t, int64(65<<20), rss, "around %#x", addr)
 	}
-	rss, ok := heapMappings(anon, 0xc008500000)
+	rss, ok := heapMappings(maps, 0xc008600000)
 	assert.True(t, ok)
 	assert.Equal(t, int64(2<<20), rss)
-	_, ok = heapMappings(anon, 0xc008400000)
+	_, ok = heapMappings(maps, 0xc008400000)
+	assert.False(t, ok, "in a file's mapping")
+	_, ok = heapMappings(maps, 0xc008500000)
 	assert.False(t, ok, "between mappings")
 	_, ok = heapMappings(nil, 0xc000000000)
 	assert.False(t, ok)
