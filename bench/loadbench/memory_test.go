@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -16,29 +15,16 @@ import (
 	"github.com/cuzk-dev/cuzk/internal/smaps"
 )
 
-const smapsSample = `55d0c0a00000-55d0c0b00000 r-xp 00000000 08:01 1234                       /usr/bin/cuzk-bench
-Size:               1024 kB
-Rss:                 512 kB
-VmFlags: rd ex mr mw me dw
-7f0000000000-7f0040000000 rw-p 00000000 00:00 0 
-Size:            1048576 kB
-Rss:             1048576 kB
-THPeligible:    1
-VmFlags: rd wr mr mw me ac
-7f0040000000-7f0040100000 rw-s 00000000 00:05 77                         /dev/nvidiactl
-Rss:                1024 kB
-7f0050000000-7f0060000000 r--s 00000000 08:01 99                         /keys/porep c2.rawpk
-Rss:              262144 kB
-7f0070000000-7f0070100000 rw-p 00000000 00:00 0                          [heap]
-Rss:                2048 kB
-7f0080000000-7f0080100000 rw-p 00000000 00:00 0 
-Rss:                   4 kB
-`
 
 func TestParseSmapsSumsResidentBytesByMapping(t *testing.T) {
-	maps, err := smaps.Parse(strings.NewReader(smapsSample))
-	require.NoError(t, err)
-	hm := fromMappings(maps)
+	hm := fromMappings([]smaps.Mapping{
+		{Start: 0x55d0c0a00000, End: 0x55d0c0b00000, Name: "/usr/bin/cuzk-bench", Rss: 512 << 10},
+		{Start: 0x7f0000000000, End: 0x7f0040000000, Rss: 1048576 << 10},
+		{Start: 0x7f0040000000, End: 0x7f0040100000, Name: "/dev/nvidiactl", Rss: 1 << 20},
+		{Start: 0x7f0050000000, End: 0x7f0060000000, Name: "/keys/porep c2.rawpk", Rss: 256 << 20},
+		{Start: 0x7f0070000000, End: 0x7f0070100000, Name: "[heap]", Rss: 2 << 20},
+		{Start: 0x7f0080000000, End: 0x7f0080100000, Rss: 4 << 10},
+	})
 	assert.Equal(t, map[string]int64{"/usr/bin/cuzk-bench": 512 << 10, anonymous: (1048576 + 4) << 10,
 		"/dev/nvidiactl": 1 << 20, "/keys/porep c2.rawpk": 256 << 20, "[heap]": 2 << 20}, hm.Mappings)
 	assert.Equal(t, int64(512+1048576+1024+262144+2048+4)<<10, hm.RSS)
