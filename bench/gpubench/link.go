@@ -1,21 +1,18 @@
 package gpubench
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"unsafe"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
+	"github.com/cuzk-dev/cuzk/internal/smaps"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
@@ -221,51 +218,14 @@ func hugeBacked(b []byte) (huge, size int64) {
 }
 
 func smapsHuge(path string, addr uint64) (huge, size int64) {
-	f, err := os.Open(filepath.Clean(path))
+	maps, err := smaps.Read(path)
 	if err != nil {
 		return -1, 0
 	}
-	defer f.Close() // read only
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	in := false
-	huge = -1
-	for sc.Scan() {
-		line := sc.Text()
-		fields := strings.Fields(line)
-		if len(fields) == 0 {
-			continue
-		}
-		if lo, hi, ok := smapsRange(fields[0]); ok {
-			if in {
-				return huge, size
-			}
-			in = addr >= lo && addr < hi
-			if in {
-				size, huge = int64(hi-lo), 0
-			}
-			continue
-		}
-		if in && len(fields) >= 2 && (fields[0] == "AnonHugePages:" || fields[0] == "FilePmdMapped:") {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err == nil {
-				huge += kb << 10
-			}
-		}
-	}
-	if !in {
+	i, ok := smaps.Holding(maps, addr)
+	if !ok {
 		return -1, 0
 	}
-	return huge, size
-}
-
-// smapsRange parses a mapping's "lo-hi" hexadecimal address range.
-func smapsRange(s string) (lo, hi uint64, ok bool) {
-	a, b, found := strings.Cut(s, "-")
-	if !found {
-		return 0, 0, false
-	}
-	lo, err1 := strconv.ParseUint(a, 16, 64)
-	hi, err2 := strconv.ParseUint(b, 16, 64)
-	return lo, hi, err1 == nil && err2 == nil && hi > lo
+	m := maps[i]
+	return m.AnonHuge + m.FilePmd, int64(m.End - m.Start)
 }

@@ -211,9 +211,6 @@ func RunC2(ctx context.Context, cfg C2Config) (*C2Result, error) {
 	res.PeakRSS = peakRSS()
 	res.ProvingRSS, res.GPUPeak, res.GPUTotal = mon.rss, mon.gpuPeak, mon.gpuTotal
 	res.provingMem, res.memErr = mon.mem, mon.memErr
-	if res.KeyFile == "" { // a key in the Go heap whose points went back to the system once the GPU held them
-		res.provingMem.KeyReleased = max(0, res.KeyEstimate-res.Key.GetHostBytes())
-	}
 	res.Placement = mon.placement
 	return res, nil
 }

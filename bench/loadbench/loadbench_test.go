@@ -78,9 +78,11 @@ func TestRunC2SmallOnCPU(t *testing.T) {
 		"pipeline fill included",
 		"every partition proof verified by the client: PASS", "peak host RSS", "by the key's load ", "1 synthesizer(s) of 3 goroutines", "synthesis goroutines a partition's solve ran on: 3 to 3",
 		"partitions whose quotient found its A evaluations sent ahead: 0 of 9 (0.00 GiB", "  resident ", " by mapping: ", "anonymous ",
-		"solved vectors (out of heap) 0.00 GiB, Go heap objects "} {
+		"solved vectors (out of heap) 0.00 GiB, Go heap ", " resident (objects "} {
 		assert.Contains(t, out.String(), want)
 	}
+	assert.True(t, res.provingMem.GoHeapFound, "the Go heap's mappings")
+	assert.GreaterOrEqual(t, res.provingMem.rest(), int64(-16<<20), "the breakdown adds up")
 	_, err = RunC2(ctx, C2Config{Constraints: 1024, Proofs: 1})
 	assert.ErrorContains(t, err, "partitions and proofs must be positive")
 	_, err = RunC2(ctx, C2Config{Constraints: 1024, Partitions: 1, Proofs: 1, Slots: -1})

@@ -1,19 +1,18 @@
 package loadbench
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
+	"github.com/cuzk-dev/cuzk/internal/smaps"
 	"github.com/cuzk-dev/cuzk/internal/stats"
 )
 
@@ -29,18 +28,47 @@ type hostMemory struct {
 	Vectors  int64            // solved vectors mapped outside the Go heap (internal/hostmem)
 	// The Go runtime's memory (runtime/metrics): live and not yet swept
 	// objects, heap kept but free (the collector's slack, not returned to
-	// the system), and the rest it maps (stacks, metadata), all resident
-	// as far as the runtime knows.
-	GoObjects, GoFree, GoOther int64
+	// the system), goroutine stacks in the heap, and the rest it maps
+	// outside the heap (stacks, metadata). The heap's figures count pages
+	// the runtime holds, resident or not: a large object's pages that were
+	// never written, or pages given back to the system while their object
+	// lives (a key's points once the GPU holds them), are in them too.
+	GoObjects, GoFree, GoStacks, GoOther int64
+	// GoHeapRSS is what of the Go heap is resident: the resident bytes of
+	// its mappings (the run of adjacent anonymous mappings around a heap
+	// object: heapMappings), when found (GoHeapFound). The heap's own
+	// figures less this are the pages it holds that are not resident.
+	GoHeapRSS   int64
+	GoHeapFound bool
 	// GoLive is the heap the last collection found live: what GoObjects
 	// holds beyond it is garbage not yet collected (or allocated since).
 	GoLive          int64
 	GoGoal, GoLimit int64 // the heap goal and the memory limit
 	GoGC            int64 // GOGC, as the runtime holds it (-1: off)
-	// KeyReleased is the part of GoObjects not resident: the key's points
-	// the key manager gave back to the system once the GPU held them
-	// (release_host_keys), which stay live objects to the runtime.
-	KeyReleased int64
+	// maps are the mappings, in address order (heapMappings).
+	maps []smaps.Mapping
+}
+
+// heapProbe holds an object of the Go heap, so that its address tells
+// which mappings the heap lies in.
+var heapProbe *[1 << 12]byte
+
+// heapMappings returns the resident bytes of the run of adjacent
+// anonymous mappings that holds addr, and whether one holds it. The Go
+// runtime maps its heap in arenas that it places one after another from a
+// fixed hint, so the run around one heap object is the heap; the system
+// places every other mapping elsewhere.
+func heapMappings(maps []smaps.Mapping, addr uint64) (int64, bool) {
+	at, ok := smaps.Holding(maps, addr)
+	if !ok || maps[at].Name != "" {
+		return 0, false
+	}
+	lo, hi := smaps.Run(maps, at, func(m smaps.Mapping) bool { return m.Name == "" })
+	var rss int64
+	for _, m := range maps[lo : hi+1] {
+		rss += m.Rss
+	}
+	return rss, true
 }
 
 // anonymous is the name of the mappings without a file.
@@ -49,55 +77,41 @@ const anonymous = "anonymous"
 // readHostMemory reads the breakdown now; an error where /proc/self/smaps
 // cannot be read (not Linux).
 func readHostMemory() (hostMemory, error) {
-	f, err := os.Open("/proc/self/smaps")
+	maps, err := smaps.Read(smaps.Self)
 	if err != nil {
 		return hostMemory{}, err
 	}
-	defer f.Close() // read-only: Close has nothing to report
-	hm, err := parseSmaps(f)
-	if err != nil {
-		return hostMemory{}, fmt.Errorf("/proc/self/smaps: %w", err)
-	}
+	hm := fromMappings(maps)
 	hm.Vectors = hostmem.Mapped()
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/total:bytes"},
 		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/gc/gomemlimit:bytes"},
-		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}
+		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}, {Name: "/memory/classes/heap/stacks:bytes"}}
 	metrics.Read(s)
 	v := func(i int) int64 { return int64(s[i].Value.Uint64()) }
-	hm.GoObjects, hm.GoFree = v(0), v(1)+v(2)
-	hm.GoOther = v(3) - v(4) - hm.GoObjects - hm.GoFree
+	hm.GoObjects, hm.GoFree, hm.GoStacks = v(0), v(1)+v(2), v(9)
+	hm.GoOther = v(3) - v(4) - hm.GoObjects - hm.GoFree - hm.GoStacks
 	hm.GoGoal, hm.GoLimit, hm.GoLive, hm.GoGC = v(5), v(6), v(7), v(8)
+	if heapProbe == nil {
+		heapProbe = new([1 << 12]byte)
+	}
+	hm.GoHeapRSS, hm.GoHeapFound = heapMappings(hm.maps, uint64(uintptr(unsafe.Pointer(heapProbe))))
 	return hm, nil
 }
 
-// parseSmaps sums the Rss lines of smaps by mapping: a header line
-// ("start-end perms offset dev inode [path]") opens a mapping, whose path,
-// if any, names it.
-func parseSmaps(r io.Reader) (hostMemory, error) {
-	hm := hostMemory{Mappings: map[string]int64{}}
-	name := ""
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if rest, ok := bytes.CutPrefix(line, []byte("Rss:")); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(rest)), " kB"), 10, 64)
-			if err != nil {
-				return hm, fmt.Errorf("Rss line %q: %w", line, err)
-			}
-			hm.Mappings[name] += kb << 10
-			hm.RSS += kb << 10
-			continue
-		}
-		if f := strings.Fields(string(line)); len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+// fromMappings sums the resident bytes of maps by mapping: the file
+// mapped, a pseudo-name such as "[heap]", or anonymous.
+func fromMappings(maps []smaps.Mapping) hostMemory {
+	hm := hostMemory{Mappings: map[string]int64{}, maps: maps}
+	for _, m := range maps {
+		name := m.Name
+		if name == "" {
 			name = anonymous
-			if len(f) >= 6 {
-				name = strings.Join(f[5:], " ")
-			}
 		}
+		hm.Mappings[name] += m.Rss
+		hm.RSS += m.Rss
 	}
-	return hm, sc.Err()
+	return hm
 }
 
 // write prints the breakdown in two lines: the largest mappings, and the
@@ -134,16 +148,34 @@ func (hm hostMemory) write(w io.Writer, indent string) {
 	}
 	anon := hm.Mappings[anonymous] + hm.Mappings["[heap]"]
 	fmt.Fprintf(w, "%sresident %s by mapping: %s\n", indent, g(hm.RSS), strings.Join(parts, ", "))
-	objects := fmt.Sprintf("%s (live at the last collection %s)", g(hm.GoObjects), g(hm.GoLive))
-	if hm.KeyReleased > 0 {
-		objects = fmt.Sprintf("%s (live at the last collection %s; %s resident: %s of them the key's points given back to the system)",
-			g(hm.GoObjects), g(hm.GoLive), g(hm.GoObjects-hm.KeyReleased), g(hm.KeyReleased))
-	}
 	gogc := strconv.FormatInt(hm.GoGC, 10)
 	if hm.GoGC < 0 {
 		gogc = "off"
 	}
-	fmt.Fprintf(w, "%sanonymous %s: solved vectors (out of heap) %s, Go heap objects %s, Go heap free (not returned) %s, Go runtime other %s, the rest (CUDA driver, C) %s; Go heap goal %s (GOGC %s), memory limit %s\n",
-		indent, g(anon), g(hm.Vectors), objects, g(hm.GoFree), g(hm.GoOther),
-		g(anon-hm.Vectors-(hm.GoObjects-hm.KeyReleased)-hm.GoFree-hm.GoOther), g(hm.GoGoal), gogc, limit)
+	counted := hm.GoObjects + hm.GoFree + hm.GoStacks
+	heap := fmt.Sprintf("Go heap %s resident (objects %s, live at the last collection %s; free, not returned, %s; stacks %s",
+		g(hm.GoHeapRSS), g(hm.GoObjects), g(hm.GoLive), g(hm.GoFree), g(hm.GoStacks))
+	if !hm.GoHeapFound {
+		// The heap's mappings not found: its figures stand for what is
+		// resident, which may count pages that are not.
+		hm.GoHeapRSS = counted
+		heap = fmt.Sprintf("Go heap objects %s (live at the last collection %s), Go heap free (not returned) %s, stacks %s",
+			g(hm.GoObjects), g(hm.GoLive), g(hm.GoFree), g(hm.GoStacks))
+	} else if not := counted - hm.GoHeapRSS; not > 0 {
+		heap += fmt.Sprintf("; %s of these not resident: never written, or given back while live)", g(not))
+	} else {
+		heap += ")"
+	}
+	fmt.Fprintf(w, "%sanonymous %s: solved vectors (out of heap) %s, %s, Go runtime other %s, the rest (CUDA driver, C) %s; Go heap goal %s (GOGC %s), memory limit %s\n",
+		indent, g(anon), g(hm.Vectors), heap, g(hm.GoOther), g(hm.rest()), g(hm.GoGoal), gogc, limit)
+}
+
+// rest is the anonymous memory that neither the vectors nor the Go
+// runtime account for: the CUDA driver's, C's.
+func (hm hostMemory) rest() int64 {
+	heap := hm.GoHeapRSS
+	if !hm.GoHeapFound {
+		heap = hm.GoObjects + hm.GoFree + hm.GoStacks
+	}
+	return hm.Mappings[anonymous] + hm.Mappings["[heap]"] - hm.Vectors - heap - hm.GoOther
 }
