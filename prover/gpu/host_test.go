@@ -215,6 +215,7 @@ func TestStreamedLHMatchesCPU(t *testing.T) {
 			got, err := b.MSMQuotientLH(lhLog.context(), lh, private, a, bv, c)
 			require.NoError(t, err)
 			require.True(t, got.Equal(&want), "quotient and streamed L‖H MSM differ from the CPU backend's")
+			assert.True(t, lhLog.last(t).FirstAhead, "the first chunk's bases went up during the quotient's last transforms")
 			if tc.holds && tc.ready && tc.chunk < nPriv+n-1 {
 				assert.Equal(t, int64(len(driver.Bytes(private))), lhLog.last(t).AheadBytes,
 					"the L chunks copied the private wires from the A wires sent ahead")

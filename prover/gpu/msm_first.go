@@ -154,6 +154,24 @@ func (st *msmState) sendFirst(c *driver.Ctx, j *msmJob, free driver.DevicePtr) e
 	return nil
 }
 
+// sendOwnFirst sends streamed job j's own first chunk (first, in the order
+// its chunks run) into its stream buffer 0, before its call's chunk loop
+// starts: the quotient's tail does, once c has left the arena, so that the
+// upload overlaps the quotient's last transforms (MSMQuotientLH, whose L‖H
+// MSM follows the quotient's use of the arena and so has no MSM before it
+// to send it). No other use of the arena may come between it and j's run.
+func (st *msmState) sendOwnFirst(c *driver.Ctx, j *msmJob, first chunkRange) error {
+	if j.streamed == nil {
+		return nil
+	}
+	pb := j.cv.pointBytes
+	if err := st.stage.upload(c, j.streamBufs[0], j.streamed[first.lo*pb:first.hi*pb]); err != nil {
+		return fmt.Errorf("stream %s bases [%d, %d) early: %w", j.cv.name, first.lo, first.hi, err)
+	}
+	st.first.sent = &firstSent{key: basesKey(j.streamed), r: first, ptr: j.streamBufs[0], arena: st.arena}
+	return nil
+}
+
 // arenaUsed is called before any use of the arena other than a streamed
 // MSM's chunk loop: it drops a first chunk sent ahead, once its copy has
 // completed, and notes that the arena was used since the last streamed

@@ -52,8 +52,9 @@ func (b *Backend) QuotientH(ctx context.Context, a, bv, c []fr.Element) ([]fr.El
 // call. h stays in the quotient's device vector and is copied from there
 // into the MSM's scalars, so it never crosses the PCIe link (at n = 2^27:
 // 4.3 GB down and up saved, and Prove's host copy of it). The private wires
-// go up while the quotient's last transforms run, when the link is idle
-// (their upload would otherwise wait for the quotient's end), and the
+// and, where the L‖H bases stream, their first chunk go up while the
+// quotient's last transforms run, when the link is idle (their upload
+// would otherwise wait for the quotient's end), and the
 // vectors announced by Prefetch go up while the L‖H MSM computes. a, b and
 // c are left unchanged. A call stopped early (an error, ctx done) drops
 // what Prefetch announced or sent.
@@ -95,12 +96,22 @@ func (b *Backend) MSMQuotientLH(ctx context.Context, lh []bls12381.G1Affine, pri
 		// their scalars from there, so the private wires cross the link
 		// once, not twice.
 		reverse := j.chunked() && b.st.wantHolds(cx, private)
-		var tail func() error
-		if !reverse {
-			// The host part of the scalars (of the first chunk's, in
-			// chunks) goes up while the quotient's last transforms run.
-			early := private[:min(len(private), j.chunk)]
-			tail = func() error { return st.queueHost(cx, j, early) }
+		// While the quotient's last transforms run, the link is idle and c
+		// has left the arena: the host part of the scalars (of the first
+		// chunk's, in chunks) goes up, then the first chunk's bases where
+		// they stream.
+		ranges := chunkRanges(len(lh), j.chunk)
+		first := ranges[0]
+		if reverse {
+			first = ranges[len(ranges)-1]
+		}
+		tail := func() error {
+			if !reverse {
+				if err := st.queueHost(cx, j, private[:min(len(private), j.chunk)]); err != nil {
+					return err
+				}
+			}
+			return st.sendOwnFirst(cx, j, first)
 		}
 		idle, err := j.idleArena(cx, st)
 		if err != nil {
