@@ -192,17 +192,7 @@ func TestMSMFirstChunkSentAheadMatchesCPU(t *testing.T) {
 	}
 	pair := func(name string) (MSMTimings, MSMTimings) {
 		t.Helper()
-		var log msmLog
-		s := randScalars(len(y), rng)
-		g1r, g2r, err := b.MSMB(log.context(), y, w, s)
-		require.NoError(t, err)
-		want1, err := ref.MSMG1(context.Background(), y, clone(s))
-		require.NoError(t, err)
-		want2, err := ref.MSMG2(context.Background(), w, clone(s))
-		require.NoError(t, err)
-		require.True(t, g1r.Equal(&want1), "%s: B1 differs from the CPU backend's", name)
-		require.True(t, g2r.Equal(&want2), "%s: B2 differs from the CPU backend's", name)
-		recs := log.take()
+		recs := checkMSMB(t, b, ref, y, w, randScalars(len(y), rng), name)
 		require.Len(t, recs, 2)
 		return recs[0], recs[1]
 	}
