@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,5 +76,47 @@ func TestGPUPackagesHoldEveryGPUTest(t *testing.T) {
 	sort.Strings(listed)
 	if strings.Join(want, " ") != strings.Join(listed, " ") {
 		t.Errorf("gpuPackages = %v; the packages whose tests skip on ErrNoGPU are %v", listed, want)
+	}
+}
+
+// TestGPUSkipLeavesOutOnlyHostTests: run.sh leaves out the tests gpuSkip
+// matches, so each must run without a device (every CPU suite runs it,
+// and no GPU run would): none opens one (testDevice, New, ErrNoGPU) in its
+// own body. The pattern must still match some test.
+func TestGPUSkipLeavesOutOnlyHostTests(t *testing.T) {
+	skip := regexp.MustCompile(gpuSkip)
+	matched := 0
+	for _, p := range gpuPackages {
+		files, err := filepath.Glob(filepath.Join("..", p, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, src, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Test") || !skip.MatchString(fn.Name.Name) {
+					continue
+				}
+				matched++
+				body := string(src[fset.Position(fn.Body.Pos()).Offset:fset.Position(fn.Body.End()).Offset])
+				for _, dev := range []string{"testDevice(", "ErrNoGPU", "New("} {
+					if strings.Contains(body, dev) {
+						t.Errorf("%s: %s matches gpuSkip (%s) but opens a device (%s): run.sh would never run it", path, fn.Name.Name, gpuSkip, dev)
+					}
+				}
+			}
+		}
+	}
+	if matched == 0 {
+		t.Errorf("gpuSkip (%s) matches no test of gpuPackages", gpuSkip)
 	}
 }
