@@ -326,7 +326,34 @@ func (b *Backend) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls1238
 	if err != nil {
 		return bls12381.G1Jac{}, bls12381.G2Jac{}, fmt.Errorf("msm B: %w", err)
 	}
-	return m.g1g2(ctx, g1, g2, scalars, b.scalarsFor)
+	return m.g1g2(ctx, g1, g2, scalars, b.scalarsFor, b.keepRoom)
+}
+
+// keepRoom is device memory idle during a B pair (MSMB) where its G1 MSM's
+// chunks may keep their scalars for the G2 MSM: work vector 0, which holds
+// nothing between A's MSM (its wires, sent ahead there, are read) and the
+// next quotient, unless a vector sent ahead is there or on its way (then
+// nothing, and each MSM sends its own scalars).
+func (b *Backend) keepRoom(c *driver.Ctx) deviceSpan {
+	st := b.st
+	v := st.vecs[0]
+	if v == 0 {
+		return deviceSpan{}
+	}
+	for _, a := range st.ahead {
+		if a.dev == v {
+			return deviceSpan{}
+		}
+	}
+	for _, s := range st.sending {
+		if s.vec.dev == v {
+			return deviceSpan{}
+		}
+	}
+	if q := st.quot; (q.send != nil && q.send.vec.dev == v) || (q.ready != nil && q.ready.dev == v) {
+		return deviceSpan{}
+	}
+	return deviceSpan{ptr: v, n: (1 << st.vecLog) * elemBytes}
 }
 
 // MSMG1Batch implements groth16.BatchBackend: the G1 MSMs of several

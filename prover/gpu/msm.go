@@ -143,15 +143,18 @@ type msmState struct {
 	end *workEnd
 	// first is the first chunk of the next streamed MSM, sent during the
 	// last chunk of the one before (msm_first.go).
-	first    firstState
-	arena    driver.DevicePtr
-	arenaLen uint64
-	ev       [numMSMEvents]*driver.Event
-	evNext   [numMSMEvents]*driver.Event // a chunked MSM's second set (msmChunkedBatch)
-	window   uint32                      // forced window bits (benchmarks); 0: by the cost model
-	stage    *stager
-	maxv     *driver.HostBuf // pinned: a sort's band maxima (msmRun.maxv)
-	device   string          // the device's name in phase reports
+	first firstState
+	// keptPairs counts the B pairs whose G2 MSM read the scalars its G1
+	// MSM's chunks kept (sumG1G2; tests).
+	keptPairs int
+	arena     driver.DevicePtr
+	arenaLen  uint64
+	ev        [numMSMEvents]*driver.Event
+	evNext    [numMSMEvents]*driver.Event // a chunked MSM's second set (msmChunkedBatch)
+	window    uint32                      // forced window bits (benchmarks); 0: by the cost model
+	stage     *stager
+	maxv      *driver.HostBuf // pinned: a sort's band maxima (msmRun.maxv)
+	device    string          // the device's name in phase reports
 }
 
 // residentBases is a bases slice kept on the device.
@@ -264,15 +267,22 @@ func (m *MSM) g2(ctx context.Context, bases []bls12381.G2Affine, scalars []fr.El
 // MSM's.
 func (m *MSM) G1G2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element) (
 	bls12381.G1Jac, bls12381.G2Jac, error) {
-	return m.g1g2(ctx, g1, g2, scalars, hostScalars)
+	return m.g1g2(ctx, g1, g2, scalars, hostScalars, nil)
 }
 
-// g1g2 is G1G2 with the scalars placed by where, on the device thread.
+// g1g2 is G1G2 with the scalars placed by where, on the device thread;
+// keep, when not nil, gives device memory idle during the call where the
+// G1 MSM's chunks may leave a copy of their scalars for the G2 MSM
+// (sumG1G2).
 func (m *MSM) g1g2(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars []fr.Element,
-	where func([]fr.Element) msmScalars) (r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
+	where func([]fr.Element) msmScalars, keep func(*driver.Ctx) deviceSpan) (r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
 	bad := errors.Join(checkMSMInput(len(g1), len(scalars)), checkMSMInput(len(g2), len(scalars)))
 	err = m.call(ctx, "g1 and g2", len(scalars), bad, func(dc *driver.Ctx) (err error) {
-		r1, r2, err = m.st.sumG1G2(ctx, dc, g1, g2, where(scalars))
+		var room deviceSpan
+		if keep != nil {
+			room = keep(dc)
+		}
+		r1, r2, err = m.st.sumG1G2(ctx, dc, g1, g2, where(scalars), room)
 		return err
 	})
 	return r1, r2, err
@@ -294,8 +304,14 @@ func (m *MSM) call(ctx context.Context, what string, n int, bad error, fn func(*
 // of the arena for every plan, and a plan's sort buffers come before its
 // curve-sized ones, so after the G1 MSM the G2 MSM finds the scalars, and
 // with an equal sortKey the sorted entries, where its own layout puts them.
-func (st *msmState) sumG1G2(ctx context.Context, c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars msmScalars) (
-	r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
+//
+// Where the MSMs run in chunks, each sends its own scalars, unless keep
+// (device memory idle during the call) holds them: the G1 MSM's chunks then
+// copy theirs there on the device as they arrive (msmJob.keep), and the G2
+// MSM reads them from there, so that the scalars cross the link once, not
+// twice (1.2 GB a C2 partition).
+func (st *msmState) sumG1G2(ctx context.Context, c *driver.Ctx, g1 []bls12381.G1Affine, g2 []bls12381.G2Affine, scalars msmScalars,
+	keep deviceSpan) (r1 bls12381.G1Jac, r2 bls12381.G2Jac, err error) {
 	j2, err := st.prepare(c, st.g2, g2, driver.Bytes(g2), scalars.n())
 	if err != nil {
 		return r1, r2, err
@@ -306,14 +322,23 @@ func (st *msmState) sumG1G2(ctx context.Context, c *driver.Ctx, g1 []bls12381.G1
 	}
 	// Preparing j1 may have grown the arena: place j2 in the new one.
 	j2.b, _ = j2.p.layout(st.arena, j2.cv.xyzzBytes)
+	kept := j1.chunked() && scalars.hostOnly() && keep.n >= scalars.n()*elemBytes
+	if kept {
+		j1.keep = keep.ptr
+	}
 	if r1, err = msmFinish(groth16.WithCall(ctx, groth16.PhaseMSMB1), st, c, j1, scalars, combineG1); err != nil {
 		return r1, r2, err
 	}
 	g2Scalars := msmScalars{queued: true}
 	if j1.chunked() || j2.chunked() {
 		// Chunks share no sort, and hold no whole scalar vector for the
-		// second MSM: it sends its own, placed where j1's run left the arena.
+		// second MSM: it sends its own, placed where j1's run left the arena,
+		// or copies those j1's chunks kept.
 		g2Scalars = scalars
+		if kept {
+			g2Scalars = msmScalars{dev: keep.ptr, ndev: scalars.n()}
+			st.keptPairs++
+		}
 		if j2, err = st.prepare(c, st.g2, g2, driver.Bytes(g2), scalars.n()); err != nil {
 			return r1, r2, err
 		}

@@ -303,6 +303,13 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			if err := part.load(c, st.stage, b.scalars); err != nil {
 				return nil, fmt.Errorf("scalars [%d, %d): %w", rg.lo, rg.hi, err)
 			}
+			if j.keep != 0 && len(vecs) == 1 {
+				// Before the sort on the same stream, which reads them; the
+				// next chunk's scalars come once the host saw that sort end.
+				if err := c.DtoDAsync(j.keep.Add(rg.lo*elemBytes), b.scalars, (rg.hi-rg.lo)*elemBytes, nil); err != nil {
+					return nil, fmt.Errorf("keep scalars [%d, %d): %w", rg.lo, rg.hi, err)
+				}
+			}
 			rec.Upload += time.Since(t0)
 			if i == 0 && v == 0 {
 				at.pipeline = time.Now()

@@ -217,6 +217,62 @@ func TestMSMFirstChunkSentAheadMatchesCPU(t *testing.T) {
 	assert.Equal(t, before+1, uses())
 }
 
+// A B pair in chunks whose scalars are on the host leaves them, as its G1
+// MSM's chunks load them, in work vector 0 (idle between A's MSM and the
+// next quotient), and its G2 MSM reads them there: both equal the CPU
+// backend's on fresh scalars. Without work vectors, with scalars longer than
+// they are, or with a vector sent ahead into vector 0, each MSM sends its
+// own, and the results are the same.
+func TestMSMBKeepsItsScalarsMatchesCPU(t *testing.T) {
+	b, ref, rng := chunkedBackend(t)
+	const n = 3000
+	y, w := randG1(n, 64, rng), randG2(n, 32, rng)
+	forcePlan(t, b, driver.Bytes(y), y, false, 1<<10, false, true)
+	forcePlan(t, b, driver.Bytes(w), w, true, 1<<9, false, true)
+	m, err := b.msmEngine()
+	require.NoError(t, err)
+	kept := func() int {
+		var k int
+		require.NoError(t, b.dev.Do(func(*driver.Ctx) error { k = m.st.keptPairs; return nil }))
+		return k
+	}
+	checkMSMB(t, b, ref, y, w, randScalars(n, rng), "no work vectors yet")
+	assert.Zero(t, kept(), "no work vectors: nothing kept")
+
+	// Work vectors of 2^10 elements: shorter than the scalars.
+	_, err = b.QuotientH(context.Background(), newVector(t, 1<<10, inputRandom), newVector(t, 1<<10, inputRandom),
+		newVector(t, 1<<10, inputRandom))
+	require.NoError(t, err)
+	checkMSMB(t, b, ref, y, w, randScalars(n, rng), "work vectors shorter than the scalars")
+	assert.Zero(t, kept())
+
+	// Work vectors of 2^12: the scalars kept in vector 0, twice in a row.
+	_, err = b.QuotientH(context.Background(), newVector(t, 1<<12, inputRandom), newVector(t, 1<<12, inputRandom),
+		newVector(t, 1<<12, inputRandom))
+	require.NoError(t, err)
+	for round := range 2 {
+		recs := checkMSMB(t, b, ref, y, w, randScalars(n, rng), fmt.Sprintf("kept, round %d", round))
+		require.Len(t, recs, 2)
+		assert.Equal(t, round+1, kept())
+	}
+
+	// A vector sent ahead into vector 0 (announced, then sent beside a
+	// quotient and L‖H call's chunks) stays: the pair sends its own.
+	require.NoError(t, b.dev.Do(func(*driver.Ctx) error {
+		b.st.ahead = append(b.st.ahead, aheadVec{host: &randScalars(1, rng)[0], n: 1, dev: b.st.vecs[0]})
+		return nil
+	}))
+	checkMSMB(t, b, ref, y, w, randScalars(n, rng), "vector 0 holds a vector sent ahead")
+	assert.Equal(t, 2, kept())
+	require.NoError(t, b.dev.Do(func(*driver.Ctx) error { b.st.ahead = nil; return nil }))
+
+	// Scalars sent ahead themselves: the pair reads them from the device.
+	s := pinnedCopy(t, b, randScalars(n, rng))
+	require.NoError(t, b.Prefetch(context.Background(), s))
+	checkMSMB(t, b, ref, y, w, s, "scalars announced, not sent (no L‖H call)")
+	assert.Equal(t, 3, kept(), "announced but never sent: host scalars, kept")
+}
+
 // An MSM that does not fit whole under the Backend's memory limit, with
 // no plan, runs in chunks as large as fit and equals the CPU backend's;
 // the device memory held stays within the limit by the Backend's account

@@ -252,6 +252,10 @@ func hostScalars(s []fr.Element) msmScalars { return msmScalars{host: s} }
 
 func (s msmScalars) n() int { return len(s.host) + s.ndev }
 
+// hostOnly reports whether s are host elements alone, neither queued nor
+// with a copy on the device.
+func (s msmScalars) hostOnly() bool { return s.ndev == 0 && s.hdev == 0 && !s.queued }
+
 // load puts the scalars at dst: the host part through the stager (directly
 // when pinned) unless its upload is already queued there or a copy of it
 // lies on the device (hdev), the device parts by device-to-device copies
@@ -303,6 +307,10 @@ type msmJob struct {
 	// place, when not nil, may redirect a chunk's host scalars to a copy
 	// on the device (msmScalars.hdev) before they are loaded.
 	place func(msmScalars) msmScalars
+	// keep, when not 0, is device memory where each chunk of a one-vector
+	// chunked job copies its scalars once loaded (at the chunk's first
+	// point's place), for a later MSM over the same scalars (sumG1G2).
+	keep driver.DevicePtr
 	// n is the MSM's points and chunk the points of one pass
 	// (msm_chunk.go; n: one pass). A chunked job's p is the plan of a full
 	// chunk and table the bases' shape its chunks plan over.
