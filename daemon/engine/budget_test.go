@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -378,9 +379,15 @@ func TestVectorsGoBackAfterTheNextProofsHostWork(t *testing.T) {
 	}
 	e = newEngine(t, Config{Keys: km, Synthesizers: 1, HostBudget: 2 * need}, d)
 	jobs := []*Job{submit(t, e, c, 1, Normal), submit(t, e, c, 2, Normal), submit(t, e, c, 3, Normal)}
-	require.Eventually(t, func() bool {
-		return first.waiting.Load() == 1 && jobs[1].State() == Ready && jobs[2].State() == Synthesizing
-	}, time.Minute, time.Millisecond, "job 1 proving, job 2 waiting for the device, job 3 for host memory")
+	var seen atomic.Value // the states last polled, for the failure's message
+	if !assert.Eventually(t, func() bool {
+		held, s2, s3 := first.waiting.Load(), jobs[1].State(), jobs[2].State()
+		seen.Store(fmt.Sprintf("provers held %d, job 1 %v, job 2 %v, job 3 %v, host memory in use %d of %d",
+			held, jobs[0].State(), s2, s3, e.budget.inUse(), 2*need))
+		return held == 1 && s2 == Ready && s3 == Synthesizing
+	}, time.Minute, time.Millisecond, "job 1 proving, job 2 waiting for the device, job 3 for host memory") {
+		t.Fatalf("last seen: %v", seen.Load())
+	}
 	assert.Equal(t, 2*need, e.budget.inUse())
 	first.open()
 	for i, j := range jobs {
