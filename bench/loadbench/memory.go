@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/cuzk-dev/cuzk/internal/hostmem"
@@ -49,9 +50,10 @@ type hostMemory struct {
 	maps []smaps.Mapping
 }
 
-// heapProbe holds an object of the Go heap, so that its address tells
-// which mappings the heap lies in.
-var heapProbe *[1 << 12]byte
+// heapProbe returns an object of the Go heap (allocated once, on first
+// use: a package variable's new may be placed in static data), so that its
+// address tells which mappings the heap lies in.
+var heapProbe = sync.OnceValue(func() *[1 << 12]byte { return new([1 << 12]byte) })
 
 // heapMappings returns the resident bytes of the run of adjacent
 // anonymous mappings that holds addr, and whether one holds it. The Go
@@ -92,10 +94,7 @@ func readHostMemory() (hostMemory, error) {
 	hm.GoObjects, hm.GoFree, hm.GoStacks = v(0), v(1)+v(2), v(9)
 	hm.GoOther = v(3) - v(4) - hm.GoObjects - hm.GoFree - hm.GoStacks
 	hm.GoGoal, hm.GoLimit, hm.GoLive, hm.GoGC = v(5), v(6), v(7), v(8)
-	if heapProbe == nil {
-		heapProbe = new([1 << 12]byte)
-	}
-	hm.GoHeapRSS, hm.GoHeapFound = heapMappings(hm.maps, uint64(uintptr(unsafe.Pointer(heapProbe))))
+	hm.GoHeapRSS, hm.GoHeapFound = heapMappings(hm.maps, uint64(uintptr(unsafe.Pointer(heapProbe()))))
 	return hm, nil
 }
 
@@ -152,16 +151,12 @@ func (hm hostMemory) write(w io.Writer, indent string) {
 	if hm.GoGC < 0 {
 		gogc = "off"
 	}
-	counted := hm.GoObjects + hm.GoFree + hm.GoStacks
 	heap := fmt.Sprintf("Go heap %s resident (objects %s, live at the last collection %s; free, not returned, %s; stacks %s",
 		g(hm.GoHeapRSS), g(hm.GoObjects), g(hm.GoLive), g(hm.GoFree), g(hm.GoStacks))
 	if !hm.GoHeapFound {
-		// The heap's mappings not found: its figures stand for what is
-		// resident, which may count pages that are not.
-		hm.GoHeapRSS = counted
 		heap = fmt.Sprintf("Go heap objects %s (live at the last collection %s), Go heap free (not returned) %s, stacks %s",
 			g(hm.GoObjects), g(hm.GoLive), g(hm.GoFree), g(hm.GoStacks))
-	} else if not := counted - hm.GoHeapRSS; not > 0 {
+	} else if not := hm.goCounted() - hm.GoHeapRSS; not > 0 {
 		heap += fmt.Sprintf("; %s of these not resident: never written, or given back while live)", g(not))
 	} else {
 		heap += ")"
@@ -170,12 +165,18 @@ func (hm hostMemory) write(w io.Writer, indent string) {
 		indent, g(anon), g(hm.Vectors), heap, g(hm.GoOther), g(hm.rest()), g(hm.GoGoal), gogc, limit)
 }
 
+// goCounted is what the runtime counts in its heap: objects, free pages
+// not returned and stacks, resident or not.
+func (hm hostMemory) goCounted() int64 { return hm.GoObjects + hm.GoFree + hm.GoStacks }
+
 // rest is the anonymous memory that neither the vectors nor the Go
-// runtime account for: the CUDA driver's, C's.
+// runtime account for: the CUDA driver's, C's. Where the heap's mappings
+// were not found, the runtime's figures stand for its resident heap, which
+// may count pages that are not.
 func (hm hostMemory) rest() int64 {
 	heap := hm.GoHeapRSS
 	if !hm.GoHeapFound {
-		heap = hm.GoObjects + hm.GoFree + hm.GoStacks
+		heap = hm.goCounted()
 	}
 	return hm.Mappings[anonymous] + hm.Mappings["[heap]"] - hm.Vectors - heap - hm.GoOther
 }

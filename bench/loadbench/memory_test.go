@@ -15,7 +15,6 @@ import (
 	"github.com/cuzk-dev/cuzk/internal/smaps"
 )
 
-
 func TestParseSmapsSumsResidentBytesByMapping(t *testing.T) {
 	hm := fromMappings([]smaps.Mapping{
 		{Start: 0x55d0c0a00000, End: 0x55d0c0b00000, Name: "/usr/bin/cuzk-bench", Rss: 512 << 10},
