@@ -60,6 +60,10 @@ type state struct {
 	vecGen     uint64            // counts the work vectors' allocations: a vector sent ahead names the one it went to
 	aheadOn    *stager           // the stager whose stream carried them, until settled
 	fb         *fixedBaseKernels // the fixed-base kernels, loaded on the first FixedBaseG1/G2
+	// ringDrop, once the MSM engine is loaded, drops the chunks it sent
+	// ahead into work vector 1 (Backend.ringRoom) and waits for their
+	// copies: settleAhead calls it before the work vectors are written.
+	ringDrop func(*driver.Ctx) error
 	// free0 is the device's free memory when New began, before the
 	// Backend loaded anything (ReserveDriverMemory).
 	free0 int64
@@ -280,6 +284,8 @@ func (b *Backend) msmEngine() (*MSM, error) {
 		}
 		m.st.beside = b.quotientBeside
 		m.st.end = &b.st.end
+		m.st.room = b.ringRoom
+		b.st.ringDrop = m.st.dropRing
 		if err := m.SetTableMemory(b.cfg.tables); err != nil {
 			return nil, errors.Join(err, m.Close())
 		}
@@ -327,6 +333,24 @@ func (b *Backend) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls1238
 		return bls12381.G1Jac{}, bls12381.G2Jac{}, fmt.Errorf("msm B: %w", err)
 	}
 	return m.g1g2(ctx, g1, g2, scalars, b.scalarsFor, b.keepRoom)
+}
+
+// ringRoom is device memory idle until the work vectors are next written
+// (settleAhead, which drops what the MSM engine sent there first): work
+// vector 1, which holds h until the L‖H MSM's H chunks have read it, and
+// the next quotient's a only once PrefetchQuotient's vector is on its way
+// (then nothing). The MSM engine checks that the chunks of an MSM do not
+// read it before it sends the next MSM's bases there (msm_ring.go).
+func (b *Backend) ringRoom(*driver.Ctx) deviceSpan {
+	st := b.st
+	v := st.vecs[1]
+	if v == 0 {
+		return deviceSpan{}
+	}
+	if q := st.quot; (q.send != nil && q.send.vec.dev == v) || (q.ready != nil && q.ready.dev == v) {
+		return deviceSpan{}
+	}
+	return deviceSpan{ptr: v, n: (1 << st.vecLog) * elemBytes}
 }
 
 // keepRoom is device memory idle during a B pair (MSMB) where its G1 MSM's

@@ -100,6 +100,11 @@ type MSMTimings struct {
 	// device when its call began, sent during the MSM before
 	// (msm_first.go); StreamedBytes still counts it.
 	FirstAhead bool
+	// RingFound is how many of a streamed MSM's chunks of bases were on
+	// the device when its call began, sent into idle device memory during
+	// the MSM before; its chunks then ran from a ring of slots
+	// (msm_ring.go). StreamedBytes still counts them.
+	RingFound int
 	// AheadBytes are the host scalars the call copied on the device from a
 	// vector sent ahead that holds their memory, instead of uploading them
 	// (MSMQuotientLH's private wires, from the A wires sent ahead).
@@ -144,6 +149,12 @@ type msmState struct {
 	// first is the first chunk of the next streamed MSM, sent during the
 	// last chunk of the one before (msm_first.go).
 	first firstState
+	// ring holds the chunks of the next streamed MSM sent into room, and
+	// the copy stream of a ring of chunk slots (msm_ring.go). room, when
+	// not nil, returns the Backend's device memory idle until its work
+	// vectors are next written (Backend.ringRoom).
+	ring ringState
+	room func(*driver.Ctx) deviceSpan
 	// keptPairs counts the B pairs whose G2 MSM read the scalars its G1
 	// MSM's chunks kept (sumG1G2; tests).
 	keptPairs int
@@ -497,7 +508,7 @@ func (st *msmState) evict(c *driver.Ctx) error {
 func (m *MSM) Close() error {
 	return m.dev.Do(func(c *driver.Ctx) error {
 		st := m.st
-		errs := []error{st.evict(c), c.Free(st.arena)}
+		errs := []error{st.ringClose(c), st.evict(c), c.Free(st.arena)}
 		st.mem.add(-int64(st.arenaLen))
 		if st.stage != nil {
 			errs = append(errs, st.stage.free(c))

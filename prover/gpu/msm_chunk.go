@@ -166,7 +166,7 @@ var ErrBatchRoom = errors.New("gpu: no room for a batch's carries")
 // is none, and each vector's window sums are read before the next vector
 // runs. The record covers the whole batch (Points: every vector's).
 func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx, j *msmJob, vecs []msmScalars,
-	spare deviceSpan, combine func([]W, uint32) R) ([]R, error) {
+	spare deviceSpan, combine func([]W, uint32) R) (_ []R, err error) {
 	n := vecs[0].n()
 	for _, v := range vecs[1:] {
 		if v.n() != n || v.queued {
@@ -185,16 +185,34 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 	}
 	// The first chunk's bases may be on the device already, sent during
 	// the MSM before (msm_first.go): the chunks then start on that buffer.
+	// Or its first chunks lie in the room, sent during the MSM before
+	// (msm_ring.go): the chunks then run from a ring of slots.
 	firstThere := false
+	var g *ring
 	if j.streamed != nil {
-		if k := st.firstStart(j, ranges[0]); k >= 0 {
+		if k := st.firstStart(j, ranges); k >= 0 {
 			firstThere = true
 			if k == 1 {
 				j.streamBufs[0], j.streamBufs[1] = j.streamBufs[1], j.streamBufs[0]
 			}
+			err = st.dropRing(c)
+		} else {
+			g, err = st.ringTake(c, j, vecs, ranges)
+		}
+		if err != nil {
+			return nil, err
 		}
 	} else if err := st.arenaUsed(c); err != nil {
 		return nil, err
+	}
+	if g != nil {
+		// Copies still on the ring's stream when the call ends early
+		// land before anything else uses the slots.
+		defer func() {
+			if e := st.ringEnd(c); err == nil {
+				err = e
+			}
+		}()
 	}
 	work := carries[0].Add(int(carryBytes(j.p, j.cv.xyzzBytes, len(ranges))))
 	upload := func(i int) error {
@@ -251,7 +269,12 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 		}
 	}
 	if j.streamed != nil {
-		if !firstThere {
+		switch {
+		case g != nil:
+			if err := st.ringFill(c, g, 0); err != nil {
+				return nil, err
+			}
+		case !firstThere:
 			if err := upload(0); err != nil {
 				return nil, err
 			}
@@ -282,8 +305,13 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 		}
 		b, _ := p.layout(work, j.cv.xyzzBytes)
 		bases := j.streamBufs[i%2]
-		if j.streamed == nil {
+		switch {
+		case j.streamed == nil:
 			bases = j.res.ptr.Add(rg.lo * pb)
+		case g != nil:
+			if bases, err = st.ringWait(c, g, i); err != nil {
+				return nil, err
+			}
 		}
 		for v, vec := range vecs {
 			r = msmRun{ctx: ctx, c: c, k: st.sort, cv: j.cv, p: p, b: b, ev: sets[sub%2], maxv: st.maxv.Bytes(),
@@ -338,14 +366,35 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 			// queued earlier, they would hold up the scalars of this chunk's
 			// other vectors, which follow them on the stager's stream.
 			if v == len(vecs)-1 && j.streamed != nil {
-				if i+1 < len(ranges) {
+				switch {
+				case g != nil:
+					// Chunks [0, i) have ended: their slots take the
+					// chunks due, and at the last chunk the stream buffers
+					// that hold none are free for the next MSM's first.
+					if err := st.ringFill(c, g, i); err != nil {
+						return nil, err
+					}
+					if i+1 == len(ranges) {
+						free, n := g.freeBuffers(j, i)
+						if err := st.sendFirst(c, j, free, n); err != nil {
+							return nil, err
+						}
+					}
+				case i+1 < len(ranges):
 					if err := upload(i + 1); err != nil {
 						return nil, err
 					}
-				} else if err := st.sendFirst(c, j, j.streamBufs[(i+1)%2]); err != nil {
+				default:
 					// The last chunk: its other buffer is free for the
 					// next MSM's first chunk.
-					return nil, err
+					if err := st.sendFirst(c, j, j.streamBufs[(i+1)%2], j.streamBytes/2); err != nil {
+						return nil, err
+					}
+				}
+				if g == nil && len(vecs) == 1 {
+					if err := st.ringAhead(c, j, vecs[0], ranges, i); err != nil {
+						return nil, err
+					}
 				}
 			}
 			if v == len(vecs)-1 {
@@ -433,6 +482,9 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 	rec.Compute = rec.Sort + rec.Accumulate + rec.Reduce + rec.Window
 	rec.Points, rec.Chunks, rec.Bases = n*len(vecs), len(ranges), j.basesTime
 	rec.FirstAhead = firstThere
+	if g != nil {
+		rec.RingFound = g.found
+	}
 	reportMSM(ctx, st.device, at, rec)
 	return results, nil
 }

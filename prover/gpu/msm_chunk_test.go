@@ -428,3 +428,114 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 	assert.True(t, leanOnce, "some budget ran the quotient lean")
 	assert.GreaterOrEqual(t, len(seen), 2, "plans met: %v", seen)
 }
+
+// A's MSM after the L‖H MSM, as Prove runs them: once the engine has
+// learned that A's streamed set comes after L‖H's, the L chunks (whose
+// scalars are on the device) send A's first chunks into work vector 1,
+// idle once the H chunks have read h, and A's chunks run from a ring of
+// those slots and its stream buffers. Every result equals the CPU
+// backend's on fresh inputs, with room for one chunk, for two, for none;
+// with the L scalars on the host (nothing sent); and, in the last round,
+// after a wrong guess (another streamed MSM comes first, and finds what
+// was sent is not its own) and after a quotient that writes the room
+// between.
+func TestMSMRingSentAheadMatchesCPU(t *testing.T) {
+	const logN = 12
+	n := 1 << logN
+	nPriv := n - 7
+	// L‖H: 8184 points in 9 chunks of 1000, run from the last: the H chunks
+	// [8000, 8184) … [5000, 6000), the chunk [4000, 5000) that reads h's
+	// first 911, then the L chunks [3000, 4000) … [0, 1000) at run indices
+	// 5 to 8, of which 6 and 8 send a chunk ahead. Work vector 1 holds
+	// 2^12 elements: 128 KiB.
+	for _, tc := range []struct {
+		name   string
+		aChunk int // A's 4091 points in chunks of aChunk
+		ready  bool
+		// between runs between L‖H and A in the last round: "" (nothing),
+		// "other" (another streamed MSM), "quotient" (a quotient writes
+		// the work vectors).
+		between string
+		found   int // chunks A finds sent ahead in round 1 (round 0 learns)
+	}{
+		{"two slots", 512, true, "", 2}, // 48 KiB a chunk: two slots, two sent
+		{"one slot", 1024, true, "", 1}, // 96 KiB: one slot
+		{"no slot", 2048, true, "", 0},  // 192 KiB: the room holds none
+		{"L scalars on the host", 512, false, "", 0},
+		{"a wrong guess", 512, true, "other", 2},
+		{"a quotient between", 512, true, "quotient", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, ref, rng := chunkedBackend(t)
+			require.NoError(t, b.dev.Do(func(*driver.Ctx) error { b.st.lean = true; return nil }))
+			basesA, basesB, lh := randG1(n, 64, rng), randG1(n/2+1, 64, rng), randG1(nPriv+n-1, 64, rng)
+			g2B := randG2(n/2+1, 16, rng)
+			other := randG1(3000, 64, rng)
+			forcePlan(t, b, driver.Bytes(lh), lh, false, 1000, false, true)
+			forcePlan(t, b, driver.Bytes(basesA[:n-5]), basesA, false, tc.aChunk, false, true)
+			forcePlan(t, b, driver.Bytes(other), other, false, 1024, false, true)
+			m, err := b.msmEngine()
+			require.NoError(t, err)
+			for round := range 3 {
+				what := fmt.Sprintf("round %d", round)
+				wireA := pinnedCopy(t, b, randScalars(n-5, rng))
+				private := wireA[n-5-nPriv:]
+				wireB := pinnedCopy(t, b, randScalars(n/2+1, rng))
+				a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+				h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
+				require.NoError(t, err)
+				want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
+				require.NoError(t, err)
+				ready := make(chan struct{})
+				if tc.ready {
+					close(ready)
+				}
+				require.NoError(t, b.PrefetchReady(context.Background(), ready, wireA, wireB))
+				got, err := b.MSMQuotientLH(context.Background(), lh, private, a, bv, c)
+				require.NoError(t, err)
+				require.True(t, got.Equal(&want), "%s: quotient and L‖H differ from the CPU backend's", what)
+				between := ""
+				if round == 2 {
+					between = tc.between
+				}
+				switch between {
+				case "other":
+					s := randScalars(len(other), rng)
+					var logO msmLog
+					gotO, err := b.MSMG1(logO.context(), other, s)
+					require.NoError(t, err)
+					wantO, err := ref.MSMG1(context.Background(), other, clone(s))
+					require.NoError(t, err)
+					require.True(t, gotO.Equal(&wantO), "%s: the MSM between differs from the CPU backend's", what)
+					assert.Zero(t, logO.last(t).RingFound, "%s: A's chunks are not the other MSM's", what)
+				case "quotient":
+					x, y, z := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+					gotQ, err := b.QuotientH(context.Background(), clone(x), clone(y), clone(z))
+					require.NoError(t, err)
+					wantQ, err := ref.QuotientH(context.Background(), x, y, z)
+					require.NoError(t, err)
+					require.Equal(t, wantQ, gotQ, "%s: the quotient between differs from the CPU backend's", what)
+				}
+				var log msmLog
+				gotA, err := b.MSMG1(log.context(), basesA[:n-5], wireA)
+				require.NoError(t, err)
+				wantA, err := ref.MSMG1(context.Background(), basesA[:n-5], clone(wireA))
+				require.NoError(t, err)
+				require.True(t, gotA.Equal(&wantA), "%s: A differs from the CPU backend's", what)
+				rec := log.last(t)
+				if round == 0 || between != "" {
+					// Round 0 learns L‖H → A; what was sent in round 2 is
+					// dropped by what came between.
+					assert.Zero(t, rec.RingFound, what)
+				} else {
+					assert.Equal(t, tc.found, rec.RingFound, "%s: A's chunks found sent ahead", what)
+				}
+				assert.Equal(t, int64((n-5)*g1PointBytes), rec.StreamedBytes, what)
+				checkMSMB(t, b, ref, basesB, g2B, wireB, what)
+			}
+			var holds bool
+			require.NoError(t, b.dev.Do(func(*driver.Ctx) error { holds = m.st.ringHolds(); return nil }))
+			assert.False(t, holds, "nothing left in the room")
+		})
+	}
+}

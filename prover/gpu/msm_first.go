@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cuzk-dev/cuzk/cuda/driver"
 )
@@ -36,6 +37,12 @@ type firstChunk struct {
 	src  []byte  // the chunk's bases, in the set's streamed bytes
 	r    chunkRange
 	half int // msmJob.streamBytes / 2
+	// set is all of the set's streamed bytes, pb its bytes a point and
+	// ranges its chunks in the order they ran (msm_ring.go).
+	set    []byte
+	pb     int
+	ranges []chunkRange
+	spare  bool // its job's link has room (msmJob.linkSpare)
 }
 
 // firstSent is a first chunk sent during the MSM before: where it lies,
@@ -82,8 +89,9 @@ func firstSlot(arena, free driver.DevicePtr, freeHalf, half int) (dst driver.Dev
 // planned), and returns the index of j's stream buffer that holds the
 // first chunk already, sent during the MSM before, or −1. What was sent is
 // dropped either way.
-func (st *msmState) firstStart(j *msmJob, first chunkRange) int {
+func (st *msmState) firstStart(j *msmJob, ranges []chunkRange) int {
 	f := &st.first
+	first := ranges[0]
 	key := basesKey(j.streamed)
 	if f.after != 0 {
 		_, planned := st.plans[key]
@@ -95,7 +103,7 @@ func (st *msmState) firstStart(j *msmJob, first chunkRange) int {
 			}
 			pb := j.cv.pointBytes
 			f.next[f.after] = firstChunk{key: key, src: j.streamed[first.lo*pb : first.hi*pb], r: first,
-				half: j.streamBytes / 2}
+				half: j.streamBytes / 2, set: j.streamed, pb: pb, ranges: slices.Clone(ranges), spare: j.linkSpare()}
 		}
 		f.after, f.afterUsed = 0, false
 	}
@@ -126,11 +134,12 @@ func (st *msmState) firstEnd(j *msmJob) {
 }
 
 // sendFirst runs during streamed job j's last chunk, once the chunk before
-// it has ended: free, j's other stream buffer, is idle until j's call
-// returns. Where the engine learned which set's MSM comes after j's, and
-// that job's stream buffer fits inside free, it sends that MSM's first
-// chunk there.
-func (st *msmState) sendFirst(c *driver.Ctx, j *msmJob, free driver.DevicePtr) error {
+// it has ended: the freeLen bytes at free (j's other stream buffer, or
+// both where j ran from a ring) are idle until j's call returns. Where the
+// engine learned which set's MSM comes after j's, that MSM's chunks were
+// not sent ahead into the room already (msm_ring.go), and that job's
+// stream buffer fits inside free, it sends that MSM's first chunk there.
+func (st *msmState) sendFirst(c *driver.Ctx, j *msmJob, free driver.DevicePtr, freeLen int) error {
 	f := &st.first
 	key := basesKey(j.streamed)
 	nx, ok := f.next[key]
@@ -139,10 +148,10 @@ func (st *msmState) sendFirst(c *driver.Ctx, j *msmJob, free driver.DevicePtr) e
 	}
 	_, planned := st.plans[key]
 	_, nextPlanned := st.plans[nx.key]
-	if !planned || !nextPlanned {
+	if !planned || !nextPlanned || (st.ring.pre != nil && st.ring.pre.key == nx.key) {
 		return nil
 	}
-	dst, _, ok := firstSlot(st.arena, free, j.streamBytes/2, nx.half)
+	dst, _, ok := firstSlot(st.arena, free, freeLen, nx.half)
 	if !ok {
 		return nil
 	}
@@ -191,7 +200,8 @@ func (st *msmState) arenaUsed(c *driver.Ctx) error {
 
 // forgetFirst forgets what involves the set at key, before its plan goes
 // (and with it, maybe, its host memory): the successors learned from or
-// to it, and a first chunk of it sent ahead, once its copy has completed.
+// to it, and a first chunk of it sent ahead, or chunks sent into the room
+// (msm_ring.go), once their copies have completed.
 func (st *msmState) forgetFirst(c *driver.Ctx, key uintptr) error {
 	f := &st.first
 	delete(f.next, key)
@@ -202,6 +212,11 @@ func (st *msmState) forgetFirst(c *driver.Ctx, key uintptr) error {
 	}
 	if f.after == key {
 		f.after, f.afterUsed = 0, false
+	}
+	if st.ring.pre != nil && st.ring.pre.key == key {
+		if err := st.dropRing(c); err != nil {
+			return fmt.Errorf("the chunks sent ahead: %w", err)
+		}
 	}
 	if f.sent == nil || f.sent.key != key {
 		return nil

@@ -62,13 +62,14 @@ func firstJob(st *msmState, n, chunk int) *msmJob {
 func TestFirstChunkLearnedAndTaken(t *testing.T) {
 	st := &msmState{plans: map[uintptr]*setRun{}, arena: 1 << 30}
 	x, y := firstJob(st, 1000, 256), firstJob(st, 1000, 256)
-	xFirst, yFirst := chunkRanges(1000, 256)[0], chunkRanges(1000, 256)[0]
+	xRanges, yRanges := chunkRanges(1000, 256), chunkRanges(1000, 256)
+	yFirst := yRanges[0]
 	kx, ky := basesKey(x.streamed), basesKey(y.streamed)
 
 	// Nothing ran before x: nothing learned, nothing there.
-	assert.Equal(t, -1, st.firstStart(x, xFirst))
+	assert.Equal(t, -1, st.firstStart(x, xRanges))
 	st.firstEnd(x)
-	assert.Equal(t, -1, st.firstStart(y, yFirst))
+	assert.Equal(t, -1, st.firstStart(y, yRanges))
 	require.Contains(t, st.first.next, kx, "y's MSM came after x's")
 	nx := st.first.next[kx]
 	assert.Equal(t, ky, nx.key)
@@ -76,6 +77,10 @@ func TestFirstChunkLearnedAndTaken(t *testing.T) {
 	assert.Equal(t, y.streamBytes/2, nx.half)
 	assert.Len(t, nx.src, (yFirst.hi-yFirst.lo)*g1PointBytes)
 	assert.Same(t, &y.streamed[0], &nx.src[0])
+	assert.Equal(t, yRanges, nx.ranges, "the ring's chunks (msm_ring.go)")
+	assert.Equal(t, g1PointBytes, nx.pb)
+	assert.Same(t, &y.streamed[0], &nx.set[0])
+	assert.Len(t, nx.set, len(y.streamed))
 	st.firstEnd(y)
 
 	// y's first chunk sent into buffer 1: y starts there.
@@ -83,10 +88,10 @@ func TestFirstChunkLearnedAndTaken(t *testing.T) {
 		st.first.sent = &firstSent{key: key, r: r, ptr: ptr, arena: st.arena}
 	}
 	sent(ky, yFirst, y.streamBufs[1])
-	assert.Equal(t, 1, st.firstStart(y, yFirst))
+	assert.Equal(t, 1, st.firstStart(y, yRanges))
 	assert.Nil(t, st.first.sent, "taken once")
 	assert.Equal(t, 1, st.first.uses)
-	assert.Equal(t, -1, st.firstStart(y, yFirst), "not twice")
+	assert.Equal(t, -1, st.firstStart(y, yRanges), "not twice")
 
 	// Not its own: another set's, another range, another arena, a place
 	// that is none of its buffers.
@@ -97,7 +102,7 @@ func TestFirstChunkLearnedAndTaken(t *testing.T) {
 		{key: ky, r: yFirst, ptr: y.streamBufs[0] + 256, arena: st.arena},
 	} {
 		st.first.sent = &s
-		assert.Equal(t, -1, st.firstStart(y, yFirst))
+		assert.Equal(t, -1, st.firstStart(y, yRanges))
 		assert.Nil(t, st.first.sent)
 	}
 	assert.Equal(t, 1, st.first.uses)
@@ -105,21 +110,21 @@ func TestFirstChunkLearnedAndTaken(t *testing.T) {
 	// The arena used between x's MSM and y's: the pair is unlearned.
 	st.firstEnd(x)
 	require.NoError(t, st.arenaUsed(nil)) // nothing sent: no wait
-	assert.Equal(t, -1, st.firstStart(y, yFirst))
+	assert.Equal(t, -1, st.firstStart(y, yRanges))
 	assert.NotContains(t, st.first.next, kx)
 
 	// An unplanned set is not learned.
 	st.firstEnd(x)
 	delete(st.plans, ky)
-	st.firstStart(y, yFirst)
+	st.firstStart(y, yRanges)
 	assert.NotContains(t, st.first.next, kx)
 	st.plans[ky] = &setRun{}
 
 	// A plan dropped: the pairs from it and to it go.
 	st.firstEnd(x)
-	st.firstStart(y, yFirst)
+	st.firstStart(y, yRanges)
 	st.firstEnd(y)
-	st.firstStart(x, xFirst)
+	st.firstStart(x, xRanges)
 	require.Contains(t, st.first.next, kx)
 	require.Contains(t, st.first.next, ky)
 	st.firstEnd(x)

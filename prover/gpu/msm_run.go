@@ -514,7 +514,9 @@ func (st *msmState) besideChunk(c *driver.Ctx, j *msmJob, i, chunks int) error {
 	if j.beside != nil {
 		return j.beside(i, chunks)
 	}
-	if st.beside != nil {
+	// The Backend's beside writes work vector 1: not while chunks sent
+	// ahead lie there (msm_ring.go).
+	if st.beside != nil && !st.ringHolds() {
 		return st.beside(c, st.stage, j, i, chunks)
 	}
 	return nil

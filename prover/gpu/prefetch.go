@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -165,11 +166,16 @@ func (st *state) chooseAhead(c *driver.Ctx, stage *stager) {
 }
 
 // settleAhead drops the prefetched vectors (those partly sent and the
-// quotient's included) and waits for their uploads, so that the work
-// vectors they went to can be written or freed.
+// quotient's included) and the MSM engine's chunks sent into work vector 1
+// (msm_ring.go), and waits for their uploads, so that the work vectors
+// they went to can be written or freed.
 func (st *state) settleAhead(c *driver.Ctx) error {
 	st.ahead, st.sending, st.quot = nil, nil, quotientAhead{}
-	return st.waitAhead(c)
+	var err error
+	if st.ringDrop != nil {
+		err = st.ringDrop(c)
+	}
+	return errors.Join(err, st.waitAhead(c))
 }
 
 // waitAhead waits for every upload sent ahead so far.

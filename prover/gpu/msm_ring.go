@@ -1,0 +1,332 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cuzk-dev/cuzk/cuda/driver"
+)
+
+// A ring of chunk slots in idle device memory, filled ahead.
+//
+// A streamed MSM whose bases take longer to cross the link than its chunks
+// take to compute (at 16 GiB: A, B1 and B2, about 18.5 ms of link against
+// 14 ms of stages a chunk) waits for the link at every chunk, and the two
+// stream buffers never let the link run more than one chunk ahead. Device
+// memory the Backend leaves idle (its room: work vector 1 once the L‖H
+// MSM's H chunks have read h, until the next quotient or until the next
+// quotient's a is sent there) can hold whole chunks. So:
+//
+//   - During the chunks of a streamed MSM that do not read the room, the
+//     engine sends the first chunks of the MSM it learned comes next
+//     (firstState.next) into the room, one beside every ringEvery-th chunk
+//     so that the MSM's own bases keep most of the link (ringAhead).
+//   - That next MSM, when its set, chunks and the room are those sent for,
+//     runs its chunks from a ring: the room's slots, then its two stream
+//     buffers; chunk i lies in slot i mod slots. Its later chunks go up as
+//     soon as their slot's last reader has ended, each on the ring's own
+//     copy stream with a fence (an event) of its own, and a chunk waits for
+//     its own bases' fence only: copies queued ahead hold up neither its
+//     scalars, which stay on the stager's stream, nor the chunk.
+//
+// What is sent ahead is dropped, after its copies complete, by anything
+// that writes the work vectors (state.settleAhead), by a plan dropped for
+// its set (forgetFirst), and by the next streamed MSM when it is not the
+// one it was sent for. While it lies there, the Backend's beside work
+// (which writes the room) waits for a later MSM.
+
+// ringEvery is how many chunks of the MSM before share the link with one
+// chunk sent ahead for the MSM after it: the L‖H MSM's L chunks take about
+// 34 ms of stages and 18 ms for their own bases at 16 GiB, so one more
+// chunk every second one leaves their uploads on time.
+const ringEvery = 2
+
+// ringState is the ring's part of the engine (in msmState).
+type ringState struct {
+	stream *driver.Stream
+	fences []*driver.Event // one a slot, made as needed
+	pre    *ringPre        // chunks sent ahead for the next MSM
+	inUse  bool            // an MSM runs from a ring that holds the room
+	// sent counts chunks sent ahead, and found those the MSM they were sent
+	// for found on the device (tests and reports).
+	sent, found int
+}
+
+// ringPre are the first chunks of a streamed set's MSM sent into the room
+// during the MSM before it: chunks [0, queued) of ranges, chunk k in
+// slots[k].
+type ringPre struct {
+	key    uintptr
+	src    []byte // the set's streamed bytes
+	pb     int
+	ranges []chunkRange // its chunks in the order they run
+	room   deviceSpan
+	slots  []driver.DevicePtr
+	queued int
+}
+
+// ringSlots splits room into as many slots of slot bytes (rounded up to
+// 256) as it holds, at most most.
+func ringSlots(room deviceSpan, slot, most int) []driver.DevicePtr {
+	if slot <= 0 || room.ptr == 0 || most <= 0 {
+		return nil
+	}
+	step := int(align256(uint64(slot)))
+	n := min(room.n/step, most)
+	out := make([]driver.DevicePtr, 0, n)
+	for k := range n {
+		out = append(out, room.ptr.Add(k*step))
+	}
+	return out
+}
+
+// ringDue is how many of a ring's chunks may have their uploads queued
+// once the first done of them have ended: a chunk's slot is free once the
+// chunk slots before it has ended.
+func ringDue(done, slots, chunks int) int { return min(done+slots, chunks) }
+
+// spanOverlaps reports whether [p, p+n) and s share a byte.
+func spanOverlaps(p driver.DevicePtr, n int, s deviceSpan) bool {
+	return n > 0 && s.n > 0 && p < s.ptr.Add(s.n) && s.ptr < p.Add(n)
+}
+
+// readsRoom reports whether chunks [from, …) of ranges over the scalars s
+// (or a keep copy into keep of keepN bytes) read or write room.
+func readsRoom(s msmScalars, ranges []chunkRange, from int, keep driver.DevicePtr, room deviceSpan) bool {
+	if keep != 0 && spanOverlaps(keep, s.n()*elemBytes, room) {
+		return true
+	}
+	for _, r := range ranges[from:] {
+		part := s.sub(r.lo, r.hi)
+		if spanOverlaps(part.dev, part.ndev*elemBytes, room) ||
+			(s.hdev != 0 && spanOverlaps(part.hdev, len(part.host)*elemBytes, room)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ringFence returns slot k's fence, making it and the ring's copy stream
+// on first use.
+func (st *msmState) ringFence(c *driver.Ctx, k int) (*driver.Event, error) {
+	r := &st.ring
+	if r.stream == nil {
+		s, err := c.NewStream()
+		if err != nil {
+			return nil, fmt.Errorf("ring stream: %w", err)
+		}
+		r.stream = s
+	}
+	for len(r.fences) <= k {
+		e, err := c.NewEvent()
+		if err != nil {
+			return nil, fmt.Errorf("ring fence: %w", err)
+		}
+		r.fences = append(r.fences, e)
+	}
+	return r.fences[k], nil
+}
+
+// ringSend queues the copy of src to dst on the ring's stream, fenced by
+// slot k's event.
+func (st *msmState) ringSend(c *driver.Ctx, k int, dst driver.DevicePtr, src []byte) error {
+	f, err := st.ringFence(c, k)
+	if err != nil {
+		return err
+	}
+	if err := c.HtoDAsync(dst, src, st.ring.stream); err != nil {
+		return err
+	}
+	return c.Record(f, st.ring.stream)
+}
+
+// ringEnd is called as an MSM that ran from a ring returns: it waits for
+// copies still on the ring's stream (there are none unless it stopped
+// early), and the room is the Backend's again.
+func (st *msmState) ringEnd(c *driver.Ctx) error {
+	st.ring.inUse = false
+	return st.ringSettle(c)
+}
+
+// ringSettle waits for every copy queued on the ring's stream.
+func (st *msmState) ringSettle(c *driver.Ctx) error {
+	if st.ring.stream == nil {
+		return nil
+	}
+	if err := c.SyncStream(st.ring.stream); err != nil {
+		return fmt.Errorf("ring: %w", err)
+	}
+	return nil
+}
+
+// dropRing forgets the chunks sent ahead, once their copies have
+// completed, so that the room may be written.
+func (st *msmState) dropRing(c *driver.Ctx) error {
+	if st.ring.pre == nil {
+		return nil
+	}
+	st.ring.pre = nil
+	return st.ringSettle(c)
+}
+
+// ringHolds reports whether chunks sent ahead lie in the room, or an MSM
+// runs from a ring that holds it.
+func (st *msmState) ringHolds() bool { return st.ring.pre != nil || st.ring.inUse }
+
+// scalarsOnDevice reports whether the scalars of j's chunk r (of s) are
+// on the device already (h, or a vector sent ahead), so that the chunk's
+// link carries its bases alone: the L‖H MSM's chunks, and A's.
+func scalarsOnDevice(j *msmJob, s msmScalars, r chunkRange) bool {
+	part := s.sub(r.lo, r.hi)
+	if len(part.host) == 0 || part.hdev != 0 {
+		return true
+	}
+	return j.place != nil && j.place(part).hdev != 0
+}
+
+// ringAhead runs beside chunk i of streamed job j (one vector of scalars
+// s, its chunks ranges in the order they run), once chunk i−1 has ended
+// and chunk i+1's bases are queued. Where the engine learned which planned
+// streamed set's MSM comes after j's, its bases are pinned, the room holds
+// a chunk of it, and j's chunks from i on neither read nor write the room,
+// it sends that MSM's next chunk into its slot: beside every ringEvery-th
+// chunk of j whose scalars are on the device already, so that the link has
+// room for it. j itself does not run from a ring (its link has none).
+func (st *msmState) ringAhead(c *driver.Ctx, j *msmJob, s msmScalars, ranges []chunkRange, i int) error {
+	if st.room == nil || j.streamed == nil || i%ringEvery != 0 {
+		return nil
+	}
+	key := basesKey(j.streamed)
+	nx, ok := st.first.next[key]
+	if !ok || nx.set == nil || nx.spare {
+		// A G2 MSM's chunks outlast their uploads: it has no need of a
+		// ring, and its link carries the next quotient's a.
+		return nil
+	}
+	_, planned := st.plans[key]
+	_, nextPlanned := st.plans[nx.key]
+	if !planned || !nextPlanned {
+		return nil
+	}
+	pre := st.ring.pre
+	if pre != nil && pre.key != nx.key {
+		return nil // sent for another MSM, not yet dropped
+	}
+	if pre == nil {
+		room := st.room(c)
+		if room.n == 0 || !c.Pinned(nx.set) {
+			return nil
+		}
+		slots := ringSlots(room, (nx.ranges[0].hi-nx.ranges[0].lo)*nx.pb, len(nx.ranges))
+		if len(slots) == 0 {
+			return nil
+		}
+		pre = &ringPre{key: nx.key, src: nx.set, pb: nx.pb, ranges: nx.ranges, room: room, slots: slots}
+	}
+	if pre.queued == len(pre.slots) || readsRoom(s, ranges, i, j.keep, pre.room) || !scalarsOnDevice(j, s, ranges[i]) {
+		return nil
+	}
+	k := pre.queued
+	r := pre.ranges[k]
+	if err := st.ringSend(c, k, pre.slots[k], pre.src[r.lo*pre.pb:r.hi*pre.pb]); err != nil {
+		return fmt.Errorf("send the next MSM's chunk %d ahead: %w", k, err)
+	}
+	pre.queued++
+	st.ring.pre = pre
+	st.ring.sent++
+	return nil
+}
+
+// ring is a streamed MSM's chunks run from a ring of slots (the room's,
+// then its two stream buffers).
+type ring struct {
+	slots  []driver.DevicePtr
+	ranges []chunkRange
+	src    []byte
+	pb     int
+	queued int // chunks whose uploads are queued
+	found  int // of them, those sent ahead
+}
+
+// ringTake is called as streamed job j's chunk loop starts (ranges in the
+// order they run; scalars vecs): it returns the ring j's chunks run from
+// where chunks were sent ahead for exactly this MSM, and nil otherwise;
+// what was sent ahead is dropped either way.
+func (st *msmState) ringTake(c *driver.Ctx, j *msmJob, vecs []msmScalars, ranges []chunkRange) (*ring, error) {
+	pre := st.ring.pre
+	if pre == nil {
+		return nil, nil
+	}
+	st.ring.pre = nil
+	ok := j.streamed != nil && len(vecs) == 1 && pre.key == basesKey(j.streamed) && pre.queued > 0 &&
+		slices.Equal(pre.ranges, ranges) && st.room != nil && st.room(c) == pre.room &&
+		!readsRoom(vecs[0], ranges, 0, j.keep, pre.room) &&
+		!spanOverlaps(j.streamBufs[0], j.streamBytes, pre.room)
+	if !ok {
+		return nil, st.ringSettle(c)
+	}
+	slots := append(slices.Clip(pre.slots), j.streamBufs[0], j.streamBufs[1])
+	st.ring.found += pre.queued
+	st.ring.inUse = true
+	return &ring{slots: slots, ranges: ranges, src: j.streamed, pb: j.cv.pointBytes, queued: pre.queued,
+		found: pre.queued}, nil
+}
+
+// ringFill queues the uploads of the chunks whose slots are free once done
+// chunks have ended.
+func (st *msmState) ringFill(c *driver.Ctx, g *ring, done int) error {
+	for due := ringDue(done, len(g.slots), len(g.ranges)); g.queued < due; g.queued++ {
+		k := g.queued % len(g.slots)
+		r := g.ranges[g.queued]
+		if err := st.ringSend(c, k, g.slots[k], g.src[r.lo*g.pb:r.hi*g.pb]); err != nil {
+			return fmt.Errorf("stream bases [%d, %d) into the ring: %w", r.lo, r.hi, err)
+		}
+	}
+	return nil
+}
+
+// ringWait waits for chunk i's bases and returns where they lie.
+func (st *msmState) ringWait(c *driver.Ctx, g *ring, i int) (driver.DevicePtr, error) {
+	if i >= g.queued {
+		return 0, fmt.Errorf("ring: chunk %d of %d not queued", i, len(g.ranges))
+	}
+	k := i % len(g.slots)
+	if err := c.SyncEvent(st.ring.fences[k]); err != nil {
+		return 0, fmt.Errorf("ring: chunk %d's bases: %w", i, err)
+	}
+	return g.slots[k], nil
+}
+
+// freeBuffers is the span of j's stream buffers that holds no chunk of
+// the ring after chunk last (j's last) has been queued: both buffers, or
+// the one chunk last does not lie in.
+func (g *ring) freeBuffers(j *msmJob, last int) (driver.DevicePtr, int) {
+	half := j.streamBytes / 2
+	switch k := last % len(g.slots); k {
+	case len(g.slots) - 2:
+		return j.streamBufs[1], half
+	case len(g.slots) - 1:
+		return j.streamBufs[0], half
+	}
+	if j.streamBufs[1] == j.streamBufs[0].Add(half) {
+		return j.streamBufs[0], 2 * half
+	}
+	return j.streamBufs[0], half
+}
+
+// ringClose releases the ring's stream and fences.
+func (st *msmState) ringClose(c *driver.Ctx) error {
+	var errs []error
+	if st.ring.stream != nil {
+		errs = append(errs, c.SyncStream(st.ring.stream))
+	}
+	for _, e := range st.ring.fences {
+		errs = append(errs, c.DestroyEvent(e))
+	}
+	if st.ring.stream != nil {
+		errs = append(errs, c.DestroyStream(st.ring.stream))
+	}
+	st.ring = ringState{}
+	return errors.Join(errs...)
+}
