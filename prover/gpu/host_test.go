@@ -201,34 +201,22 @@ func TestStreamedLHMatchesCPU(t *testing.T) {
 				wireA = pinnedCopy(t, b, append(randScalars(n-nPriv, rng), private...))
 				private = wireA[n-nPriv:]
 			}
-			a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
-			h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
-			require.NoError(t, err)
-			want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
-			require.NoError(t, err)
-			ready := make(chan struct{})
-			if tc.ready {
-				close(ready)
-			}
-			require.NoError(t, b.PrefetchReady(context.Background(), ready, wireA, wireB))
-			var lhLog msmLog
-			got, err := b.MSMQuotientLH(lhLog.context(), lh, private, a, bv, c)
-			require.NoError(t, err)
-			require.True(t, got.Equal(&want), "quotient and streamed L‖H MSM differ from the CPU backend's")
-			assert.True(t, lhLog.last(t).FirstAhead, "the first chunk's bases went up during the quotient's last transforms")
+			require.NoError(t, b.PrefetchReady(context.Background(), readyIf(tc.ready), wireA, wireB))
+			lhRec := checkQuotientLH(t, b, ref, lh, private, nil, n, "quotient and streamed L‖H MSM").last(t)
+			assert.True(t, lhRec.FirstAhead, "the first chunk's bases went up during the quotient's last transforms")
 			if tc.holds && tc.ready && tc.chunk < nPriv+n-1 {
-				assert.Equal(t, int64(len(driver.Bytes(private))), lhLog.last(t).AheadBytes,
+				assert.Equal(t, int64(len(driver.Bytes(private))), lhRec.AheadBytes,
 					"the L chunks copied the private wires from the A wires sent ahead")
 			} else {
-				assert.Zero(t, lhLog.last(t).AheadBytes, "the private wires uploaded")
+				assert.Zero(t, lhRec.AheadBytes, "the private wires uploaded")
 			}
 			if tc.lean {
 				m, err := b.msmEngine()
 				require.NoError(t, err)
 				var arena uint64
 				require.NoError(t, b.dev.Do(func(*driver.Ctx) error { arena = m.st.arenaLen; return nil }))
-				assert.Equal(t, tc.cPart, arena < uint64(len(driver.Bytes(c))),
-					"the case holds c partly in the arena (%d bytes against c's %d)", arena, len(driver.Bytes(c)))
+				assert.Equal(t, tc.cPart, arena < uint64(n*elemBytes),
+					"the case holds c partly in the arena (%d bytes against c's %d)", arena, n*elemBytes)
 			}
 			sent := 2
 			if tc.lean {
@@ -247,6 +235,37 @@ func TestStreamedLHMatchesCPU(t *testing.T) {
 			assert.Zero(t, aheadCount(t, b))
 		})
 	}
+}
+
+// checkQuotientLH runs MSMQuotientLH over lh and private with a (nil:
+// fresh) and fresh b and c of n elements, requires it to equal the CPU
+// backend's, and returns the call's records.
+func checkQuotientLH(t *testing.T, b *Backend, ref *cpu.Backend, lh []bls12381.G1Affine, private, a []fr.Element, n int,
+	what string) *msmLog {
+	t.Helper()
+	if a == nil {
+		a = newVector(t, n, inputRandom)
+	}
+	bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom)
+	h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
+	require.NoError(t, err)
+	want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
+	require.NoError(t, err)
+	var log msmLog
+	got, err := b.MSMQuotientLH(log.context(), lh, private, a, bv, c)
+	require.NoError(t, err)
+	require.True(t, got.Equal(&want), "%s differs from the CPU backend's", what)
+	return &log
+}
+
+// readyIf returns a channel closed when ready is true, and never
+// otherwise (PrefetchReady's vectors never ready).
+func readyIf(ready bool) chan struct{} {
+	c := make(chan struct{})
+	if ready {
+		close(c)
+	}
+	return c
 }
 
 // chunkedBackend returns a Backend of the test's own with 1 MiB staging
@@ -353,14 +372,7 @@ func TestPrefetchMatchesCPU(t *testing.T) {
 
 	fused := func() {
 		t.Helper()
-		a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
-		h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
-		require.NoError(t, err)
-		want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
-		require.NoError(t, err)
-		got, err := b.MSMQuotientLH(context.Background(), lh, private, a, bv, c)
-		require.NoError(t, err)
-		require.True(t, got.Equal(&want), "quotient and L‖H MSM differ from the CPU backend's")
+		checkQuotientLH(t, b, ref, lh, private, nil, n, "quotient and L‖H MSM")
 	}
 	g1 := func(bases []bls12381.G1Affine, s []fr.Element, what string) {
 		t.Helper()
@@ -461,16 +473,7 @@ func TestQuotientSentAheadMatchesCPU(t *testing.T) {
 			}
 			fused := func(a []fr.Element, what string) QuotientTimings {
 				t.Helper()
-				private := randScalars(nPriv, rng)
-				bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom)
-				h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
-				require.NoError(t, err)
-				want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
-				require.NoError(t, err)
-				var log msmLog
-				got, err := b.MSMQuotientLH(log.context(), lh, private, a, bv, c)
-				require.NoError(t, err)
-				require.True(t, got.Equal(&want), "%s: quotient and L‖H MSM differ from the CPU backend's", what)
+				log := checkQuotientLH(t, b, ref, lh, randScalars(nPriv, rng), a, n, what+": quotient and L‖H MSM")
 				require.Len(t, log.quots, 1)
 				return log.quots[0]
 			}

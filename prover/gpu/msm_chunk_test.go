@@ -481,19 +481,8 @@ func TestMSMRingSentAheadMatchesCPU(t *testing.T) {
 				wireA := pinnedCopy(t, b, randScalars(n-5, rng))
 				private := wireA[n-5-nPriv:]
 				wireB := pinnedCopy(t, b, randScalars(n/2+1, rng))
-				a, bv, c := newVector(t, n, inputRandom), newVector(t, n, inputRandom), newVector(t, n, inputRandom)
-				h, err := ref.QuotientH(context.Background(), clone(a), clone(bv), clone(c))
-				require.NoError(t, err)
-				want, err := ref.MSMG1(context.Background(), lh, append(clone(private), h[:n-1]...))
-				require.NoError(t, err)
-				ready := make(chan struct{})
-				if tc.ready {
-					close(ready)
-				}
-				require.NoError(t, b.PrefetchReady(context.Background(), ready, wireA, wireB))
-				got, err := b.MSMQuotientLH(context.Background(), lh, private, a, bv, c)
-				require.NoError(t, err)
-				require.True(t, got.Equal(&want), "%s: quotient and L‖H differ from the CPU backend's", what)
+				require.NoError(t, b.PrefetchReady(context.Background(), readyIf(tc.ready), wireA, wireB))
+				checkQuotientLH(t, b, ref, lh, private, nil, n, what+": quotient and L‖H")
 				between := ""
 				if round == 2 {
 					between = tc.between

@@ -33,8 +33,12 @@ import (
 // What is sent ahead is dropped, after its copies complete, by anything
 // that writes the work vectors (state.settleAhead), by a plan dropped for
 // its set (forgetFirst), and by the next streamed MSM when it is not the
-// one it was sent for. While it lies there, the Backend's beside work
-// (which writes the room) waits for a later MSM.
+// one it was sent for. While it lies there, and while an MSM runs from a
+// ring, the Backend's beside work (which writes the room) waits for a
+// later MSM. Only a G1 MSM is sent for: a G2 MSM's chunks outlast their
+// uploads, and its link carries the next quotient's a. In a proof that
+// leaves the L‖H MSM sending A's chunks: A, which runs from the ring,
+// sends nothing ahead for B1, and B2 is G2's.
 
 // ringEvery is how many chunks of the MSM before share the link with one
 // chunk sent ahead for the MSM after it: the L‖H MSM's L chunks take about
