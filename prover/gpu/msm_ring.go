@@ -270,6 +270,12 @@ func (st *msmState) ringTake(c *driver.Ctx, j *msmJob, vecs []msmScalars, ranges
 	if !ok {
 		return nil, st.ringSettle(c)
 	}
+	// The ring's uploads into the stream buffers go on its own stream: a
+	// copy still on the stager's (a first chunk sent for another MSM,
+	// dropped) must land first.
+	if err := st.stage.wait(c); err != nil {
+		return nil, errors.Join(err, st.ringSettle(c))
+	}
 	slots := append(slices.Clip(pre.slots), j.streamBufs[0], j.streamBufs[1])
 	st.ring.found += pre.queued
 	st.ring.inUse = true
