@@ -430,12 +430,13 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 }
 
 // A's MSM after the L‖H MSM, as Prove runs them: once the engine has
-// learned that A's streamed set comes after L‖H's, the L chunks (whose
-// scalars are on the device) send A's first chunks into work vector 1,
-// idle once the H chunks have read h, and A's chunks run from a ring of
-// those slots and its stream buffers. Every result equals the CPU
-// backend's on fresh inputs, with room for one chunk, for two, for none;
-// with the L scalars on the host (nothing sent); and, in the last round,
+// learned that A's streamed set comes after L‖H's, the L‖H chunks whose
+// scalars are on the device send A's first chunks into work vector 1, each
+// into a slot the chunks still to run no longer read (h, from its end
+// down), and A's chunks run from a ring of those slots and its stream
+// buffers. Every result equals the CPU backend's on fresh inputs, with room
+// for one chunk, for two, for none; with the A wires not sent ahead (the
+// chunks with host scalars send nothing); and, in the last round,
 // after a wrong guess (another streamed MSM comes first, and finds what
 // was sent is not its own) and after a quotient that writes the room
 // between.
@@ -444,10 +445,14 @@ func TestMSMRingSentAheadMatchesCPU(t *testing.T) {
 	n := 1 << logN
 	nPriv := n - 7
 	// L‖H: 8184 points in 9 chunks of 1000, run from the last: the H chunks
-	// [8000, 8184) … [5000, 6000), the chunk [4000, 5000) that reads h's
-	// first 911, then the L chunks [3000, 4000) … [0, 1000) at run indices
-	// 5 to 8, of which 6 and 8 send a chunk ahead. Work vector 1 holds
-	// 2^12 elements: 128 KiB.
+	// [8000, 8184) … [5000, 6000) at run indices 0 to 3, reading h's bytes
+	// [125152, 131040), [93152, 125152), [61152, 93152) and [29152, 61152);
+	// the chunk [4000, 5000) at 4, which reads h's first 911 (bytes
+	// [0, 29152)) and 89 private wires; then the L chunks. Work vector 1
+	// holds 2^12 elements: 128 KiB. With A's chunks of 512 points (48 KiB),
+	// slot 0 is [80 KiB, 128 KiB), free from index 3, and slot 1 [32 KiB,
+	// 80 KiB), free from index 4; with chunks of 1024 (96 KiB), the one slot
+	// [32 KiB, 128 KiB) is free from index 4.
 	for _, tc := range []struct {
 		name   string
 		aChunk int // A's 4091 points in chunks of aChunk
@@ -458,10 +463,10 @@ func TestMSMRingSentAheadMatchesCPU(t *testing.T) {
 		between string
 		found   int // chunks A finds sent ahead in round 1 (round 0 learns)
 	}{
-		{"two slots", 512, true, "", 2}, // 48 KiB a chunk: two slots, two sent
-		{"one slot", 1024, true, "", 1}, // 96 KiB: one slot
-		{"no slot", 2048, true, "", 0},  // 192 KiB: the room holds none
-		{"L scalars on the host", 512, false, "", 0},
+		{"two slots", 512, true, "", 2},                   // 48 KiB a chunk: two slots, two sent
+		{"one slot", 1024, true, "", 1},                   // 96 KiB: one slot
+		{"no slot", 2048, true, "", 0},                    // 192 KiB: the room holds none
+		{"the A wires not sent ahead", 512, false, "", 1}, // index 4's private wires are on the host
 		{"a wrong guess", 512, true, "other", 2},
 		{"a quotient between", 512, true, "quotient", 2},
 	} {

@@ -14,14 +14,22 @@ import (
 // take to compute (at 16 GiB: A, B1 and B2, about 18.5 ms of link against
 // 14 ms of stages a chunk) waits for the link at every chunk, and the two
 // stream buffers never let the link run more than one chunk ahead. Device
-// memory the Backend leaves idle (its room: work vector 1 once the L‖H
-// MSM's H chunks have read h, until the next quotient or until the next
+// memory the Backend leaves idle (its room: work vector 1, as the L‖H
+// MSM's H chunks read h from it, until the next quotient or until the next
 // quotient's a is sent there) can hold whole chunks. So:
 //
-//   - During the chunks of a streamed MSM that do not read the room, the
-//     engine sends the first chunks of the MSM it learned comes next
-//     (firstState.next) into the room, one beside every ringEvery-th chunk
-//     so that the MSM's own bases keep most of the link (ringAhead).
+//   - Beside the chunks of a streamed MSM whose scalars are on the device
+//     (its link carries its bases alone), the engine sends the first
+//     chunks of the MSM it learned comes next (firstState.next) into the
+//     room's slots, from the room's end down, one beside a chunk, each as
+//     soon as the MSM's chunks still to run no longer read the slot
+//     (ringAhead). The L‖H MSM runs its H chunks first, and they read h
+//     from its end down, 268 MB a chunk at 16 GiB: a slot of 805 MB frees
+//     every third H chunk, while the H chunks' long stages (h's scalars are
+//     full width) leave the link idle. The L chunks' stages are short (the
+//     private wires are mostly small) and their own bases fill the link: a
+//     first version that sent during them slowed them by as much as A
+//     gained.
 //   - That next MSM, when its set, chunks and the room are those sent for,
 //     runs its chunks from a ring: the room's slots, then its two stream
 //     buffers; chunk i lies in slot i mod slots. Its later chunks go up as
@@ -39,12 +47,6 @@ import (
 // uploads, and its link carries the next quotient's a. In a proof that
 // leaves the L‖H MSM sending A's chunks: A, which runs from the ring,
 // sends nothing ahead for B1, and B2 is G2's.
-
-// ringEvery is how many chunks of the MSM before share the link with one
-// chunk sent ahead for the MSM after it: the L‖H MSM's L chunks take about
-// 34 ms of stages and 18 ms for their own bases at 16 GiB, so one more
-// chunk every second one leaves their uploads on time.
-const ringEvery = 2
 
 // ringState is the ring's part of the engine (in msmState).
 type ringState struct {
@@ -71,16 +73,23 @@ type ringPre struct {
 }
 
 // ringSlots splits room into as many slots of slot bytes (rounded up to
-// 256) as it holds, at most most.
+// 256) as it holds, at most most, from its end down: slot 0 ends at the
+// room's end (rounded down to 256), slot 1 where slot 0 starts, and so on,
+// so that the slots free in order as an MSM reads the room from its end
+// down (the L‖H MSM's H chunks).
 func ringSlots(room deviceSpan, slot, most int) []driver.DevicePtr {
 	if slot <= 0 || room.ptr == 0 || most <= 0 {
 		return nil
 	}
-	step := int(align256(uint64(slot)))
-	n := min(room.n/step, most)
+	step := uint64(align256(uint64(slot)))
+	top := (uint64(room.ptr) + uint64(room.n)) &^ 255
+	if top <= uint64(room.ptr) {
+		return nil
+	}
+	n := min(int((top-uint64(room.ptr))/step), most)
 	out := make([]driver.DevicePtr, 0, n)
 	for k := range n {
-		out = append(out, room.ptr.Add(k*step))
+		out = append(out, driver.DevicePtr(top-uint64(k+1)*step))
 	}
 	return out
 }
@@ -193,12 +202,12 @@ func scalarsOnDevice(j *msmJob, s msmScalars, r chunkRange) bool {
 // s, its chunks ranges in the order they run), once chunk i−1 has ended
 // and chunk i+1's bases are queued. Where the engine learned which planned
 // streamed set's MSM comes after j's, its bases are pinned, the room holds
-// a chunk of it, and j's chunks from i on neither read nor write the room,
-// it sends that MSM's next chunk into its slot: beside every ringEvery-th
-// chunk of j whose scalars are on the device already, so that the link has
-// room for it. j itself does not run from a ring (its link has none).
+// a chunk of it, chunk i's scalars are on the device already (so that its
+// link has room), and j's chunks from i on neither read nor write the next
+// slot, it sends that MSM's next chunk there. j itself does not run from a
+// ring (its link has none).
 func (st *msmState) ringAhead(c *driver.Ctx, j *msmJob, s msmScalars, ranges []chunkRange, i int) error {
-	if st.room == nil || j.streamed == nil || i%ringEvery != 0 {
+	if st.room == nil || j.streamed == nil {
 		return nil
 	}
 	key := basesKey(j.streamed)
@@ -228,11 +237,14 @@ func (st *msmState) ringAhead(c *driver.Ctx, j *msmJob, s msmScalars, ranges []c
 		}
 		pre = &ringPre{key: nx.key, src: nx.set, pb: nx.pb, ranges: nx.ranges, room: room, slots: slots}
 	}
-	if pre.queued == len(pre.slots) || readsRoom(s, ranges, i, j.keep, pre.room) || !scalarsOnDevice(j, s, ranges[i]) {
+	if pre.queued == len(pre.slots) || !scalarsOnDevice(j, s, ranges[i]) {
 		return nil
 	}
 	k := pre.queued
 	r := pre.ranges[k]
+	if readsRoom(s, ranges, i, j.keep, deviceSpan{ptr: pre.slots[k], n: (r.hi - r.lo) * pre.pb}) {
+		return nil
+	}
 	if err := st.ringSend(c, k, pre.slots[k], pre.src[r.lo*pre.pb:r.hi*pre.pb]); err != nil {
 		return fmt.Errorf("send the next MSM's chunk %d ahead: %w", k, err)
 	}

@@ -11,20 +11,25 @@ import (
 )
 
 // The room splits into whole slots of a chunk's bytes rounded up to 256,
-// no more than the chunks; a slot never passes the room's end.
+// no more than the chunks, from its end down: each slot ends where the one
+// before starts, and none passes either end of the room.
 func TestRingSlots(t *testing.T) {
 	room := deviceSpan{ptr: 1 << 20, n: 4 << 30}
 	chunk := (1 << 23) * g1PointBytes // 805 MB: five fit in 4 GiB
+	end := room.ptr.Add(room.n)
 	slots := ringSlots(room, chunk, 16)
 	require.Len(t, slots, 5)
 	for k, p := range slots {
-		assert.Equal(t, room.ptr.Add(k*chunk), p)
-		assert.LessOrEqual(t, uint64(p.Add(chunk)), uint64(room.ptr.Add(room.n)))
+		assert.Equal(t, end.Add(-(k+1)*chunk), p, "slot %d", k)
+		assert.GreaterOrEqual(t, uint64(p), uint64(room.ptr))
 	}
-	assert.Len(t, ringSlots(room, chunk, 3), 3, "no more slots than chunks")
-	odd := ringSlots(deviceSpan{ptr: 4096, n: 1000}, 300, 8) // 300 rounds up to 512
-	assert.Equal(t, []driver.DevicePtr{4096}, odd)
-	assert.Empty(t, ringSlots(deviceSpan{ptr: 4096, n: 511}, 300, 8), "the room holds no slot")
+	three := ringSlots(room, chunk, 3)
+	assert.Equal(t, slots[:3], three, "no more slots than chunks, the top ones")
+	// 300 bytes round up to 512; the room's end (4096 + 1300) rounds down
+	// to 5376: two slots fit, at 4864 and 4352.
+	assert.Equal(t, []driver.DevicePtr{4864, 4352}, ringSlots(deviceSpan{ptr: 4096, n: 1300}, 300, 8))
+	assert.Empty(t, ringSlots(deviceSpan{ptr: 4096, n: 500}, 300, 8), "4096 + 500 rounds down to 4352: no slot of 512")
+	assert.Empty(t, ringSlots(deviceSpan{ptr: 4096 + 64, n: 200}, 300, 8), "the room rounds down to nothing")
 	assert.Empty(t, ringSlots(deviceSpan{}, 300, 8), "no room")
 	assert.Empty(t, ringSlots(room, chunk, 0))
 }
