@@ -105,7 +105,7 @@ func spanOverlaps(p driver.DevicePtr, n int, s deviceSpan) bool {
 }
 
 // readsRoom reports whether chunks [from, …) of ranges over the scalars s
-// (or a keep copy into keep of keepN bytes) read or write room.
+// read room, or a keep copy of s into keep (msmJob.keep) writes it.
 func readsRoom(s msmScalars, ranges []chunkRange, from int, keep driver.DevicePtr, room deviceSpan) bool {
 	if keep != 0 && spanOverlaps(keep, s.n()*elemBytes, room) {
 		return true
