@@ -341,26 +341,20 @@ func (b *Backend) MSMB(ctx context.Context, g1 []bls12381.G1Affine, g2 []bls1238
 // the next quotient's a only once PrefetchQuotient's vector is on its way
 // (then nothing). The MSM engine checks that the chunks of an MSM do not
 // read it before it sends the next MSM's bases there (msm_ring.go).
-func (b *Backend) ringRoom(*driver.Ctx) deviceSpan {
-	st := b.st
-	v := st.vecs[1]
-	if v == 0 {
-		return deviceSpan{}
-	}
-	if q := st.quot; (q.send != nil && q.send.vec.dev == v) || (q.ready != nil && q.ready.dev == v) {
-		return deviceSpan{}
-	}
-	return deviceSpan{ptr: v, n: (1 << st.vecLog) * elemBytes}
-}
+func (b *Backend) ringRoom(*driver.Ctx) deviceSpan { return b.st.idleVector(1) }
 
 // keepRoom is device memory idle during a B pair (MSMB) where its G1 MSM's
 // chunks may keep their scalars for the G2 MSM: work vector 0, which holds
 // nothing between A's MSM (its wires, sent ahead there, are read) and the
 // next quotient, unless a vector sent ahead is there or on its way (then
 // nothing, and each MSM sends its own scalars).
-func (b *Backend) keepRoom(c *driver.Ctx) deviceSpan {
-	st := b.st
-	v := st.vecs[0]
+func (b *Backend) keepRoom(*driver.Ctx) deviceSpan { return b.st.idleVector(0) }
+
+// idleVector is work vector i as device memory, unless it is not allocated
+// or a vector sent ahead is there or on its way (Prefetch's, or the next
+// quotient's a): then nothing.
+func (st *state) idleVector(i int) deviceSpan {
+	v := st.vecs[i]
 	if v == 0 {
 		return deviceSpan{}
 	}

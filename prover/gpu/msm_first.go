@@ -29,20 +29,29 @@ import (
 // and a plan dropped forgets what involves its set (forgetFirst), so that
 // no copy reads host memory that is about to go.
 
-// firstChunk is the first chunk of a streamed set's MSM, as the engine saw
-// it run: its bytes on the host, and the size of each of its job's stream
-// buffers.
-type firstChunk struct {
-	key  uintptr // basesKey of the set
-	src  []byte  // the chunk's bases, in the set's streamed bytes
-	r    chunkRange
-	half int // msmJob.streamBytes / 2
-	// set is all of the set's streamed bytes, pb its bytes a point and
-	// ranges its chunks in the order they ran (msm_ring.go).
+// chunkedSet is a streamed set's bytes on the host (pb bytes a point) and
+// the chunks its MSM ran in, in their order.
+type chunkedSet struct {
 	set    []byte
 	pb     int
 	ranges []chunkRange
-	spare  bool // its job's link has room (msmJob.linkSpare)
+}
+
+// chunk returns the bases of chunk k.
+func (s chunkedSet) chunk(k int) []byte {
+	r := s.ranges[k]
+	return s.set[r.lo*s.pb : r.hi*s.pb]
+}
+
+// firstChunk is a streamed set's MSM as the engine saw it run: its chunks
+// (the first of which sendFirst sends; the ring sends more, msm_ring.go),
+// the size of each of its job's stream buffers, and whether its link had
+// room.
+type firstChunk struct {
+	key uintptr // basesKey of the set
+	chunkedSet
+	half  int  // msmJob.streamBytes / 2
+	spare bool // msmJob.linkSpare
 }
 
 // firstSent is a first chunk sent during the MSM before: where it lies,
@@ -101,9 +110,8 @@ func (st *msmState) firstStart(j *msmJob, ranges []chunkRange) int {
 			if f.next == nil {
 				f.next = map[uintptr]firstChunk{}
 			}
-			pb := j.cv.pointBytes
-			f.next[f.after] = firstChunk{key: key, src: j.streamed[first.lo*pb : first.hi*pb], r: first,
-				half: j.streamBytes / 2, set: j.streamed, pb: pb, ranges: slices.Clone(ranges), spare: j.linkSpare()}
+			f.next[f.after] = firstChunk{key: key, half: j.streamBytes / 2, spare: j.linkSpare(),
+				chunkedSet: chunkedSet{set: j.streamed, pb: j.cv.pointBytes, ranges: slices.Clone(ranges)}}
 		}
 		f.after, f.afterUsed = 0, false
 	}
@@ -155,10 +163,10 @@ func (st *msmState) sendFirst(c *driver.Ctx, j *msmJob, free driver.DevicePtr, f
 	if !ok {
 		return nil
 	}
-	if err := st.stage.upload(c, dst, nx.src); err != nil {
+	if err := st.stage.upload(c, dst, nx.chunk(0)); err != nil {
 		return fmt.Errorf("the next MSM's first chunk: %w", err)
 	}
-	f.sent = &firstSent{key: nx.key, r: nx.r, ptr: dst, arena: st.arena}
+	f.sent = &firstSent{key: nx.key, r: nx.ranges[0], ptr: dst, arena: st.arena}
 	f.sends++
 	return nil
 }

@@ -73,10 +73,10 @@ func TestFirstChunkLearnedAndTaken(t *testing.T) {
 	require.Contains(t, st.first.next, kx, "y's MSM came after x's")
 	nx := st.first.next[kx]
 	assert.Equal(t, ky, nx.key)
-	assert.Equal(t, yFirst, nx.r)
+	assert.Equal(t, yFirst, nx.ranges[0])
 	assert.Equal(t, y.streamBytes/2, nx.half)
-	assert.Len(t, nx.src, (yFirst.hi-yFirst.lo)*g1PointBytes)
-	assert.Same(t, &y.streamed[0], &nx.src[0])
+	assert.Len(t, nx.chunk(0), (yFirst.hi-yFirst.lo)*g1PointBytes)
+	assert.Same(t, &y.streamed[0], &nx.chunk(0)[0])
 	assert.Equal(t, yRanges, nx.ranges, "the ring's chunks (msm_ring.go)")
 	assert.Equal(t, g1PointBytes, nx.pb)
 	assert.Same(t, &y.streamed[0], &nx.set[0])

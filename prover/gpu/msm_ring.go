@@ -54,19 +54,14 @@ type ringState struct {
 	fences []*driver.Event // one a slot, made as needed
 	pre    *ringPre        // chunks sent ahead for the next MSM
 	inUse  bool            // an MSM runs from a ring that holds the room
-	// sent counts chunks sent ahead, and found those the MSM they were sent
-	// for found on the device (tests and reports).
-	sent, found int
 }
 
 // ringPre are the first chunks of a streamed set's MSM sent into the room
-// during the MSM before it: chunks [0, queued) of ranges, chunk k in
+// during the MSM before it: chunks [0, queued) of its chunks, chunk k in
 // slots[k].
 type ringPre struct {
-	key    uintptr
-	src    []byte // the set's streamed bytes
-	pb     int
-	ranges []chunkRange // its chunks in the order they run
+	key uintptr
+	chunkedSet
 	room   deviceSpan
 	slots  []driver.DevicePtr
 	queued int
@@ -235,7 +230,7 @@ func (st *msmState) ringAhead(c *driver.Ctx, j *msmJob, s msmScalars, ranges []c
 		if len(slots) == 0 {
 			return nil
 		}
-		pre = &ringPre{key: nx.key, src: nx.set, pb: nx.pb, ranges: nx.ranges, room: room, slots: slots}
+		pre = &ringPre{key: nx.key, chunkedSet: nx.chunkedSet, room: room, slots: slots}
 	}
 	if pre.queued == len(pre.slots) || !scalarsOnDevice(j, s, ranges[i]) {
 		return nil
@@ -245,22 +240,19 @@ func (st *msmState) ringAhead(c *driver.Ctx, j *msmJob, s msmScalars, ranges []c
 	if readsRoom(s, ranges, i, j.keep, deviceSpan{ptr: pre.slots[k], n: (r.hi - r.lo) * pre.pb}) {
 		return nil
 	}
-	if err := st.ringSend(c, k, pre.slots[k], pre.src[r.lo*pre.pb:r.hi*pre.pb]); err != nil {
+	if err := st.ringSend(c, k, pre.slots[k], pre.chunk(k)); err != nil {
 		return fmt.Errorf("send the next MSM's chunk %d ahead: %w", k, err)
 	}
 	pre.queued++
 	st.ring.pre = pre
-	st.ring.sent++
 	return nil
 }
 
 // ring is a streamed MSM's chunks run from a ring of slots (the room's,
 // then its two stream buffers).
 type ring struct {
-	slots  []driver.DevicePtr
-	ranges []chunkRange
-	src    []byte
-	pb     int
+	slots []driver.DevicePtr
+	chunkedSet
 	queued int // chunks whose uploads are queued
 	found  int // of them, those sent ahead
 }
@@ -289,10 +281,9 @@ func (st *msmState) ringTake(c *driver.Ctx, j *msmJob, vecs []msmScalars, ranges
 		return nil, errors.Join(err, st.ringSettle(c))
 	}
 	slots := append(slices.Clip(pre.slots), j.streamBufs[0], j.streamBufs[1])
-	st.ring.found += pre.queued
 	st.ring.inUse = true
-	return &ring{slots: slots, ranges: ranges, src: j.streamed, pb: j.cv.pointBytes, queued: pre.queued,
-		found: pre.queued}, nil
+	set := chunkedSet{set: j.streamed, pb: j.cv.pointBytes, ranges: ranges}
+	return &ring{slots: slots, chunkedSet: set, queued: pre.queued, found: pre.queued}, nil
 }
 
 // ringFill queues the uploads of the chunks whose slots are free once done
@@ -301,7 +292,7 @@ func (st *msmState) ringFill(c *driver.Ctx, g *ring, done int) error {
 	for due := ringDue(done, len(g.slots), len(g.ranges)); g.queued < due; g.queued++ {
 		k := g.queued % len(g.slots)
 		r := g.ranges[g.queued]
-		if err := st.ringSend(c, k, g.slots[k], g.src[r.lo*g.pb:r.hi*g.pb]); err != nil {
+		if err := st.ringSend(c, k, g.slots[k], g.chunk(g.queued)); err != nil {
 			return fmt.Errorf("stream bases [%d, %d) into the ring: %w", r.lo, r.hi, err)
 		}
 	}
