@@ -209,7 +209,7 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 		// Copies still on the ring's stream when the call ends early
 		// land before anything else uses the slots.
 		defer func() {
-			if e := st.ringEnd(c); err == nil {
+			if e := st.ringEnd(c, err == nil); err == nil {
 				err = e
 			}
 		}()
@@ -373,6 +373,11 @@ func msmChunkedBatch[W, R any](ctx context.Context, st *msmState, c *driver.Ctx,
 					// that hold none are free for the next MSM's first.
 					if err := st.ringFill(c, g, i); err != nil {
 						return nil, err
+					}
+					if len(vecs) == 1 {
+						if err := st.ringChain(c, j, g, vecs[0], i); err != nil {
+							return nil, err
+						}
 					}
 					if i+1 == len(ranges) {
 						free, n := g.freeBuffers(j, i)

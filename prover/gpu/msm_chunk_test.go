@@ -434,12 +434,14 @@ func TestProveWithinMemoryLimit(t *testing.T) {
 // scalars are on the device send A's first chunks into work vector 1, each
 // into a slot the chunks still to run no longer read (h, from its end
 // down), and A's chunks run from a ring of those slots and its stream
-// buffers. Every result equals the CPU backend's on fresh inputs, with room
-// for one chunk, for two, for none; with the A wires not sent ahead (the
-// chunks with host scalars send nothing); and, in the last round,
-// after a wrong guess (another streamed MSM comes first, and finds what
-// was sent is not its own) and after a quotient that writes the room
-// between.
+// buffers. A, in turn, sends B1's chunks into the room: chained into the
+// slots its ring is done with, or, where it runs without a ring, beside its
+// chunks as the L‖H MSM does. Every result equals the CPU backend's on
+// fresh inputs, with room for one chunk, for two, for none; with the A
+// wires not sent ahead (the chunks with host scalars send nothing); and,
+// in the last round, after a wrong guess (another streamed MSM comes
+// first, and finds what was sent is not its own) and after a quotient that
+// writes the room between.
 func TestMSMRingSentAheadMatchesCPU(t *testing.T) {
 	const logN = 12
 	n := 1 << logN
@@ -462,13 +464,23 @@ func TestMSMRingSentAheadMatchesCPU(t *testing.T) {
 		// the work vectors).
 		between string
 		found   int // chunks A finds sent ahead in round 1 (round 0 learns)
+		// bFound is the chunks B1 (2049 points in chunks of 512: 48 KiB,
+		// five chunks) finds in the room in rounds 1 and 2. Where A runs
+		// from a ring of two room slots and its two stream buffers (four
+		// slots, eight chunks), its room slots hold their last chunks at
+		// 4 and 5, so A chains B1's chunks into them beside its chunks 5
+		// and 6 (ringChain): two. With one room slot (three slots, four
+		// chunks) the slot holds A's last chunk: none. Where A does not
+		// run from a ring, it sends B1's chunks into the room's two slots
+		// beside its first chunks (ringAhead): two.
+		bFound int
 	}{
-		{"two slots", 512, true, "", 2},                   // 48 KiB a chunk: two slots, two sent
-		{"one slot", 1024, true, "", 1},                   // 96 KiB: one slot
-		{"no slot", 2048, true, "", 0},                    // 192 KiB: the room holds none
-		{"the A wires not sent ahead", 512, false, "", 1}, // index 4's private wires are on the host
-		{"a wrong guess", 512, true, "other", 2},
-		{"a quotient between", 512, true, "quotient", 2},
+		{"two slots", 512, true, "", 2, 2},                   // 48 KiB a chunk: two slots, two sent
+		{"one slot", 1024, true, "", 1, 0},                   // 96 KiB: one slot
+		{"no slot", 2048, true, "", 0, 2},                    // 192 KiB: the room holds none
+		{"the A wires not sent ahead", 512, false, "", 1, 2}, // index 4's private wires are on the host
+		{"a wrong guess", 512, true, "other", 2, 2},
+		{"a quotient between", 512, true, "quotient", 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, ref, rng := chunkedBackend(t)
@@ -479,6 +491,7 @@ func TestMSMRingSentAheadMatchesCPU(t *testing.T) {
 			forcePlan(t, b, driver.Bytes(lh), lh, false, 1000, false, true)
 			forcePlan(t, b, driver.Bytes(basesA[:n-5]), basesA, false, tc.aChunk, false, true)
 			forcePlan(t, b, driver.Bytes(other), other, false, 1024, false, true)
+			forcePlan(t, b, driver.Bytes(basesB), basesB, false, 512, false, true)
 			m, err := b.msmEngine()
 			require.NoError(t, err)
 			for round := range 3 {
@@ -525,7 +538,14 @@ func TestMSMRingSentAheadMatchesCPU(t *testing.T) {
 					assert.Equal(t, tc.found, rec.RingFound, "%s: A's chunks found sent ahead", what)
 				}
 				assert.Equal(t, int64((n-5)*g1PointBytes), rec.StreamedBytes, what)
-				checkMSMB(t, b, ref, basesB, g2B, wireB, what)
+				recB := checkMSMB(t, b, ref, basesB, g2B, wireB, what)
+				require.NotEmpty(t, recB, what)
+				require.Equal(t, int64((n/2+1)*g1PointBytes), recB[0].StreamedBytes, "%s: B1 streamed", what)
+				if round == 0 {
+					assert.Zero(t, recB[0].RingFound, "%s: round 0 learns A → B1", what)
+				} else {
+					assert.Equal(t, tc.bFound, recB[0].RingFound, "%s: B1's chunks found in the room", what)
+				}
 			}
 			var holds bool
 			require.NoError(t, b.dev.Do(func(*driver.Ctx) error { holds = m.st.ringHolds(); return nil }))

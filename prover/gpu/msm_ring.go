@@ -45,8 +45,8 @@ import (
 // ring, the Backend's beside work (which writes the room) waits for a
 // later MSM. Only a G1 MSM is sent for: a G2 MSM's chunks outlast their
 // uploads, and its link carries the next quotient's a. In a proof that
-// leaves the L‖H MSM sending A's chunks: A, which runs from the ring,
-// sends nothing ahead for B1, and B2 is G2's.
+// leaves the L‖H MSM sending A's chunks, and A, which runs from the ring,
+// chaining B1's into the slots it is done with (ringChain); B2 is G2's.
 
 // ringState is the ring's part of the engine (in msmState).
 type ringState struct {
@@ -65,6 +65,10 @@ type ringPre struct {
 	room   deviceSpan
 	slots  []driver.DevicePtr
 	queued int
+	// fence0 is the index of slot 0's fence among the ring's fences:
+	// 0, or, for chunks chained behind a ring still running (ringChain),
+	// past that ring's fences, which its chunks still wait on.
+	fence0 int
 }
 
 // ringSlots splits room into as many slots of slot bytes (rounded up to
@@ -137,23 +141,32 @@ func (st *msmState) ringFence(c *driver.Ctx, k int) (*driver.Event, error) {
 }
 
 // ringSend queues the copy of src to dst on the ring's stream, fenced by
-// slot k's event.
-func (st *msmState) ringSend(c *driver.Ctx, k int, dst driver.DevicePtr, src []byte) error {
-	f, err := st.ringFence(c, k)
+// fence f (a slot's: its ring's fence0 plus the slot's index).
+func (st *msmState) ringSend(c *driver.Ctx, f int, dst driver.DevicePtr, src []byte) error {
+	fence, err := st.ringFence(c, f)
 	if err != nil {
 		return err
 	}
 	if err := c.HtoDAsync(dst, src, st.ring.stream); err != nil {
 		return err
 	}
-	return c.Record(f, st.ring.stream)
+	return c.Record(fence, st.ring.stream)
 }
 
-// ringEnd is called as an MSM that ran from a ring returns: it waits for
-// copies still on the ring's stream (there are none unless it stopped
-// early), and the room is the Backend's again.
-func (st *msmState) ringEnd(c *driver.Ctx) error {
+// ringEnd is called as an MSM that ran from a ring returns (ok: all its
+// chunks ran). The room is the Backend's again, unless the MSM chained the
+// next MSM's chunks into it (ringChain), which then lie there as if sent
+// ahead. Otherwise it waits for copies still on the ring's stream (there
+// are none unless it stopped early); an MSM that stopped early drops what
+// it chained.
+func (st *msmState) ringEnd(c *driver.Ctx, ok bool) error {
 	st.ring.inUse = false
+	if st.ring.pre != nil && ok {
+		// Every chunk of the MSM waited for its own copy; the chained
+		// copies, into slots it no longer reads, may still run.
+		return nil
+	}
+	st.ring.pre = nil
 	return st.ringSettle(c)
 }
 
@@ -240,11 +253,87 @@ func (st *msmState) ringAhead(c *driver.Ctx, j *msmJob, s msmScalars, ranges []c
 	if readsRoom(s, ranges, i, j.keep, deviceSpan{ptr: pre.slots[k], n: (r.hi - r.lo) * pre.pb}) {
 		return nil
 	}
-	if err := st.ringSend(c, k, pre.slots[k], pre.chunk(k)); err != nil {
+	if err := st.ringSend(c, pre.fence0+k, pre.slots[k], pre.chunk(k)); err != nil {
 		return fmt.Errorf("send the next MSM's chunk %d ahead: %w", k, err)
 	}
 	pre.queued++
 	st.ring.pre = pre
+	return nil
+}
+
+// ringLastUse is the last of chunks chunks that lies in slot k of a ring
+// of slots slots (chunk i lies in slot i mod slots), or −1 where none does.
+func ringLastUse(k, slots, chunks int) int {
+	if k >= chunks {
+		return -1
+	}
+	return k + (chunks-1-k)/slots*slots
+}
+
+// ringChainOrder is the order in which a ring's room slots (the first
+// slots−2 of its slots; the last two are its stream buffers) hold no more
+// of its chunks: by the last chunk each holds, the soonest first.
+func ringChainOrder(slots, chunks int) []int {
+	order := make([]int, max(slots-2, 0))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return ringLastUse(a, slots, chunks) - ringLastUse(b, slots, chunks)
+	})
+	return order
+}
+
+// ringChain runs beside chunk i of streamed job j, which runs from ring g
+// (scalars s, chunks [0, i) ended). Where the engine learned which planned
+// streamed set's MSM comes after j's, it sends that MSM's chunks into g's
+// room slots, each as soon as the slot holds no more of j's chunks
+// (ringChainOrder) and j's chunks still to run do not read it. They go on
+// the ring's stream behind j's own last uploads, so they take the link
+// only once j's bases are all up: in A's tail, when its last chunks are
+// computed from bases already there, B1's chunks go up. The next MSM
+// finds them as chunks sent ahead (ringTake), the slots in the order
+// they freed, each with a fence of its own past g's.
+func (st *msmState) ringChain(c *driver.Ctx, j *msmJob, g *ring, s msmScalars, i int) error {
+	nx, ok := st.first.next[basesKey(j.streamed)]
+	if !ok || nx.set == nil || nx.spare {
+		return nil // a G2 MSM needs no ring (ringAhead)
+	}
+	if _, planned := st.plans[nx.key]; !planned {
+		return nil
+	}
+	pre := st.ring.pre
+	if pre != nil && pre.key != nx.key {
+		return nil
+	}
+	nslots := len(g.slots)
+	if pre == nil {
+		step := align256(uint64((g.ranges[0].hi - g.ranges[0].lo) * g.pb))
+		if uint64((nx.ranges[0].hi-nx.ranges[0].lo)*nx.pb) > step || !c.Pinned(nx.set) {
+			return nil
+		}
+		order := ringChainOrder(nslots, len(g.ranges))
+		pre = &ringPre{key: nx.key, chunkedSet: nx.chunkedSet, room: g.room, fence0: g.fence0 + nslots}
+		for _, k := range order[:min(len(order), len(nx.ranges))] {
+			pre.slots = append(pre.slots, g.slots[k])
+		}
+	}
+	for ; pre.queued < len(pre.slots); pre.queued++ {
+		q := pre.queued
+		// The slot's index in g: chained slots keep g's free order.
+		k := slices.Index(g.slots, pre.slots[q])
+		r := pre.ranges[q]
+		if ringLastUse(k, nslots, len(g.ranges)) >= i ||
+			readsRoom(s, g.ranges, i, j.keep, deviceSpan{ptr: pre.slots[q], n: (r.hi - r.lo) * pre.pb}) {
+			break
+		}
+		if err := st.ringSend(c, pre.fence0+q, pre.slots[q], pre.chunk(q)); err != nil {
+			return fmt.Errorf("chain the next MSM's chunk %d: %w", q, err)
+		}
+	}
+	if pre.queued > 0 {
+		st.ring.pre = pre
+	}
 	return nil
 }
 
@@ -255,6 +344,8 @@ type ring struct {
 	chunkedSet
 	queued int // chunks whose uploads are queued
 	found  int // of them, those sent ahead
+	fence0 int // slot 0's fence (ringPre.fence0)
+	room   deviceSpan
 }
 
 // ringTake is called as streamed job j's chunk loop starts (ranges in the
@@ -283,7 +374,7 @@ func (st *msmState) ringTake(c *driver.Ctx, j *msmJob, vecs []msmScalars, ranges
 	slots := append(slices.Clip(pre.slots), j.streamBufs[0], j.streamBufs[1])
 	st.ring.inUse = true
 	set := chunkedSet{set: j.streamed, pb: j.cv.pointBytes, ranges: ranges}
-	return &ring{slots: slots, chunkedSet: set, queued: pre.queued, found: pre.queued}, nil
+	return &ring{slots: slots, chunkedSet: set, queued: pre.queued, found: pre.queued, fence0: pre.fence0, room: pre.room}, nil
 }
 
 // ringFill queues the uploads of the chunks whose slots are free once done
@@ -292,7 +383,7 @@ func (st *msmState) ringFill(c *driver.Ctx, g *ring, done int) error {
 	for due := ringDue(done, len(g.slots), len(g.ranges)); g.queued < due; g.queued++ {
 		k := g.queued % len(g.slots)
 		r := g.ranges[g.queued]
-		if err := st.ringSend(c, k, g.slots[k], g.chunk(g.queued)); err != nil {
+		if err := st.ringSend(c, g.fence0+k, g.slots[k], g.chunk(g.queued)); err != nil {
 			return fmt.Errorf("stream bases [%d, %d) into the ring: %w", r.lo, r.hi, err)
 		}
 	}
@@ -305,7 +396,7 @@ func (st *msmState) ringWait(c *driver.Ctx, g *ring, i int) (driver.DevicePtr, e
 		return 0, fmt.Errorf("ring: chunk %d of %d not queued", i, len(g.ranges))
 	}
 	k := i % len(g.slots)
-	if err := c.SyncEvent(st.ring.fences[k]); err != nil {
+	if err := c.SyncEvent(st.ring.fences[g.fence0+k]); err != nil {
 		return 0, fmt.Errorf("ring: chunk %d's bases: %w", i, err)
 	}
 	return g.slots[k], nil

@@ -94,3 +94,35 @@ func TestRingFreeBuffers(t *testing.T) {
 	assert.Equal(t, j.streamBufs[0], p, "swapped buffers are not one span")
 	assert.Equal(t, half, n)
 }
+
+// A ring's room slots free in the order of the last chunk each holds: at
+// 16 GiB, A's 16 chunks in 5 room slots and 2 stream buffers hold their
+// last chunks at 14, 15, 9, 10 and 11, so B1's chunks take slots 2, 3, 4,
+// 0 and 1 in that order, each once the chunk named has ended.
+func TestRingChainOrder(t *testing.T) {
+	last := make([]int, 7)
+	for k := range last {
+		last[k] = ringLastUse(k, 7, 16)
+	}
+	assert.Equal(t, []int{14, 15, 9, 10, 11, 12, 13}, last)
+	assert.Equal(t, []int{2, 3, 4, 0, 1}, ringChainOrder(7, 16))
+	for chunks := 1; chunks <= 20; chunks++ {
+		for slots := 3; slots <= 8; slots++ {
+			order := ringChainOrder(slots, chunks)
+			require.Len(t, order, slots-2)
+			for q, k := range order {
+				l := ringLastUse(k, slots, chunks)
+				if k >= chunks {
+					assert.Equal(t, -1, l, "slot %d of %d, %d chunks: never used", k, slots, chunks)
+				} else {
+					assert.Equal(t, k, l%slots, "slot %d of %d, %d chunks", k, slots, chunks)
+					assert.Greater(t, l+slots, chunks-1, "slot %d of %d, %d chunks: no later chunk in it", k, slots, chunks)
+				}
+				if q > 0 {
+					assert.LessOrEqual(t, ringLastUse(order[q-1], slots, chunks), l, "slots %d, chunks %d: soonest first", slots, chunks)
+				}
+			}
+		}
+	}
+	assert.Empty(t, ringChainOrder(2, 5), "stream buffers only: no room slots")
+}
