@@ -254,15 +254,15 @@ func removeTemp(dir string, alone bool, stale time.Duration, now time.Time) ([]s
 	return removed, errors.Join(errs...)
 }
 
-// touch records a load of path's key: its access time is set to now (the
+// touch records a load of path's key: its access time is set to now. The
 // modification time, which the raw key file's verification remembers, is
-// kept).
+// not written at all (a zero time leaves it as it is): written back as it
+// was read, it could undo the new time of a file replaced in between, and
+// a changed file would pass as the one verified before. Errors are
+// ignored: a missing file is reported by the load that reads it, and in a
+// read-only directory the LRU order falls back to the last write.
 func touch(path string, now time.Time) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return // the load that follows reports it
-	}
-	_ = os.Chtimes(path, now, st.ModTime()) // a read-only directory: LRU order falls back to the last write
+	_ = os.Chtimes(path, now, time.Time{})
 }
 
 // trimDir deletes the least recently used development keys' files until

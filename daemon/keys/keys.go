@@ -330,6 +330,11 @@ func (m *Manager) load(e *entry) {
 	start := m.now()
 	err := m.loadGuarded(e)
 	e.cancelLoad()
+	if err == nil {
+		// Before the key is ready: a caller that goes on to change the
+		// files finds this load's touch done.
+		m.touchKey(e.key)
+	}
 	m.mu.Lock()
 	if err != nil {
 		e.loadErr = fmt.Errorf("key %s: %w", e.key, err)
@@ -348,7 +353,6 @@ func (m *Manager) load(e *entry) {
 	m.mu.Unlock()
 	m.cond.Broadcast()
 	if err == nil {
-		m.touchKey(e.key)
 		m.cfg.Log.Info("key warm", "key", e.key, "development", e.dev, "mapped", mapped, "host_bytes", hostBytes, "load", loadTime)
 	}
 }

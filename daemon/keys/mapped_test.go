@@ -173,6 +173,40 @@ func TestRawFileHashedOncePerManager(t *testing.T) {
 	require.ErrorIs(t, err, keyfile.ErrChecksum, "a changed file is hashed again")
 }
 
+// TestLoadTouchesBeforeReady: a load marks its key's files as used (their
+// access time, for trimDir's order) before its Acquire returns, and writes
+// their access time alone. A touch that wrote the modification time back
+// as it had read it, after the key was ready, once undid the new time a
+// caller had just given the raw file, and the manager then trusted the
+// changed file without hashing it (TestRawFileHashedOncePerManager, in a
+// container).
+func TestLoadTouchesBeforeReady(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("access times are read on Linux only (dirsys_linux.go)")
+	}
+	c := shape(t, 1024)
+	dev, err := New(Config{Dir: t.TempDir(), DevSeed: 9})
+	require.NoError(t, err)
+	hd, err := dev.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	dir, rawPath := productionRaw(t, c.Key, hd, false)
+	hd.Release()
+
+	m, err := New(Config{Dir: dir, NoGenerate: true})
+	require.NoError(t, err)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m.now = func() time.Time { return at }
+	mod := time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)
+	require.NoError(t, os.Chtimes(rawPath, mod, mod))
+	h, err := m.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	defer h.Release()
+	st, err := os.Stat(rawPath)
+	require.NoError(t, err)
+	assert.True(t, accessTime(st).Equal(at), "the load's touch is done once Acquire returns: access time %v", accessTime(st))
+	assert.True(t, st.ModTime().Equal(mod), "the modification time is left as it was: %v", st.ModTime())
+}
+
 // TestLoadBytesCountsWhatALoadAdds: a development key's load counts its
 // compile and setup scalars beside the key, a production key file the key
 // alone, and a key held already nothing.
