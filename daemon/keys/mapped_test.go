@@ -123,19 +123,27 @@ func TestProductionRawKeyFile(t *testing.T) {
 	hd.Release()
 }
 
+// productionRawKey sets up a porep-synth 2^10 development key and returns
+// its circuit and a directory that holds it as a production raw key file
+// (no .pk), with that file's path.
+func productionRawKey(t *testing.T) (c *registry.Resolved, dir, rawPath string) {
+	t.Helper()
+	c = shape(t, 1024)
+	dev, err := New(Config{Dir: t.TempDir(), DevSeed: 9})
+	require.NoError(t, err)
+	hd, err := dev.Acquire(context.Background(), c)
+	require.NoError(t, err)
+	defer hd.Release()
+	dir, rawPath = productionRaw(t, c.Key, hd, false)
+	return c, dir, rawPath
+}
+
 // TestRawFileHashedOncePerManager: a manager hashes a raw key file's
 // sections the first time it maps it and trusts it while it is unchanged
 // (size, time, header sums); another manager, or a changed time, hashes
 // again and finds the damage.
 func TestRawFileHashedOncePerManager(t *testing.T) {
-	c := shape(t, 1024)
-	dev, err := New(Config{Dir: t.TempDir(), DevSeed: 9})
-	require.NoError(t, err)
-	hd, err := dev.Acquire(context.Background(), c)
-	require.NoError(t, err)
-	dir, rawPath := productionRaw(t, c.Key, hd, false)
-	hd.Release()
-
+	c, dir, rawPath := productionRawKey(t)
 	m, err := New(Config{Dir: dir, NoGenerate: true})
 	require.NoError(t, err)
 	h, err := m.Acquire(context.Background(), c)
@@ -184,14 +192,7 @@ func TestLoadTouchesBeforeReady(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("access times are read on Linux only (dirsys_linux.go)")
 	}
-	c := shape(t, 1024)
-	dev, err := New(Config{Dir: t.TempDir(), DevSeed: 9})
-	require.NoError(t, err)
-	hd, err := dev.Acquire(context.Background(), c)
-	require.NoError(t, err)
-	dir, rawPath := productionRaw(t, c.Key, hd, false)
-	hd.Release()
-
+	c, dir, rawPath := productionRawKey(t)
 	m, err := New(Config{Dir: dir, NoGenerate: true})
 	require.NoError(t, err)
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
